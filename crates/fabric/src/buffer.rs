@@ -1,0 +1,178 @@
+//! Page-aligned host memory for registration, from anonymous mmap, with
+//! optional huge pages (MAP_HUGETLB). Owns the mapping; never prints.
+
+use crate::FabricError;
+use std::ptr::NonNull;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HugePageSize {
+    TwoMiB,
+    OneGiB,
+}
+
+impl HugePageSize {
+    pub fn bytes(self) -> u64 {
+        match self {
+            HugePageSize::TwoMiB => 2 << 20,
+            HugePageSize::OneGiB => 1 << 30,
+        }
+    }
+
+    /// The originals' spelling: "2M" / "1G".
+    pub fn label(self) -> &'static str {
+        match self {
+            HugePageSize::TwoMiB => "2M",
+            HugePageSize::OneGiB => "1G",
+        }
+    }
+
+    fn sysfs(self) -> &'static str {
+        match self {
+            HugePageSize::TwoMiB => "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages",
+            HugePageSize::OneGiB => "/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages",
+        }
+    }
+}
+
+/// Free huge pages of that size, from sysfs.
+pub fn free_hugepages(size: HugePageSize) -> Result<u64, FabricError> {
+    let path = size.sysfs();
+    let text = std::fs::read_to_string(path).map_err(|e| FabricError::HugePageInfo {
+        path: path.into(),
+        reason: e.to_string(),
+    })?;
+    text.trim().parse().map_err(|_| FabricError::HugePageInfo {
+        path: path.into(),
+        reason: format!("unexpected content {:?}", text.trim()),
+    })
+}
+
+/// An anonymous private mapping, unmapped on drop.
+pub struct HostBuffer {
+    ptr: NonNull<u8>,
+    len: usize,
+    hugepages: Option<HugePageSize>,
+}
+
+// SAFETY: the mapping is plain memory exclusively owned by this value.
+unsafe impl Send for HostBuffer {}
+
+impl HostBuffer {
+    /// Maps `len` bytes (rounded up to the page or huge page size) filled
+    /// with `fill`.
+    pub fn new(len: u64, hugepages: Option<HugePageSize>, fill: u8) -> Result<Self, FabricError> {
+        let page = match hugepages {
+            Some(h) => h.bytes(),
+            None => page_size(),
+        };
+        let rounded = len.max(1).div_ceil(page) * page;
+        let bytes = usize::try_from(rounded).map_err(|_| FabricError::Alloc {
+            bytes: rounded,
+            kind: "host".into(),
+            reason: "larger than the address space".into(),
+        })?;
+        let mut flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+        if let Some(h) = hugepages {
+            flags |= libc::MAP_HUGETLB
+                | match h {
+                    HugePageSize::TwoMiB => libc::MAP_HUGE_2MB,
+                    HugePageSize::OneGiB => libc::MAP_HUGE_1GB,
+                };
+        }
+        // SAFETY: anonymous mapping request with no address hint; the result
+        // is checked against MAP_FAILED (the original tested NULL, §6.10).
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            let kind = match hugepages {
+                Some(h) => format!("{} huge page", h.label()),
+                None => "host".into(),
+            };
+            return Err(FabricError::Alloc {
+                bytes: rounded,
+                kind,
+                reason: std::io::Error::last_os_error().to_string(),
+            });
+        }
+        let ptr = NonNull::new(p.cast::<u8>()).ok_or_else(|| FabricError::Alloc {
+            bytes: rounded,
+            kind: "host".into(),
+            reason: "mmap returned null".into(),
+        })?;
+        let mut buf = HostBuffer {
+            ptr,
+            len: bytes,
+            hugepages,
+        };
+        if fill != 0 {
+            buf.as_mut_slice().fill(fill);
+        }
+        Ok(buf)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn hugepages(&self) -> Option<HugePageSize> {
+        self.hugepages
+    }
+
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr..ptr+len is a live mapping owned by self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and &mut self gives exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the mapping created in new().
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as u64
+    } else {
+        4096
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_to_pages_and_fills() {
+        let b = HostBuffer::new(10, None, 0xA5).unwrap();
+        assert_eq!(b.len() as u64, page_size());
+        assert!(b.as_slice().iter().all(|&x| x == 0xA5));
+        let z = HostBuffer::new(page_size() + 1, None, 0).unwrap();
+        assert_eq!(z.len() as u64, 2 * page_size());
+        assert!(z.as_slice().iter().all(|&x| x == 0));
+    }
+}

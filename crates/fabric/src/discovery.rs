@@ -1,0 +1,249 @@
+//! Provider and domain discovery through fi_getinfo. Turns "nothing matched"
+//! into the specific reason (unknown provider, missing capability, unknown
+//! domain) before any endpoint is opened.
+
+use crate::{consts, ffi, load, FabricError};
+use std::collections::BTreeSet;
+use std::ffi::{CStr, CString};
+use std::ptr;
+
+/// What a test needs from a provider.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Capability {
+    /// One-sided writes into the peer's memory.
+    RmaWrite,
+    /// One-sided reads from the peer's memory.
+    RmaRead,
+    /// Two-sided messages.
+    Msg,
+}
+
+impl Capability {
+    fn bits(self) -> u64 {
+        match self {
+            Capability::RmaWrite => consts::rma() | consts::write() | consts::remote_write(),
+            Capability::RmaRead => consts::rma() | consts::read() | consts::remote_read(),
+            Capability::Msg => consts::msg() | consts::send() | consts::recv(),
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Capability::RmaWrite => "RMA write (FI_RMA|FI_WRITE|FI_REMOTE_WRITE)",
+            Capability::RmaRead => "RMA read (FI_RMA|FI_READ|FI_REMOTE_READ)",
+            Capability::Msg => "messaging (FI_MSG|FI_SEND|FI_RECV)",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Query {
+    /// Provider name as the user typed it; "tcp" also matches "tcp;ofi_rxm".
+    pub provider: Option<String>,
+    pub domain: Option<String>,
+    pub capability: Option<Capability>,
+}
+
+/// Scalars of one fi_info entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProviderInfo {
+    pub provider: String,
+    pub fabric: String,
+    pub domain: String,
+    pub inject_size: u64,
+    pub tx_size: u64,
+    pub rx_size: u64,
+    pub max_msg_size: u64,
+    pub manual_progress: bool,
+    pub delivery_complete: bool,
+    pub(crate) mr_mode: u64,
+    pub(crate) mr_key_size: u64,
+}
+
+/// An owned fi_info list; entries are opened by index.
+pub struct InfoList {
+    head: *mut ffi::FiInfo,
+    entries: Vec<(*mut ffi::FiInfo, ProviderInfo)>,
+}
+
+impl Drop for InfoList {
+    fn drop(&mut self) {
+        if !self.head.is_null() {
+            // SAFETY: head came from fi_getinfo and is freed exactly once.
+            unsafe { ffi::fdg_freeinfo(self.head) };
+        }
+    }
+}
+
+impl InfoList {
+    pub fn entries(&self) -> impl Iterator<Item = &ProviderInfo> {
+        self.entries.iter().map(|(_, v)| v)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn get(&self, i: usize) -> Option<&ProviderInfo> {
+        self.entries.get(i).map(|(_, v)| v)
+    }
+
+    pub(crate) fn raw(&self, i: usize) -> Option<*mut ffi::FiInfo> {
+        self.entries.get(i).map(|(p, _)| *p)
+    }
+}
+
+fn cstr(p: *const std::os::raw::c_char) -> String {
+    if p.is_null() {
+        String::new()
+    } else {
+        // SAFETY: libfabric strings in fi_info are NUL-terminated and live as
+        // long as the list, which outlives this call.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+}
+
+fn getinfo(caps: u64, op_flags: u64, prov: Option<&str>) -> Result<InfoList, FabricError> {
+    let prov_c = prov.map(|p| CString::new(p).unwrap_or_default());
+    let hints = ffi::Hints {
+        caps,
+        tx_op_flags: op_flags,
+        prov_name: prov_c.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
+        domain_name: ptr::null(),
+    };
+    let mut head: *mut ffi::FiInfo = ptr::null_mut();
+    // SAFETY: hints points to a live struct whose strings outlive the call;
+    // head receives a list we own (freed in InfoList::drop).
+    let rc = unsafe { ffi::fdg_getinfo(&hints, &mut head) };
+    if rc != 0 {
+        if -rc == consts::enodata() {
+            return Ok(InfoList {
+                head: ptr::null_mut(),
+                entries: Vec::new(),
+            });
+        }
+        return Err(FabricError::call("fi_getinfo", rc));
+    }
+    let mut entries = Vec::new();
+    let mut cur = head;
+    while !cur.is_null() {
+        let mut v = std::mem::MaybeUninit::<ffi::InfoView>::uninit();
+        // SAFETY: cur is a valid entry of the list; fdg_info_view fully
+        // initialises the view (memset + field copies).
+        let v = unsafe {
+            ffi::fdg_info_view(cur, v.as_mut_ptr());
+            v.assume_init()
+        };
+        entries.push((
+            cur,
+            ProviderInfo {
+                provider: cstr(v.prov_name),
+                fabric: cstr(v.fabric_name),
+                domain: cstr(v.domain_name),
+                inject_size: v.inject_size,
+                tx_size: v.tx_size,
+                rx_size: v.rx_size,
+                max_msg_size: v.max_msg_size,
+                manual_progress: v.data_progress == 2,
+                delivery_complete: op_flags & consts::delivery_complete() != 0,
+                mr_mode: v.mr_mode,
+                mr_key_size: v.mr_key_size,
+            },
+        ));
+        // SAFETY: cur is valid; next is either null or the next entry.
+        cur = unsafe { ffi::fdg_info_next(cur) };
+    }
+    Ok(InfoList { head, entries })
+}
+
+/// "tcp" matches "tcp;ofi_rxm" (the core provider under a utility layer),
+/// matching fi_getinfo's own prov_name rule, case-insensitively.
+fn provider_matches(wanted: &str, actual: &str) -> bool {
+    actual.eq_ignore_ascii_case(wanted) || actual.split(';').any(|p| p.eq_ignore_ascii_case(wanted))
+}
+
+/// Names of every RDM provider present, for error messages and `--list`.
+pub fn provider_names() -> Result<Vec<String>, FabricError> {
+    load()?;
+    let all = getinfo(0, 0, None)?;
+    let set: BTreeSet<String> = all.entries().map(|e| e.provider.clone()).collect();
+    Ok(set.into_iter().collect())
+}
+
+/// Lists the endpoints matching `q`, or says precisely why there are none.
+/// Delivery-complete semantics are asked for first (so a completion means
+/// the data reached the target, as the originals' ACK counting does) and
+/// dropped only for providers that cannot offer them.
+pub fn discover(q: &Query) -> Result<InfoList, FabricError> {
+    load()?;
+    let available = provider_names()?;
+    let available_s = if available.is_empty() {
+        "none".to_string()
+    } else {
+        available.join(", ")
+    };
+    if let Some(p) = &q.provider {
+        if !available.iter().any(|a| provider_matches(p, a)) {
+            return Err(FabricError::UnknownProvider {
+                name: p.clone(),
+                available: available_s,
+            });
+        }
+    }
+    let caps = q.capability.map_or(0, Capability::bits);
+    let mut list = getinfo(caps, consts::delivery_complete(), q.provider.as_deref())?;
+    if list.is_empty() {
+        list = getinfo(caps, 0, q.provider.as_deref())?;
+    }
+    // fi_getinfo's prov_name hint is exact for some versions; filter ourselves.
+    if let Some(p) = &q.provider {
+        list.entries
+            .retain(|(_, e)| provider_matches(p, &e.provider));
+    }
+    if list.is_empty() {
+        let needed = q
+            .capability
+            .map_or("an RDM endpoint", Capability::describe)
+            .to_string();
+        return Err(match &q.provider {
+            Some(p) => FabricError::MissingCapability {
+                provider: p.clone(),
+                needed,
+            },
+            None => FabricError::NoCapableProvider {
+                needed,
+                available: available_s,
+            },
+        });
+    }
+    if let Some(d) = &q.domain {
+        let domains: BTreeSet<String> = list.entries().map(|e| e.domain.clone()).collect();
+        list.entries.retain(|(_, e)| &e.domain == d);
+        if list.is_empty() {
+            return Err(FabricError::UnknownDomain {
+                provider: q.provider.clone().unwrap_or_else(|| "any".into()),
+                domain: d.clone(),
+                available: domains.into_iter().collect::<Vec<_>>().join(", "),
+            });
+        }
+    }
+    Ok(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::provider_matches;
+
+    #[test]
+    fn layered_provider_names_match_their_core() {
+        assert!(provider_matches("tcp", "tcp;ofi_rxm"));
+        assert!(provider_matches("TCP", "tcp"));
+        assert!(provider_matches("tcp;ofi_rxm", "tcp;ofi_rxm"));
+        assert!(!provider_matches("tc", "tcp;ofi_rxm"));
+        assert!(!provider_matches("shm", "tcp;ofi_rxm"));
+    }
+}

@@ -1,0 +1,559 @@
+//! One reliable-datagram endpoint and everything it needs, as RAII handles.
+//!
+//! `Endpoint` owns the fabric, domain, CQ, AV, endpoint and the registered
+//! host buffers. Operations name buffers by `RegionId` and are bounds-checked,
+//! so no safe call can make the provider touch memory that is not a live,
+//! registered buffer: the buffers are dropped only after every handle that
+//! could still reach them is closed. Never prints.
+
+use crate::discovery::InfoList;
+use crate::{consts, ffi, FabricError, HostBuffer};
+use std::ffi::CStr;
+use std::os::raw::{c_char, c_void};
+use std::ptr;
+
+/// Index of a registered buffer of this endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegionId(pub usize);
+
+/// Index of a peer inserted in this endpoint's address vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerId(u64);
+
+/// What a peer needs to read or write one of our buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemoteRegion {
+    /// Base to add offsets to: a virtual address (FI_MR_VIRT_ADDR) or 0.
+    pub addr: u64,
+    pub key: u64,
+    pub len: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpFlags {
+    /// Hand the payload to the provider at post time (FI_INJECT); the closest
+    /// libfabric notion to CXI's Immediate Data Commands.
+    pub inject: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Posted {
+    Queued,
+    /// The transmit or receive queue is full: poll completions, then retry.
+    Busy,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Completion {
+    /// The caller's tag given when posting.
+    pub context: u64,
+    /// Bytes received (receives only).
+    pub len: u64,
+    pub is_recv: bool,
+}
+
+struct Handle(*mut ffi::Fid);
+
+impl Handle {
+    fn close(&mut self) {
+        if !self.0.is_null() {
+            // SAFETY: the fid is open and closed once; its children were
+            // closed before (Endpoint::drop orders the closes).
+            unsafe { ffi::fdg_close(self.0) };
+            self.0 = ptr::null_mut();
+        }
+    }
+}
+
+struct Region {
+    buf: HostBuffer,
+    mr: Handle,
+    desc: *mut c_void,
+    key: u64,
+}
+
+pub struct Endpoint {
+    // Raw handles for calls; `Handle`s below own the lifetimes.
+    ep: *mut ffi::FidEp,
+    cq: *mut ffi::FidCq,
+    av: *mut ffi::FidAv,
+    domain: *mut ffi::FidDomain,
+    regions: Vec<Region>,
+    ep_h: Handle,
+    av_h: Handle,
+    cq_h: Handle,
+    domain_h: Handle,
+    fabric_h: Handle,
+    virt_addr: bool,
+    mr_endpoint: bool,
+    provider: String,
+    domain_name: String,
+    inject_size: u64,
+    tx_size: u64,
+    rx_size: u64,
+    delivery_complete: bool,
+    scratch: Vec<ffi::RawCompletion>,
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        // MRs first (they may be bound to the endpoint), then the endpoint,
+        // then what it was bound to, then the buffers (dropped with the Vec).
+        for r in &mut self.regions {
+            r.mr.close();
+        }
+        self.ep_h.close();
+        self.av_h.close();
+        self.cq_h.close();
+        self.domain_h.close();
+        self.fabric_h.close();
+        self.regions.clear();
+    }
+}
+
+fn check(call: &'static str, rc: i32) -> Result<(), FabricError> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(FabricError::call(call, rc))
+    }
+}
+
+impl Endpoint {
+    /// Opens entry `index` of `list` and registers `buffers` with it.
+    pub fn open(
+        list: &InfoList,
+        index: usize,
+        buffers: Vec<HostBuffer>,
+    ) -> Result<Self, FabricError> {
+        let info = list
+            .raw(index)
+            .ok_or_else(|| FabricError::Bounds(format!("no provider entry {index}")))?;
+        let pi = list
+            .get(index)
+            .cloned()
+            .ok_or_else(|| FabricError::Bounds(format!("no provider entry {index}")))?;
+        if pi.mr_key_size > 8 {
+            return Err(FabricError::Unsupported {
+                provider: pi.provider.clone(),
+                what: format!("{}-byte raw memory keys", pi.mr_key_size),
+            });
+        }
+        let mut e = Endpoint {
+            ep: ptr::null_mut(),
+            cq: ptr::null_mut(),
+            av: ptr::null_mut(),
+            domain: ptr::null_mut(),
+            regions: Vec::new(),
+            ep_h: Handle(ptr::null_mut()),
+            av_h: Handle(ptr::null_mut()),
+            cq_h: Handle(ptr::null_mut()),
+            domain_h: Handle(ptr::null_mut()),
+            fabric_h: Handle(ptr::null_mut()),
+            virt_addr: pi.mr_mode & consts::mr_virt_addr() != 0,
+            mr_endpoint: pi.mr_mode & consts::mr_endpoint() != 0,
+            provider: pi.provider.clone(),
+            domain_name: pi.domain.clone(),
+            inject_size: pi.inject_size,
+            tx_size: pi.tx_size.max(1),
+            rx_size: pi.rx_size.max(1),
+            delivery_complete: pi.delivery_complete,
+            scratch: vec![ffi::RawCompletion::default(); 64],
+        };
+        let mut fabric = ptr::null_mut();
+        // SAFETY: info is a live entry of `list`; fabric receives a new
+        // object which e.fabric_h owns from here on (closed on any error).
+        check("fi_fabric", unsafe { ffi::fdg_fabric(info, &mut fabric) })?;
+        // SAFETY: fabric was just opened successfully.
+        e.fabric_h = Handle(unsafe { ffi::fdg_fabric_fid(fabric) });
+        // SAFETY: fabric and info are live; the domain is owned by domain_h.
+        check("fi_domain", unsafe {
+            ffi::fdg_domain(fabric, info, &mut e.domain)
+        })?;
+        // SAFETY: the domain was just opened.
+        e.domain_h = Handle(unsafe { ffi::fdg_domain_fid(e.domain) });
+        let cq_size = (e.tx_size + e.rx_size) as usize;
+        // SAFETY: domain is live; the CQ is owned by cq_h.
+        check("fi_cq_open", unsafe {
+            ffi::fdg_cq_open(e.domain, cq_size, &mut e.cq)
+        })?;
+        // SAFETY: the CQ was just opened.
+        e.cq_h = Handle(unsafe { ffi::fdg_cq_fid(e.cq) });
+        // SAFETY: domain is live; the AV is owned by av_h.
+        check("fi_av_open", unsafe {
+            ffi::fdg_av_open(e.domain, &mut e.av)
+        })?;
+        // SAFETY: the AV was just opened.
+        e.av_h = Handle(unsafe { ffi::fdg_av_fid(e.av) });
+        // SAFETY: domain, info, cq and av are live; on failure the shim
+        // closes the half-made endpoint itself and leaves ep null.
+        check("fi_endpoint", unsafe {
+            ffi::fdg_endpoint(e.domain, info, e.cq, e.av, &mut e.ep)
+        })?;
+        // SAFETY: the endpoint was just opened and enabled.
+        e.ep_h = Handle(unsafe { ffi::fdg_ep_fid(e.ep) });
+        for (i, buf) in buffers.into_iter().enumerate() {
+            let mut mr = ptr::null_mut();
+            let mut desc = ptr::null_mut();
+            let mut key = 0u64;
+            // SAFETY: buf is a live mapping of buf.len() bytes that this
+            // Endpoint keeps until after the MR is closed (see Drop).
+            let rc = unsafe {
+                ffi::fdg_mr_reg(
+                    e.domain,
+                    e.ep,
+                    i32::from(e.mr_endpoint),
+                    buf.as_ptr().cast(),
+                    buf.len(),
+                    i as u64 + 1,
+                    &mut mr,
+                    &mut desc,
+                    &mut key,
+                )
+            };
+            check("fi_mr_reg", rc)?;
+            // SAFETY: mr was just registered.
+            let fid = unsafe { ffi::fdg_mr_fid(mr) };
+            e.regions.push(Region {
+                buf,
+                mr: Handle(fid),
+                desc,
+                key,
+            });
+        }
+        Ok(e)
+    }
+
+    pub fn provider(&self) -> &str {
+        &self.provider
+    }
+
+    pub fn domain(&self) -> &str {
+        &self.domain_name
+    }
+
+    /// Largest payload the provider accepts with FI_INJECT.
+    pub fn inject_size(&self) -> u64 {
+        self.inject_size
+    }
+
+    pub fn tx_depth(&self) -> u64 {
+        self.tx_size
+    }
+
+    pub fn rx_depth(&self) -> u64 {
+        self.rx_size
+    }
+
+    /// True when completions mean the data reached the target.
+    pub fn delivery_complete(&self) -> bool {
+        self.delivery_complete
+    }
+
+    /// This endpoint's raw address, to send to the peer.
+    pub fn name(&self) -> Result<Vec<u8>, FabricError> {
+        let mut buf = vec![0u8; 256];
+        let mut len = buf.len();
+        // SAFETY: ep is live; buf has `len` writable bytes.
+        let rc = unsafe { ffi::fdg_getname(self.ep, buf.as_mut_ptr().cast(), &mut len) };
+        if rc != 0 && len > buf.len() {
+            buf.resize(len, 0);
+            // SAFETY: as above with the size the provider asked for.
+            check("fi_getname", unsafe {
+                ffi::fdg_getname(self.ep, buf.as_mut_ptr().cast(), &mut len)
+            })?;
+        } else {
+            check("fi_getname", rc)?;
+        }
+        buf.truncate(len);
+        Ok(buf)
+    }
+
+    /// A printable form of a raw address (fi_av_straddr).
+    pub fn address_string(&self, raw: &[u8]) -> String {
+        let mut out = vec![0 as c_char; 256];
+        let mut len = out.len();
+        // SAFETY: av is live; raw is a provider address we got from
+        // fi_getname (ours or the peer's); out has len writable bytes and the
+        // shim NUL-terminates within it.
+        unsafe { ffi::fdg_av_straddr(self.av, raw.as_ptr().cast(), out.as_mut_ptr(), &mut len) };
+        if let Some(last) = out.last_mut() {
+            *last = 0;
+        }
+        // SAFETY: out is NUL-terminated (forced above).
+        unsafe { CStr::from_ptr(out.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Adds a peer's raw address. The bytes come from the network, so their
+    /// length is checked against our own address length first.
+    pub fn insert_peer(&mut self, raw: &[u8]) -> Result<PeerId, FabricError> {
+        let own = self.name()?;
+        if raw.len() < own.len() {
+            return Err(FabricError::Bounds(format!(
+                "peer fabric address is {} bytes, provider {} needs {}",
+                raw.len(),
+                self.provider,
+                own.len()
+            )));
+        }
+        let mut a = 0u64;
+        // SAFETY: av is live; raw holds at least one address of this
+        // provider's format (length checked above).
+        check("fi_av_insert", unsafe {
+            ffi::fdg_av_insert(self.av, raw.as_ptr().cast(), &mut a)
+        })?;
+        Ok(PeerId(a))
+    }
+
+    pub fn region_len(&self, id: RegionId) -> u64 {
+        self.regions.get(id.0).map_or(0, |r| r.buf.len() as u64)
+    }
+
+    pub fn region(&self, id: RegionId) -> Option<&[u8]> {
+        self.regions.get(id.0).map(|r| r.buf.as_slice())
+    }
+
+    /// What the peer needs to address our buffer `id`.
+    pub fn remote_region(&self, id: RegionId) -> Option<RemoteRegion> {
+        self.regions.get(id.0).map(|r| RemoteRegion {
+            addr: if self.virt_addr {
+                r.buf.as_ptr() as u64
+            } else {
+                0
+            },
+            key: r.key,
+            len: r.buf.len() as u64,
+        })
+    }
+
+    fn local(
+        &self,
+        id: RegionId,
+        off: u64,
+        len: u64,
+    ) -> Result<(*mut c_void, *mut c_void), FabricError> {
+        let r = self
+            .regions
+            .get(id.0)
+            .ok_or_else(|| FabricError::Bounds(format!("no local region {}", id.0)))?;
+        if off
+            .checked_add(len)
+            .is_none_or(|end| end > r.buf.len() as u64)
+        {
+            return Err(FabricError::Bounds(format!(
+                "local range {off}+{len} exceeds region of {} bytes",
+                r.buf.len()
+            )));
+        }
+        // SAFETY: off + len <= buffer length (checked above).
+        Ok((unsafe { r.buf.as_ptr().add(off as usize) }.cast(), r.desc))
+    }
+
+    fn remote(rem: &RemoteRegion, off: u64, len: u64) -> Result<u64, FabricError> {
+        if off.checked_add(len).is_none_or(|end| end > rem.len) {
+            return Err(FabricError::Bounds(format!(
+                "remote range {off}+{len} exceeds the peer's region of {} bytes",
+                rem.len
+            )));
+        }
+        Ok(rem.addr + off)
+    }
+
+    fn flags(&self, f: OpFlags) -> u64 {
+        let mut flags = consts::completion();
+        if f.inject {
+            flags |= consts::inject();
+        }
+        if self.delivery_complete {
+            flags |= consts::delivery_complete();
+        }
+        flags
+    }
+
+    fn posted(call: &'static str, rc: i32) -> Result<Posted, FabricError> {
+        if rc == 0 {
+            Ok(Posted::Queued)
+        } else if -rc == consts::eagain() {
+            Ok(Posted::Busy)
+        } else {
+            Err(FabricError::call(call, rc))
+        }
+    }
+
+    /// Writes `len` bytes of local region `id` at `off` into the peer's region.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write(
+        &mut self,
+        id: RegionId,
+        off: u64,
+        len: u64,
+        peer: PeerId,
+        rem: &RemoteRegion,
+        roff: u64,
+        f: OpFlags,
+        context: u64,
+    ) -> Result<Posted, FabricError> {
+        let (buf, desc) = self.local(id, off, len)?;
+        let raddr = Self::remote(rem, roff, len)?;
+        let flags = self.flags(f);
+        // SAFETY: buf..buf+len lies in a registered buffer owned by self and
+        // kept alive until the endpoint is closed; ep is live; the remote
+        // range was bounds-checked against what the peer advertised.
+        let rc = unsafe {
+            ffi::fdg_write(
+                self.ep,
+                buf,
+                len as usize,
+                desc,
+                peer.0,
+                raddr,
+                rem.key,
+                flags,
+                context as *mut c_void,
+            )
+        };
+        Self::posted("fi_writemsg", rc)
+    }
+
+    /// Reads `len` bytes from the peer's region into local region `id`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn read(
+        &mut self,
+        id: RegionId,
+        off: u64,
+        len: u64,
+        peer: PeerId,
+        rem: &RemoteRegion,
+        roff: u64,
+        context: u64,
+    ) -> Result<Posted, FabricError> {
+        let (buf, desc) = self.local(id, off, len)?;
+        let raddr = Self::remote(rem, roff, len)?;
+        let flags = consts::completion();
+        // SAFETY: as in write(); the provider writes into buf..buf+len,
+        // which is registered, in bounds and owned by self.
+        let rc = unsafe {
+            ffi::fdg_read(
+                self.ep,
+                buf,
+                len as usize,
+                desc,
+                peer.0,
+                raddr,
+                rem.key,
+                flags,
+                context as *mut c_void,
+            )
+        };
+        Self::posted("fi_readmsg", rc)
+    }
+
+    /// Sends `len` bytes (0 allowed) of local region `id` at `off`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send(
+        &mut self,
+        id: RegionId,
+        off: u64,
+        len: u64,
+        peer: PeerId,
+        f: OpFlags,
+        context: u64,
+    ) -> Result<Posted, FabricError> {
+        let (buf, desc) = self.local(id, off, len)?;
+        let flags = self.flags(f);
+        // SAFETY: buf..buf+len is in a registered buffer owned by self.
+        let rc = unsafe {
+            ffi::fdg_send(
+                self.ep,
+                buf,
+                len as usize,
+                desc,
+                peer.0,
+                flags,
+                context as *mut c_void,
+            )
+        };
+        Self::posted("fi_sendmsg", rc)
+    }
+
+    /// Posts a receive of up to `len` bytes into local region `id` at `off`.
+    pub fn recv(
+        &mut self,
+        id: RegionId,
+        off: u64,
+        len: u64,
+        context: u64,
+    ) -> Result<Posted, FabricError> {
+        let (buf, desc) = self.local(id, off, len)?;
+        // SAFETY: buf..buf+len is in a registered buffer owned by self and
+        // outlives the endpoint, so a late delivery cannot reach freed memory.
+        let rc = unsafe { ffi::fdg_recv(self.ep, buf, len as usize, desc, context as *mut c_void) };
+        Self::posted("fi_recv", rc)
+    }
+
+    /// Reads up to `out.len()` completions, driving progress. An error
+    /// completion is returned as `FabricError::Completion`.
+    pub fn poll(&mut self, out: &mut [Completion]) -> Result<usize, FabricError> {
+        let max = out.len().min(self.scratch.len());
+        // SAFETY: cq is live; scratch has at least `max` entries.
+        let n = unsafe { ffi::fdg_cq_read(self.cq, self.scratch.as_mut_ptr(), max) };
+        if n >= 0 {
+            let n = n as usize;
+            for (o, s) in out.iter_mut().zip(&self.scratch[..n]) {
+                *o = Completion {
+                    context: s.context,
+                    len: s.len,
+                    is_recv: s.flags & consts::recv() != 0,
+                };
+            }
+            return Ok(n);
+        }
+        let n = n as i32;
+        if -n != consts::eavail() {
+            return Err(FabricError::call("fi_cq_read", n));
+        }
+        let (mut err, mut perr, mut flags) = (0, 0, 0u64);
+        let mut text = [0 as c_char; 256];
+        // SAFETY: cq is live; outputs point to locals; text has its length.
+        let rc = unsafe {
+            ffi::fdg_cq_readerr(
+                self.cq,
+                &mut err,
+                &mut perr,
+                &mut flags,
+                text.as_mut_ptr(),
+                text.len(),
+            )
+        };
+        check("fi_cq_readerr", rc)?;
+        // SAFETY: the shim NUL-terminates text (snprintf).
+        let detail = unsafe { CStr::from_ptr(text.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
+        let op = if flags & consts::recv() != 0 {
+            "receive"
+        } else if flags & consts::read() != 0 {
+            "RMA read"
+        } else if flags & consts::write() != 0 {
+            "RMA write"
+        } else if flags & consts::send() != 0 {
+            "send"
+        } else {
+            "operation"
+        };
+        let base = crate::strerror(err);
+        let msg = if detail.is_empty() || detail == base {
+            base
+        } else {
+            format!("{base}: {detail}")
+        };
+        Err(FabricError::Completion {
+            op: op.into(),
+            code: err,
+            prov_errno: perr,
+            msg,
+        })
+    }
+}

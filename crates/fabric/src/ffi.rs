@@ -1,0 +1,164 @@
+//! Raw declarations of the C shim (`shim.c`). Nothing here is safe to call
+//! directly; `endpoint.rs` and `discovery.rs` wrap every function. This module
+//! must not grow logic: it mirrors the shim one-to-one.
+
+use std::os::raw::{c_char, c_int, c_long, c_void};
+
+#[repr(C)]
+pub struct FiInfo {
+    _private: [u8; 0],
+}
+#[repr(C)]
+pub struct Fid {
+    _private: [u8; 0],
+}
+#[repr(C)]
+pub struct FidFabric {
+    _private: [u8; 0],
+}
+#[repr(C)]
+pub struct FidDomain {
+    _private: [u8; 0],
+}
+#[repr(C)]
+pub struct FidCq {
+    _private: [u8; 0],
+}
+#[repr(C)]
+pub struct FidAv {
+    _private: [u8; 0],
+}
+#[repr(C)]
+pub struct FidEp {
+    _private: [u8; 0],
+}
+#[repr(C)]
+pub struct FidMr {
+    _private: [u8; 0],
+}
+
+#[repr(C)]
+pub struct Hints {
+    pub caps: u64,
+    pub tx_op_flags: u64,
+    pub prov_name: *const c_char,
+    pub domain_name: *const c_char,
+}
+
+#[repr(C)]
+pub struct InfoView {
+    pub prov_name: *const c_char,
+    pub fabric_name: *const c_char,
+    pub domain_name: *const c_char,
+    pub caps: u64,
+    pub mr_mode: u64,
+    pub inject_size: u64,
+    pub tx_size: u64,
+    pub rx_size: u64,
+    pub max_msg_size: u64,
+    pub mr_key_size: u64,
+    pub addr_format: u64,
+    pub tx_op_flags: u64,
+    pub data_progress: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct RawCompletion {
+    pub context: u64,
+    pub flags: u64,
+    pub len: u64,
+}
+
+extern "C" {
+    pub fn fdg_load(path: *const c_char, err: *mut c_char, errlen: usize) -> c_int;
+    pub fn fdg_lib_version() -> u32;
+    pub fn fdg_strerror(err: c_int) -> *const c_char;
+    pub fn fdg_getinfo(h: *const Hints, out: *mut *mut FiInfo) -> c_int;
+    pub fn fdg_freeinfo(info: *mut FiInfo);
+    pub fn fdg_info_next(info: *const FiInfo) -> *mut FiInfo;
+    pub fn fdg_info_view(info: *const FiInfo, v: *mut InfoView);
+    pub fn fdg_close(fid: *mut Fid) -> c_int;
+    pub fn fdg_fabric(info: *mut FiInfo, fabric: *mut *mut FidFabric) -> c_int;
+    pub fn fdg_domain(f: *mut FidFabric, info: *mut FiInfo, d: *mut *mut FidDomain) -> c_int;
+    pub fn fdg_cq_open(d: *mut FidDomain, size: usize, cq: *mut *mut FidCq) -> c_int;
+    pub fn fdg_av_open(d: *mut FidDomain, av: *mut *mut FidAv) -> c_int;
+    pub fn fdg_endpoint(
+        d: *mut FidDomain,
+        info: *mut FiInfo,
+        cq: *mut FidCq,
+        av: *mut FidAv,
+        ep: *mut *mut FidEp,
+    ) -> c_int;
+    pub fn fdg_fabric_fid(f: *mut FidFabric) -> *mut Fid;
+    pub fn fdg_domain_fid(d: *mut FidDomain) -> *mut Fid;
+    pub fn fdg_cq_fid(c: *mut FidCq) -> *mut Fid;
+    pub fn fdg_av_fid(a: *mut FidAv) -> *mut Fid;
+    pub fn fdg_ep_fid(e: *mut FidEp) -> *mut Fid;
+    pub fn fdg_mr_fid(m: *mut FidMr) -> *mut Fid;
+    #[allow(clippy::too_many_arguments)]
+    pub fn fdg_mr_reg(
+        d: *mut FidDomain,
+        ep: *mut FidEp,
+        bind_ep: c_int,
+        buf: *mut c_void,
+        len: usize,
+        requested_key: u64,
+        mr: *mut *mut FidMr,
+        desc: *mut *mut c_void,
+        key: *mut u64,
+    ) -> c_int;
+    pub fn fdg_getname(ep: *mut FidEp, addr: *mut c_void, len: *mut usize) -> c_int;
+    pub fn fdg_av_insert(av: *mut FidAv, addr: *const c_void, fi_addr: *mut u64) -> c_int;
+    pub fn fdg_av_straddr(av: *mut FidAv, addr: *const c_void, buf: *mut c_char, len: *mut usize);
+    #[allow(clippy::too_many_arguments)]
+    pub fn fdg_write(
+        ep: *mut FidEp,
+        buf: *mut c_void,
+        len: usize,
+        desc: *mut c_void,
+        dest: u64,
+        raddr: u64,
+        rkey: u64,
+        flags: u64,
+        context: *mut c_void,
+    ) -> c_int;
+    #[allow(clippy::too_many_arguments)]
+    pub fn fdg_read(
+        ep: *mut FidEp,
+        buf: *mut c_void,
+        len: usize,
+        desc: *mut c_void,
+        src: u64,
+        raddr: u64,
+        rkey: u64,
+        flags: u64,
+        context: *mut c_void,
+    ) -> c_int;
+    pub fn fdg_send(
+        ep: *mut FidEp,
+        buf: *mut c_void,
+        len: usize,
+        desc: *mut c_void,
+        dest: u64,
+        flags: u64,
+        context: *mut c_void,
+    ) -> c_int;
+    pub fn fdg_recv(
+        ep: *mut FidEp,
+        buf: *mut c_void,
+        len: usize,
+        desc: *mut c_void,
+        context: *mut c_void,
+    ) -> c_int;
+    pub fn fdg_cq_read(cq: *mut FidCq, out: *mut RawCompletion, max: usize) -> c_long;
+    pub fn fdg_cq_readerr(
+        cq: *mut FidCq,
+        err: *mut c_int,
+        prov_errno: *mut c_int,
+        flags: *mut u64,
+        buf: *mut c_char,
+        buflen: usize,
+    ) -> c_int;
+    pub fn fdg_const(which: c_int) -> u64;
+}

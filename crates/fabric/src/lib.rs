@@ -1,0 +1,130 @@
+//! fabdiag-fabric: the only crate that touches libfabric.
+//!
+//! `ffi` declares the C shim (which dlopens libfabric, so binaries start on
+//! machines without it); `discovery` lists providers and domains; `endpoint`
+//! owns one RDM endpoint with its fabric, domain, CQ, AV and registered
+//! memory as RAII handles; `buffer` allocates host memory (optionally huge
+//! pages). Every `unsafe` block of the project lives in this crate and in
+//! the GPU runtime crate. This crate never prints and never exits.
+
+mod buffer;
+mod discovery;
+mod endpoint;
+mod error;
+mod ffi;
+
+pub use buffer::{free_hugepages, HostBuffer, HugePageSize};
+pub use discovery::{discover, Capability, InfoList, ProviderInfo, Query};
+pub use endpoint::{Completion, Endpoint, OpFlags, PeerId, Posted, RegionId, RemoteRegion};
+pub use error::FabricError;
+
+use std::ffi::{CStr, CString};
+use std::os::raw::c_char;
+use std::sync::OnceLock;
+
+/// The shared object fabdiag opens; overridable for tests and odd installs.
+pub const DEFAULT_LIBRARY: &str = "libfabric.so.1";
+
+static LOADED: OnceLock<Result<(), String>> = OnceLock::new();
+
+/// Loads libfabric once per process. Later calls return the first outcome.
+pub fn load() -> Result<(), FabricError> {
+    let outcome = LOADED.get_or_init(|| {
+        let path = std::env::var("FABDIAG_LIBFABRIC").unwrap_or_else(|_| DEFAULT_LIBRARY.into());
+        let cpath = CString::new(path.clone()).map_err(|_| format!("bad library path {path:?}"))?;
+        let mut err = [0 as c_char; 512];
+        // SAFETY: cpath is NUL-terminated; err is a writable buffer whose
+        // length we pass; fdg_load writes at most errlen bytes including NUL.
+        let rc = unsafe { ffi::fdg_load(cpath.as_ptr(), err.as_mut_ptr(), err.len()) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            // SAFETY: fdg_load NUL-terminates err on failure (snprintf).
+            let msg = unsafe { CStr::from_ptr(err.as_ptr()) }
+                .to_string_lossy()
+                .into_owned();
+            Err(msg)
+        }
+    });
+    outcome.clone().map_err(FabricError::LibraryMissing)
+}
+
+/// libfabric's runtime version as "MAJOR.MINOR".
+pub fn library_version() -> Result<String, FabricError> {
+    load()?;
+    // SAFETY: load() succeeded, so the version entry point is resolved.
+    let v = unsafe { ffi::fdg_lib_version() };
+    Ok(format!("{}.{}", v >> 16, v & 0xffff))
+}
+
+/// libfabric's text for a (positive or negative) error code.
+pub(crate) fn strerror(code: i32) -> String {
+    if load().is_err() {
+        return format!("error {code}");
+    }
+    // SAFETY: the library is loaded; fi_strerror returns a static string.
+    let p = unsafe { ffi::fdg_strerror(code.abs()) };
+    if p.is_null() {
+        return format!("error {code}");
+    }
+    // SAFETY: non-null, NUL-terminated static string owned by libfabric.
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+pub(crate) fn constant(which: i32) -> u64 {
+    // SAFETY: fdg_const is a pure switch over header constants.
+    unsafe { ffi::fdg_const(which) }
+}
+
+/// Header constants, read through the shim so they never drift.
+pub(crate) mod consts {
+    use super::constant;
+    pub fn msg() -> u64 {
+        constant(0)
+    }
+    pub fn rma() -> u64 {
+        constant(1)
+    }
+    pub fn read() -> u64 {
+        constant(2)
+    }
+    pub fn write() -> u64 {
+        constant(3)
+    }
+    pub fn send() -> u64 {
+        constant(4)
+    }
+    pub fn recv() -> u64 {
+        constant(5)
+    }
+    pub fn remote_read() -> u64 {
+        constant(6)
+    }
+    pub fn remote_write() -> u64 {
+        constant(7)
+    }
+    pub fn inject() -> u64 {
+        constant(8)
+    }
+    pub fn completion() -> u64 {
+        constant(9)
+    }
+    pub fn delivery_complete() -> u64 {
+        constant(10)
+    }
+    pub fn mr_virt_addr() -> u64 {
+        constant(12)
+    }
+    pub fn mr_endpoint() -> u64 {
+        constant(13)
+    }
+    pub fn enodata() -> i32 {
+        constant(16) as i32
+    }
+    pub fn eagain() -> i32 {
+        constant(17) as i32
+    }
+    pub fn eavail() -> i32 {
+        constant(18) as i32
+    }
+}

@@ -1,0 +1,391 @@
+/*
+ * fabdiag's whole contact surface with libfabric.
+ *
+ * libfabric's data path is made of `static inline` functions that jump
+ * through per-object ops tables, so Rust cannot call it by symbol. This shim
+ * compiles those inline calls against the real headers (the compiler lays
+ * out every struct, nothing is mirrored by hand in Rust) and exposes plain
+ * functions over opaque pointers and small fabdiag-owned structs.
+ *
+ * The library itself is opened with dlopen so that the fabdiag binary starts
+ * (and explains itself) on machines without libfabric. Only the handful of
+ * exported entry points are resolved; everything else is reached through the
+ * ops tables of objects those entry points return.
+ *
+ * This file must not keep any state besides the resolved entry points, and
+ * must not print.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#define FDG_API_VERSION FI_VERSION(1, 12)
+
+typedef int (*getinfo_fn)(uint32_t, const char *, const char *, uint64_t,
+			  const struct fi_info *, struct fi_info **);
+typedef void (*freeinfo_fn)(struct fi_info *);
+typedef struct fi_info *(*dupinfo_fn)(const struct fi_info *);
+typedef int (*fabric_fn)(struct fi_fabric_attr *, struct fid_fabric **, void *);
+typedef const char *(*strerror_fn)(int);
+typedef uint32_t (*version_fn)(void);
+
+static struct {
+	void *lib;
+	getinfo_fn getinfo;
+	freeinfo_fn freeinfo;
+	dupinfo_fn dupinfo;
+	fabric_fn fabric;
+	strerror_fn strerror;
+	version_fn version;
+} fdg;
+
+/* Returns 0, or -1 with a reason in err. Idempotent. */
+int fdg_load(const char *path, char *err, size_t errlen)
+{
+	void *lib;
+
+	if (fdg.lib)
+		return 0;
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		snprintf(err, errlen, "%s", dlerror());
+		return -1;
+	}
+#define RESOLVE(field, sym)                                                   \
+	do {                                                                  \
+		*(void **)&fdg.field = dlsym(lib, sym);                       \
+		if (!fdg.field) {                                             \
+			snprintf(err, errlen, "%s has no symbol %s", path, sym); \
+			dlclose(lib);                                         \
+			memset(&fdg, 0, sizeof(fdg));                         \
+			return -1;                                            \
+		}                                                             \
+	} while (0)
+	RESOLVE(getinfo, "fi_getinfo");
+	RESOLVE(freeinfo, "fi_freeinfo");
+	RESOLVE(dupinfo, "fi_dupinfo");
+	RESOLVE(fabric, "fi_fabric");
+	RESOLVE(strerror, "fi_strerror");
+	RESOLVE(version, "fi_version");
+#undef RESOLVE
+	fdg.lib = lib;
+	return 0;
+}
+
+uint32_t fdg_lib_version(void) { return fdg.version(); }
+const char *fdg_strerror(int err) { return fdg.strerror(err); }
+
+/* ---- discovery ---------------------------------------------------------- */
+
+struct fdg_hints {
+	uint64_t caps;
+	uint64_t tx_op_flags;
+	const char *prov_name; /* NULL: any */
+	const char *domain_name; /* NULL: any */
+};
+
+int fdg_getinfo(const struct fdg_hints *h, struct fi_info **out)
+{
+	struct fi_info *hints = fdg.dupinfo(NULL);
+	int ret;
+
+	if (!hints)
+		return -FI_ENOMEM;
+	hints->caps = h->caps;
+	hints->mode = 0; /* we provide no per-op context or prefix space */
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+				      FI_MR_ALLOCATED | FI_MR_PROV_KEY |
+				      FI_MR_ENDPOINT;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->tx_attr->op_flags = h->tx_op_flags;
+	/* fi_freeinfo frees these, so they must be heap copies */
+	if (h->prov_name)
+		hints->fabric_attr->prov_name = strdup(h->prov_name);
+	if (h->domain_name)
+		hints->domain_attr->name = strdup(h->domain_name);
+	ret = fdg.getinfo(FDG_API_VERSION, NULL, NULL, 0, hints, out);
+	fdg.freeinfo(hints);
+	return ret;
+}
+
+void fdg_freeinfo(struct fi_info *info) { fdg.freeinfo(info); }
+struct fi_info *fdg_info_next(const struct fi_info *i) { return i->next; }
+
+/* Every scalar fabdiag reads from an fi_info, in one flat struct. */
+struct fdg_info_view {
+	const char *prov_name;
+	const char *fabric_name;
+	const char *domain_name;
+	uint64_t caps;
+	uint64_t mr_mode;
+	uint64_t inject_size;
+	uint64_t tx_size;
+	uint64_t rx_size;
+	uint64_t max_msg_size;
+	uint64_t mr_key_size;
+	uint64_t addr_format;
+	uint64_t tx_op_flags;
+	uint32_t data_progress; /* 1 auto, 2 manual */
+};
+
+void fdg_info_view(const struct fi_info *i, struct fdg_info_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->prov_name = i->fabric_attr ? i->fabric_attr->prov_name : NULL;
+	v->fabric_name = i->fabric_attr ? i->fabric_attr->name : NULL;
+	v->domain_name = i->domain_attr ? i->domain_attr->name : NULL;
+	v->caps = i->caps;
+	v->mr_mode = i->domain_attr ? (uint64_t)i->domain_attr->mr_mode : 0;
+	v->mr_key_size = i->domain_attr ? i->domain_attr->mr_key_size : 0;
+	v->data_progress = i->domain_attr ? (uint32_t)i->domain_attr->data_progress : 0;
+	v->inject_size = i->tx_attr ? i->tx_attr->inject_size : 0;
+	v->tx_size = i->tx_attr ? i->tx_attr->size : 0;
+	v->tx_op_flags = i->tx_attr ? i->tx_attr->op_flags : 0;
+	v->rx_size = i->rx_attr ? i->rx_attr->size : 0;
+	v->max_msg_size = i->ep_attr ? i->ep_attr->max_msg_size : 0;
+	v->addr_format = i->addr_format;
+}
+
+/* ---- object lifetime ---------------------------------------------------- */
+
+int fdg_close(struct fid *fid) { return fi_close(fid); }
+
+int fdg_fabric(struct fi_info *info, struct fid_fabric **fabric)
+{
+	return fdg.fabric(info->fabric_attr, fabric, NULL);
+}
+
+int fdg_domain(struct fid_fabric *fabric, struct fi_info *info,
+	       struct fid_domain **domain)
+{
+	return fi_domain(fabric, info, domain, NULL);
+}
+
+int fdg_cq_open(struct fid_domain *domain, size_t size, struct fid_cq **cq)
+{
+	struct fi_cq_attr attr = {
+		.size = size,
+		.format = FI_CQ_FORMAT_DATA,
+		.wait_obj = FI_WAIT_NONE,
+	};
+	return fi_cq_open(domain, &attr, cq, NULL);
+}
+
+int fdg_av_open(struct fid_domain *domain, struct fid_av **av)
+{
+	struct fi_av_attr attr = { .type = FI_AV_TABLE, .count = 4 };
+	return fi_av_open(domain, &attr, av, NULL);
+}
+
+/* Opens the endpoint and binds it to the CQ (both directions) and AV. */
+int fdg_endpoint(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_cq *cq, struct fid_av *av, struct fid_ep **ep)
+{
+	int ret = fi_endpoint(domain, info, ep, NULL);
+
+	if (ret)
+		return ret;
+	ret = fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret)
+		ret = fi_ep_bind(*ep, &av->fid, 0);
+	if (!ret)
+		ret = fi_enable(*ep);
+	if (ret) {
+		fi_close(&(*ep)->fid);
+		*ep = NULL;
+	}
+	return ret;
+}
+
+struct fid *fdg_fabric_fid(struct fid_fabric *f) { return &f->fid; }
+struct fid *fdg_domain_fid(struct fid_domain *d) { return &d->fid; }
+struct fid *fdg_cq_fid(struct fid_cq *c) { return &c->fid; }
+struct fid *fdg_av_fid(struct fid_av *a) { return &a->fid; }
+struct fid *fdg_ep_fid(struct fid_ep *e) { return &e->fid; }
+struct fid *fdg_mr_fid(struct fid_mr *m) { return &m->fid; }
+
+/* Registers [buf, buf+len) for local and remote read/write. When the domain
+ * wants endpoint-bound MRs (FI_MR_ENDPOINT) the MR is bound and enabled. */
+int fdg_mr_reg(struct fid_domain *domain, struct fid_ep *ep, int bind_ep,
+	       void *buf, size_t len, uint64_t requested_key,
+	       struct fid_mr **mr, void **desc, uint64_t *key)
+{
+	uint64_t access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
+			  FI_SEND | FI_RECV;
+	int ret = fi_mr_reg(domain, buf, len, access, 0, requested_key, 0, mr,
+			    NULL);
+
+	if (ret)
+		return ret;
+	if (bind_ep) {
+		ret = fi_mr_bind(*mr, &ep->fid, 0);
+		if (!ret)
+			ret = fi_mr_enable(*mr);
+		if (ret) {
+			fi_close(&(*mr)->fid);
+			*mr = NULL;
+			return ret;
+		}
+	}
+	*desc = fi_mr_desc(*mr);
+	*key = fi_mr_key(*mr);
+	return 0;
+}
+
+/* ---- addressing --------------------------------------------------------- */
+
+int fdg_getname(struct fid_ep *ep, void *addr, size_t *len)
+{
+	return fi_getname(&ep->fid, addr, len);
+}
+
+int fdg_av_insert(struct fid_av *av, const void *addr, uint64_t *fi_addr)
+{
+	fi_addr_t a = FI_ADDR_UNSPEC;
+	int n = fi_av_insert(av, addr, 1, &a, 0, NULL);
+
+	*fi_addr = a;
+	if (n == 1)
+		return 0;
+	return n < 0 ? n : -FI_EADDRNOTAVAIL;
+}
+
+void fdg_av_straddr(struct fid_av *av, const void *addr, char *buf,
+		    size_t *len)
+{
+	fi_av_straddr(av, addr, buf, len);
+}
+
+/* ---- data path ---------------------------------------------------------- */
+
+/* context values let the CQ reader tell ours apart without per-op state */
+int fdg_write(struct fid_ep *ep, void *buf, size_t len, void *desc,
+	      uint64_t dest, uint64_t raddr, uint64_t rkey, uint64_t flags,
+	      void *context)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_rma_iov riov = { .addr = raddr, .len = len, .key = rkey };
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = dest,
+		.rma_iov = &riov, .rma_iov_count = 1, .context = context,
+	};
+	return (int)fi_writemsg(ep, &msg, flags);
+}
+
+int fdg_read(struct fid_ep *ep, void *buf, size_t len, void *desc,
+	     uint64_t src, uint64_t raddr, uint64_t rkey, uint64_t flags,
+	     void *context)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_rma_iov riov = { .addr = raddr, .len = len, .key = rkey };
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = src,
+		.rma_iov = &riov, .rma_iov_count = 1, .context = context,
+	};
+	return (int)fi_readmsg(ep, &msg, flags);
+}
+
+int fdg_send(struct fid_ep *ep, void *buf, size_t len, void *desc,
+	     uint64_t dest, uint64_t flags, void *context)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_msg msg = {
+		.msg_iov = &iov, .desc = &desc, .iov_count = len ? 1 : 0,
+		.addr = dest, .context = context,
+	};
+	return (int)fi_sendmsg(ep, &msg, flags);
+}
+
+int fdg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+	     void *context)
+{
+	return (int)fi_recv(ep, buf, len, desc, FI_ADDR_UNSPEC, context);
+}
+
+struct fdg_completion {
+	uint64_t context;
+	uint64_t flags;
+	uint64_t len;
+};
+
+/* Returns the number of entries read, 0 when empty, or a negative error.
+ * -FI_EAVAIL means an error entry is waiting: call fdg_cq_readerr. */
+long fdg_cq_read(struct fid_cq *cq, struct fdg_completion *out, size_t max)
+{
+	struct fi_cq_data_entry e[64];
+	ssize_t n, i;
+
+	if (max > 64)
+		max = 64;
+	n = fi_cq_read(cq, e, max);
+	if (n == -FI_EAGAIN)
+		return 0;
+	for (i = 0; i < n; i++) {
+		out[i].context = (uint64_t)(uintptr_t)e[i].op_context;
+		out[i].flags = e[i].flags;
+		out[i].len = e[i].len;
+	}
+	return (long)n;
+}
+
+/* Fills a readable description of the pending error entry. */
+int fdg_cq_readerr(struct fid_cq *cq, int *err, int *prov_errno,
+		   uint64_t *flags, char *buf, size_t buflen)
+{
+	struct fi_cq_err_entry e;
+	ssize_t n;
+	const char *s;
+
+	memset(&e, 0, sizeof(e));
+	n = fi_cq_readerr(cq, &e, 0);
+	if (n < 0)
+		return (int)n;
+	*err = e.err;
+	*prov_errno = e.prov_errno;
+	*flags = e.flags;
+	s = fi_cq_strerror(cq, e.prov_errno, e.err_data, NULL, 0);
+	snprintf(buf, buflen, "%s", s ? s : "");
+	return 0;
+}
+
+/* Constants the Rust side needs, read from the headers rather than copied. */
+uint64_t fdg_const(int which)
+{
+	switch (which) {
+	case 0: return FI_MSG;
+	case 1: return FI_RMA;
+	case 2: return FI_READ;
+	case 3: return FI_WRITE;
+	case 4: return FI_SEND;
+	case 5: return FI_RECV;
+	case 6: return FI_REMOTE_READ;
+	case 7: return FI_REMOTE_WRITE;
+	case 8: return FI_INJECT;
+	case 9: return FI_COMPLETION;
+	case 10: return FI_DELIVERY_COMPLETE;
+	case 11: return FI_TRANSMIT_COMPLETE;
+	case 12: return FI_MR_VIRT_ADDR;
+	case 13: return FI_MR_ENDPOINT;
+	case 14: return FI_MR_LOCAL;
+	case 15: return FI_MR_PROV_KEY;
+	case 16: return FI_ENODATA;
+	case 17: return FI_EAGAIN;
+	case 18: return FI_EAVAIL;
+	case 19: return FI_ENOSYS;
+	case 20: return FI_EOPNOTSUPP;
+	case 21: return FI_MR_RAW;
+	case 22: return FI_MR_HMEM;
+	default: return 0;
+	}
+}

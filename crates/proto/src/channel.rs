@@ -1,0 +1,577 @@
+//! The control connection: connect/listen, handshake, symmetric exchanges
+//! and barriers, and liveness. A reader thread owns the receive half (so
+//! heartbeats are consumed even while the main thread is busy measuring) and
+//! a heartbeat thread shares the send half under a mutex, one whole frame at
+//! a time.
+
+use crate::frame::{read_frame, write_frame};
+use crate::message::{Hello, Message, Phase, MAGIC, PROTOCOL};
+use crate::{ProtoError, HEARTBEAT, SILENCE_LIMIT};
+use std::collections::VecDeque;
+use std::io::ErrorKind;
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Client,
+    Server,
+}
+
+enum Incoming {
+    Msg(Message),
+    Eof,
+    Broken(String),
+    Garbage(String),
+}
+
+struct Shared {
+    epoch: Instant,
+    last_heard_ms: AtomicU64,
+    heartbeat_on: AtomicBool,
+    stop: AtomicBool,
+}
+
+impl Shared {
+    fn heard(&self) {
+        self.last_heard_ms
+            .store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+
+    fn silence(&self) -> Duration {
+        let now = self.epoch.elapsed().as_millis() as u64;
+        Duration::from_millis(now.saturating_sub(self.last_heard_ms.load(Ordering::Relaxed)))
+    }
+}
+
+/// One established control connection.
+pub struct Control {
+    role: Role,
+    writer: Arc<Mutex<TcpStream>>,
+    rx: Receiver<Incoming>,
+    shared: Arc<Shared>,
+    pending: VecDeque<Incoming>,
+    peer: SocketAddr,
+    local: SocketAddr,
+    silence_limit: Duration,
+}
+
+impl Drop for Control {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Ok(w) = self.writer.lock() {
+            let _ = w.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+/// A connection the server turned away, and why (for its log).
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    pub peer: String,
+    pub reason: String,
+}
+
+fn io_phase(phase: Phase, e: &std::io::Error) -> ProtoError {
+    match e.kind() {
+        ErrorKind::UnexpectedEof
+        | ErrorKind::ConnectionReset
+        | ErrorKind::BrokenPipe
+        | ErrorKind::ConnectionAborted => ProtoError::Closed { phase },
+        ErrorKind::WouldBlock | ErrorKind::TimedOut => ProtoError::Silent {
+            phase,
+            secs: SILENCE_LIMIT.as_secs(),
+        },
+        _ => ProtoError::Io {
+            phase,
+            reason: e.to_string(),
+        },
+    }
+}
+
+impl Control {
+    fn start(stream: TcpStream, role: Role) -> Result<Self, ProtoError> {
+        let phase = Phase::Connect;
+        let peer = stream.peer_addr().map_err(|e| io_phase(phase, &e))?;
+        let local = stream.local_addr().map_err(|e| io_phase(phase, &e))?;
+        let _ = stream.set_nodelay(true);
+        // A send that cannot drain for this long means the peer is gone.
+        stream
+            .set_write_timeout(Some(SILENCE_LIMIT))
+            .map_err(|e| io_phase(phase, &e))?;
+        let mut reader = stream.try_clone().map_err(|e| io_phase(phase, &e))?;
+        let shared = Arc::new(Shared {
+            epoch: Instant::now(),
+            last_heard_ms: AtomicU64::new(0),
+            heartbeat_on: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+        });
+        let (tx, rx) = mpsc::channel();
+        let sh = Arc::clone(&shared);
+        thread::Builder::new()
+            .name("fabdiag-ctrl-rx".into())
+            .spawn(move || loop {
+                let ev = match read_frame(&mut reader) {
+                    Ok(Some(p)) => {
+                        sh.heard();
+                        match serde_json::from_slice::<Message>(&p) {
+                            Ok(Message::Heartbeat) => continue,
+                            Ok(m) => Incoming::Msg(m),
+                            Err(e) => {
+                                Incoming::Garbage(format!("undecodable control message ({e})"))
+                            }
+                        }
+                    }
+                    Ok(None) => Incoming::Eof,
+                    Err(e) if e.kind() == ErrorKind::InvalidData => {
+                        Incoming::Garbage(e.to_string())
+                    }
+                    Err(e) => match e.kind() {
+                        ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset => Incoming::Eof,
+                        _ => Incoming::Broken(e.to_string()),
+                    },
+                };
+                let last = !matches!(ev, Incoming::Msg(_));
+                if tx.send(ev).is_err() || last || sh.stop.load(Ordering::Relaxed) {
+                    return;
+                }
+            })
+            .map_err(|e| ProtoError::Io {
+                phase,
+                reason: format!("cannot start control reader: {e}"),
+            })?;
+        let writer = Arc::new(Mutex::new(stream));
+        let (w, sh) = (Arc::clone(&writer), Arc::clone(&shared));
+        let hb = serde_json::to_vec(&Message::Heartbeat).unwrap_or_default();
+        thread::Builder::new()
+            .name("fabdiag-ctrl-hb".into())
+            .spawn(move || {
+                while !sh.stop.load(Ordering::Relaxed) {
+                    thread::sleep(HEARTBEAT);
+                    if !sh.heartbeat_on.load(Ordering::Relaxed) {
+                        continue;
+                    }
+                    let Ok(mut s) = w.lock() else { return };
+                    if write_frame(&mut *s, &hb).is_err() {
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| ProtoError::Io {
+                phase,
+                reason: format!("cannot start heartbeat: {e}"),
+            })?;
+        Ok(Control {
+            role,
+            writer,
+            rx,
+            shared,
+            pending: VecDeque::new(),
+            peer,
+            local,
+            silence_limit: SILENCE_LIMIT,
+        })
+    }
+
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// The peer's control address (its IP is where the fabric peer lives).
+    pub fn peer_addr(&self) -> SocketAddr {
+        self.peer
+    }
+
+    /// Our side of the control connection; its IP names the interface that
+    /// reaches the peer, which picks the default fabric domain.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    pub fn send(&self, phase: Phase, msg: &Message) -> Result<(), ProtoError> {
+        let bytes = serde_json::to_vec(msg).map_err(|e| ProtoError::Io {
+            phase,
+            reason: e.to_string(),
+        })?;
+        let mut s = self.writer.lock().map_err(|_| ProtoError::Io {
+            phase,
+            reason: "writer lock poisoned".into(),
+        })?;
+        write_frame(&mut *s, &bytes).map_err(|e| io_phase(phase, &e))
+    }
+
+    /// Best effort: tell the peer why this side is giving up.
+    pub fn send_error(&self, phase: Phase, message: &str) {
+        let _ = self.send(
+            phase,
+            &Message::Error {
+                phase,
+                message: message.to_string(),
+            },
+        );
+    }
+
+    fn to_result(phase: Phase, ev: Incoming) -> Result<Message, ProtoError> {
+        match ev {
+            Incoming::Msg(Message::Error { phase, message }) => {
+                Err(ProtoError::Peer { phase, message })
+            }
+            Incoming::Msg(m) => Ok(m),
+            Incoming::Eof => Err(ProtoError::Closed { phase }),
+            Incoming::Broken(reason) => Err(ProtoError::Io { phase, reason }),
+            Incoming::Garbage(reason) => Err(ProtoError::NotFabdiag { reason }),
+        }
+    }
+
+    /// Waits for the next message, for as long as the peer keeps talking.
+    pub fn expect(&mut self, phase: Phase) -> Result<Message, ProtoError> {
+        if let Some(ev) = self.pending.pop_front() {
+            return Self::to_result(phase, ev);
+        }
+        loop {
+            match self.rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(ev) => return Self::to_result(phase, ev),
+                Err(RecvTimeoutError::Timeout) => {
+                    if self.shared.silence() > self.silence_limit {
+                        return Err(ProtoError::Silent {
+                            phase,
+                            secs: self.silence_limit.as_secs(),
+                        });
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(ProtoError::Closed { phase }),
+            }
+        }
+    }
+
+    /// Non-blocking: the next message if one has arrived; fails if the peer
+    /// is gone or silent. Cheap enough to call from a polling loop.
+    pub fn poll(&mut self, phase: Phase) -> Result<Option<Message>, ProtoError> {
+        if let Some(ev) = self.pending.pop_front() {
+            return Self::to_result(phase, ev).map(Some);
+        }
+        match self.rx.try_recv() {
+            Ok(ev) => Self::to_result(phase, ev).map(Some),
+            Err(TryRecvError::Empty) => {
+                if self.shared.silence() > self.silence_limit {
+                    Err(ProtoError::Silent {
+                        phase,
+                        secs: self.silence_limit.as_secs(),
+                    })
+                } else {
+                    Ok(None)
+                }
+            }
+            Err(TryRecvError::Disconnected) => Err(ProtoError::Closed { phase }),
+        }
+    }
+
+    /// Like `poll` but leaves a normal message queued for the next
+    /// `expect`; only failures are reported.
+    pub fn check_alive(&mut self, phase: Phase) -> Result<(), ProtoError> {
+        loop {
+            match self.rx.try_recv() {
+                Ok(Incoming::Msg(m @ Message::Error { .. })) => {
+                    return Self::to_result(phase, Incoming::Msg(m)).map(|_| ())
+                }
+                Ok(Incoming::Msg(m)) => self.pending.push_back(Incoming::Msg(m)),
+                Ok(ev) => return Self::to_result(phase, ev).map(|_| ()),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => return Err(ProtoError::Closed { phase }),
+            }
+        }
+        if self.shared.silence() > self.silence_limit {
+            return Err(ProtoError::Silent {
+                phase,
+                secs: self.silence_limit.as_secs(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Symmetric exchange: the client sends first, the server receives first.
+    pub fn exchange(&mut self, phase: Phase, msg: &Message) -> Result<Message, ProtoError> {
+        match self.role {
+            Role::Client => {
+                self.send(phase, msg)?;
+                self.expect(phase)
+            }
+            Role::Server => {
+                let m = self.expect(phase)?;
+                self.send(phase, msg)?;
+                Ok(m)
+            }
+        }
+    }
+
+    /// Both sides reach `phase` (for `size`) before either goes on.
+    pub fn barrier(&mut self, phase: Phase, size: Option<u64>) -> Result<(), ProtoError> {
+        match self.exchange(phase, &Message::Barrier { phase, size })? {
+            Message::Barrier { phase: p, size: s } if p == phase && s == size => Ok(()),
+            Message::Barrier { phase: p, size: s } => Err(ProtoError::Desync {
+                phase,
+                theirs: format!(
+                    "{p}{}",
+                    s.map(|s| format!(" (size {s})")).unwrap_or_default()
+                ),
+            }),
+            other => Err(ProtoError::Unexpected {
+                phase,
+                got: other.kind().into(),
+            }),
+        }
+    }
+
+    /// Exchanges Hello messages and checks tool and MAJOR.MINOR version, as
+    /// the originals do; heartbeats start once it succeeds.
+    pub fn handshake(&mut self, own: &Hello) -> Result<Hello, ProtoError> {
+        let phase = Phase::Hello;
+        let theirs = match self.role {
+            Role::Client => {
+                self.send(phase, &Message::Hello(own.clone()))?;
+                self.expect(phase)
+            }
+            Role::Server => self.expect(phase),
+        };
+        let theirs = match theirs {
+            Ok(Message::Hello(h)) if h.magic == MAGIC => h,
+            Ok(other) => {
+                return Err(ProtoError::NotFabdiag {
+                    reason: format!("first message was '{}', not a fabdiag hello", other.kind()),
+                })
+            }
+            Err(ProtoError::Silent { .. }) => {
+                return Err(ProtoError::NotFabdiag {
+                    reason: format!("no fabdiag hello within {} s", self.silence_limit.as_secs()),
+                })
+            }
+            Err(e) => return Err(e),
+        };
+        if self.role == Role::Server {
+            self.send(phase, &Message::Hello(own.clone()))?;
+        }
+        if theirs.tool != own.tool {
+            return Err(ProtoError::Mismatch {
+                message: "Client and server program names do not match!",
+                ours: own.tool.clone(),
+                theirs: theirs.tool,
+            });
+        }
+        if theirs.protocol != PROTOCOL || major_minor(&theirs.version) != major_minor(&own.version)
+        {
+            return Err(ProtoError::Mismatch {
+                message: "Client and server program versions do not match!",
+                ours: format!("{} (protocol {})", own.version, own.protocol),
+                theirs: format!("{} (protocol {})", theirs.version, theirs.protocol),
+            });
+        }
+        self.shared.heard();
+        self.shared.heartbeat_on.store(true, Ordering::Relaxed);
+        Ok(theirs)
+    }
+}
+
+fn major_minor(v: &str) -> Option<(u64, u64)> {
+    let mut it = v.split('.');
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+/// Connects to a server (each resolved address in turn, 5 s each).
+pub fn connect(host: &str, port: u16) -> Result<Control, ProtoError> {
+    let addrs: Vec<SocketAddr> = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| ProtoError::Resolve {
+            host: host.into(),
+            reason: e.to_string(),
+        })?
+        .collect();
+    if addrs.is_empty() {
+        return Err(ProtoError::Resolve {
+            host: host.into(),
+            reason: "no addresses".into(),
+        });
+    }
+    let mut last = None;
+    for a in &addrs {
+        match TcpStream::connect_timeout(a, SILENCE_LIMIT) {
+            Ok(s) => return Control::start(s, Role::Client),
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
+                last = Some(ProtoError::Refused {
+                    addr: a.to_string(),
+                })
+            }
+            Err(e) if e.kind() == ErrorKind::TimedOut || e.kind() == ErrorKind::WouldBlock => {
+                last = Some(ProtoError::Connect {
+                    addr: a.to_string(),
+                    reason: format!("no answer within {} s", SILENCE_LIMIT.as_secs()),
+                })
+            }
+            Err(e) => {
+                last = Some(ProtoError::Connect {
+                    addr: a.to_string(),
+                    reason: e.to_string(),
+                })
+            }
+        }
+    }
+    Err(last.unwrap_or(ProtoError::Resolve {
+        host: host.into(),
+        reason: "no addresses".into(),
+    }))
+}
+
+/// The server's listening socket.
+pub struct Listener {
+    inner: TcpListener,
+    port: u16,
+}
+
+impl Listener {
+    /// Listens on all IPv4 interfaces, like the originals.
+    pub fn bind(port: u16) -> Result<Self, ProtoError> {
+        Self::bind_addr(SocketAddr::from(([0, 0, 0, 0], port)))
+    }
+
+    /// Listens on loopback only, on a free port (for `--local`).
+    pub fn bind_loopback() -> Result<Self, ProtoError> {
+        Self::bind_addr(SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    fn bind_addr(addr: SocketAddr) -> Result<Self, ProtoError> {
+        let inner = TcpListener::bind(addr).map_err(|e| match e.kind() {
+            ErrorKind::AddrInUse => ProtoError::PortInUse { port: addr.port() },
+            _ => ProtoError::Listen {
+                port: addr.port(),
+                reason: e.to_string(),
+            },
+        })?;
+        let port = inner.local_addr().map(|a| a.port()).unwrap_or(addr.port());
+        Ok(Listener { inner, port })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Accepts connections until one completes the handshake. Strangers and
+    /// mismatched peers are turned away (reported through `on_reject`) and
+    /// the server keeps listening.
+    pub fn accept(
+        &self,
+        own: &Hello,
+        on_reject: &mut dyn FnMut(Rejection),
+    ) -> Result<(Control, Hello), ProtoError> {
+        loop {
+            let (stream, peer) = self.inner.accept().map_err(|e| ProtoError::Listen {
+                port: self.port,
+                reason: e.to_string(),
+            })?;
+            let attempt = Control::start(stream, Role::Server).and_then(|mut c| {
+                let h = c.handshake(own);
+                match h {
+                    Ok(h) => Ok((c, h)),
+                    Err(e) => {
+                        if matches!(e, ProtoError::Mismatch { .. }) {
+                            c.send_error(Phase::Hello, &e.to_string());
+                        }
+                        Err(e)
+                    }
+                }
+            });
+            match attempt {
+                Ok(ok) => return Ok(ok),
+                Err(e) => on_reject(Rejection {
+                    peer: peer.to_string(),
+                    reason: e.to_string(),
+                }),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn hello(tool: &str, version: &str) -> Hello {
+        Hello {
+            magic: MAGIC.into(),
+            protocol: PROTOCOL,
+            tool: tool.into(),
+            version: version.into(),
+        }
+    }
+
+    #[test]
+    fn handshake_barrier_and_garbage() {
+        let l = Listener::bind_loopback().unwrap();
+        let port = l.port();
+        let t = thread::spawn(move || {
+            // a stranger first: must be rejected without ending the server
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+            let mut c = connect("127.0.0.1", port).unwrap();
+            c.handshake(&hello("cxi_write_bw", "0.1.0")).unwrap();
+            c.barrier(Phase::Ready, None).unwrap();
+            c.barrier(Phase::PreRun, Some(8)).unwrap();
+        });
+        let mut rejected = Vec::new();
+        let (mut s, h) = l
+            .accept(&hello("cxi_write_bw", "0.1.7"), &mut |r| rejected.push(r))
+            .unwrap();
+        assert_eq!(h.version, "0.1.0");
+        assert_eq!(rejected.len(), 1, "{rejected:?}");
+        s.barrier(Phase::Ready, None).unwrap();
+        s.barrier(Phase::PreRun, Some(8)).unwrap();
+        t.join().unwrap();
+        // the client has gone: the next wait reports it within a second
+        let err = s.expect(Phase::PostRun).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ProtoError::Closed {
+                    phase: Phase::PostRun
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn mismatched_versions_are_refused_on_both_sides() {
+        let l = Listener::bind_loopback().unwrap();
+        let port = l.port();
+        let t = thread::spawn(move || {
+            let mut c = connect("127.0.0.1", port).unwrap();
+            c.handshake(&hello("cxi_write_bw", "0.2.0"))
+                .unwrap_err()
+                .to_string()
+        });
+        let mut rejected = Vec::new();
+        // accept would wait for another client; run it in the background
+        thread::spawn(move || {
+            let _ = l.accept(&hello("cxi_write_bw", "0.1.0"), &mut |r| rejected.push(r));
+        });
+        let msg = t.join().unwrap();
+        assert!(msg.contains("versions do not match"), "{msg}");
+    }
+
+    #[test]
+    fn refused_and_port_in_use() {
+        let l = Listener::bind_loopback().unwrap();
+        let port = l.port();
+        drop(l);
+        assert!(matches!(
+            connect("127.0.0.1", port),
+            Err(ProtoError::Refused { .. })
+        ));
+        let l = Listener::bind(0).unwrap();
+        let again = Listener::bind(l.port());
+        assert!(matches!(again, Err(ProtoError::PortInUse { .. })));
+    }
+}

@@ -1,0 +1,75 @@
+//! Length-prefixed frames. The length is checked before anything is
+//! allocated, so a stranger writing garbage to the port costs nothing.
+
+use std::io::{self, Read, Write};
+
+/// Largest payload accepted; real messages are a few hundred bytes.
+pub const MAX_FRAME: u32 = 1 << 20;
+
+pub fn write_frame(w: &mut impl Write, payload: &[u8]) -> io::Result<()> {
+    let len = u32::try_from(payload.len())
+        .ok()
+        .filter(|&l| l <= MAX_FRAME)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "control message too large"))?;
+    let mut buf = Vec::with_capacity(4 + payload.len());
+    buf.extend_from_slice(&len.to_be_bytes());
+    buf.extend_from_slice(payload);
+    w.write_all(&buf)?;
+    w.flush()
+}
+
+/// Reads one frame. `Ok(None)` is a clean end of stream before a header.
+pub fn read_frame(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
+    let mut hdr = [0u8; 4];
+    let mut got = 0;
+    while got < 4 {
+        match r.read(&mut hdr[got..]) {
+            Ok(0) if got == 0 => return Ok(None),
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "connection closed inside a frame header",
+                ))
+            }
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let len = u32::from_be_bytes(hdr);
+    if len > MAX_FRAME {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("frame of {len} bytes announced (limit {MAX_FRAME})"),
+        ));
+    }
+    let mut payload = vec![0u8; len as usize];
+    r.read_exact(&mut payload)?;
+    Ok(Some(payload))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_limits() {
+        let mut v = Vec::new();
+        write_frame(&mut v, b"hello").unwrap();
+        write_frame(&mut v, b"").unwrap();
+        let mut r = &v[..];
+        assert_eq!(read_frame(&mut r).unwrap().unwrap(), b"hello");
+        assert_eq!(read_frame(&mut r).unwrap().unwrap(), b"");
+        assert!(read_frame(&mut r).unwrap().is_none());
+
+        let huge = (MAX_FRAME + 1).to_be_bytes();
+        assert_eq!(
+            read_frame(&mut &huge[..]).unwrap_err().kind(),
+            io::ErrorKind::InvalidData
+        );
+        let short = [0u8, 0, 0, 9, b'x'];
+        assert!(read_frame(&mut &short[..]).is_err());
+        let torn = [0u8, 0];
+        assert!(read_frame(&mut &torn[..]).is_err());
+    }
+}

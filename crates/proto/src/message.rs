@@ -1,0 +1,107 @@
+//! The messages and phases of a run. Payloads are JSON so a version skew
+//! shows up as a clear "unexpected message" rather than misread bytes.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// First field of every Hello; anything else on the port is not fabdiag.
+pub const MAGIC: &str = "fabdiag-control";
+/// Bumped whenever a message changes shape.
+pub const PROTOCOL: u32 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    Connect,
+    Hello,
+    Config,
+    Endpoint,
+    Ready,
+    PreRun,
+    Run,
+    PostRun,
+    Results,
+    Teardown,
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Phase::Connect => "connect",
+            Phase::Hello => "hello",
+            Phase::Config => "config",
+            Phase::Endpoint => "endpoint exchange",
+            Phase::Ready => "ready",
+            Phase::PreRun => "pre-run",
+            Phase::Run => "run",
+            Phase::PostRun => "post-run",
+            Phase::Results => "results",
+            Phase::Teardown => "teardown",
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    pub magic: String,
+    pub protocol: u32,
+    /// The original tool name, e.g. "cxi_write_bw".
+    pub tool: String,
+    /// fabdiag's version; MAJOR.MINOR must match, as in the originals.
+    pub version: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegionDesc {
+    pub addr: u64,
+    pub key: u64,
+    pub len: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Message {
+    Hello(Hello),
+    /// The client's run parameters (the server adopts them).
+    Config {
+        params: serde_json::Value,
+    },
+    /// A side's fabric endpoint: address and the buffers the peer may access.
+    Endpoint {
+        provider: String,
+        domain: String,
+        address: Vec<u8>,
+        regions: Vec<RegionDesc>,
+    },
+    /// A synchronisation point; both sides must name the same phase and size.
+    Barrier {
+        phase: Phase,
+        size: Option<u64>,
+    },
+    /// One side's measurement of one size.
+    Results {
+        size: u64,
+        elapsed_ns: u64,
+        ops: u64,
+    },
+    Heartbeat,
+    /// The sender failed; `message` says why. The run is over.
+    Error {
+        phase: Phase,
+        message: String,
+    },
+}
+
+impl Message {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Message::Hello(_) => "hello",
+            Message::Config { .. } => "config",
+            Message::Endpoint { .. } => "endpoint",
+            Message::Barrier { .. } => "barrier",
+            Message::Results { .. } => "results",
+            Message::Heartbeat => "heartbeat",
+            Message::Error { .. } => "error",
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! fabdiag's JSON documents. Field names carry their units; the schema is
+//! versioned; a failed run still yields a valid document with `error` set.
+
+use crate::model::BwRun;
+use fabdiag_engine::SizeResult;
+use serde::Serialize;
+
+/// Bumped on any incompatible change of the documents below.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BwResultJson {
+    pub size_bytes: u64,
+    pub iterations: u64,
+    /// Operations this side initiated; null when it initiated none.
+    pub ops: Option<u64>,
+    pub elapsed_ns: u64,
+    pub peer_ops: u64,
+    pub peer_elapsed_ns: u64,
+    /// Both directions summed when bidirectional; MB = 10^6 bytes.
+    pub bw_mb_per_s: f64,
+    pub bw_gbit_per_s: f64,
+    pub pkt_rate_mpkt_per_s: f64,
+}
+
+impl From<&SizeResult> for BwResultJson {
+    fn from(r: &SizeResult) -> Self {
+        BwResultJson {
+            size_bytes: r.size,
+            iterations: r.iterations,
+            ops: r.initiated.then_some(r.own.ops),
+            elapsed_ns: r.own.elapsed_ns,
+            peer_ops: r.peer.ops,
+            peer_elapsed_ns: r.peer.elapsed_ns,
+            bw_mb_per_s: round(r.bw_mb_s, 4),
+            bw_gbit_per_s: round(r.bw_mb_s * 8.0 / 1000.0, 6),
+            pkt_rate_mpkt_per_s: round(r.pkt_rate_mpkt_s, 6),
+        }
+    }
+}
+
+fn round(x: f64, digits: i32) -> f64 {
+    let m = 10f64.powi(digits);
+    (x * m).round() / m
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ThresholdJson {
+    pub min_bw_mb_per_s: f64,
+    pub passed: bool,
+    /// Sizes whose bandwidth fell short.
+    pub failed_sizes_bytes: Vec<u64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ErrorJson {
+    /// "usage", "unavailable", "runtime" or "threshold".
+    pub kind: String,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BwDocument {
+    pub schema_version: u32,
+    pub fabdiag_version: String,
+    /// The original tool's name, e.g. "cxi_write_bw".
+    pub tool: String,
+    pub role: Option<String>,
+    pub config: Option<BwRun>,
+    pub results: Vec<BwResultJson>,
+    pub threshold: Option<ThresholdJson>,
+    pub error: Option<ErrorJson>,
+}
+
+pub fn render(doc: &BwDocument) -> String {
+    // Serialising plain structs of numbers and strings cannot fail; keep a
+    // valid document even if it somehow did.
+    serde_json::to_string_pretty(doc).unwrap_or_else(|e| {
+        format!("{{\"schema_version\":{SCHEMA_VERSION},\"error\":{{\"kind\":\"runtime\",\"message\":\"cannot encode JSON: {e}\"}}}}")
+    })
+}

@@ -1,0 +1,115 @@
+//! What a renderer needs to know about a run. One struct feeds both the
+//! legacy banner and the JSON `config` object, so they cannot disagree.
+
+use fabdiag_engine::SizeResult;
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BwTool {
+    WriteBw,
+    ReadBw,
+    SendBw,
+}
+
+impl BwTool {
+    /// The original binary's name.
+    pub fn original_name(self) -> &'static str {
+        match self {
+            BwTool::WriteBw => "cxi_write_bw",
+            BwTool::ReadBw => "cxi_read_bw",
+            BwTool::SendBw => "cxi_send_bw",
+        }
+    }
+
+    /// fabdiag's subcommand.
+    pub fn subcommand(self) -> &'static str {
+        match self {
+            BwTool::WriteBw => "write-bw",
+            BwTool::ReadBw => "read-bw",
+            BwTool::SendBw => "send-bw",
+        }
+    }
+
+    /// "Write", "Read", "Send" as used in banner labels.
+    pub fn word(self) -> &'static str {
+        match self {
+            BwTool::WriteBw => "Write",
+            BwTool::ReadBw => "Read",
+            BwTool::SendBw => "Send",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Client,
+    Server,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum TestMode {
+    Iterations { iterations: u64 },
+    Duration { duration_s: u64 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum Hugepages {
+    Disabled,
+    /// Requested, but this side allocates no host buffer.
+    NotApplicable,
+    Enabled {
+        size: String,
+        pages: u64,
+    },
+}
+
+/// A run's configuration as this side sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BwRun {
+    pub tool: BwTool,
+    pub role: Role,
+    pub provider: String,
+    pub device: String,
+    pub service_id: u32,
+    pub mode: TestMode,
+    pub min_size_bytes: u64,
+    pub max_size_bytes: u64,
+    pub list_size: u64,
+    pub bidirectional: bool,
+    /// "Enabled" / "Disabled" / "Disabled - Not Applicable"; None: no line.
+    pub hrp: Option<String>,
+    pub idc: Option<String>,
+    pub max_buf_bytes: u64,
+    pub buf_used_bytes: u64,
+    pub buf_align_bytes: u64,
+    pub hugepages: Hugepages,
+    pub local_address: String,
+    pub remote_address: String,
+    /// Whether a completion means delivery at the target.
+    pub delivery_complete: bool,
+}
+
+/// One table row.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RowView {
+    pub size: u64,
+    /// None prints `-` (this side initiated nothing).
+    pub count: Option<u64>,
+    pub bw_mb_s: f64,
+    pub rate_mpkt_s: f64,
+}
+
+impl From<&SizeResult> for RowView {
+    fn from(r: &SizeResult) -> Self {
+        RowView {
+            size: r.size,
+            count: r.initiated.then_some(r.own.ops),
+            bw_mb_s: r.bw_mb_s,
+            rate_mpkt_s: r.pkt_rate_mpkt_s,
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! Golden tests: the renderer, fed the seed document's parameters and
+//! numbers, must reproduce the seed's client and server outputs byte for
+//! byte (files under tests/golden are cut verbatim from 001_*.txt).
+
+use fabdiag_report::bw_text::render;
+use fabdiag_report::legacy::listening;
+use fabdiag_report::{BwRun, BwTool, Hugepages, Role, RowView, TestMode};
+
+fn run(tool: BwTool, role: Role, mode: TestMode, min: u64, max: u64, bidir: bool) -> BwRun {
+    let (local, remote) = match role {
+        Role::Server => ("NIC 0x12 PID 0 VNI 10", "NIC 0x12 PID 0"),
+        Role::Client => ("NIC 0x13 PID 0 VNI 10", "NIC 0x12 PID 0"),
+    };
+    let remote = if role == Role::Server {
+        "NIC 0x13 PID 0"
+    } else {
+        remote
+    };
+    BwRun {
+        tool,
+        role,
+        provider: "cxi".into(),
+        device: "cxi0".into(),
+        service_id: 1,
+        mode,
+        min_size_bytes: min,
+        max_size_bytes: max,
+        list_size: 256,
+        bidirectional: bidir,
+        hrp: (tool == BwTool::WriteBw).then(|| "Enabled".into()),
+        idc: (tool != BwTool::ReadBw).then(|| "Enabled".into()),
+        max_buf_bytes: 4294967296,
+        buf_used_bytes: 16777216,
+        buf_align_bytes: 64,
+        hugepages: Hugepages::Disabled,
+        local_address: local.into(),
+        remote_address: remote.into(),
+        delivery_complete: true,
+    }
+}
+
+fn golden(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/tests/golden/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+fn row(size: u64, count: Option<u64>, bw: f64, rate: f64) -> RowView {
+    RowView {
+        size,
+        count,
+        bw_mb_s: bw,
+        rate_mpkt_s: rate,
+    }
+}
+
+const WRITE_BW: [(u64, f64, f64); 7] = [
+    (1024, 29314.66, 28.627597),
+    (2048, 36613.15, 17.877517),
+    (4096, 34763.74, 16.974481),
+    (8192, 38461.53, 18.780044),
+    (16384, 40333.92, 19.694297),
+    (32768, 41334.64, 20.182929),
+    (65536, 40550.70, 19.800147),
+];
+
+#[test]
+fn write_bw_bidirectional_range_duration_matches_seed() {
+    let server_counts = [
+        71568640, 44694528, 21218560, 11737856, 6154752, 3153664, 1522688,
+    ];
+    let client_counts = [
+        71572224, 44694272, 21218304, 11737856, 6154752, 3153664, 1571328,
+    ];
+    for (role, counts, file) in [
+        (Role::Server, server_counts, "seed_write_server.txt"),
+        (Role::Client, client_counts, "seed_write_client.txt"),
+    ] {
+        let r = run(
+            BwTool::WriteBw,
+            role,
+            TestMode::Duration { duration_s: 5 },
+            1024,
+            65536,
+            true,
+        );
+        let rows: Vec<RowView> = WRITE_BW
+            .iter()
+            .zip(counts)
+            .map(|(&(s, bw, rate), c)| row(s, Some(c), bw, rate))
+            .collect();
+        let mut text = String::new();
+        if role == Role::Server {
+            text = format!("{}\n", listening(49194));
+        }
+        text.push_str(&render(&r, &rows));
+        assert_eq!(text, golden(file), "{file}");
+    }
+}
+
+#[test]
+fn read_and_send_unidirectional_single_size_match_seed() {
+    let cases = [
+        (BwTool::ReadBw, 21479.54, 10.488056, "read"),
+        (BwTool::SendBw, 23772.52, 11.607674, "send"),
+    ];
+    for (tool, bw, rate, word) in cases {
+        for role in [Role::Server, Role::Client] {
+            let r = run(
+                tool,
+                role,
+                TestMode::Iterations { iterations: 1000 },
+                65536,
+                65536,
+                false,
+            );
+            // the server initiated nothing in a unidirectional run: "-"
+            let count = (role == Role::Client).then_some(256000);
+            let mut text = String::new();
+            if role == Role::Server {
+                text = format!("{}\n", listening(49194));
+            }
+            text.push_str(&render(&r, &[row(65536, count, bw, rate)]));
+            let file = format!(
+                "seed_{word}_{}.txt",
+                if role == Role::Server {
+                    "server"
+                } else {
+                    "client"
+                }
+            );
+            assert_eq!(text, golden(&file), "{file}");
+        }
+    }
+}
