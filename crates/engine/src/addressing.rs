@@ -43,6 +43,11 @@ impl Stepper {
         off
     }
 
+    /// The offset `next_offset` would return, without advancing.
+    pub fn peek(&self) -> u64 {
+        self.next
+    }
+
     pub fn restart(&mut self) {
         self.next = 0;
     }

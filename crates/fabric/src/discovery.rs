@@ -175,9 +175,9 @@ pub fn provider_names() -> Result<Vec<String>, FabricError> {
 }
 
 /// Lists the endpoints matching `q`, or says precisely why there are none.
-/// Delivery-complete semantics are asked for first (so a completion means
-/// the data reached the target, as the originals' ACK counting does) and
-/// dropped only for providers that cannot offer them.
+/// For RMA writes, delivery-complete semantics are asked for first (so a
+/// completion means the data reached the target, as the originals' ACK
+/// counting does) and dropped only for providers that cannot offer them.
 pub fn discover(q: &Query) -> Result<InfoList, FabricError> {
     load()?;
     let available = provider_names()?;
@@ -195,7 +195,16 @@ pub fn discover(q: &Query) -> Result<InfoList, FabricError> {
         }
     }
     let caps = q.capability.map_or(0, Capability::bits);
-    let mut list = getinfo(caps, consts::delivery_complete(), q.provider.as_deref())?;
+    // Only writes need it: a read completes when its data has landed here,
+    // and send_bw confirms each batch with the receiver's response. (The
+    // shm provider of libfabric 1.17 never completes delivery-complete
+    // sends, so asking for it everywhere would break send_bw there.)
+    let dc = if q.capability == Some(Capability::RmaWrite) {
+        consts::delivery_complete()
+    } else {
+        0
+    };
+    let mut list = getinfo(caps, dc, q.provider.as_deref())?;
     if list.is_empty() {
         list = getinfo(caps, 0, q.provider.as_deref())?;
     }

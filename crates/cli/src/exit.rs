@@ -1,0 +1,13 @@
+//! Exit codes, decided only here. 1 keeps the originals' meaning (bad
+//! options); the others let scripts tell a broken fabric from a slow one.
+
+pub const OK: u8 = 0;
+/// Invalid option or argument (the originals exited 1 for these).
+pub const USAGE: u8 = 1;
+/// The run failed: peer, fabric or control connection.
+pub const RUNTIME: u8 = 2;
+/// The run completed but a threshold (--min-bw) was missed.
+pub const THRESHOLD: u8 = 3;
+/// This machine cannot do it: libfabric missing, provider or domain
+/// absent, capability missing, GPU memory requested.
+pub const UNAVAILABLE: u8 = 4;
