@@ -304,9 +304,16 @@ impl<'a> FabricDriver<'a> {
                 return Ok(m);
             }
         }
+        // A passive side waits in the post-run barrier for the whole run;
+        // a peer lost meanwhile was lost "during run".
+        let label = if phase == Phase::PostRun && self.cfg.activity == Activity::Passive {
+            Phase::Run
+        } else {
+            phase
+        };
         loop {
             self.progress()?;
-            if let Some(m) = self.ctl.poll(phase)? {
+            if let Some(m) = self.ctl.poll(label)? {
                 return Ok(m);
             }
         }

@@ -16,6 +16,8 @@ pub enum Capability {
     RmaRead,
     /// Two-sided messages.
     Msg,
+    /// Remote atomic operations.
+    Atomic,
 }
 
 impl Capability {
@@ -24,6 +26,13 @@ impl Capability {
             Capability::RmaWrite => consts::rma() | consts::write() | consts::remote_write(),
             Capability::RmaRead => consts::rma() | consts::read() | consts::remote_read(),
             Capability::Msg => consts::msg() | consts::send() | consts::recv(),
+            Capability::Atomic => {
+                consts::atomic()
+                    | consts::read()
+                    | consts::write()
+                    | consts::remote_read()
+                    | consts::remote_write()
+            }
         }
     }
 
@@ -32,6 +41,7 @@ impl Capability {
             Capability::RmaWrite => "RMA write (FI_RMA|FI_WRITE|FI_REMOTE_WRITE)",
             Capability::RmaRead => "RMA read (FI_RMA|FI_READ|FI_REMOTE_READ)",
             Capability::Msg => "messaging (FI_MSG|FI_SEND|FI_RECV)",
+            Capability::Atomic => "atomics (FI_ATOMIC)",
         }
     }
 }

@@ -118,6 +118,9 @@ pub(crate) mod consts {
     pub fn mr_endpoint() -> u64 {
         constant(13)
     }
+    pub fn atomic() -> u64 {
+        constant(23)
+    }
     pub fn enodata() -> i32 {
         constant(16) as i32
     }

@@ -386,6 +386,7 @@ uint64_t fdg_const(int which)
 	case 20: return FI_EOPNOTSUPP;
 	case 21: return FI_MR_RAW;
 	case 22: return FI_MR_HMEM;
+	case 23: return FI_ATOMIC;
 	default: return 0;
 	}
 }

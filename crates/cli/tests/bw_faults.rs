@@ -1,0 +1,512 @@
+//! Bad input and faults: each must end in one clear line on stderr and a
+//! non-zero exit within seconds, never a hang or a panic.
+
+mod common;
+use common::*;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::Duration;
+
+fn one_line(stderr: &str) -> &str {
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "expected one line on stderr, got:\n{stderr}"
+    );
+    lines[0]
+}
+
+fn no_panic(o: &Output) {
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+}
+
+#[test]
+fn invalid_options_exit_1_with_the_originals_message() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["write-bw", "-s", "0"],
+            "fabdiag write-bw: Invalid size: 0",
+        ),
+        (
+            &["write-bw", "-s", "3:8"],
+            "fabdiag write-bw: Invalid size: 3:8 (ranges must be powers of 2)",
+        ),
+        (
+            &["write-bw", "-l", "65537"],
+            "fabdiag write-bw: Invalid list size: 65537",
+        ),
+        (
+            &["write-bw", "-p", "70000"],
+            "fabdiag write-bw: Invalid port: 70000",
+        ),
+        (
+            &["read-bw", "-n", "-1"],
+            "fabdiag read-bw: Invalid iteration count: -1",
+        ),
+        (
+            &["send-bw", "-D", "x"],
+            "fabdiag send-bw: Invalid duration: x",
+        ),
+        (
+            &["send-bw", "--use-hp", "3M"],
+            "fabdiag send-bw: Invalid hugepage type: 3M. Must be 2M or 1G",
+        ),
+        (
+            &["write-bw", "--buf-sz", "100", "-s", "128"],
+            "fabdiag write-bw: Max RDMA buffer size (100) < max write size (128)!",
+        ),
+        (
+            &["write-bw", "a", "b"],
+            "fabdiag write-bw: Unexpected argument: b",
+        ),
+        (
+            &["write-bw", "--frobnicate"],
+            "fabdiag write-bw: unrecognized option '--frobnicate' (see -h)",
+        ),
+        (
+            &["read-bw", "--no-hrp"],
+            "fabdiag read-bw: unrecognized option '--no-hrp' (see -h)",
+        ),
+        (
+            &["write-bw", "-s"],
+            "fabdiag write-bw: option requires an argument -- 's' (see -h)",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = run(args, Duration::from_secs(10));
+        assert_eq!(o.code, Some(1), "{args:?}: {}", o.stderr);
+        assert_eq!(one_line(&o.stderr), *want, "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn gpu_and_emulation_options_are_refused_as_unavailable() {
+    for args in [
+        &["write-bw", "h", "-t", "0"][..],
+        &["send-bw", "h", "-g", "nvidia"],
+        &["read-bw", "--emu-mode"],
+    ] {
+        let o = run(args, Duration::from_secs(10));
+        assert_eq!(o.code, Some(4), "{args:?}: {}", o.stderr);
+        one_line(&o.stderr);
+    }
+}
+
+#[test]
+fn json_is_valid_even_for_bad_options() {
+    let o = run(&["write-bw", "-s", "0", "--json"], Duration::from_secs(10));
+    assert_eq!(o.code, Some(1));
+    let j = o.json();
+    assert_eq!(j["error"]["kind"], "usage");
+    assert_eq!(j["error"]["message"], "Invalid size: 0");
+}
+
+#[test]
+fn help_and_version() {
+    let h = run(&["send-bw", "-h"], Duration::from_secs(10));
+    assert_eq!(h.code, Some(0));
+    assert!(h
+        .stdout
+        .starts_with("Usage:\n  fabdiag send-bw [-d DEV] [-p PORT]\n"));
+    assert!(h
+        .stdout
+        .contains("  -R, --rdzv             Use rendezvous PUTs\n"));
+    assert!(h.stdout.contains("  -P, --provider=PROV    "));
+    let v = run(&["write-bw", "-V"], Duration::from_secs(10));
+    assert_eq!(
+        v.stdout,
+        format!("fabdiag write-bw version: {}\n", env!("CARGO_PKG_VERSION"))
+    );
+    let top = run(&[], Duration::from_secs(10));
+    assert_eq!(top.code, Some(0));
+    assert!(top.stdout.contains("write-bw"));
+    let bad = run(&["frobnicate"], Duration::from_secs(10));
+    assert_eq!(bad.code, Some(1));
+}
+
+#[test]
+fn original_names_through_a_symlink() {
+    let dir = std::env::temp_dir().join(format!("fabdiag-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("cxi_read_bw");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(bin(), &link).unwrap();
+    let o = Proc::spawn(std::process::Command::new(&link).args(["-s", "0"]))
+        .wait(Duration::from_secs(10));
+    assert_eq!(one_line(&o.stderr), "cxi_read_bw: Invalid size: 0");
+    let v = Proc::spawn(std::process::Command::new(&link).arg("-V")).wait(Duration::from_secs(10));
+    assert!(v.stdout.starts_with("cxi_read_bw version: "));
+    let h = Proc::spawn(std::process::Command::new(&link).arg("-h")).wait(Duration::from_secs(10));
+    assert!(h
+        .stdout
+        .contains("  -s, --size=MIN[:MAX]   Read size or range to use (default: 65536)\n"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn no_server_listening() {
+    let port = free_port().to_string();
+    let o = run(
+        &["write-bw", "127.0.0.1", "-p", &port],
+        Duration::from_secs(10),
+    );
+    assert_eq!(o.code, Some(2));
+    assert!(
+        one_line(&o.stderr).contains(&format!("no server listening on 127.0.0.1:{port}")),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn unresolvable_host() {
+    let o = run(
+        &["write-bw", "no-such-host.invalid"],
+        Duration::from_secs(30),
+    );
+    assert_eq!(o.code, Some(2));
+    assert!(
+        one_line(&o.stderr).contains("cannot resolve server address 'no-such-host.invalid'"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn port_in_use() {
+    let l = TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = l.local_addr().unwrap().port().to_string();
+    let o = run(&["write-bw", "-p", &port], Duration::from_secs(10));
+    assert_eq!(o.code, Some(2));
+    assert!(
+        one_line(&o.stderr).contains(&format!(
+            "cannot listen on TCP port {port}: port already in use"
+        )),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn unknown_provider_and_domain_are_unavailable() {
+    let o = run(
+        &["write-bw", "127.0.0.1", "-P", "nosuchprov"],
+        Duration::from_secs(10),
+    );
+    assert_eq!(o.code, Some(4));
+    let l = one_line(&o.stderr);
+    assert!(
+        l.contains("no libfabric provider named 'nosuchprov'") && l.contains("tcp"),
+        "{l}"
+    );
+    let o = run(
+        &["read-bw", "127.0.0.1", "-P", "tcp", "-d", "mlx5_0"],
+        Duration::from_secs(10),
+    );
+    assert_eq!(o.code, Some(4));
+    assert!(
+        one_line(&o.stderr).contains("has no domain 'mlx5_0'"),
+        "{}",
+        o.stderr
+    );
+    // --local checks before starting a server that would wait forever
+    let o = run(
+        &["send-bw", "--local", "-P", "nosuchprov"],
+        Duration::from_secs(10),
+    );
+    assert_eq!(o.code, Some(4));
+}
+
+#[test]
+fn missing_libfabric_is_explained() {
+    let o = Proc::spawn(
+        fabdiag(&["write-bw", "--local"]).env("FABDIAG_LIBFABRIC", "/nonexistent/libfabric.so.1"),
+    )
+    .wait(Duration::from_secs(10));
+    assert_eq!(o.code, Some(4));
+    let l = one_line(&o.stderr);
+    assert!(
+        l.contains("cannot load libfabric") && l.contains("apt-get install libfabric1"),
+        "{l}"
+    );
+}
+
+fn frame(stream: &mut TcpStream, payload: &[u8]) {
+    let mut v = (payload.len() as u32).to_be_bytes().to_vec();
+    v.extend_from_slice(payload);
+    stream.write_all(&v).unwrap();
+}
+
+fn read_frame(stream: &mut TcpStream) -> Option<serde_json::Value> {
+    let mut hdr = [0u8; 4];
+    stream.read_exact(&mut hdr).ok()?;
+    let mut p = vec![0u8; u32::from_be_bytes(hdr) as usize];
+    stream.read_exact(&mut p).ok()?;
+    serde_json::from_slice(&p).ok()
+}
+
+fn hello(tool: &str, version: &str) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({"type": "hello", "magic": "fabdiag-control", "protocol": 1, "tool": tool, "version": version})).unwrap()
+}
+
+#[test]
+fn server_rejects_strangers_and_stays_sane() {
+    let port = free_port();
+    let p = port.to_string();
+    let srv = server(&["write-bw", "-p", &p], port);
+    // HTTP, random bytes, a huge announced length, valid JSON that is not
+    // a hello, and a fabdiag of another version: all turned away
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+    drop(s);
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(&[0xde, 0xad, 0xbe, 0xef, 1, 2, 3]).unwrap();
+    drop(s);
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    frame(&mut s, br#"{"type":"heartbeat"}"#);
+    drop(s);
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    frame(&mut s, &hello("cxi_write_bw", "9.9.0"));
+    let reply = read_frame(&mut s).expect("the server answers a fabdiag peer");
+    assert_eq!(reply["type"], "hello");
+    let err = read_frame(&mut s).expect("then says why it refuses");
+    assert_eq!(err["type"], "error");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("versions do not match"),
+        "{err}"
+    );
+    drop(s);
+    // a real client still gets served
+    let c = run(&["write-bw", "127.0.0.1", "-p", &p, "-n", "5"], LIMIT);
+    assert_eq!(c.code, Some(0), "{}", c.stderr);
+    let s = srv.wait(LIMIT);
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    let rejections = s
+        .stderr
+        .lines()
+        .filter(|l| l.contains("rejected connection from 127.0.0.1"))
+        .count();
+    assert!(rejections >= 5, "{}", s.stderr);
+    no_panic(&s);
+}
+
+/// A fake server: accepts one connection and answers with `reply`.
+fn fake_server(reply: impl FnOnce(TcpStream) + Send + 'static) -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        if let Ok((s, _)) = l.accept() {
+            reply(s);
+        }
+    });
+    port
+}
+
+#[test]
+fn client_refuses_other_versions_tools_and_strangers() {
+    let port = fake_server(|mut s| {
+        let _ = read_frame(&mut s);
+        frame(&mut s, &hello("cxi_write_bw", "9.9.0"));
+        std::thread::sleep(Duration::from_secs(2));
+    });
+    let o = run(
+        &["write-bw", "127.0.0.1", "-p", &port.to_string()],
+        Duration::from_secs(10),
+    );
+    assert_eq!(o.code, Some(2));
+    assert!(
+        one_line(&o.stderr).contains("Client and server program versions do not match!"),
+        "{}",
+        o.stderr
+    );
+
+    let port = fake_server(|mut s| {
+        let _ = read_frame(&mut s);
+        let _ = s.write_all(b"SSH-2.0-OpenSSH_9.2\r\n");
+        std::thread::sleep(Duration::from_secs(2));
+    });
+    let o = run(
+        &["write-bw", "127.0.0.1", "-p", &port.to_string()],
+        Duration::from_secs(10),
+    );
+    assert_eq!(o.code, Some(2));
+    assert!(
+        one_line(&o.stderr).contains("not a fabdiag control endpoint"),
+        "{}",
+        o.stderr
+    );
+
+    // a port that accepts and then says nothing: refused within seconds
+    let port = fake_server(|_s| std::thread::sleep(Duration::from_secs(15)));
+    let o = run(
+        &["write-bw", "127.0.0.1", "-p", &port.to_string()],
+        Duration::from_secs(12),
+    );
+    assert_eq!(o.code, Some(2));
+    assert!(
+        one_line(&o.stderr).contains("no fabdiag hello within 5 s"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.elapsed < Duration::from_secs(8));
+
+    // the real server, but another tool
+    let port = free_port();
+    let p = port.to_string();
+    let srv = server(&["write-bw", "-p", &p], port);
+    let o = run(&["read-bw", "127.0.0.1", "-p", &p], Duration::from_secs(10));
+    assert_eq!(o.code, Some(2));
+    assert!(
+        one_line(&o.stderr).contains("Client and server program names do not match!"),
+        "{}",
+        o.stderr
+    );
+    drop(srv);
+}
+
+#[test]
+fn server_side_failure_reaches_the_client() {
+    let port = free_port();
+    let p = port.to_string();
+    let srv = server(&["write-bw", "-p", &p, "-d", "no-such-domain"], port);
+    let c = run(&["write-bw", "127.0.0.1", "-p", &p, "-P", "tcp"], LIMIT);
+    let s = srv.wait(LIMIT);
+    assert_eq!(c.code, Some(2));
+    let l = one_line(&c.stderr);
+    assert!(
+        l.contains("peer failed during config") && l.contains("no domain 'no-such-domain'"),
+        "{l}"
+    );
+    assert_eq!(s.code, Some(4), "{}", s.stderr);
+
+    let port = free_port();
+    let p = port.to_string();
+    let srv = server(&["write-bw", "-p", &p, "-P", "shm"], port);
+    let c = run(&["write-bw", "127.0.0.1", "-p", &p, "-P", "tcp"], LIMIT);
+    let s = srv.wait(LIMIT);
+    assert_eq!(c.code, Some(2));
+    assert!(
+        one_line(&c.stderr).contains("provider mismatch"),
+        "{}",
+        c.stderr
+    );
+    assert_eq!(s.code, Some(2));
+}
+
+fn mid_run(
+    tool: &str,
+    victim_is_server: bool,
+    sig: i32,
+    extra: &[&str],
+) -> (Output, std::time::Duration) {
+    let port = free_port();
+    let p = port.to_string();
+    let mut sargs = vec![tool, "-p", p.as_str()];
+    sargs.extend_from_slice(extra);
+    let srv = server(&sargs, port);
+    let mut cargs = vec![tool, "127.0.0.1", "-p", p.as_str(), "-D", "30"];
+    cargs.extend_from_slice(extra);
+    let cli = Proc::spawn(&mut fabdiag(&cargs));
+    std::thread::sleep(Duration::from_millis(1500));
+    let t0 = std::time::Instant::now();
+    let (victim, survivor) = if victim_is_server {
+        (srv, cli)
+    } else {
+        (cli, srv)
+    };
+    victim.signal(sig);
+    let out = survivor.wait(Duration::from_secs(20));
+    let took = t0.elapsed();
+    drop(victim);
+    no_panic(&out);
+    (out, took)
+}
+
+#[test]
+fn killed_server_is_noticed_by_the_client() {
+    for tool in ["write-bw", "send-bw"] {
+        let (o, took) = mid_run(tool, true, libc::SIGKILL, &[]);
+        assert_eq!(o.code, Some(2), "{tool}");
+        assert!(
+            o.stderr
+                .contains("peer closed the control connection during run"),
+            "{tool}: {}",
+            o.stderr
+        );
+        assert!(took < Duration::from_secs(3), "{tool}: {took:?}");
+    }
+}
+
+#[test]
+fn killed_client_is_noticed_by_the_server() {
+    for (tool, extra) in [
+        ("write-bw", &[][..]),
+        ("read-bw", &["-b"][..]),
+        ("send-bw", &["-b"][..]),
+    ] {
+        let (o, took) = mid_run(tool, false, libc::SIGKILL, extra);
+        assert_eq!(o.code, Some(2), "{tool}");
+        assert!(o.stderr.contains("during run"), "{tool}: {}", o.stderr);
+        assert!(took < Duration::from_secs(3), "{tool}: {took:?}");
+    }
+}
+
+#[test]
+fn silent_peer_is_noticed_within_seconds() {
+    let (o, took) = mid_run("write-bw", true, libc::SIGSTOP, &[]);
+    assert_eq!(o.code, Some(2));
+    assert!(
+        o.stderr.contains("stopped answering during run")
+            || o.stderr.contains("no fabric completion"),
+        "{}",
+        o.stderr
+    );
+    assert!(took < Duration::from_secs(9), "{took:?}");
+    let (o, took) = mid_run("send-bw", false, libc::SIGSTOP, &[]);
+    assert_eq!(o.code, Some(2));
+    assert!(
+        o.stderr.contains("stopped answering during run"),
+        "{}",
+        o.stderr
+    );
+    assert!(took < Duration::from_secs(9), "{took:?}");
+}
+
+#[test]
+fn json_reports_a_failed_run() {
+    let port = free_port();
+    let p = port.to_string();
+    let srv = server(&["write-bw", "-p", &p], port);
+    let cli = Proc::spawn(&mut fabdiag(&[
+        "write-bw",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-D",
+        "2",
+        "-s",
+        "4096:8192",
+        "--json",
+    ]));
+    std::thread::sleep(Duration::from_millis(2800));
+    srv.signal(libc::SIGKILL);
+    let o = cli.wait(Duration::from_secs(20));
+    assert_eq!(o.code, Some(2));
+    let j = o.json();
+    assert_eq!(j["error"]["kind"], "runtime");
+    assert!(j["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("during run"));
+    // the size finished before the failure is kept
+    assert_eq!(j["results"][0]["size_bytes"], 4096);
+    assert_eq!(
+        j["config"]["provider"].as_str().unwrap().split(';').next(),
+        Some("tcp")
+    );
+}
