@@ -146,7 +146,7 @@ impl<'a> FabricDriver<'a> {
                     // A passive receiver answers every full batch; active
                     // sides answer from their iteration.
                     if self.cfg.activity == Activity::Passive
-                        && (self.rx_data - self.base_data) % self.cfg.list_size == 0
+                        && (self.rx_data - self.base_data).is_multiple_of(self.cfg.list_size)
                     {
                         self.responses_owed += 1;
                     }

@@ -274,12 +274,12 @@ fn run_local(opts: &BwOptions, sink: &mut dyn Sink) -> Result<Outcome, Failed> {
     match server.join() {
         Ok(Ok(())) => Ok(outcome),
         Ok(Err(msg)) => Err(Failed {
-            run: Some(outcome.run),
+            run: Some(Box::new(outcome.run)),
             results: outcome.results,
             error: anyhow::anyhow!("local server: {msg}"),
         }),
         Err(_) => Err(Failed {
-            run: Some(outcome.run),
+            run: Some(Box::new(outcome.run)),
             results: outcome.results,
             error: anyhow::anyhow!("local server thread panicked"),
         }),
@@ -321,7 +321,7 @@ fn finish(tool: BwTool, prog: &str, opts: &BwOptions, result: Result<Outcome, Fa
             let code = classify(&f.error);
             eprintln!("{prog}: {:#}", f.error);
             doc.results = f.results.iter().map(BwResultJson::from).collect();
-            doc.config = f.run;
+            doc.config = f.run.map(|r| *r);
             doc.error = Some(ErrorJson {
                 kind: error_kind(code).into(),
                 message: format!("{:#}", f.error),

@@ -133,7 +133,7 @@ pub struct Outcome {
 /// A failure with the run description known so far (for JSON documents).
 #[derive(Debug)]
 pub struct Failed {
-    pub run: Option<BwRun>,
+    pub run: Option<Box<BwRun>>,
     pub results: Vec<SizeResult>,
     pub error: anyhow::Error,
 }
@@ -365,7 +365,7 @@ fn tell_peer(ctl: &Control, phase: Phase, e: &anyhow::Error) {
 
 fn fail(run: Option<BwRun>, results: Vec<SizeResult>, error: anyhow::Error) -> Failed {
     Failed {
-        run,
+        run: run.map(Box::new),
         results,
         error,
     }

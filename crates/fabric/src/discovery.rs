@@ -18,6 +18,8 @@ pub enum Capability {
     Msg,
     /// Remote atomic operations.
     Atomic,
+    /// RMA writes to and from device (GPU) memory.
+    RmaWriteHmem,
 }
 
 impl Capability {
@@ -33,6 +35,7 @@ impl Capability {
                     | consts::remote_read()
                     | consts::remote_write()
             }
+            Capability::RmaWriteHmem => Capability::RmaWrite.bits() | consts::hmem(),
         }
     }
 
@@ -42,6 +45,7 @@ impl Capability {
             Capability::RmaRead => "RMA read (FI_RMA|FI_READ|FI_REMOTE_READ)",
             Capability::Msg => "messaging (FI_MSG|FI_SEND|FI_RECV)",
             Capability::Atomic => "atomics (FI_ATOMIC)",
+            Capability::RmaWriteHmem => "RMA write with device memory (FI_HMEM)",
         }
     }
 }
@@ -209,7 +213,10 @@ pub fn discover(q: &Query) -> Result<InfoList, FabricError> {
     // and send_bw confirms each batch with the receiver's response. (The
     // shm provider of libfabric 1.17 never completes delivery-complete
     // sends, so asking for it everywhere would break send_bw there.)
-    let dc = if q.capability == Some(Capability::RmaWrite) {
+    let dc = if matches!(
+        q.capability,
+        Some(Capability::RmaWrite | Capability::RmaWriteHmem)
+    ) {
         consts::delivery_complete()
     } else {
         0

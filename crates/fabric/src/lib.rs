@@ -121,6 +121,9 @@ pub(crate) mod consts {
     pub fn atomic() -> u64 {
         constant(23)
     }
+    pub fn hmem() -> u64 {
+        constant(24)
+    }
     pub fn enodata() -> i32 {
         constant(16) as i32
     }

@@ -107,6 +107,9 @@ int fdg_getinfo(const struct fdg_hints *h, struct fi_info **out)
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY |
 				      FI_MR_ENDPOINT;
+	/* device memory must be registered as such (fi_mr(3), FI_MR_HMEM) */
+	if (h->caps & FI_HMEM)
+		hints->domain_attr->mr_mode |= FI_MR_HMEM;
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
 	hints->tx_attr->op_flags = h->tx_op_flags;
 	/* fi_freeinfo frees these, so they must be heap copies */
@@ -387,6 +390,7 @@ uint64_t fdg_const(int which)
 	case 21: return FI_MR_RAW;
 	case 22: return FI_MR_HMEM;
 	case 23: return FI_ATOMIC;
+	case 24: return FI_HMEM;
 	default: return 0;
 	}
 }

@@ -135,3 +135,99 @@ fn read_and_send_unidirectional_single_size_match_seed() {
         }
     }
 }
+
+/// Cases the seed does not show, written out by hand from its format: a
+/// unidirectional range on the server (every count `-`), huge pages, and
+/// HRP not applicable.
+#[test]
+fn unidirectional_range_on_the_server() {
+    let mut r = run(
+        BwTool::WriteBw,
+        Role::Server,
+        TestMode::Iterations { iterations: 1000 },
+        1024,
+        2048,
+        false,
+    );
+    r.hrp = Some("Disabled - Not Applicable".into());
+    r.buf_used_bytes = 2097152;
+    r.hugepages = Hugepages::Enabled {
+        size: "2M".into(),
+        pages: 1,
+    };
+    let rows = [
+        row(1024, None, 12345.678, 12.0563271),
+        row(2048, None, 0.0, 0.0),
+    ];
+    let want = "\
+---------------------------------------------------
+    CXI RDMA Write Bandwidth Test
+Device           : cxi0
+Service ID       : 1
+Client TX Mem    : System
+Server RX Mem    : System
+Test Type        : Iteration
+Iterations       : 1000
+Min Write Size   : 1024
+Max Write Size   : 2048
+List Size        : 256
+HRP              : Disabled - Not Applicable
+IDC              : Enabled
+Bidirectional    : Disabled
+Max RDMA Buf     : 4294967296 (2097152 used)
+RDMA Buf Align   : 64
+Hugepages        : Enabled (2M - 1 pages)
+Local (server)   : NIC 0x12 PID 0 VNI 10
+Remote (client)  : NIC 0x13 PID 0
+---------------------------------------------------
+RDMA Size[B]      Writes  BW[MB/s]  PktRate[Mpkt/s]
+        1024           -  12345.68        12.056327
+        2048           -      0.00         0.000000
+---------------------------------------------------
+";
+    assert_eq!(render(&r, &rows), want);
+}
+
+#[test]
+fn bidirectional_single_size_send_client() {
+    let mut r = run(
+        BwTool::SendBw,
+        Role::Client,
+        TestMode::Duration {
+            duration_s: 4294967295,
+        },
+        8,
+        8,
+        true,
+    );
+    r.idc = Some("Disabled".into());
+    r.hugepages = Hugepages::NotApplicable;
+    r.list_size = 16382;
+    let want = "\
+---------------------------------------------------
+    CXI RDMA Send Bandwidth Test
+Device           : cxi0
+Service ID       : 1
+Client TX Mem    : System
+Server RX Mem    : System
+Test Type        : Duration
+Duration         : 4294967295 seconds
+Send Size        : 8
+List Size        : 16382
+IDC              : Disabled
+Bidirectional    : Enabled
+Max RDMA Buf     : 4294967296 (16777216 used)
+RDMA Buf Align   : 64
+Hugepages        : Disabled - Not Applicable
+Local (client)   : NIC 0x13 PID 0 VNI 10
+Remote (server)  : NIC 0x12 PID 0
+---------------------------------------------------
+Send Size[B]       Sends  BW[MB/s]  PktRate[Mpkt/s]
+           8  9999999999  99999.99    999999.999999
+---------------------------------------------------
+";
+    assert_eq!(
+        render(&r, &[row(8, Some(9999999999), 99999.994, 999999.9999994)]),
+        want
+    );
+}

@@ -1,0 +1,195 @@
+//! Two hosts: network namespaces joined by a veth pair, addressed in
+//! 198.18.0.0/15 (the benchmarking range), with a server in one and a
+//! client in the other over the tcp provider. Needs root and iproute2,
+//! which CI has; without them the test fails loudly rather than skipping,
+//! because this is the path that proves the tools cross a network.
+
+mod common;
+use common::*;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Netns {
+    a: String,
+    b: String,
+}
+
+fn ip(args: &[&str]) {
+    let o = Command::new("ip")
+        .args(args)
+        .output()
+        .expect("iproute2 'ip' must be installed (scripts/install-deps.sh)");
+    assert!(
+        o.status.success(),
+        "ip {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+impl Netns {
+    /// Namespaces fdA/fdB with veth ends at 198.18.<k>.1 and .2.
+    fn new(k: u8) -> Netns {
+        let tag = format!("{}{k}", std::process::id() % 100000);
+        let n = Netns {
+            a: format!("fdA{tag}"),
+            b: format!("fdB{tag}"),
+        };
+        let (va, vb) = (format!("va{tag}"), format!("vb{tag}"));
+        ip(&["netns", "add", &n.a]);
+        ip(&["netns", "add", &n.b]);
+        ip(&["link", "add", &va, "type", "veth", "peer", "name", &vb]);
+        ip(&["link", "set", &va, "netns", &n.a]);
+        ip(&["link", "set", &vb, "netns", &n.b]);
+        let addr_a = format!("198.18.{k}.1/24");
+        let addr_b = format!("198.18.{k}.2/24");
+        ip(&["-n", &n.a, "addr", "add", &addr_a, "dev", &va]);
+        ip(&["-n", &n.b, "addr", "add", &addr_b, "dev", &vb]);
+        for (ns, dev) in [(&n.a, &va), (&n.b, &vb)] {
+            ip(&["-n", ns, "link", "set", dev, "up"]);
+            ip(&["-n", ns, "link", "set", "lo", "up"]);
+        }
+        n
+    }
+
+    fn cmd(&self, ns: &str, args: &[&str]) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", ns, bin()]).args(args);
+        c
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        // deleting a namespace removes its veth end, and with it the pair
+        let _ = Command::new("ip").args(["netns", "del", &self.a]).status();
+        let _ = Command::new("ip").args(["netns", "del", &self.b]).status();
+    }
+}
+
+/// Waits until `pid`'s network namespace has a listener on `port`.
+fn wait_listen_in_ns(pid: u32, port: u16) {
+    let needle = format!(":{port:04X} 00000000:0000 0A");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(t) = std::fs::read_to_string(format!("/proc/{pid}/net/tcp")) {
+            if t.contains(&needle) {
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("server in namespace never listened on {port}");
+}
+
+fn require_root() {
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    assert_eq!(
+        euid, 0,
+        "the namespace tests need root (CI runs as root); run the suite as root"
+    );
+}
+
+#[test]
+fn two_hosts_over_veth_all_tools() {
+    require_root();
+    let ns = Netns::new(1);
+    for (k, (tool, extra)) in [
+        ("write-bw", &["-s", "1024:65536"][..]),
+        ("read-bw", &["-b"][..]),
+        ("send-bw", &["-s", "8:8192"][..]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let port = 49194 + k as u16;
+        let p = port.to_string();
+        let srv = Proc::spawn(&mut ns.cmd(&ns.a, &[tool, "-p", &p, "--json"]));
+        // `ip netns exec` execs in place, so the pid is the server's
+        wait_listen_in_ns(srv.pid(), port);
+        let mut args = vec![tool, "198.18.1.1", "-p", p.as_str(), "-n", "20", "--json"];
+        args.extend_from_slice(extra);
+        let c = Proc::spawn(&mut ns.cmd(&ns.b, &args)).wait(LIMIT);
+        let s = srv.wait(LIMIT);
+        assert_eq!(c.code, Some(0), "{tool} client: {}", c.stderr);
+        assert_eq!(s.code, Some(0), "{tool} server: {}", s.stderr);
+        let (cj, sj) = (c.json(), s.json());
+        // the default domain is the veth that reaches the peer, not lo/eth0
+        assert!(
+            cj["config"]["device"].as_str().unwrap().starts_with("vb"),
+            "{}",
+            cj["config"]
+        );
+        assert!(
+            sj["config"]["device"].as_str().unwrap().starts_with("va"),
+            "{}",
+            sj["config"]
+        );
+        assert!(cj["config"]["local_address"]
+            .as_str()
+            .unwrap()
+            .contains("198.18.1.2"));
+        assert!(cj["config"]["remote_address"]
+            .as_str()
+            .unwrap()
+            .contains("198.18.1.1"));
+        for r in cj["results"].as_array().unwrap() {
+            assert_eq!(r["ops"], 20 * 256);
+            let bw = r["bw_mb_per_s"].as_f64().unwrap();
+            assert!(bw > 0.01 && bw < 1e6, "{tool}: {bw}");
+        }
+        assert!(!cj["results"].as_array().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn unreachable_server_in_another_namespace() {
+    require_root();
+    let ns = Netns::new(2);
+    // nothing listens on 198.18.2.1: refused at once, not a hang
+    let o = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "198.18.2.1", "-p", "49194"]))
+        .wait(Duration::from_secs(15));
+    assert_eq!(o.code, Some(2));
+    assert!(
+        o.stderr.contains("no server listening on 198.18.2.1:49194"),
+        "{}",
+        o.stderr
+    );
+    // a host that does not exist on the link: the kernel gives up on ARP
+    // ("No route to host") or our 5 s connect limit ends it
+    let o = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "198.18.2.77", "-p", "49194"]))
+        .wait(Duration::from_secs(15));
+    assert_eq!(o.code, Some(2));
+    let e = &o.stderr;
+    assert!(e.contains("cannot connect to 198.18.2.77:49194"), "{e}");
+    assert!(
+        e.contains("no answer within 5 s") || e.contains("No route to host"),
+        "{e}"
+    );
+    assert!(o.elapsed < Duration::from_secs(8), "{:?}", o.elapsed);
+}
+
+#[test]
+fn link_cut_mid_run_is_noticed_on_both_sides() {
+    require_root();
+    let ns = Netns::new(3);
+    let srv = Proc::spawn(&mut ns.cmd(&ns.a, &["write-bw", "-p", "49200"]));
+    wait_listen_in_ns(srv.pid(), 49200);
+    let cli = Proc::spawn(&mut ns.cmd(
+        &ns.b,
+        &["write-bw", "198.18.3.1", "-p", "49200", "-D", "60"],
+    ));
+    std::thread::sleep(Duration::from_millis(1500));
+    let tag = ns.a.trim_start_matches("fdA").to_string();
+    // pull the cable: the server's end goes down
+    ip(&["-n", &ns.a, "link", "set", &format!("va{tag}"), "down"]);
+    let t0 = Instant::now();
+    let c = cli.wait(Duration::from_secs(30));
+    let s = srv.wait(Duration::from_secs(30));
+    assert_eq!(c.code, Some(2), "{}", c.stderr);
+    assert_eq!(s.code, Some(2), "{}", s.stderr);
+    assert!(c.stderr.contains("during run"), "{}", c.stderr);
+    assert!(s.stderr.contains("during run"), "{}", s.stderr);
+    assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
+}
