@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs everything fabdiag needs to build, test and benchmark on Debian 12
+# (as root): libfabric (headers, library, fi_info/fi_pingpong), a C compiler
+# for the libfabric shim, iproute2 for the two-host namespace tests, iperf3
+# for the benchmark, and a Rust toolchain with rustfmt and clippy.
+set -euo pipefail
+
+need_rust="1.87.0"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps.sh: run as root (apt-get install)" >&2
+    exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends \
+    libfabric-dev libfabric-bin libfabric1 \
+    build-essential pkg-config ca-certificates \
+    iproute2 iperf3 procps >/dev/null
+
+version_ok() {
+    command -v cargo >/dev/null 2>&1 || return 1
+    local have
+    have="$(rustc --version | awk '{print $2}')"
+    [ "$(printf '%s\n%s\n' "$need_rust" "$have" | sort -V | head -n1)" = "$need_rust" ]
+}
+
+if ! version_ok; then
+    if command -v rustup >/dev/null 2>&1; then
+        rustup toolchain install stable --profile minimal
+        rustup default stable
+    else
+        apt-get install -y -qq --no-install-recommends cargo rustc >/dev/null
+    fi
+fi
+if ! version_ok; then
+    echo "install-deps.sh: fabdiag needs Rust >= $need_rust; found $(rustc --version 2>/dev/null || echo none)" >&2
+    exit 1
+fi
+if command -v rustup >/dev/null 2>&1; then
+    rustup component add rustfmt clippy >/dev/null 2>&1 || true
+fi
+echo "install-deps.sh: ok ($(rustc --version), libfabric $(dpkg-query -W -f='${Version}' libfabric1))"
