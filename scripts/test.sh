@@ -9,4 +9,4 @@ export PATH="$HOME/.cargo/bin:$PATH"
 ./scripts/install-deps.sh
 cargo fmt --all -- --check
 cargo clippy --release --all-targets --locked -- -D warnings
-cargo test --release --workspace --locked
+cargo test --release --workspace --locked --no-fail-fast

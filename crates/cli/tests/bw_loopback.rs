@@ -73,14 +73,33 @@ fn check_pair(
         // plausible on loopback: above 1 kB/s, below 1 TB/s
         assert!(bw > 0.001 && bw < 1e6, "size {size}: {bw} MB/s");
         let rate = cr["pkt_rate_mpkt_per_s"].as_f64().unwrap();
-        let pkts = size.div_ceil(2048) as f64;
-        let expect_rate = bw / size as f64 * pkts;
-        assert!(
-            (rate - expect_rate).abs() <= expect_rate * 1e-3 + 1e-6,
-            "rate {rate} vs {expect_rate}"
-        );
         let elapsed = cr["elapsed_ns"].as_u64().unwrap();
         assert!(elapsed > 0);
+        // recompute both figures from the raw counts (spec §2.9): bytes per
+        // µs and ceil(size/2048) packets per operation, summed over sides
+        let mut want_bw = 0.0;
+        let mut want_rate = 0.0;
+        for (ops, ns) in [
+            (&cr["ops"], &cr["elapsed_ns"]),
+            (&cr["peer_ops"], &cr["peer_elapsed_ns"]),
+        ] {
+            let (ops, ns) = (
+                ops.as_u64().unwrap_or(0) as f64,
+                ns.as_u64().unwrap() as f64,
+            );
+            if ns > 0.0 {
+                want_bw += size as f64 * ops / (ns / 1000.0);
+                want_rate += ops * size.div_ceil(2048) as f64 / (ns / 1000.0);
+            }
+        }
+        assert!(
+            (bw - want_bw).abs() <= 1e-4 + want_bw * 1e-9,
+            "bw {bw} vs {want_bw}"
+        );
+        assert!(
+            (rate - want_rate).abs() <= 1e-6 + want_rate * 1e-9,
+            "rate {rate} vs {want_rate}"
+        );
         if bidir {
             // each side initiated its own batches and the totals agree
             assert_eq!(sr["ops"], iters * list);
