@@ -1,8 +1,9 @@
 //! fabdiag's JSON documents. Field names carry their units; the schema is
 //! versioned; a failed run still yields a valid document with `error` set.
 
-use crate::model::BwRun;
-use fabdiag_engine::SizeResult;
+use crate::model::{BwRun, LatRun};
+use fabdiag_engine::lat::Bucket;
+use fabdiag_engine::{LatResult, SizeResult};
 use serde::Serialize;
 
 /// Bumped on any incompatible change of the documents below.
@@ -60,19 +61,79 @@ pub struct ErrorJson {
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct BwDocument {
+pub struct LatResultJson {
+    pub size_bytes: u64,
+    /// Measured iterations (warmups excluded).
+    pub iterations: u64,
+    pub warmup_iterations: u64,
+    /// Operations the server counted, warmups included (send_lat: echoes).
+    pub peer_ops: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    pub mean_ns: u64,
+    /// Population standard deviation, as the originals.
+    pub stddev_ns: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub percentiles_exact: bool,
+    pub histogram: Vec<Bucket>,
+    /// Every measurement, with --report-all.
+    pub samples_ns: Option<Vec<u64>>,
+}
+
+impl From<&LatResult> for LatResultJson {
+    fn from(r: &LatResult) -> Self {
+        let s = &r.stats;
+        LatResultJson {
+            size_bytes: r.size,
+            iterations: r.iterations,
+            warmup_iterations: r.warmup,
+            peer_ops: r.peer_ops,
+            min_ns: s.min_ns,
+            max_ns: s.max_ns,
+            mean_ns: s.mean_ns,
+            stddev_ns: s.stddev_ns,
+            p50_ns: s.p50_ns,
+            p90_ns: s.p90_ns,
+            p99_ns: s.p99_ns,
+            p999_ns: s.p999_ns,
+            percentiles_exact: s.percentiles_exact,
+            histogram: s.histogram.clone(),
+            samples_ns: r.samples.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LatThresholdJson {
+    pub max_lat_us: f64,
+    /// The statistic compared: the mean latency of each size.
+    pub statistic: String,
+    pub passed: bool,
+    pub failed_sizes_bytes: Vec<u64>,
+}
+
+/// One run's document; `C` is the configuration, `R` a result row, `T`
+/// the threshold verdict.
+#[derive(Clone, Debug, Serialize)]
+pub struct Document<C, R, T> {
     pub schema_version: u32,
     pub fabdiag_version: String,
     /// The original tool's name, e.g. "cxi_write_bw".
     pub tool: String,
     pub role: Option<String>,
-    pub config: Option<BwRun>,
-    pub results: Vec<BwResultJson>,
-    pub threshold: Option<ThresholdJson>,
+    pub config: Option<C>,
+    pub results: Vec<R>,
+    pub threshold: Option<T>,
     pub error: Option<ErrorJson>,
 }
 
-pub fn render(doc: &BwDocument) -> String {
+pub type BwDocument = Document<BwRun, BwResultJson, ThresholdJson>;
+pub type LatDocument = Document<LatRun, LatResultJson, LatThresholdJson>;
+
+pub fn render<C: Serialize, R: Serialize, T: Serialize>(doc: &Document<C, R, T>) -> String {
     // Serialising plain structs of numbers and strings cannot fail; keep a
     // valid document even if it somehow did.
     serde_json::to_string_pretty(doc).unwrap_or_else(|e| {

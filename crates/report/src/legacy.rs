@@ -27,6 +27,32 @@ pub const WRITE_BW_HEADER: &str = "RDMA Size[B]      Writes  BW[MB/s]  PktRate[M
 pub const READ_BW_HEADER: &str = "RDMA Size[B]       Reads  BW[MB/s]  PktRate[Mpkt/s]";
 pub const SEND_BW_HEADER: &str = "Send Size[B]       Sends  BW[MB/s]  PktRate[Mpkt/s]";
 
+/// Latency tables (seed 002_*): size and count 10 wide, each latency
+/// `%7lu.%02lu` (10 wide), report-all latencies `%7lu.%03lu` (11 wide).
+pub const LAT_SIZE_W: usize = 10;
+pub const LAT_W: usize = 10;
+pub const LAT_ALL_W: usize = 11;
+
+pub const SEND_LAT_TITLE: &str = "CXI RDMA Send Latency Test";
+pub const WRITE_LAT_TITLE: &str = "CXI RDMA Write Latency Test";
+pub const READ_LAT_TITLE: &str = "CXI RDMA Read Latency Test";
+
+pub const SEND_LAT_HEADER: &str =
+    "     Bytes       Sends     Min[us]     Max[us]    Mean[us]  StdDev[us]";
+pub const WRITE_LAT_HEADER: &str =
+    "     Bytes      Writes     Min[us]     Max[us]    Mean[us]  StdDev[us]";
+pub const READ_LAT_HEADER: &str =
+    "     Bytes       Reads     Min[us]     Max[us]    Mean[us]  StdDev[us]";
+/// fabdiag's opt-in percentile table, in the same widths.
+pub const PERCENTILE_HEADER: &str = "     Bytes     p50[us]     p90[us]     p99[us]   p99.9[us]";
+
+pub const SEND_LAT_ALL_HEADER: &str = "   SendNum  Latency[us]";
+pub const WRITE_LAT_ALL_HEADER: &str = "  WriteNum  Latency[us]";
+pub const READ_LAT_ALL_HEADER: &str = "   ReadNum  Latency[us]";
+
+/// The latency server's only result line.
+pub const SEE_CLIENT: &str = "See client for results.";
+
 /// The server's first line.
 pub fn listening(port: u16) -> String {
     format!("Listening on port {port} for client to connect...")

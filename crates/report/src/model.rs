@@ -113,3 +113,65 @@ impl From<&SizeResult> for RowView {
         }
     }
 }
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LatTool {
+    SendLat,
+    WriteLat,
+    ReadLat,
+}
+
+impl LatTool {
+    pub fn original_name(self) -> &'static str {
+        match self {
+            LatTool::SendLat => "cxi_send_lat",
+            LatTool::WriteLat => "cxi_write_lat",
+            LatTool::ReadLat => "cxi_read_lat",
+        }
+    }
+
+    pub fn subcommand(self) -> &'static str {
+        match self {
+            LatTool::SendLat => "send-lat",
+            LatTool::WriteLat => "write-lat",
+            LatTool::ReadLat => "read-lat",
+        }
+    }
+
+    /// "Send", "Write", "Read" as used in banner labels.
+    pub fn word(self) -> &'static str {
+        match self {
+            LatTool::SendLat => "Send",
+            LatTool::WriteLat => "Write",
+            LatTool::ReadLat => "Read",
+        }
+    }
+}
+
+/// A latency run's configuration as this side sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LatRun {
+    pub tool: LatTool,
+    pub role: Role,
+    pub provider: String,
+    pub device: String,
+    pub service_id: u32,
+    pub mode: TestMode,
+    pub warmup_iterations: u64,
+    pub gap_us: u64,
+    pub min_size_bytes: u64,
+    pub max_size_bytes: u64,
+    /// None: no IDC line (read_lat).
+    pub idc: Option<String>,
+    pub ll: String,
+    pub report_all: bool,
+    pub hugepages: Hugepages,
+    pub local_address: String,
+    pub remote_address: String,
+    /// "clock_gettime" or "cycles".
+    pub clock: String,
+    /// Calibrated cycle-counter frequency, with `--clock cycles`.
+    pub cycles_mhz: Option<f64>,
+    pub delivery_complete: bool,
+}

@@ -1,0 +1,175 @@
+//! The latency tools' text output, byte for byte as the seed document
+//! (002_*, cxi_send_lat) shows it: 70-dash separators, `Bytes` header,
+//! the report-all block, and the server's single `See client for results.`.
+
+use crate::bw_text::hugepages_value;
+use crate::legacy::*;
+use crate::model::{LatRun, LatTool, Role, TestMode};
+use fabdiag_engine::LatResult;
+
+pub fn title(tool: LatTool) -> &'static str {
+    match tool {
+        LatTool::SendLat => SEND_LAT_TITLE,
+        LatTool::WriteLat => WRITE_LAT_TITLE,
+        LatTool::ReadLat => READ_LAT_TITLE,
+    }
+}
+
+pub fn header(tool: LatTool) -> &'static str {
+    match tool {
+        LatTool::SendLat => SEND_LAT_HEADER,
+        LatTool::WriteLat => WRITE_LAT_HEADER,
+        LatTool::ReadLat => READ_LAT_HEADER,
+    }
+}
+
+fn all_header(tool: LatTool) -> &'static str {
+    match tool {
+        LatTool::SendLat => SEND_LAT_ALL_HEADER,
+        LatTool::WriteLat => WRITE_LAT_ALL_HEADER,
+        LatTool::ReadLat => READ_LAT_ALL_HEADER,
+    }
+}
+
+fn sep(tool: LatTool) -> String {
+    format!("{}\n", separator(header(tool)))
+}
+
+fn line(out: &mut String, label: &str, value: impl std::fmt::Display) {
+    out.push_str(&format!("{label:<LABEL_WIDTH$}: {value}\n"));
+}
+
+/// µs with two truncated decimals, `%7lu.%02lu` (spec §4).
+pub fn us2(ns: u64) -> String {
+    format!("{:>7}.{:02}", ns / 1000, (ns % 1000) / 10)
+}
+
+/// µs with three decimals, `%7lu.%03lu`.
+pub fn us3(ns: u64) -> String {
+    format!("{:>7}.{:03}", ns / 1000, ns % 1000)
+}
+
+/// From the first separator through the separator that closes the banner.
+pub fn banner(run: &LatRun) -> String {
+    let word = run.tool.word();
+    let mut o = sep(run.tool);
+    o.push_str(TITLE_INDENT);
+    o.push_str(title(run.tool));
+    o.push('\n');
+    line(&mut o, "Device", &run.device);
+    line(&mut o, "Service ID", run.service_id);
+    line(&mut o, "Client TX Mem", SYSTEM_MEM);
+    line(&mut o, "Server RX Mem", SYSTEM_MEM);
+    match run.mode {
+        TestMode::Iterations { iterations } => {
+            line(&mut o, "Test Type", "Iteration");
+            line(&mut o, "Iterations", iterations);
+        }
+        TestMode::Duration { duration_s } => {
+            line(&mut o, "Test Type", "Duration");
+            line(&mut o, "Duration", format!("{duration_s} seconds"));
+        }
+    }
+    line(&mut o, "Warmup Iters", run.warmup_iterations);
+    line(
+        &mut o,
+        "Inter-Iter Gap",
+        format!("{} microseconds", run.gap_us),
+    );
+    if run.min_size_bytes == run.max_size_bytes {
+        line(&mut o, &format!("{word} Size"), run.min_size_bytes);
+    } else {
+        line(&mut o, &format!("Min {word} Size"), run.min_size_bytes);
+        line(&mut o, &format!("Max {word} Size"), run.max_size_bytes);
+    }
+    if let Some(idc) = &run.idc {
+        line(&mut o, "IDC", idc);
+    }
+    line(&mut o, "LL Cmd Launch", &run.ll);
+    line(
+        &mut o,
+        "Results Reported",
+        if run.report_all { "All" } else { "Summary" },
+    );
+    line(&mut o, "Hugepages", hugepages_value(&run.hugepages));
+    let (me, peer) = match run.role {
+        Role::Client => ("client", "server"),
+        Role::Server => ("server", "client"),
+    };
+    line(&mut o, &format!("Local ({me})"), &run.local_address);
+    line(&mut o, &format!("Remote ({peer})"), &run.remote_address);
+    o.push_str(&sep(run.tool));
+    o
+}
+
+/// What the client prints before the first size (summary mode only).
+pub fn table_start(run: &LatRun) -> String {
+    if run.report_all {
+        String::new()
+    } else {
+        format!("{}\n", header(run.tool))
+    }
+}
+
+pub fn summary_row(r: &LatResult) -> String {
+    let s = &r.stats;
+    format!(
+        "{:>LAT_SIZE_W$}{GAP}{:>COUNT_W$}{GAP}{}{GAP}{}{GAP}{}{GAP}{}\n",
+        r.size,
+        s.count,
+        us2(s.min_ns),
+        us2(s.max_ns),
+        us2(s.mean_ns),
+        us2(s.stddev_ns)
+    )
+}
+
+/// One size on the client: the summary row, or in report-all mode every
+/// sample, a separator, the header and the summary row. Sizes after the
+/// first are preceded by a separator in report-all mode.
+pub fn size_block(run: &LatRun, r: &LatResult, first: bool) -> String {
+    if !run.report_all {
+        return summary_row(r);
+    }
+    let mut o = String::new();
+    if !first {
+        o.push_str(&sep(run.tool));
+    }
+    o.push_str(all_header(run.tool));
+    o.push('\n');
+    for (i, ns) in r.samples.iter().flatten().enumerate() {
+        o.push_str(&format!("{i:>COUNT_W$}{GAP}{:>LAT_ALL_W$}\n", us3(*ns)));
+    }
+    o.push_str(&sep(run.tool));
+    o.push_str(header(run.tool));
+    o.push('\n');
+    o.push_str(&summary_row(r));
+    o
+}
+
+/// The client's closing lines; with `percentiles`, fabdiag's extra table.
+pub fn client_footer(run: &LatRun, results: &[LatResult], percentiles: bool) -> String {
+    let mut o = sep(run.tool);
+    if percentiles {
+        o.push_str(PERCENTILE_HEADER);
+        o.push('\n');
+        for r in results {
+            let s = &r.stats;
+            o.push_str(&format!(
+                "{:>LAT_SIZE_W$}{GAP}{}{GAP}{}{GAP}{}{GAP}{}\n",
+                r.size,
+                us2(s.p50_ns),
+                us2(s.p90_ns),
+                us2(s.p99_ns),
+                us2(s.p999_ns)
+            ));
+        }
+        o.push_str(&sep(run.tool));
+    }
+    o
+}
+
+/// Everything the server prints after its banner.
+pub fn server_tail(run: &LatRun) -> String {
+    format!("{SEE_CLIENT}\n{}", sep(run.tool))
+}
