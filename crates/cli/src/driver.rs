@@ -1,15 +1,18 @@
-//! `BwDriver` over a libfabric endpoint and the control connection: how one
-//! iteration of write_bw, read_bw and send_bw is carried out (spec §3.1-3.3),
-//! how a side keeps the fabric progressing while it waits in a barrier, and
-//! how a dead peer is noticed (control silence or closure, or no fabric
-//! completion for too long). Never prints.
+//! The engine's drivers over a libfabric endpoint and the control
+//! connection: how one bandwidth iteration of write_bw, read_bw and send_bw
+//! is carried out (spec §3.1-3.3) and one latency operation of write_lat,
+//! read_lat and send_lat (§3.6, §3.7, §3.9); how a side keeps the fabric
+//! progressing while it waits in a barrier (and, for send_lat's server,
+//! echoes what arrives); and how a dead peer is noticed (control silence or
+//! closure, or no fabric completion for too long). Never prints.
 
-use fabdiag_engine::{Activity, BwDriver, Measure, Step, Stepper, SyncPoint};
+use fabdiag_clock::Calibration;
+use fabdiag_engine::{Activity, BwDriver, LatDriver, Measure, Step, Stepper, SyncPoint};
 use fabdiag_fabric::{
     Completion, Endpoint, FabricError, OpFlags, PeerId, Posted, RegionId, RemoteRegion,
 };
 use fabdiag_proto::{Control, Message, Phase, ProtoError};
-use fabdiag_report::BwTool;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// Our initiator (TX) buffer and our target (RX) buffer.
@@ -34,8 +37,41 @@ pub enum DriveError {
     Protocol(String),
 }
 
+/// The fabric operation a tool measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Write,
+    Read,
+    Send,
+}
+
+/// How latency is timed.
+#[derive(Clone, Debug)]
+pub enum LatClock {
+    /// CLOCK_MONOTONIC_RAW.
+    Raw,
+    /// The CPU cycle counter, converted with this calibration.
+    Cycles(Calibration),
+}
+
+impl LatClock {
+    fn now(&self) -> u64 {
+        match self {
+            LatClock::Raw => fabdiag_clock::monotonic_raw_ns(),
+            LatClock::Cycles(_) => fabdiag_clock::cycles().unwrap_or(0),
+        }
+    }
+
+    fn elapsed_ns(&self, t0: u64, t1: u64) -> u64 {
+        match self {
+            LatClock::Raw => t1.saturating_sub(t0),
+            LatClock::Cycles(c) => c.to_ns(t1.wrapping_sub(t0)),
+        }
+    }
+}
+
 pub struct DriverConfig {
-    pub tool: BwTool,
+    pub op: Op,
     pub activity: Activity,
     pub bidirectional: bool,
     pub list_size: u64,
@@ -45,6 +81,10 @@ pub struct DriverConfig {
     pub unrestricted: bool,
     /// Largest message this run sends; receive slots are this long.
     pub max_size: u64,
+    /// send_lat: the passive side sends every message back (an echo)
+    /// instead of answering whole batches.
+    pub echo: bool,
+    pub clock: LatClock,
 }
 
 pub struct FabricDriver<'a> {
@@ -68,6 +108,9 @@ pub struct FabricDriver<'a> {
     recv_slots: u64,
     /// A post-run barrier the follower saw while waiting for a batch.
     stashed_post_run: Option<Message>,
+    /// send_lat server: echoes owed (sizes) and sent in this size.
+    echoes_owed: VecDeque<u64>,
+    echoes_sent: u64,
     last_progress: Instant,
     last_ctl_check: Instant,
     current_size: u64,
@@ -100,14 +143,22 @@ impl<'a> FabricDriver<'a> {
             recv_gran: 1,
             recv_slots: 1,
             stashed_post_run: None,
+            echoes_owed: VecDeque::new(),
+            echoes_sent: 0,
             last_progress: Instant::now(),
             last_ctl_check: Instant::now(),
             current_size: 0,
         };
-        if d.cfg.tool == BwTool::SendBw {
+        if d.cfg.op == Op::Send {
             d.post_initial_receives()?;
         }
         Ok(d)
+    }
+
+    /// After a failure: keep the endpoint from being closed (see
+    /// `Endpoint::abandon`).
+    pub fn abandon(self) {
+        self.ep.abandon();
     }
 
     fn post_initial_receives(&mut self) -> Result<(), DriveError> {
@@ -143,12 +194,16 @@ impl<'a> FabricDriver<'a> {
                     self.rx_responses += 1;
                 } else {
                     self.rx_data += 1;
-                    // A passive receiver answers every full batch; active
-                    // sides answer from their iteration.
-                    if self.cfg.activity == Activity::Passive
-                        && (self.rx_data - self.base_data).is_multiple_of(self.cfg.list_size)
-                    {
-                        self.responses_owed += 1;
+                    // A passive receiver answers: every message with its echo
+                    // (send_lat), or every full batch (send_bw); active sides
+                    // answer from their iteration.
+                    if self.cfg.activity == Activity::Passive {
+                        if self.cfg.echo {
+                            self.echoes_owed.push_back(c.len);
+                        } else if (self.rx_data - self.base_data).is_multiple_of(self.cfg.list_size)
+                        {
+                            self.responses_owed += 1;
+                        }
                     }
                 }
                 // Reuse the slot that just completed; the receive queue
@@ -168,6 +223,19 @@ impl<'a> FabricDriver<'a> {
                 break;
             }
             self.responses_owed -= 1;
+        }
+        while let Some(&len) = self.echoes_owed.front() {
+            let inject = self.inject_ok(len);
+            if self
+                .ep
+                .send(INITIATOR, 0, len, self.peer, OpFlags { inject }, 0)?
+                == Posted::Busy
+            {
+                break;
+            }
+            self.tx_posted += 1;
+            self.echoes_sent += 1;
+            self.echoes_owed.pop_front();
         }
         Ok(n)
     }
@@ -194,8 +262,8 @@ impl<'a> FabricDriver<'a> {
         if !self.cfg.use_idc {
             return false;
         }
-        let idc_max = match self.cfg.tool {
-            BwTool::SendBw => IDC_MAX_SEND,
+        let idc_max = match self.cfg.op {
+            Op::Send => IDC_MAX_SEND,
             _ if self.cfg.unrestricted => IDC_MAX_UNRESTRICTED,
             _ => IDC_MAX_RESTRICTED,
         };
@@ -244,26 +312,7 @@ impl<'a> FabricDriver<'a> {
         self.last_progress = Instant::now();
         while posted < self.cfg.list_size {
             let off = st.peek();
-            let r = match self.cfg.tool {
-                BwTool::WriteBw => self.ep.write(
-                    INITIATOR,
-                    off,
-                    size,
-                    self.peer,
-                    &self.peer_target,
-                    off,
-                    OpFlags { inject },
-                    0,
-                )?,
-                BwTool::ReadBw => {
-                    self.ep
-                        .read(INITIATOR, off, size, self.peer, &self.peer_target, off, 0)?
-                }
-                BwTool::SendBw => {
-                    self.ep
-                        .send(INITIATOR, off, size, self.peer, OpFlags { inject }, 0)?
-                }
-            };
+            let r = self.post(size, off, inject)?;
             match r {
                 Posted::Queued => {
                     st.next_offset();
@@ -279,6 +328,27 @@ impl<'a> FabricDriver<'a> {
             }
         }
         Ok(())
+    }
+
+    fn post(&mut self, size: u64, off: u64, inject: bool) -> Result<Posted, DriveError> {
+        Ok(match self.cfg.op {
+            Op::Write => self.ep.write(
+                INITIATOR,
+                off,
+                size,
+                self.peer,
+                &self.peer_target,
+                off,
+                OpFlags { inject },
+                0,
+            )?,
+            Op::Read => self
+                .ep
+                .read(INITIATOR, off, size, self.peer, &self.peer_target, off, 0)?,
+            Op::Send => self
+                .ep
+                .send(INITIATOR, off, size, self.peer, OpFlags { inject }, 0)?,
+        })
     }
 
     /// Send a batch, take the peer's batch, answer it, take the answer.
@@ -335,16 +405,16 @@ impl<'a> FabricDriver<'a> {
     }
 
     fn iteration_inner(&mut self, size: u64) -> Result<Step, DriveError> {
-        match (self.cfg.tool, self.cfg.activity, self.cfg.bidirectional) {
+        match (self.cfg.op, self.cfg.activity, self.cfg.bidirectional) {
             (_, Activity::Passive, _) => Err(DriveError::Protocol(
                 "a passive side runs no iterations".into(),
             )),
-            (BwTool::WriteBw | BwTool::ReadBw, _, _) => {
+            (Op::Write | Op::Read, _, _) => {
                 self.post_batch(size)?;
                 self.wait_until(|d| d.tx_done >= d.tx_posted)?;
                 Ok(Step::Done)
             }
-            (BwTool::SendBw, Activity::Active, false) => {
+            (Op::Send, Activity::Active, false) => {
                 self.post_batch(size)?;
                 let k = self.iteration + 1;
                 let want = self.base_responses + k;
@@ -352,8 +422,8 @@ impl<'a> FabricDriver<'a> {
                 self.iteration = k;
                 Ok(Step::Done)
             }
-            (BwTool::SendBw, Activity::Active, true) => self.bidirectional_send_iteration(size),
-            (BwTool::SendBw, Activity::Follower, _) => {
+            (Op::Send, Activity::Active, true) => self.bidirectional_send_iteration(size),
+            (Op::Send, Activity::Follower, _) => {
                 // Start a batch only once the leader has started one, so no
                 // message is left in flight when the leader stops.
                 let started = self.base_data + self.iteration * self.cfg.list_size;
@@ -386,10 +456,10 @@ impl<'a> FabricDriver<'a> {
     }
 }
 
-impl BwDriver for FabricDriver<'_> {
-    type Error = DriveError;
-
-    fn barrier(&mut self, point: SyncPoint, size: u64) -> Result<(), DriveError> {
+impl FabricDriver<'_> {
+    /// Both sides reach `point` for `size`; the fabric keeps progressing
+    /// while this side waits.
+    fn sync(&mut self, point: SyncPoint, size: u64) -> Result<(), DriveError> {
         let phase = match point {
             SyncPoint::PreRun => Phase::PreRun,
             SyncPoint::PostRun => Phase::PostRun,
@@ -434,6 +504,85 @@ impl BwDriver for FabricDriver<'_> {
         Ok(())
     }
 
+    fn results(&mut self, size: u64, elapsed_ns: u64, ops: u64) -> Result<(u64, u64), DriveError> {
+        let msg = Message::Results {
+            size,
+            elapsed_ns,
+            ops,
+        };
+        match self.ctl.exchange(Phase::Results, &msg)? {
+            Message::Results {
+                size: s,
+                elapsed_ns,
+                ops,
+            } if s == size => Ok((elapsed_ns, ops)),
+            Message::Results { size: s, .. } => Err(DriveError::Proto(ProtoError::Desync {
+                phase: Phase::Results,
+                theirs: format!("results for size {s}"),
+            })),
+            other => Err(DriveError::Proto(ProtoError::Unexpected {
+                phase: Phase::Results,
+                got: other.kind().into(),
+            })),
+        }
+    }
+
+    /// One timed latency operation (spec §3.6, §3.7, §3.9).
+    fn measure_inner(&mut self, size: u64) -> Result<u64, DriveError> {
+        let inject = self.inject_ok(size);
+        let want_echo = self.rx_data + 1;
+        let t0 = self.cfg.clock.now();
+        while self.post(size, 0, inject)? == Posted::Busy {
+            if self.progress()? == 0 {
+                self.watch()?;
+            }
+        }
+        self.tx_posted += 1;
+        let ns = if self.cfg.op == Op::Send {
+            // a round trip: our message out, the server's echo back; halved
+            self.wait_until(|d| d.tx_done >= d.tx_posted && d.rx_data >= want_echo)?;
+            let t1 = self.cfg.clock.now();
+            self.cfg.clock.elapsed_ns(t0, t1) / 2
+        } else {
+            self.wait_until(|d| d.tx_done >= d.tx_posted)?;
+            let t1 = self.cfg.clock.now();
+            self.cfg.clock.elapsed_ns(t0, t1)
+        };
+        Ok(ns)
+    }
+}
+
+impl LatDriver for FabricDriver<'_> {
+    type Error = DriveError;
+
+    fn barrier(&mut self, point: SyncPoint, size: u64) -> Result<(), DriveError> {
+        self.sync(point, size)
+    }
+
+    fn measure(&mut self, size: u64) -> Result<u64, DriveError> {
+        self.measure_inner(size).map_err(|e| self.explain(e))
+    }
+
+    /// The server reports how many echoes it sent (send_lat) so a
+    /// de-synchronised run is caught instead of reported.
+    fn exchange(&mut self, size: u64, ops: u64) -> Result<u64, DriveError> {
+        let mine = if self.cfg.activity == Activity::Passive {
+            self.echoes_sent
+        } else {
+            ops
+        };
+        let (_, theirs) = self.results(size, 0, mine)?;
+        Ok(theirs)
+    }
+}
+
+impl BwDriver for FabricDriver<'_> {
+    type Error = DriveError;
+
+    fn barrier(&mut self, point: SyncPoint, size: u64) -> Result<(), DriveError> {
+        self.sync(point, size)
+    }
+
     fn iteration(&mut self, size: u64) -> Result<Step, DriveError> {
         self.iteration_inner(size).map_err(|e| self.explain(e))
     }
@@ -465,6 +614,7 @@ impl BwDriver for FabricDriver<'_> {
 impl FabricDriver<'_> {
     fn start_size(&mut self, size: u64) {
         self.current_size = size;
+        self.echoes_sent = 0;
         self.base_data = self.rx_data;
         self.base_responses = self.rx_responses;
         self.iteration = 0;

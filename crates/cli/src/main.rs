@@ -1,42 +1,82 @@
 //! fabdiag: fabric diagnostics re-creating HPE's CXI tools on libfabric.
 //!
-//! Data flow of one bandwidth run:
+//! Data flow of one run (bandwidth or latency):
 //!
 //! ```text
-//! argv ──getopt──> RawBw ──resolve──> BwOptions                (bw_options)
+//! argv ──getopt──> Raw ──resolve──> BwOptions | LatOptions       (options)
 //!   client: discover provider (fabric) → connect + hello (proto)
 //!           → choose domain by control-connection address (provider)
 //!           → allocate + register buffers, open endpoint (fabric)
-//!           → Config, Endpoint exchange → Ready barrier (proto)
-//!           → per size: engine::run_size over FabricDriver (engine, driver)
+//!           → Config, Endpoint exchange → Ready barrier (session, proto)
+//!           → per size: engine::run_size / run_lat_size over FabricDriver
 //!                 pre-run barrier, timed iterations, post-run barrier,
-//!                 results exchange → SizeResult
-//!           → Sink: legacy table rows as they finish, or one JSON document
+//!                 counts exchanged → SizeResult | LatResult
+//!           → sinks: legacy table rows as they finish, or one JSON document
 //!   server: listen → accept + hello → adopt the client's Config → same
 //! ```
 //!
-//! Only this crate prints, and only `main` decides exit codes (`exit`).
+//! Only this crate prints, and only this file decides exit codes (`exit`).
 
-mod bw_options;
 mod driver;
 mod exit;
 mod getopt;
 mod numbers;
+mod options;
 mod output;
 mod provider;
 mod session;
 
-use bw_options::{Action, BwOptions, OptionError, RunMode};
 use fabdiag_fabric::FabricError;
-use fabdiag_report::json::{BwDocument, BwResultJson, ErrorJson, ThresholdJson, SCHEMA_VERSION};
-use fabdiag_report::BwTool;
-use output::{JsonSink, SilentSink, TextSink};
-use session::{Failed, Outcome, Sink};
+use fabdiag_report::json::{
+    BwResultJson, Document, ErrorJson, LatResultJson, LatThresholdJson, ThresholdJson,
+    SCHEMA_VERSION,
+};
+use fabdiag_report::{BwTool, LatTool};
+use options::{Action, Family, OptionError, Raw, RunMode};
+use output::{Console, Silent};
+use serde::Serialize;
+use session::{Failed, Outcome};
 use std::process::ExitCode;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-const TOOLS: &[BwTool] = &[BwTool::WriteBw, BwTool::ReadBw, BwTool::SendBw];
+#[derive(Clone, Copy)]
+enum Tool {
+    Bw(BwTool),
+    Lat(LatTool),
+}
+
+const TOOLS: &[Tool] = &[
+    Tool::Bw(BwTool::WriteBw),
+    Tool::Bw(BwTool::ReadBw),
+    Tool::Bw(BwTool::SendBw),
+    Tool::Lat(LatTool::SendLat),
+    Tool::Lat(LatTool::WriteLat),
+    Tool::Lat(LatTool::ReadLat),
+];
+
+impl Tool {
+    fn original_name(self) -> &'static str {
+        match self {
+            Tool::Bw(t) => t.original_name(),
+            Tool::Lat(t) => t.original_name(),
+        }
+    }
+
+    fn subcommand(self) -> &'static str {
+        match self {
+            Tool::Bw(t) => t.subcommand(),
+            Tool::Lat(t) => t.subcommand(),
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Tool::Bw(t) => format!("{} bandwidth", t.word()),
+            Tool::Lat(t) => format!("{} latency", t.word()),
+        }
+    }
+}
 
 fn main() -> ExitCode {
     ExitCode::from(run())
@@ -48,9 +88,9 @@ fn overview() -> String {
     );
     for t in TOOLS {
         s.push_str(&format!(
-            "  {:<12}{} bandwidth, as {}\n",
+            "  {:<12}{}, as {}\n",
             t.subcommand(),
-            t.word(),
+            t.describe(),
             t.original_name()
         ));
     }
@@ -67,7 +107,7 @@ fn run() -> u8 {
         .and_then(|s| s.to_str())
         .unwrap_or("fabdiag");
     if let Some(tool) = TOOLS.iter().find(|t| t.original_name() == base) {
-        return run_bw(*tool, base, &args[1..]);
+        return run_tool(*tool, base, &args[1..]);
     }
     match args.get(1).map(String::as_str) {
         None | Some("-h" | "--help" | "help") => {
@@ -83,7 +123,7 @@ fn run() -> u8 {
             .iter()
             .find(|t| t.subcommand() == cmd || t.original_name() == cmd)
         {
-            Some(tool) => run_bw(*tool, &format!("fabdiag {}", tool.subcommand()), &args[2..]),
+            Some(tool) => run_tool(*tool, &format!("fabdiag {}", tool.subcommand()), &args[2..]),
             None => {
                 eprintln!("fabdiag: unknown command '{cmd}' (try fabdiag -h)");
                 exit::USAGE
@@ -112,7 +152,7 @@ fn list_providers() -> u8 {
                         .or_default()[i] = true;
                 }
             }
-            Err(e) if matches!(e, FabricError::LibraryMissing(_)) => {
+            Err(e @ FabricError::LibraryMissing(_)) => {
                 eprintln!("fabdiag: {e}");
                 return exit::UNAVAILABLE;
             }
@@ -140,6 +180,9 @@ fn classify(e: &anyhow::Error) -> u8 {
                 return exit::UNAVAILABLE;
             }
         }
+        if cause.downcast_ref::<fabdiag_clock::ClockError>().is_some() {
+            return exit::UNAVAILABLE;
+        }
     }
     exit::RUNTIME
 }
@@ -153,12 +196,12 @@ fn error_kind(code: u8) -> &'static str {
     }
 }
 
-fn document(tool: BwTool, opts: Option<&BwOptions>) -> BwDocument {
-    BwDocument {
+fn document<C, R, T>(tool: &str, role: Option<&RunMode>) -> Document<C, R, T> {
+    Document {
         schema_version: SCHEMA_VERSION,
         fabdiag_version: VERSION.into(),
-        tool: tool.original_name().into(),
-        role: opts.map(|o| match o.mode {
+        tool: tool.into(),
+        role: role.map(|m| match m {
             RunMode::Server => "server".into(),
             RunMode::Client(_) | RunMode::Local => "client".into(),
         }),
@@ -171,10 +214,10 @@ fn document(tool: BwTool, opts: Option<&BwOptions>) -> BwDocument {
 
 /// A failure before any run: one line on stderr, and a JSON document on
 /// stdout when --json was asked for (even if the options were bad).
-fn early_failure(tool: BwTool, prog: &str, json: bool, code: u8, msg: &str) -> u8 {
+fn early_failure(tool: &str, prog: &str, json: bool, code: u8, msg: &str) -> u8 {
     eprintln!("{prog}: {msg}");
     if json {
-        let mut doc = document(tool, None);
+        let mut doc = document::<(), (), ()>(tool, None);
         doc.error = Some(ErrorJson {
             kind: error_kind(code).into(),
             message: msg.into(),
@@ -184,122 +227,253 @@ fn early_failure(tool: BwTool, prog: &str, json: bool, code: u8, msg: &str) -> u
     code
 }
 
-fn run_bw(tool: BwTool, prog: &str, args: &[String]) -> u8 {
-    let json_requested = args.iter().any(|a| a == "--json");
-    let raw = match bw_options::parse_raw(tool, args) {
-        Ok(r) => r,
-        Err(m) => {
-            return early_failure(
-                tool,
-                prog,
-                json_requested,
-                exit::USAGE,
-                &format!("{m} (see -h)"),
-            )
-        }
-    };
-    let opts = match bw_options::resolve(tool, &raw) {
+/// Parses and validates; on help, version or a bad option returns the
+/// exit code after saying so.
+fn prepare<O>(
+    family: &Family,
+    resolve: impl Fn(&Raw) -> Result<Action<O>, OptionError>,
+    tool: &str,
+    prog: &str,
+    args: &[String],
+) -> Result<O, u8> {
+    let json = args.iter().any(|a| a == "--json");
+    let raw = family
+        .parse(args)
+        .map_err(|m| early_failure(tool, prog, json, exit::USAGE, &format!("{m} (see -h)")))?;
+    match resolve(&raw) {
         Ok(Action::Help) => {
-            output::print_stdout(&bw_options::usage(tool, prog));
-            return exit::OK;
+            output::print_stdout(&family.usage(prog));
+            Err(exit::OK)
         }
         Ok(Action::Version) => {
             output::print_stdout(&format!("{prog} version: {VERSION}\n"));
-            return exit::OK;
+            Err(exit::OK)
         }
-        Ok(Action::Run(o)) => o,
-        Err(OptionError::Invalid(m)) => {
-            return early_failure(tool, prog, json_requested, exit::USAGE, &m)
+        Ok(Action::Run(o)) => {
+            if let Err(e) = fabdiag_fabric::load() {
+                return Err(early_failure(
+                    tool,
+                    prog,
+                    json,
+                    exit::UNAVAILABLE,
+                    &e.to_string(),
+                ));
+            }
+            Ok(o)
         }
+        Err(OptionError::Invalid(m)) => Err(early_failure(tool, prog, json, exit::USAGE, &m)),
         Err(OptionError::Unavailable(m)) => {
-            return early_failure(tool, prog, json_requested, exit::UNAVAILABLE, &m)
+            Err(early_failure(tool, prog, json, exit::UNAVAILABLE, &m))
         }
-    };
-    if let Err(e) = fabdiag_fabric::load() {
-        return early_failure(tool, prog, opts.json, exit::UNAVAILABLE, &e.to_string());
     }
-    let mut text_sink = TextSink { prog: prog.into() };
-    let mut json_sink = JsonSink { prog: prog.into() };
-    let sink: &mut dyn Sink = if opts.json {
-        &mut json_sink
-    } else {
-        &mut text_sink
-    };
-    let result = match &opts.mode {
-        RunMode::Server => match fabdiag_proto::Listener::bind(opts.port) {
-            Ok(l) => session::run_server(&opts, l, sink),
-            Err(e) => Err(Failed {
-                run: None,
-                results: vec![],
-                error: e.into(),
-            }),
-        },
-        RunMode::Client(host) => session::run_client(&opts, host, opts.port, sink),
-        RunMode::Local => run_local(&opts, sink),
-    };
-    finish(tool, prog, &opts, result)
 }
 
-/// `--local`: a server thread on a free loopback port and a client here.
-fn run_local(opts: &BwOptions, sink: &mut dyn Sink) -> Result<Outcome, Failed> {
-    let early = |e: anyhow::Error| Failed {
-        run: None,
-        results: vec![],
-        error: e,
-    };
+fn run_tool(tool: Tool, prog: &str, args: &[String]) -> u8 {
+    match tool {
+        Tool::Bw(t) => run_bw(t, prog, args),
+        Tool::Lat(t) => run_lat(t, prog, args),
+    }
+}
+
+type Served = Result<(), String>;
+
+/// `--local`: a server thread on a free loopback port, and a client here.
+fn run_local<C, R>(
+    check: impl FnOnce() -> anyhow::Result<()>,
+    serve: impl FnOnce(fabdiag_proto::Listener) -> Served + Send + 'static,
+    client: impl FnOnce(u16) -> Result<Outcome<C, R>, Failed<C, R>>,
+) -> Result<Outcome<C, R>, Failed<C, R>> {
     // Check the provider before starting a server that would wait forever.
-    provider::candidates(
-        opts.provider.as_deref(),
-        opts.device.as_deref(),
-        session::capability(opts.tool),
-    )
-    .map_err(|e| early(e.into()))?;
-    let listener = fabdiag_proto::Listener::bind_loopback().map_err(|e| early(e.into()))?;
+    check().map_err(Failed::early)?;
+    let listener = fabdiag_proto::Listener::bind_loopback().map_err(Failed::early)?;
     let port = listener.port();
-    let server_opts = BwOptions {
-        mode: RunMode::Server,
-        json: false,
-        ignored_on_server: vec![],
-        ..opts.clone()
-    };
     let server = std::thread::Builder::new()
         .name("fabdiag-local-server".into())
-        .spawn(move || {
-            session::run_server(&server_opts, listener, &mut SilentSink)
-                .map(|_| ())
-                .map_err(|f| format!("{:#}", f.error))
-        })
-        .map_err(|e| early(anyhow::anyhow!("cannot start the local server: {e}")))?;
-    let outcome = session::run_client(opts, "127.0.0.1", port, sink)?;
-    match server.join() {
-        Ok(Ok(())) => Ok(outcome),
-        Ok(Err(msg)) => Err(Failed {
-            run: Some(Box::new(outcome.run)),
-            results: outcome.results,
-            error: anyhow::anyhow!("local server: {msg}"),
-        }),
-        Err(_) => Err(Failed {
-            run: Some(Box::new(outcome.run)),
-            results: outcome.results,
-            error: anyhow::anyhow!("local server thread panicked"),
-        }),
-    }
+        .spawn(move || serve(listener))
+        .map_err(|e| Failed::early(anyhow::anyhow!("cannot start the local server: {e}")))?;
+    let outcome = client(port)?;
+    let problem = match server.join() {
+        Ok(Ok(())) => return Ok(outcome),
+        Ok(Err(msg)) => format!("local server: {msg}"),
+        Err(_) => "local server thread panicked".to_string(),
+    };
+    Err(Failed {
+        run: Some(Box::new(outcome.run)),
+        results: outcome.results,
+        error: anyhow::anyhow!(problem),
+    })
 }
 
-fn finish(tool: BwTool, prog: &str, opts: &BwOptions, result: Result<Outcome, Failed>) -> u8 {
-    let mut doc = document(tool, Some(opts));
+fn run_bw(tool: BwTool, prog: &str, args: &[String]) -> u8 {
+    use session::bw::{capability, run_client, run_server};
+    let opts = match prepare(
+        &options::bw::family(tool),
+        |r| options::bw::resolve(tool, r),
+        tool.original_name(),
+        prog,
+        args,
+    ) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let mut console = Console {
+        prog: prog.into(),
+        json: opts.c.json,
+        percentiles: false,
+    };
+    let result = match &opts.c.mode {
+        RunMode::Server => match fabdiag_proto::Listener::bind(opts.c.port) {
+            Ok(l) => run_server(&opts, l, &mut console),
+            Err(e) => Err(Failed::early(e)),
+        },
+        RunMode::Client(host) => run_client(&opts, host, opts.c.port, &mut console),
+        RunMode::Local => {
+            let so = options::bw::BwOptions {
+                ignored_on_server: vec![],
+                ..opts.clone()
+            };
+            run_local(
+                || {
+                    Ok(provider::candidates(
+                        opts.c.provider.as_deref(),
+                        opts.c.device.as_deref(),
+                        capability(tool),
+                    )
+                    .map(|_| ())?)
+                },
+                move |l| {
+                    run_server(&so, l, &mut Silent)
+                        .map(|_| ())
+                        .map_err(|f| format!("{:#}", f.error))
+                },
+                |port| run_client(&opts, "127.0.0.1", port, &mut console),
+            )
+        }
+    };
+    let min_bw = opts.min_bw;
+    finish::<_, _, BwResultJson, _>(
+        tool.original_name(),
+        prog,
+        opts.c.json,
+        &opts.c.mode,
+        result,
+        |results| {
+            let min = min_bw?;
+            let failed: Vec<&fabdiag_engine::SizeResult> =
+                results.iter().filter(|r| r.bw_mb_s < min).collect();
+            let list: Vec<String> = failed
+                .iter()
+                .map(|r| format!("{} B at {:.2} MB/s", r.size, r.bw_mb_s))
+                .collect();
+            let msg = (!failed.is_empty())
+                .then(|| format!("bandwidth below --min-bw {min} MB/s: {}", list.join(", ")));
+            Some((
+                ThresholdJson {
+                    min_bw_mb_per_s: min,
+                    passed: failed.is_empty(),
+                    failed_sizes_bytes: failed.iter().map(|r| r.size).collect(),
+                },
+                msg,
+            ))
+        },
+    )
+}
+
+fn run_lat(tool: LatTool, prog: &str, args: &[String]) -> u8 {
+    use session::lat::{capability, run_client, run_server};
+    let opts = match prepare(
+        &options::lat::family(tool),
+        |r| options::lat::resolve(tool, r),
+        tool.original_name(),
+        prog,
+        args,
+    ) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let mut console = Console {
+        prog: prog.into(),
+        json: opts.c.json,
+        percentiles: opts.percentiles,
+    };
+    let result = match &opts.c.mode {
+        RunMode::Server => match fabdiag_proto::Listener::bind(opts.c.port) {
+            Ok(l) => run_server(&opts, l, &mut console),
+            Err(e) => Err(Failed::early(e)),
+        },
+        RunMode::Client(host) => run_client(&opts, host, opts.c.port, &mut console),
+        RunMode::Local => {
+            let so = options::lat::LatOptions {
+                ignored_on_server: vec![],
+                ..opts.clone()
+            };
+            run_local(
+                || {
+                    Ok(provider::candidates(
+                        opts.c.provider.as_deref(),
+                        opts.c.device.as_deref(),
+                        capability(tool),
+                    )
+                    .map(|_| ())?)
+                },
+                move |l| {
+                    run_server(&so, l, &mut Silent)
+                        .map(|_| ())
+                        .map_err(|f| format!("{:#}", f.error))
+                },
+                |port| run_client(&opts, "127.0.0.1", port, &mut console),
+            )
+        }
+    };
+    let max_lat = opts.max_lat_us;
+    finish::<_, _, LatResultJson, _>(
+        tool.original_name(),
+        prog,
+        opts.c.json,
+        &opts.c.mode,
+        result,
+        |results| {
+            let max = max_lat?;
+            let limit_ns = max * 1000.0;
+            let failed: Vec<&fabdiag_engine::LatResult> = results
+                .iter()
+                .filter(|r| r.stats.mean_ns as f64 > limit_ns)
+                .collect();
+            let list: Vec<String> = failed
+                .iter()
+                .map(|r| format!("{} B at {:.2} us", r.size, r.stats.mean_ns as f64 / 1000.0))
+                .collect();
+            let msg = (!failed.is_empty())
+                .then(|| format!("mean latency above --max-lat {max} us: {}", list.join(", ")));
+            Some((
+                LatThresholdJson {
+                    max_lat_us: max,
+                    statistic: "mean".into(),
+                    passed: failed.is_empty(),
+                    failed_sizes_bytes: failed.iter().map(|r| r.size).collect(),
+                },
+                msg,
+            ))
+        },
+    )
+}
+
+/// Reports the outcome: threshold verdict, one error line, the JSON
+/// document, and the exit code.
+fn finish<C: Serialize, R, RJ: Serialize + for<'a> From<&'a R>, T: Serialize>(
+    tool: &str,
+    prog: &str,
+    json: bool,
+    mode: &RunMode,
+    result: Result<Outcome<C, R>, Failed<C, R>>,
+    threshold: impl Fn(&[R]) -> Option<(T, Option<String>)>,
+) -> u8 {
+    let mut doc: Document<C, RJ, T> = document(tool, Some(mode));
     let code = match result {
         Ok(outcome) => {
             let mut code = exit::OK;
-            if let Some(min) = opts.min_bw {
-                let failed: Vec<&fabdiag_engine::SizeResult> =
-                    outcome.results.iter().filter(|r| r.bw_mb_s < min).collect();
-                if !failed.is_empty() {
-                    let list: Vec<String> = failed
-                        .iter()
-                        .map(|r| format!("{} B at {:.2} MB/s", r.size, r.bw_mb_s))
-                        .collect();
-                    let msg = format!("bandwidth below --min-bw {min} MB/s: {}", list.join(", "));
+            if let Some((verdict, failure)) = threshold(&outcome.results) {
+                if let Some(msg) = failure {
                     eprintln!("{prog}: {msg}");
                     doc.error = Some(ErrorJson {
                         kind: "threshold".into(),
@@ -307,20 +481,16 @@ fn finish(tool: BwTool, prog: &str, opts: &BwOptions, result: Result<Outcome, Fa
                     });
                     code = exit::THRESHOLD;
                 }
-                doc.threshold = Some(ThresholdJson {
-                    min_bw_mb_per_s: min,
-                    passed: failed.is_empty(),
-                    failed_sizes_bytes: failed.iter().map(|r| r.size).collect(),
-                });
+                doc.threshold = Some(verdict);
             }
-            doc.results = outcome.results.iter().map(BwResultJson::from).collect();
+            doc.results = outcome.results.iter().map(RJ::from).collect();
             doc.config = Some(outcome.run);
             code
         }
         Err(f) => {
             let code = classify(&f.error);
             eprintln!("{prog}: {:#}", f.error);
-            doc.results = f.results.iter().map(BwResultJson::from).collect();
+            doc.results = f.results.iter().map(RJ::from).collect();
             doc.config = f.run.map(|r| *r);
             doc.error = Some(ErrorJson {
                 kind: error_kind(code).into(),
@@ -329,7 +499,7 @@ fn finish(tool: BwTool, prog: &str, opts: &BwOptions, result: Result<Outcome, Fa
             code
         }
     };
-    if opts.json {
+    if json {
         output::print_stdout(&(fabdiag_report::json::render(&doc) + "\n"));
     }
     code

@@ -1,61 +1,96 @@
-//! Where text goes. The text sink prints the legacy tables as each size
-//! finishes (so a long run shows progress); the JSON sink keeps stdout for
-//! the single document and sends the server's `Listening…` line and
-//! warnings to stderr; the silent sink is `--local`'s server half.
+//! Where text goes. The text sinks print the legacy tables as each size
+//! finishes (so a long run shows progress); the JSON sinks keep stdout for
+//! the single document and send the server's `Listening…` line and
+//! warnings to stderr; the silent sinks are `--local`'s server half.
 
-use crate::session::Sink;
-use fabdiag_engine::SizeResult;
-use fabdiag_report::{bw_text, legacy, BwRun, RowView};
+use crate::session::bw::BwSink;
+use crate::session::lat::LatSink;
+use fabdiag_engine::{LatResult, SizeResult};
+use fabdiag_report::{bw_text, lat_text, legacy, BwRun, LatRun, Role, RowView};
 use std::io::Write;
 
-pub struct TextSink {
-    pub prog: String,
-}
-
-fn out(s: &str) {
+pub fn print_stdout(s: &str) {
     let mut o = std::io::stdout().lock();
     // A closed stdout (e.g. `| head`) must not turn into a panic.
     let _ = o.write_all(s.as_bytes());
     let _ = o.flush();
 }
 
-impl Sink for TextSink {
+/// Text (`json == false`) or JSON mode, for both families.
+pub struct Console {
+    pub prog: String,
+    pub json: bool,
+    /// Print the extra percentile table (latency tools).
+    pub percentiles: bool,
+}
+
+impl Console {
+    fn text(&self, s: &str) {
+        if !self.json {
+            print_stdout(s);
+        }
+    }
+
+    fn listening_line(&self, port: u16) {
+        if self.json {
+            eprintln!("{}", legacy::listening(port));
+        } else {
+            print_stdout(&format!("{}\n", legacy::listening(port)));
+        }
+    }
+
+    fn warning(&self, message: &str) {
+        eprintln!("{}: {message}", self.prog);
+    }
+}
+
+impl BwSink for Console {
     fn listening(&mut self, port: u16) {
-        out(&format!("{}\n", legacy::listening(port)));
+        self.listening_line(port);
     }
     fn banner(&mut self, run: &BwRun) {
-        out(&bw_text::banner(run));
+        self.text(&bw_text::banner(run));
     }
     fn row(&mut self, _run: &BwRun, r: &SizeResult) {
-        out(&bw_text::row(&RowView::from(r)));
+        self.text(&bw_text::row(&RowView::from(r)));
     }
     fn footer(&mut self, run: &BwRun) {
-        out(&bw_text::footer(run.tool));
+        self.text(&bw_text::footer(run.tool));
     }
     fn warn(&mut self, message: &str) {
-        eprintln!("{}: {message}", self.prog);
+        self.warning(message);
     }
 }
 
-pub struct JsonSink {
-    pub prog: String,
-}
-
-impl Sink for JsonSink {
+impl LatSink for Console {
     fn listening(&mut self, port: u16) {
-        eprintln!("{}", legacy::listening(port));
+        self.listening_line(port);
     }
-    fn banner(&mut self, _: &BwRun) {}
-    fn row(&mut self, _: &BwRun, _: &SizeResult) {}
-    fn footer(&mut self, _: &BwRun) {}
+    fn banner(&mut self, run: &LatRun) {
+        let mut s = lat_text::banner(run);
+        if run.role == Role::Client {
+            s.push_str(&lat_text::table_start(run));
+        }
+        self.text(&s);
+    }
+    fn size(&mut self, run: &LatRun, r: &LatResult, first: bool) {
+        self.text(&lat_text::size_block(run, r, first));
+    }
+    fn end(&mut self, run: &LatRun, results: &[LatResult]) {
+        match run.role {
+            Role::Client => self.text(&lat_text::client_footer(run, results, self.percentiles)),
+            Role::Server => self.text(&lat_text::server_tail(run)),
+        }
+    }
     fn warn(&mut self, message: &str) {
-        eprintln!("{}: {message}", self.prog);
+        self.warning(message);
     }
 }
 
-pub struct SilentSink;
+/// The server half of `--local`: says nothing.
+pub struct Silent;
 
-impl Sink for SilentSink {
+impl BwSink for Silent {
     fn listening(&mut self, _: u16) {}
     fn banner(&mut self, _: &BwRun) {}
     fn row(&mut self, _: &BwRun, _: &SizeResult) {}
@@ -63,6 +98,10 @@ impl Sink for SilentSink {
     fn warn(&mut self, _: &str) {}
 }
 
-pub fn print_stdout(s: &str) {
-    out(s);
+impl LatSink for Silent {
+    fn listening(&mut self, _: u16) {}
+    fn banner(&mut self, _: &LatRun) {}
+    fn size(&mut self, _: &LatRun, _: &LatResult, _: bool) {}
+    fn end(&mut self, _: &LatRun, _: &[LatResult]) {}
+    fn warn(&mut self, _: &str) {}
 }

@@ -459,7 +459,7 @@ fn killed_client_is_noticed_by_the_server() {
 #[test]
 fn silent_peer_is_noticed_within_seconds() {
     let (o, took) = mid_run("write-bw", true, libc::SIGSTOP, &[]);
-    assert_eq!(o.code, Some(2));
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(
         o.stderr.contains("stopped answering during run")
             || o.stderr.contains("no fabric completion"),
@@ -468,7 +468,7 @@ fn silent_peer_is_noticed_within_seconds() {
     );
     assert!(took < Duration::from_secs(9), "{took:?}");
     let (o, took) = mid_run("send-bw", false, libc::SIGSTOP, &[]);
-    assert_eq!(o.code, Some(2));
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(
         o.stderr.contains("stopped answering during run"),
         "{}",

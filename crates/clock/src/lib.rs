@@ -170,7 +170,7 @@ pub fn calibrate(ignore_mismatch: bool) -> Result<Calibration, ClockError> {
     }
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let (proc_mhz, mhz, warning) = choose(slope, &proc_cpu_mhz(&cpuinfo), ignore_mismatch);
-    if !(mhz > 0.0) {
+    if mhz.is_nan() || mhz <= 0.0 {
         return Err(ClockError::Stopped);
     }
     Ok(Calibration {

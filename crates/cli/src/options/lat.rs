@@ -1,0 +1,364 @@
+//! The latency tools' options (send_lat, write_lat, read_lat; spec §3.6,
+//! §3.7, §3.9). `-c/--clock` and `--ignore-cpu-freq-mismatch` are
+//! send_lat's in the originals; fabdiag offers them on all three.
+
+use super::{
+    common_mode, common_values, number, threshold, Action, Common, Family, Opt, OptionError, Raw,
+    RunMode,
+};
+use fabdiag_report::LatTool;
+
+pub const DEFAULT_ITERS: u64 = 100;
+pub const DEFAULT_SIZE: u64 = 8;
+pub const DEFAULT_WARMUP: u64 = 10;
+pub const DEFAULT_GAP_US: u64 = 1000;
+
+pub fn family(tool: LatTool) -> Family {
+    use Opt::*;
+    let (opts, extensions): (&'static [Opt], &'static [Opt]) = match tool {
+        LatTool::WriteLat => (
+            &[
+                Device,
+                SvcId,
+                Port,
+                TxGpu,
+                RxGpu,
+                GpuType,
+                Iters,
+                Duration,
+                Warmup,
+                LatencyGap,
+                Size,
+                Unrestricted,
+                NoIdc,
+                NoLl,
+                ReportAll,
+                UseHp,
+                EmuMode,
+                Help,
+                Version,
+            ],
+            &[
+                Clock,
+                IgnoreCpuFreq,
+                Provider,
+                Json,
+                MaxLat,
+                Percentiles,
+                Local,
+            ],
+        ),
+        LatTool::ReadLat => (
+            &[
+                Device,
+                SvcId,
+                Port,
+                TxGpu,
+                RxGpu,
+                GpuType,
+                Iters,
+                Duration,
+                Warmup,
+                LatencyGap,
+                Size,
+                Unrestricted,
+                NoLl,
+                ReportAll,
+                UseHp,
+                EmuMode,
+                Help,
+                Version,
+            ],
+            &[
+                Clock,
+                IgnoreCpuFreq,
+                Provider,
+                Json,
+                MaxLat,
+                Percentiles,
+                Local,
+            ],
+        ),
+        LatTool::SendLat => (
+            &[
+                Device,
+                SvcId,
+                Port,
+                TxGpu,
+                RxGpu,
+                GpuType,
+                Iters,
+                Duration,
+                Warmup,
+                LatencyGap,
+                Size,
+                NoIdcSend,
+                NoLl,
+                Rdzv,
+                ReportAll,
+                UseHp,
+                Clock,
+                IgnoreCpuFreq,
+                EmuMode,
+                Help,
+                Version,
+            ],
+            &[Provider, Json, MaxLat, Percentiles, Local],
+        ),
+    };
+    let words = match tool {
+        LatTool::SendLat => "sends",
+        LatTool::WriteLat => "writes",
+        LatTool::ReadLat => "reads",
+    };
+    Family {
+        opts,
+        extensions,
+        width: 26,
+        word: tool.word(),
+        words,
+        default_iters: DEFAULT_ITERS,
+        default_size: DEFAULT_SIZE,
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockKind {
+    ClockGettime,
+    Cycles,
+}
+
+impl ClockKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClockKind::ClockGettime => "clock_gettime",
+            ClockKind::Cycles => "cycles",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LatOptions {
+    pub tool: LatTool,
+    pub c: Common,
+    pub warmup: u64,
+    pub gap_us: u64,
+    pub rdzv: bool,
+    pub unrestricted: bool,
+    pub use_idc: bool,
+    pub use_ll: bool,
+    pub report_all: bool,
+    pub clock: ClockKind,
+    pub ignore_cpu_freq_mismatch: bool,
+    pub max_lat_us: Option<f64>,
+    pub percentiles: bool,
+    pub ignored_on_server: Vec<&'static str>,
+}
+
+const RUN_OPTIONS: &[(Opt, &str)] = &[
+    (Opt::Iters, "-n"),
+    (Opt::Duration, "-D"),
+    (Opt::Warmup, "--warmup"),
+    (Opt::LatencyGap, "--latency-gap"),
+    (Opt::Size, "-s"),
+    (Opt::Rdzv, "-R"),
+    (Opt::Unrestricted, "--unrestricted"),
+    (Opt::NoIdc, "--no-idc"),
+    (Opt::NoIdcSend, "--no-idc"),
+    (Opt::NoLl, "--no-ll"),
+    (Opt::ReportAll, "--report-all"),
+    (Opt::UseHp, "--use-hp"),
+    (Opt::MaxLat, "--max-lat"),
+];
+
+pub fn resolve(tool: LatTool, raw: &Raw) -> Result<Action<LatOptions>, OptionError> {
+    if raw.has(Opt::Help) {
+        return Ok(Action::Help);
+    }
+    if raw.has(Opt::Version) {
+        return Ok(Action::Version);
+    }
+    let mut c = common_values(raw, DEFAULT_ITERS, DEFAULT_SIZE)?;
+    let warmup = number(
+        raw,
+        Opt::Warmup,
+        DEFAULT_WARMUP,
+        |_| true,
+        "Invalid warmup count",
+    )?;
+    let gap_us = number(
+        raw,
+        Opt::LatencyGap,
+        DEFAULT_GAP_US,
+        |_| true,
+        "Invalid iteration gap",
+    )?;
+    let clock = match raw.last(Opt::Clock) {
+        None | Some("clock_gettime") => ClockKind::ClockGettime,
+        Some("cycles") => ClockKind::Cycles,
+        Some(other) => return Err(OptionError::Invalid(format!("Invalid clock: {other}"))),
+    };
+    let max_lat_us = threshold(
+        raw,
+        Opt::MaxLat,
+        "Invalid maximum latency (µs, a positive number)",
+    )?;
+    common_mode(raw, &mut c)?;
+    let rdzv = raw.has(Opt::Rdzv);
+    let ignored_on_server = if c.mode == RunMode::Server {
+        raw.given(RUN_OPTIONS)
+    } else {
+        Vec::new()
+    };
+    Ok(Action::Run(LatOptions {
+        tool,
+        warmup,
+        gap_us,
+        rdzv,
+        unrestricted: raw.has(Opt::Unrestricted),
+        // -R turns IDC off, as in the originals.
+        use_idc: !raw.has(Opt::NoIdc) && !raw.has(Opt::NoIdcSend) && !rdzv,
+        use_ll: !raw.has(Opt::NoLl),
+        // -D turns --report-all off, as in the originals' usage says.
+        report_all: raw.has(Opt::ReportAll) && c.duration_s.is_none(),
+        clock,
+        ignore_cpu_freq_mismatch: raw.has(Opt::IgnoreCpuFreq),
+        max_lat_us,
+        percentiles: raw.has(Opt::Percentiles),
+        ignored_on_server,
+        c,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(tool: LatTool, args: &[&str]) -> Result<Action<LatOptions>, OptionError> {
+        let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let raw = family(tool).parse(&a).map_err(OptionError::Invalid)?;
+        resolve(tool, &raw)
+    }
+
+    fn err(tool: LatTool, args: &[&str]) -> String {
+        match run(tool, args) {
+            Err(OptionError::Invalid(m)) | Err(OptionError::Unavailable(m)) => m,
+            other => panic!("expected an error for {args:?}, got {other:?}"),
+        }
+    }
+
+    /// The spec's usage texts (Appendix A), but for the -d line.
+    const SEND_LAT_USAGE: &str = "Usage:
+  cxi_send_lat [-d DEV] [-p PORT]
+                          Start a server and wait for connection
+  cxi_send_lat ADDR [OPTIONS]
+                          Connect to server with address ADDR
+
+Options:
+  -v, --svc-id=SVC_ID     Service ID (default: 1)
+  -p, --port=PORT         The port to listen on/connect to (default: 49194)
+  -t, --tx-gpu=GPU        GPU index for allocating TX buf (default: no GPU)
+  -r, --rx-gpu=GPU        GPU index for allocating RX buf (default: no GPU)
+  -g, --gpu-type=TYPE     GPU type (AMD or NVIDIA or INTEL) (default type determined
+                          by discovered GPU files on system)
+  -n, --iters=ITERS       Number of iterations to run (default: 100)
+  -D, --duration=SEC      Run for the specified number of seconds
+      --warmup=WARMUP     Number of warmup iterations to run (default: 10)
+      --latency-gap=USEC  Number of microseconds to wait between each
+                          iteration (default: 1000)
+  -s, --size=MIN[:MAX]    Send size or range to use (default: 8)
+                          Ranges must be powers of 2 (e.g. \"1:8192\")
+                          The maximum size is 4294967295
+      --no-idc            Do not use Immediate Data Cmds for sizes <= 192 bytes
+      --no-ll             Do not use Low-Latency command issuing
+  -R, --rdzv              Use rendezvous PUTs
+      --report-all        Report all latency measurements individually
+                          This option is ignored when using --duration
+      --use-hp=SIZE       Attempt to use huge pages when allocating
+                          Size may be \"2M\" or \"1G\"
+  -c, --clock=TYPE        Clock type used to calculate latency.
+                          Valid options are: cycles or clock_gettime.
+                          Default is clock_gettime.
+      --ignore-cpu-freq-mismatch
+                          Used when clock type is cycles. Ignore CPU frequency
+                          mismatch. Mismatch can occur when ondemand CPU frequency
+                          is enabled such as cpufreq_ondemand governor.
+  -h, --help              Print this help text and exit
+  -V, --version           Print the version and exit
+";
+
+    #[test]
+    fn usage_matches_the_originals() {
+        let ours = family(LatTool::SendLat).usage("cxi_send_lat");
+        let original_part: String = ours
+            .split("\nfabdiag options:")
+            .next()
+            .unwrap()
+            .lines()
+            .filter(|l| {
+                !l.starts_with("  -d, --device") && !l.contains("(default: the domain that reaches")
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(original_part, SEND_LAT_USAGE);
+        let w = family(LatTool::WriteLat).usage("cxi_write_lat");
+        assert!(w.contains("  -s, --size=MIN[:MAX]    Write size or range to use (default: 8)\n"));
+        assert!(w.contains("      --unrestricted      Use unrestricted writes\n      --no-idc            Do not use Immediate Data Cmds\n"));
+        assert!(!family(LatTool::ReadLat).usage("x").contains("--no-idc"));
+    }
+
+    #[test]
+    fn defaults_and_forced_settings() {
+        let Action::Run(o) = run(LatTool::SendLat, &[]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (o.c.iterations, o.c.min_size, o.warmup, o.gap_us),
+            (100, 8, 10, 1000)
+        );
+        assert_eq!(o.clock, ClockKind::ClockGettime);
+        assert!(o.use_idc && o.use_ll && !o.report_all);
+        let Action::Run(o) = run(
+            LatTool::SendLat,
+            &["h", "-R", "--report-all", "-D", "2", "-c", "cycles"],
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert!(!o.use_idc, "-R turns IDC off");
+        assert!(!o.report_all, "-D turns --report-all off");
+        assert_eq!(o.clock, ClockKind::Cycles);
+        let Action::Run(o) = run(
+            LatTool::ReadLat,
+            &["h", "--warmup", "0", "--latency-gap", "0", "--report-all"],
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!((o.warmup, o.gap_us, o.report_all), (0, 0, true));
+    }
+
+    #[test]
+    fn validation_messages() {
+        let s = LatTool::SendLat;
+        assert_eq!(err(s, &["-c", "rdtsc"]), "Invalid clock: rdtsc");
+        assert_eq!(err(s, &["-c", "Cycles"]), "Invalid clock: Cycles");
+        assert_eq!(err(s, &["--warmup", "x"]), "Invalid warmup count: x");
+        assert_eq!(
+            err(s, &["--latency-gap", "-5"]),
+            "Invalid iteration gap: -5"
+        );
+        assert_eq!(
+            err(s, &["-s", "3:8"]),
+            "Invalid size: 3:8 (ranges must be powers of 2)"
+        );
+        assert_eq!(err(s, &["-n", "0"]), "Invalid iteration count: 0");
+        assert!(err(s, &["--max-lat", "0"]).starts_with("Invalid maximum latency"));
+        assert_eq!(
+            err(LatTool::ReadLat, &["--no-idc"]),
+            "unrecognized option '--no-idc'"
+        );
+        assert_eq!(err(LatTool::WriteLat, &["-R"]), "invalid option -- 'R'");
+        assert_eq!(err(s, &["-l", "4"]), "invalid option -- 'l'");
+    }
+}

@@ -1,0 +1,689 @@
+//! Command lines of the client/server tools. One table (`SPECS`) defines
+//! every option once, with help text that each tool family fills in
+//! (`Family`); both the getopt parser and the `-h` text come from it, and
+//! the usage text keeps the originals' layout. Flags are first collected
+//! raw (last occurrence wins), then each family resolves them into a
+//! validated configuration with the originals' error messages (spec §2.2).
+//! Nothing here prints.
+
+pub mod bw;
+pub mod lat;
+
+use crate::getopt::{self, OptDef, Parsed};
+use crate::numbers::{parse_size_range, parse_strtoul};
+use fabdiag_fabric::HugePageSize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opt {
+    Device,
+    SvcId,
+    Port,
+    TxGpu,
+    RxGpu,
+    GpuType,
+    Iters,
+    Duration,
+    Warmup,
+    LatencyGap,
+    Size,
+    ListSize,
+    Bidir,
+    Rdzv,
+    Unrestricted,
+    NoHrp,
+    NoIdc,
+    NoIdcSend,
+    NoLl,
+    ReportAll,
+    BufSz,
+    BufAlign,
+    BufAlignUnderscore,
+    UseHp,
+    Clock,
+    IgnoreCpuFreq,
+    EmuMode,
+    Help,
+    Version,
+    Provider,
+    Json,
+    MinBw,
+    MaxLat,
+    Percentiles,
+    Local,
+}
+
+pub struct Spec {
+    pub def: OptDef<Opt>,
+    /// Left column as the originals print it; None: accepted but hidden.
+    left: Option<&'static str>,
+    /// Help lines; `{Word}`, `{words}`, `{iters}`, `{size}` are filled in
+    /// per tool.
+    help: &'static [&'static str],
+}
+
+const fn spec(
+    id: Opt,
+    short: Option<char>,
+    long: &'static str,
+    takes_arg: bool,
+    left: Option<&'static str>,
+    help: &'static [&'static str],
+) -> Spec {
+    Spec {
+        def: OptDef {
+            id,
+            short,
+            long,
+            takes_arg,
+        },
+        left,
+        help,
+    }
+}
+
+const SPECS: &[Spec] = &[
+    spec(
+        Opt::Device,
+        Some('d'),
+        "device",
+        true,
+        Some("-d, --device=DEV"),
+        &[
+            "Device (libfabric domain) name, e.g. cxi0, mlx5_0, lo",
+            "(default: the domain that reaches the peer)",
+        ],
+    ),
+    spec(
+        Opt::SvcId,
+        Some('v'),
+        "svc-id",
+        true,
+        Some("-v, --svc-id=SVC_ID"),
+        &["Service ID (default: 1)"],
+    ),
+    spec(
+        Opt::Port,
+        Some('p'),
+        "port",
+        true,
+        Some("-p, --port=PORT"),
+        &["The port to listen on/connect to (default: 49194)"],
+    ),
+    spec(
+        Opt::TxGpu,
+        Some('t'),
+        "tx-gpu",
+        true,
+        Some("-t, --tx-gpu=GPU"),
+        &["GPU index for allocating TX buf (default: no GPU)"],
+    ),
+    spec(
+        Opt::RxGpu,
+        Some('r'),
+        "rx-gpu",
+        true,
+        Some("-r, --rx-gpu=GPU"),
+        &["GPU index for allocating RX buf (default: no GPU)"],
+    ),
+    spec(
+        Opt::GpuType,
+        Some('g'),
+        "gpu-type",
+        true,
+        Some("-g, --gpu-type=TYPE"),
+        &[
+            "GPU type (AMD or NVIDIA or INTEL) (default type determined",
+            "by discovered GPU files on system)",
+        ],
+    ),
+    spec(
+        Opt::Iters,
+        Some('n'),
+        "iters",
+        true,
+        Some("-n, --iters=ITERS"),
+        &["Number of iterations to run (default: {iters})"],
+    ),
+    spec(
+        Opt::Duration,
+        Some('D'),
+        "duration",
+        true,
+        Some("-D, --duration=SEC"),
+        &["Run for the specified number of seconds"],
+    ),
+    spec(
+        Opt::Warmup,
+        None,
+        "warmup",
+        true,
+        Some("    --warmup=WARMUP"),
+        &["Number of warmup iterations to run (default: 10)"],
+    ),
+    spec(
+        Opt::LatencyGap,
+        None,
+        "latency-gap",
+        true,
+        Some("    --latency-gap=USEC"),
+        &[
+            "Number of microseconds to wait between each",
+            "iteration (default: 1000)",
+        ],
+    ),
+    spec(
+        Opt::Size,
+        Some('s'),
+        "size",
+        true,
+        Some("-s, --size=MIN[:MAX]"),
+        &[
+            "{Word} size or range to use (default: {size})",
+            "Ranges must be powers of 2 (e.g. \"1:8192\")",
+            "The maximum size is 4294967295",
+        ],
+    ),
+    spec(
+        Opt::ListSize,
+        Some('l'),
+        "list-size",
+        true,
+        Some("-l, --list-size=SIZE"),
+        &[
+            "Number of {words} per iteration, all pushed to",
+            "the Tx CQ prior to initiating xfer (default: 256)",
+        ],
+    ),
+    spec(
+        Opt::Bidir,
+        Some('b'),
+        "bidirectional",
+        false,
+        Some("-b, --bidirectional"),
+        &["Measure bidirectional bandwidth"],
+    ),
+    spec(
+        Opt::Rdzv,
+        Some('R'),
+        "rdzv",
+        false,
+        Some("-R, --rdzv"),
+        &["Use rendezvous PUTs"],
+    ),
+    spec(
+        Opt::Unrestricted,
+        None,
+        "unrestricted",
+        false,
+        Some("    --unrestricted"),
+        &["Use unrestricted {words}"],
+    ),
+    spec(
+        Opt::NoHrp,
+        None,
+        "no-hrp",
+        false,
+        Some("    --no-hrp"),
+        &["Do not use High Rate Puts for sizes <= 2048 bytes"],
+    ),
+    spec(
+        Opt::NoIdc,
+        None,
+        "no-idc",
+        false,
+        Some("    --no-idc"),
+        &["Do not use Immediate Data Cmds"],
+    ),
+    spec(
+        Opt::NoIdcSend,
+        None,
+        "no-idc",
+        false,
+        Some("    --no-idc"),
+        &["Do not use Immediate Data Cmds for sizes <= 192 bytes"],
+    ),
+    spec(
+        Opt::NoLl,
+        None,
+        "no-ll",
+        false,
+        Some("    --no-ll"),
+        &["Do not use Low-Latency command issuing"],
+    ),
+    spec(
+        Opt::ReportAll,
+        None,
+        "report-all",
+        false,
+        Some("    --report-all"),
+        &[
+            "Report all latency measurements individually",
+            "This option is ignored when using --duration",
+        ],
+    ),
+    spec(
+        Opt::BufSz,
+        None,
+        "buf-sz",
+        true,
+        Some("    --buf-sz=SIZE"),
+        &[
+            "The max TX/RDMA buffer size, specified in bytes",
+            "If (size * list_size) > buf_sz, {words} will overlap",
+            "(default: 4294967296)",
+        ],
+    ),
+    spec(
+        Opt::BufAlign,
+        None,
+        "buf-align",
+        true,
+        Some("    --buf-align=ALIGN"),
+        &["Byte-alignment of {words} in the buffer (default: 64)"],
+    ),
+    // cxi_read_bw's usage printed this spelling (spec §6.13); accept it too.
+    spec(Opt::BufAlignUnderscore, None, "buf_align", true, None, &[]),
+    spec(
+        Opt::UseHp,
+        None,
+        "use-hp",
+        true,
+        Some("    --use-hp=SIZE"),
+        &[
+            "Attempt to use huge pages when allocating",
+            "Size may be \"2M\" or \"1G\"",
+        ],
+    ),
+    spec(
+        Opt::Clock,
+        Some('c'),
+        "clock",
+        true,
+        Some("-c, --clock=TYPE"),
+        &[
+            "Clock type used to calculate latency.",
+            "Valid options are: cycles or clock_gettime.",
+            "Default is clock_gettime.",
+        ],
+    ),
+    spec(
+        Opt::IgnoreCpuFreq,
+        None,
+        "ignore-cpu-freq-mismatch",
+        false,
+        Some("    --ignore-cpu-freq-mismatch"),
+        &[
+            "Used when clock type is cycles. Ignore CPU frequency",
+            "mismatch. Mismatch can occur when ondemand CPU frequency",
+            "is enabled such as cpufreq_ondemand governor.",
+        ],
+    ),
+    spec(Opt::EmuMode, None, "emu-mode", false, None, &[]),
+    spec(
+        Opt::Help,
+        Some('h'),
+        "help",
+        false,
+        Some("-h, --help"),
+        &["Print this help text and exit"],
+    ),
+    spec(
+        Opt::Version,
+        Some('V'),
+        "version",
+        false,
+        Some("-V, --version"),
+        &["Print the version and exit"],
+    ),
+    spec(
+        Opt::Provider,
+        Some('P'),
+        "provider",
+        true,
+        Some("-P, --provider=PROV"),
+        &[
+            "libfabric provider, e.g. cxi, verbs, efa, tcp, shm",
+            "(default: the best one with the needed capabilities)",
+        ],
+    ),
+    spec(
+        Opt::Json,
+        None,
+        "json",
+        false,
+        Some("    --json"),
+        &["Print one JSON document on stdout instead of tables"],
+    ),
+    spec(
+        Opt::MinBw,
+        None,
+        "min-bw",
+        true,
+        Some("    --min-bw=MB/S"),
+        &["Fail (exit 3) if any size's bandwidth is below MB/S"],
+    ),
+    spec(
+        Opt::MaxLat,
+        None,
+        "max-lat",
+        true,
+        Some("    --max-lat=USEC"),
+        &["Fail (exit 3) if any size's mean latency is above USEC"],
+    ),
+    spec(
+        Opt::Percentiles,
+        None,
+        "percentiles",
+        false,
+        Some("    --percentiles"),
+        &["Also print p50/p90/p99/p99.9 latencies per size"],
+    ),
+    spec(
+        Opt::Local,
+        None,
+        "local",
+        false,
+        Some("    --local"),
+        &["Run server and client on this machine in one command"],
+    ),
+];
+
+/// What differs between tools in their command line.
+pub struct Family {
+    /// Original options, in the originals' usage order.
+    pub opts: &'static [Opt],
+    /// fabdiag's additions, listed in their own usage section.
+    pub extensions: &'static [Opt],
+    /// Width of the usage's left column (25 for bw tools, 26 for lat).
+    pub width: usize,
+    pub word: &'static str,
+    pub words: &'static str,
+    pub default_iters: u64,
+    pub default_size: u64,
+}
+
+impl Family {
+    fn specs(&self) -> impl Iterator<Item = &'static Spec> + '_ {
+        self.opts
+            .iter()
+            .chain(self.extensions)
+            .filter_map(|id| SPECS.iter().find(|s| s.def.id == *id))
+    }
+
+    fn fill(&self, line: &str) -> String {
+        line.replace("{Word}", self.word)
+            .replace("{words}", self.words)
+            .replace("{iters}", &self.default_iters.to_string())
+            .replace("{size}", &self.default_size.to_string())
+    }
+
+    /// The `-h` text: the originals' layout, then fabdiag's own options.
+    pub fn usage(&self, prog: &str) -> String {
+        let w = self.width;
+        let mut o = String::new();
+        o.push_str("Usage:\n");
+        o.push_str(&format!("  {prog} [-d DEV] [-p PORT]\n"));
+        o.push_str(&format!(
+            "{:w$}Start a server and wait for connection\n",
+            ""
+        ));
+        o.push_str(&format!("  {prog} ADDR [OPTIONS]\n"));
+        o.push_str(&format!("{:w$}Connect to server with address ADDR\n", ""));
+        for (title, ids) in [
+            ("Options:", self.opts),
+            ("fabdiag options:", self.extensions),
+        ] {
+            o.push_str(&format!("\n{title}\n"));
+            for s in ids
+                .iter()
+                .filter_map(|id| SPECS.iter().find(|s| s.def.id == *id))
+            {
+                let Some(left) = s.left else { continue };
+                let left = format!("  {left}");
+                let mut lines = s.help.iter().map(|l| self.fill(l));
+                if left.len() >= w {
+                    // too long for the column: on a line of its own
+                    o.push_str(&format!("{left}\n"));
+                } else if let Some(first) = lines.next() {
+                    o.push_str(&format!("{left:w$}{first}\n"));
+                }
+                for l in lines {
+                    o.push_str(&format!("{:w$}{l}\n", ""));
+                }
+            }
+        }
+        o
+    }
+
+    pub fn parse(&self, args: &[String]) -> Result<Raw, String> {
+        let defs: Vec<OptDef<Opt>> = self.specs().map(|s| s.def).collect();
+        let mut raw = Raw::default();
+        for p in getopt::parse(&defs, args)? {
+            match p {
+                Parsed::Opt(id, v) => raw.values.push((id, v)),
+                Parsed::Operand(s) => raw.operands.push(s),
+            }
+        }
+        Ok(raw)
+    }
+}
+
+/// Flags as typed, before validation.
+#[derive(Clone, Debug, Default)]
+pub struct Raw {
+    pub values: Vec<(Opt, Option<String>)>,
+    pub operands: Vec<String>,
+}
+
+impl Raw {
+    pub fn last(&self, id: Opt) -> Option<&str> {
+        self.values
+            .iter()
+            .rev()
+            .find(|(o, _)| *o == id)
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    pub fn has(&self, id: Opt) -> bool {
+        self.values.iter().any(|(o, _)| *o == id)
+    }
+
+    /// Run options given to a server (which the client overrides).
+    pub fn given(&self, names: &[(Opt, &'static str)]) -> Vec<&'static str> {
+        names
+            .iter()
+            .filter(|(o, _)| self.has(*o))
+            .map(|(_, n)| *n)
+            .collect()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action<T> {
+    Help,
+    Version,
+    Run(T),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunMode {
+    Server,
+    Client(String),
+    Local,
+}
+
+/// Why options were refused. `Unavailable` is a valid request this build or
+/// machine cannot serve (GPU memory, CXI emulation timer).
+#[derive(Debug, PartialEq, Eq)]
+pub enum OptionError {
+    Invalid(String),
+    Unavailable(String),
+}
+
+pub const DEFAULT_SVC_ID: u32 = 1;
+
+/// Options every client/server tool shares, validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Common {
+    pub mode: RunMode,
+    pub device: Option<String>,
+    pub provider: Option<String>,
+    pub svc_id: u32,
+    pub port: u16,
+    pub iterations: u64,
+    pub duration_s: Option<u64>,
+    pub min_size: u64,
+    pub max_size: u64,
+    pub hugepages: Option<HugePageSize>,
+    pub json: bool,
+}
+
+fn invalid(m: String) -> OptionError {
+    OptionError::Invalid(m)
+}
+
+/// A `strtoul`-style number, or the originals' message for `what`.
+pub fn number(
+    raw: &Raw,
+    id: Opt,
+    default: u64,
+    ok: impl Fn(u64) -> bool,
+    what: &str,
+) -> Result<u64, OptionError> {
+    match raw.last(id) {
+        None => Ok(default),
+        Some(s) => parse_strtoul(s)
+            .filter(|v| ok(*v))
+            .ok_or_else(|| invalid(format!("{what}: {s}"))),
+    }
+}
+
+/// Validates the shared options in the originals' order. Tool checks that
+/// the originals ran before the positional argument come between
+/// `common_values` and `common_mode`.
+pub fn common_values(
+    raw: &Raw,
+    default_iters: u64,
+    default_size: u64,
+) -> Result<Common, OptionError> {
+    let device = match raw.last(Opt::Device) {
+        Some("") => return Err(invalid("Invalid device name: ".into())),
+        d => d.map(str::to_string),
+    };
+    let provider = match raw.last(Opt::Provider) {
+        Some("") => return Err(invalid("Invalid provider: ''".into())),
+        p => p.map(str::to_string),
+    };
+    let svc_id = match raw.last(Opt::SvcId) {
+        None => DEFAULT_SVC_ID,
+        Some(s) => s
+            .parse::<i64>()
+            .ok()
+            .filter(|v| (1..=i32::MAX as i64).contains(v))
+            .map(|v| v as u32)
+            .ok_or_else(|| invalid(format!("Invalid svc_id: {s}")))?,
+    };
+    let port = match raw.last(Opt::Port) {
+        None => fabdiag_proto::DEFAULT_PORT,
+        Some(s) => match parse_strtoul(s).filter(|&v| v <= u16::MAX as u64) {
+            Some(0) => fabdiag_proto::DEFAULT_PORT,
+            Some(v) => v as u16,
+            None => return Err(invalid(format!("Invalid port: {s}"))),
+        },
+    };
+    number(raw, Opt::TxGpu, 0, |v| v <= 255, "Invalid src gpu device")?;
+    number(raw, Opt::RxGpu, 0, |v| v <= 255, "Invalid dest gpu device")?;
+    if let Some(s) = raw.last(Opt::GpuType) {
+        if !["amd", "nvidia", "intel"].contains(&s.to_ascii_lowercase().as_str()) {
+            return Err(invalid(format!(
+                "Invalid gpu type: {s}. Must be AMD, NVIDIA or INTEL"
+            )));
+        }
+    }
+    let iterations = number(
+        raw,
+        Opt::Iters,
+        default_iters,
+        |v| v > 0,
+        "Invalid iteration count",
+    )?;
+    let duration_s = match raw.last(Opt::Duration) {
+        None => None,
+        Some(_) => Some(number(
+            raw,
+            Opt::Duration,
+            0,
+            |v| v > 0 && v <= u32::MAX as u64,
+            "Invalid duration",
+        )?),
+    };
+    let (min_size, max_size) = match raw.last(Opt::Size) {
+        None => (default_size, default_size),
+        Some(s) => parse_size_range(s).map_err(invalid)?,
+    };
+    let hugepages = match raw.last(Opt::UseHp) {
+        None => None,
+        Some(s) => match s.to_ascii_uppercase().as_str() {
+            "2M" => Some(HugePageSize::TwoMiB),
+            "1G" => Some(HugePageSize::OneGiB),
+            _ => {
+                return Err(invalid(format!(
+                    "Invalid hugepage type: {s}. Must be 2M or 1G"
+                )))
+            }
+        },
+    };
+    Ok(Common {
+        mode: RunMode::Server,
+        device,
+        provider,
+        svc_id,
+        port,
+        iterations,
+        duration_s,
+        min_size,
+        max_size,
+        hugepages,
+        json: raw.has(Opt::Json),
+    })
+}
+
+/// The checks after the tool's own: GPU and emulation requests, then the
+/// positional argument (spec §2.2 steps 2 and 5).
+pub fn common_mode(raw: &Raw, c: &mut Common) -> Result<(), OptionError> {
+    if raw.has(Opt::TxGpu) || raw.has(Opt::RxGpu) || raw.has(Opt::GpuType) {
+        return Err(OptionError::Unavailable(
+            "GPU memory (-t/-r/-g) is not supported yet: fabdiag's fabric tools use system memory only".into(),
+        ));
+    }
+    if raw.has(Opt::EmuMode) {
+        return Err(OptionError::Unavailable(
+            "--emu-mode reads a CXI hardware timer and has no libfabric equivalent".into(),
+        ));
+    }
+    c.mode = match (raw.operands.as_slice(), raw.has(Opt::Local)) {
+        ([], false) => RunMode::Server,
+        ([], true) => RunMode::Local,
+        ([addr], false) => RunMode::Client(addr.clone()),
+        ([addr], true) => {
+            return Err(invalid(format!(
+                "--local runs both sides on this machine; drop the server address {addr}"
+            )))
+        }
+        ([_, extra, ..], _) => return Err(invalid(format!("Unexpected argument: {extra}"))),
+    };
+    Ok(())
+}
+
+/// A positive decimal number for a threshold option.
+pub fn threshold(raw: &Raw, id: Opt, what: &str) -> Result<Option<f64>, OptionError> {
+    match raw.last(id) {
+        None => Ok(None),
+        Some(s) => s
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .map(Some)
+            .ok_or_else(|| invalid(format!("{what}: {s}"))),
+    }
+}
