@@ -1,6 +1,7 @@
 //! Two hosts: network namespaces joined by a veth pair, addressed in
 //! 198.18.0.0/15 (the benchmarking range), with a server in one and a
-//! client in the other over the tcp provider. Needs root and iproute2,
+//! client in the other over the tcp provider, for the bandwidth and latency
+//! tools. Needs root and iproute2,
 //! which CI has; without them the test fails loudly rather than skipping,
 //! because this is the path that proves the tools cross a network.
 
@@ -192,4 +193,50 @@ fn link_cut_mid_run_is_noticed_on_both_sides() {
     assert!(c.stderr.contains("during run"), "{}", c.stderr);
     assert!(s.stderr.contains("during run"), "{}", s.stderr);
     assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn latency_tools_across_veth() {
+    require_root();
+    let ns = Netns::new(4);
+    for (k, tool) in ["send-lat", "write-lat", "read-lat"]
+        .into_iter()
+        .enumerate()
+    {
+        let port = 49300 + k as u16;
+        let p = port.to_string();
+        let srv = Proc::spawn(&mut ns.cmd(&ns.a, &[tool, "-p", &p, "--json"]));
+        wait_listen_in_ns(srv.pid(), port);
+        let c = Proc::spawn(&mut ns.cmd(
+            &ns.b,
+            &[
+                tool,
+                "198.18.4.1",
+                "-p",
+                &p,
+                "-n",
+                "30",
+                "-s",
+                "8:1024",
+                "--json",
+            ],
+        ))
+        .wait(LIMIT);
+        let s = srv.wait(LIMIT);
+        assert_eq!(c.code, Some(0), "{tool}: {}", c.stderr);
+        assert_eq!(s.code, Some(0), "{tool} server: {}", s.stderr);
+        let j = c.json();
+        assert!(j["config"]["device"].as_str().unwrap().starts_with("vb"));
+        let results = j["results"].as_array().unwrap();
+        assert_eq!(results.len(), 8);
+        for r in results {
+            assert_eq!(r["iterations"], 30);
+            let (min, mean, max) = (
+                r["min_ns"].as_u64().unwrap(),
+                r["mean_ns"].as_u64().unwrap(),
+                r["max_ns"].as_u64().unwrap(),
+            );
+            assert!(0 < min && min <= mean && mean <= max, "{r}");
+        }
+    }
 }
