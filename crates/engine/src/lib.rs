@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod addressing;
+pub mod amo;
 pub mod bw;
 pub mod lat;
 

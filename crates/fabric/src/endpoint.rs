@@ -36,6 +36,36 @@ pub struct OpFlags {
     pub inject: bool,
 }
 
+/// Which libfabric atomic call: fi_atomic, fi_fetch_atomic (old value
+/// returned) or fi_compare_atomic (compare operand, old value returned).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicKind {
+    Plain,
+    Fetch,
+    Compare,
+}
+
+/// One atomic element: datatype and op as indices of the shim's tables
+/// (engine::amo's AmoType and FiOp orders), and the element size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AtomicSpec {
+    pub kind: AtomicKind,
+    pub datatype: i32,
+    pub op: i32,
+    pub size: u64,
+}
+
+/// Where an atomic's operands and result live in one local region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AtomicOperands {
+    pub region: RegionId,
+    pub operand: u64,
+    /// Compare operand (compare kind only).
+    pub compare: u64,
+    /// Where the old value lands (fetch and compare kinds).
+    pub result: u64,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Posted {
     Queued,
@@ -501,6 +531,85 @@ impl Endpoint {
         // outlives the endpoint, so a late delivery cannot reach freed memory.
         let rc = unsafe { ffi::fdg_recv(self.ep, buf, len as usize, desc, context as *mut c_void) };
         Self::posted("fi_recv", rc)
+    }
+
+    /// Does the provider support this atomic (fi_*atomicvalid)?
+    pub fn atomic_valid(&self, spec: &AtomicSpec) -> Result<bool, FabricError> {
+        let kind = spec.kind as i32;
+        let mut count = 0usize;
+        // SAFETY: ep is live; count points to a local the shim writes.
+        let rc =
+            unsafe { ffi::fdg_atomic_valid(self.ep, kind, spec.datatype, spec.op, &mut count) };
+        if rc == 0 {
+            Ok(count > 0)
+        } else if rc < 0
+            && [
+                consts::enodata(),
+                38, /* ENOSYS */
+                95, /* EOPNOTSUPP */
+                22, /* EINVAL */
+            ]
+            .contains(&-rc)
+        {
+            Ok(false)
+        } else {
+            Err(FabricError::call("fi_atomicvalid", rc))
+        }
+    }
+
+    /// Posts one atomic on the peer's region at `roff`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn atomic(
+        &mut self,
+        spec: &AtomicSpec,
+        ops: &AtomicOperands,
+        peer: PeerId,
+        rem: &RemoteRegion,
+        roff: u64,
+        f: OpFlags,
+        context: u64,
+    ) -> Result<Posted, FabricError> {
+        let n = spec.size;
+        let (buf, desc) = self.local(ops.region, ops.operand, n)?;
+        let (cmp, cmp_desc) = match spec.kind {
+            AtomicKind::Compare => self.local(ops.region, ops.compare, n)?,
+            _ => (ptr::null_mut(), ptr::null_mut()),
+        };
+        let (res, res_desc) = match spec.kind {
+            AtomicKind::Plain => (ptr::null_mut(), ptr::null_mut()),
+            _ => self.local(ops.region, ops.result, n)?,
+        };
+        let raddr = Self::remote(rem, roff, n)?;
+        let mut flags = self.flags(OpFlags {
+            inject: f.inject && spec.kind == AtomicKind::Plain,
+        });
+        if spec.kind != AtomicKind::Plain {
+            // a fetched value arrives with the completion anyway
+            flags &= !consts::delivery_complete();
+        }
+        // SAFETY: buf, cmp and res point into registered buffers owned by
+        // self, each with `n` bytes in bounds (checked by local()); the
+        // remote range was checked against the peer's advertised region.
+        let rc = unsafe {
+            ffi::fdg_atomic(
+                self.ep,
+                spec.kind as i32,
+                spec.datatype,
+                spec.op,
+                buf,
+                desc,
+                cmp,
+                cmp_desc,
+                res,
+                res_desc,
+                peer.0,
+                raddr,
+                rem.key,
+                flags,
+                context as *mut c_void,
+            )
+        };
+        Self::posted("fi_atomicmsg", rc)
     }
 
     /// Reads up to `out.len()` completions, driving progress. An error

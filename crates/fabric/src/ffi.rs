@@ -161,4 +161,29 @@ extern "C" {
         buflen: usize,
     ) -> c_int;
     pub fn fdg_const(which: c_int) -> u64;
+    pub fn fdg_atomic_valid(
+        ep: *mut FidEp,
+        kind: c_int,
+        t: c_int,
+        o: c_int,
+        count: *mut usize,
+    ) -> c_int;
+    #[allow(clippy::too_many_arguments)]
+    pub fn fdg_atomic(
+        ep: *mut FidEp,
+        kind: c_int,
+        t: c_int,
+        o: c_int,
+        buf: *mut c_void,
+        desc: *mut c_void,
+        cmp: *mut c_void,
+        cmp_desc: *mut c_void,
+        res: *mut c_void,
+        res_desc: *mut c_void,
+        dest: u64,
+        raddr: u64,
+        rkey: u64,
+        flags: u64,
+        context: *mut c_void,
+    ) -> c_int;
 }

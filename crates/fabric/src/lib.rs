@@ -15,7 +15,10 @@ mod ffi;
 
 pub use buffer::{free_hugepages, HostBuffer, HugePageSize};
 pub use discovery::{discover, Capability, InfoList, ProviderInfo, Query};
-pub use endpoint::{Completion, Endpoint, OpFlags, PeerId, Posted, RegionId, RemoteRegion};
+pub use endpoint::{
+    AtomicKind, AtomicOperands, AtomicSpec, Completion, Endpoint, OpFlags, PeerId, Posted,
+    RegionId, RemoteRegion,
+};
 pub use error::FabricError;
 
 use std::ffi::{CStr, CString};

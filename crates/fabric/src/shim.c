@@ -27,6 +27,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 
 #define FDG_API_VERSION FI_VERSION(1, 12)
@@ -360,6 +361,86 @@ int fdg_cq_readerr(struct fid_cq *cq, int *err, int *prov_errno,
 	s = fi_cq_strerror(cq, e.prov_errno, e.err_data, NULL, 0);
 	snprintf(buf, buflen, "%s", s ? s : "");
 	return 0;
+}
+
+/* ---- atomics ------------------------------------------------------------ */
+
+/* fabdiag's type and op indices (engine::amo) to libfabric's enums */
+static int fi_dt(int t, enum fi_datatype *out)
+{
+	static const enum fi_datatype map[] = {
+		FI_INT8, FI_UINT8, FI_INT16, FI_UINT16, FI_INT32, FI_UINT32,
+		FI_INT64, FI_UINT64, FI_FLOAT, FI_DOUBLE, FI_FLOAT_COMPLEX,
+		FI_DOUBLE_COMPLEX, FI_UINT128,
+	};
+	if (t < 0 || t >= (int)(sizeof(map) / sizeof(map[0])))
+		return -FI_EINVAL;
+	*out = map[t];
+	return 0;
+}
+
+static int fi_opc(int o, enum fi_op *out)
+{
+	static const enum fi_op map[] = {
+		FI_MIN, FI_MAX, FI_SUM, FI_LOR, FI_LAND, FI_BOR, FI_BAND,
+		FI_LXOR, FI_BXOR, FI_ATOMIC_WRITE, FI_CSWAP, FI_CSWAP_NE,
+		FI_CSWAP_LE, FI_CSWAP_LT, FI_CSWAP_GE, FI_CSWAP_GT, FI_MSWAP,
+	};
+	if (o < 0 || o >= (int)(sizeof(map) / sizeof(map[0])))
+		return -FI_EINVAL;
+	*out = map[o];
+	return 0;
+}
+
+/* kind: 0 fi_atomicvalid, 1 fi_fetch_atomicvalid, 2 fi_compare_atomicvalid.
+ * Returns 0 with *count > 0 when supported, a negative error otherwise. */
+int fdg_atomic_valid(struct fid_ep *ep, int kind, int t, int o, size_t *count)
+{
+	enum fi_datatype dt;
+	enum fi_op op;
+	int ret;
+
+	*count = 0;
+	if ((ret = fi_dt(t, &dt)) || (ret = fi_opc(o, &op)))
+		return ret;
+	switch (kind) {
+	case 0: return fi_atomicvalid(ep, dt, op, count);
+	case 1: return fi_fetch_atomicvalid(ep, dt, op, count);
+	default: return fi_compare_atomicvalid(ep, dt, op, count);
+	}
+}
+
+/* One element. kind as above; cmp/res may be NULL when the kind needs none. */
+int fdg_atomic(struct fid_ep *ep, int kind, int t, int o, void *buf,
+	       void *desc, void *cmp, void *cmp_desc, void *res,
+	       void *res_desc, uint64_t dest, uint64_t raddr, uint64_t rkey,
+	       uint64_t flags, void *context)
+{
+	enum fi_datatype dt;
+	enum fi_op op;
+	struct fi_ioc ioc = { .addr = buf, .count = 1 };
+	struct fi_ioc cioc = { .addr = cmp, .count = 1 };
+	struct fi_ioc rioc = { .addr = res, .count = 1 };
+	struct fi_rma_ioc rma = { .addr = raddr, .count = 1, .key = rkey };
+	struct fi_msg_atomic msg = {
+		.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = dest,
+		.rma_iov = &rma, .rma_iov_count = 1, .context = context,
+	};
+	int ret;
+
+	if ((ret = fi_dt(t, &dt)) || (ret = fi_opc(o, &op)))
+		return ret;
+	msg.datatype = dt;
+	msg.op = op;
+	switch (kind) {
+	case 0:
+		return (int)fi_atomicmsg(ep, &msg, flags);
+	case 1:
+		return (int)fi_fetch_atomicmsg(ep, &msg, &rioc, &res_desc, 1, flags);
+	default:
+		return (int)fi_compare_atomicmsg(ep, &msg, &cioc, &cmp_desc, 1,
+						 &rioc, &res_desc, 1, flags);
+	}
 }
 
 /* Constants the Rust side needs, read from the headers rather than copied. */

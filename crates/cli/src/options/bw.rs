@@ -77,6 +77,7 @@ pub fn family(tool: BwTool) -> Family {
         words,
         default_iters: DEFAULT_ITERS,
         default_size: DEFAULT_SIZE,
+        trailer: "",
     }
 }
 

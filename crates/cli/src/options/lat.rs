@@ -119,6 +119,7 @@ pub fn family(tool: LatTool) -> Family {
         words,
         default_iters: DEFAULT_ITERS,
         default_size: DEFAULT_SIZE,
+        trailer: "",
     }
 }
 

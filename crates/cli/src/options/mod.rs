@@ -6,6 +6,7 @@
 //! validated configuration with the originals' error messages (spec §2.2).
 //! Nothing here prints.
 
+pub mod amo;
 pub mod bw;
 pub mod lat;
 
@@ -50,6 +51,14 @@ pub enum Opt {
     MaxLat,
     Percentiles,
     Local,
+    AtomicOp,
+    CswapOp,
+    AtomicType,
+    Fetching,
+    Matching,
+    ListSizeAmo,
+    NoHrpAmo,
+    ReportAllAmo,
 }
 
 pub struct Spec {
@@ -386,6 +395,73 @@ const SPECS: &[Spec] = &[
         Some("    --local"),
         &["Run server and client on this machine in one command"],
     ),
+    spec(
+        Opt::AtomicOp,
+        Some('A'),
+        "atomic-op",
+        true,
+        Some("-A, --atomic-op"),
+        &["The atomic operation to use (default: SUM)"],
+    ),
+    spec(
+        Opt::CswapOp,
+        Some('C'),
+        "cswap-op",
+        true,
+        Some("-C, --cswap-op"),
+        &["The CSWAP operation to use (default: EQ)"],
+    ),
+    spec(
+        Opt::AtomicType,
+        Some('T'),
+        "atomic-type",
+        true,
+        Some("-T, --atomic-type"),
+        &["The atomic type to use (default: UINT64)"],
+    ),
+    spec(
+        Opt::Fetching,
+        None,
+        "fetching",
+        false,
+        Some("    --fetching"),
+        &["Use fetching AMOs"],
+    ),
+    spec(
+        Opt::Matching,
+        None,
+        "matching",
+        false,
+        Some("    --matching"),
+        &["Use matching list entries at the target"],
+    ),
+    spec(
+        Opt::ListSizeAmo,
+        Some('l'),
+        "list-size",
+        true,
+        Some("-l, --list-size=SIZE"),
+        &[
+            "Number of writes per iteration, all pushed to the",
+            "initiator CQ prior to initiating xfer (default: 4096)",
+        ],
+    ),
+    spec(
+        Opt::NoHrpAmo,
+        None,
+        "no-hrp",
+        false,
+        Some("    --no-hrp"),
+        &["Do not use High Rate Puts"],
+    ),
+    spec(
+        Opt::ReportAllAmo,
+        None,
+        "report-all",
+        false,
+        Some("    --report-all"),
+        &["Report all latency measurements individually"],
+    ),
 ];
 
 /// What differs between tools in their command line.
@@ -400,6 +476,8 @@ pub struct Family {
     pub words: &'static str,
     pub default_iters: u64,
     pub default_size: u64,
+    /// Printed after the original options (the atomic tools' name lists).
+    pub trailer: &'static str,
 }
 
 impl Family {
@@ -433,6 +511,9 @@ impl Family {
             ("Options:", self.opts),
             ("fabdiag options:", self.extensions),
         ] {
+            if title.starts_with("fabdiag") {
+                o.push_str(self.trailer);
+            }
             o.push_str(&format!("\n{title}\n"));
             for s in ids
                 .iter()
