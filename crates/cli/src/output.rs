@@ -69,17 +69,17 @@ impl LatSink for Console {
     fn banner(&mut self, run: &LatRun) {
         let mut s = lat_text::banner(run);
         if run.role == Role::Client {
-            s.push_str(&lat_text::table_start(run));
+            s.push_str(&lat_text::table_start(&run.table()));
         }
         self.text(&s);
     }
     fn size(&mut self, run: &LatRun, r: &LatResult, first: bool) {
-        self.text(&lat_text::size_block(run, r, first));
+        self.text(&lat_text::size_block(&run.table(), r, first));
     }
     fn end(&mut self, run: &LatRun, results: &[LatResult]) {
         match run.role {
-            Role::Client => self.text(&lat_text::client_footer(run, results, self.percentiles)),
-            Role::Server => self.text(&lat_text::server_tail(run)),
+            Role::Client => self.text(&lat_text::client_footer(&run.table(), results, self.percentiles)),
+            Role::Server => self.text(&lat_text::server_tail(&run.table())),
         }
     }
     fn warn(&mut self, message: &str) {

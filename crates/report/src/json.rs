@@ -1,7 +1,8 @@
 //! fabdiag's JSON documents. Field names carry their units; the schema is
 //! versioned; a failed run still yields a valid document with `error` set.
 
-use crate::model::{BwRun, LatRun};
+use crate::model::{AmoRun, BwRun, LatRun};
+use fabdiag_engine::amo::Verification;
 use fabdiag_engine::lat::Bucket;
 use fabdiag_engine::{LatResult, SizeResult};
 use serde::Serialize;
@@ -130,7 +131,43 @@ pub struct Document<C, R, T> {
     pub error: Option<ErrorJson>,
 }
 
+/// An atomic result: the bandwidth or latency figures and the verdict on
+/// every target buffer the run hit.
+#[derive(Clone, Debug, Serialize)]
+pub struct AmoResultJson<T> {
+    #[serde(flatten)]
+    pub figures: T,
+    pub verification: Vec<Verification>,
+}
+
+/// What the atomic tools' sessions produce per run.
+#[derive(Clone, Debug)]
+pub struct AmoBw {
+    pub result: SizeResult,
+    pub verification: Vec<Verification>,
+}
+
+#[derive(Clone, Debug)]
+pub struct AmoLat {
+    pub result: LatResult,
+    pub verification: Vec<Verification>,
+}
+
+impl From<&AmoBw> for AmoResultJson<BwResultJson> {
+    fn from(a: &AmoBw) -> Self {
+        AmoResultJson { figures: BwResultJson::from(&a.result), verification: a.verification.clone() }
+    }
+}
+
+impl From<&AmoLat> for AmoResultJson<LatResultJson> {
+    fn from(a: &AmoLat) -> Self {
+        AmoResultJson { figures: LatResultJson::from(&a.result), verification: a.verification.clone() }
+    }
+}
+
 pub type BwDocument = Document<BwRun, BwResultJson, ThresholdJson>;
+pub type AmoBwDocument = Document<AmoRun, AmoResultJson<BwResultJson>, ThresholdJson>;
+pub type AmoLatDocument = Document<AmoRun, AmoResultJson<LatResultJson>, LatThresholdJson>;
 pub type LatDocument = Document<LatRun, LatResultJson, LatThresholdJson>;
 
 pub fn render<C: Serialize, R: Serialize, T: Serialize>(doc: &Document<C, R, T>) -> String {

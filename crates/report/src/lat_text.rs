@@ -15,6 +15,21 @@ pub fn title(tool: LatTool) -> &'static str {
     }
 }
 
+/// The strings and mode that shape a latency table; every latency-style
+/// tool (send/write/read_lat, atomic_lat) supplies one.
+#[derive(Clone, Copy, Debug)]
+pub struct LatTable {
+    pub header: &'static str,
+    pub all_header: &'static str,
+    pub report_all: bool,
+}
+
+impl LatRun {
+    pub fn table(&self) -> LatTable {
+        LatTable { header: header(self.tool), all_header: all_header(self.tool), report_all: self.report_all }
+    }
+}
+
 pub fn header(tool: LatTool) -> &'static str {
     match tool {
         LatTool::SendLat => SEND_LAT_HEADER,
@@ -33,6 +48,10 @@ fn all_header(tool: LatTool) -> &'static str {
 
 fn sep(tool: LatTool) -> String {
     format!("{}\n", separator(header(tool)))
+}
+
+fn tsep(t: &LatTable) -> String {
+    format!("{}\n", separator(t.header))
 }
 
 fn line(out: &mut String, label: &str, value: impl std::fmt::Display) {
@@ -103,11 +122,11 @@ pub fn banner(run: &LatRun) -> String {
 }
 
 /// What the client prints before the first size (summary mode only).
-pub fn table_start(run: &LatRun) -> String {
-    if run.report_all {
+pub fn table_start(t: &LatTable) -> String {
+    if t.report_all {
         String::new()
     } else {
-        format!("{}\n", header(run.tool))
+        format!("{}\n", t.header)
     }
 }
 
@@ -127,29 +146,29 @@ pub fn summary_row(r: &LatResult) -> String {
 /// One size on the client: the summary row, or in report-all mode every
 /// sample, a separator, the header and the summary row. Sizes after the
 /// first are preceded by a separator in report-all mode.
-pub fn size_block(run: &LatRun, r: &LatResult, first: bool) -> String {
-    if !run.report_all {
+pub fn size_block(t: &LatTable, r: &LatResult, first: bool) -> String {
+    if !t.report_all {
         return summary_row(r);
     }
     let mut o = String::new();
     if !first {
-        o.push_str(&sep(run.tool));
+        o.push_str(&tsep(t));
     }
-    o.push_str(all_header(run.tool));
+    o.push_str(t.all_header);
     o.push('\n');
     for (i, ns) in r.samples.iter().flatten().enumerate() {
         o.push_str(&format!("{i:>COUNT_W$}{GAP}{:>LAT_ALL_W$}\n", us3(*ns)));
     }
-    o.push_str(&sep(run.tool));
-    o.push_str(header(run.tool));
+    o.push_str(&tsep(t));
+    o.push_str(t.header);
     o.push('\n');
     o.push_str(&summary_row(r));
     o
 }
 
 /// The client's closing lines; with `percentiles`, fabdiag's extra table.
-pub fn client_footer(run: &LatRun, results: &[LatResult], percentiles: bool) -> String {
-    let mut o = sep(run.tool);
+pub fn client_footer(t: &LatTable, results: &[LatResult], percentiles: bool) -> String {
+    let mut o = tsep(t);
     if percentiles {
         o.push_str(PERCENTILE_HEADER);
         o.push('\n');
@@ -164,12 +183,12 @@ pub fn client_footer(run: &LatRun, results: &[LatResult], percentiles: bool) -> 
                 us2(s.p999_ns)
             ));
         }
-        o.push_str(&sep(run.tool));
+        o.push_str(&tsep(t));
     }
     o
 }
 
 /// Everything the server prints after its banner.
-pub fn server_tail(run: &LatRun) -> String {
-    format!("{SEE_CLIENT}\n{}", sep(run.tool))
+pub fn server_tail(t: &LatTable) -> String {
+    format!("{SEE_CLIENT}\n{}", tsep(t))
 }

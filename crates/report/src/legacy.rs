@@ -50,6 +50,15 @@ pub const SEND_LAT_ALL_HEADER: &str = "   SendNum  Latency[us]";
 pub const WRITE_LAT_ALL_HEADER: &str = "  WriteNum  Latency[us]";
 pub const READ_LAT_ALL_HEADER: &str = "   ReadNum  Latency[us]";
 
+/// atomic_bw (seed 001_*): 48-dash separators, size 11 wide, rate 13 wide.
+pub const ATOMIC_BW_TITLE: &str = "CXI Atomic Memory Operation Bandwidth Test";
+pub const ATOMIC_LAT_TITLE: &str = "CXI Atomic Memory Operation Latency Test";
+pub const ATOMIC_BW_HEADER: &str = "AMO Size[B]         Ops  BW[MB/s]    OpRate[M/s]";
+pub const AMO_SIZE_W: usize = 11;
+pub const AMO_RATE_W: usize = 13;
+pub const ATOMIC_LAT_HEADER: &str = "     Bytes         Ops     Min[us]     Max[us]    Mean[us]  StdDev[us]";
+pub const ATOMIC_LAT_ALL_HEADER: &str = "     OpNum  Latency[us]";
+
 /// The latency server's only result line.
 pub const SEE_CLIENT: &str = "See client for results.";
 

@@ -6,10 +6,11 @@
 
 #![forbid(unsafe_code)]
 
+pub mod amo_text;
 pub mod bw_text;
 pub mod json;
 pub mod lat_text;
 pub mod legacy;
 pub mod model;
 
-pub use model::{BwRun, BwTool, Hugepages, LatRun, LatTool, Role, RowView, TestMode};
+pub use model::{AmoRun, BwRun, BwTool, Hugepages, LatRun, LatTool, Role, RowView, TestMode};

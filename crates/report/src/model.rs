@@ -175,3 +175,41 @@ pub struct LatRun {
     pub cycles_mhz: Option<f64>,
     pub delivery_complete: bool,
 }
+
+/// An atomic run's configuration as this side sees it (atomic_bw or
+/// atomic_lat; the fields of the other tool are None).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AmoRun {
+    /// "atomic_bw" or "atomic_lat".
+    pub tool: String,
+    pub role: Role,
+    pub provider: String,
+    pub device: String,
+    pub service_id: u32,
+    pub mode: TestMode,
+    /// The banner's "Atomic Op" value, e.g. "NON-FETCHING CSWAP EQ".
+    pub atomic_op: String,
+    pub op: String,
+    pub cswap_op: Option<String>,
+    pub atomic_type: String,
+    pub size_bytes: u64,
+    pub fetching: bool,
+    /// What runs on the fabric, e.g. "FI_CSWAP" through "fi_compare_atomic".
+    pub libfabric_op: String,
+    pub libfabric_call: String,
+    pub list_size: Option<u64>,
+    pub bidirectional: Option<bool>,
+    pub warmup_iterations: Option<u64>,
+    pub gap_us: Option<u64>,
+    pub hrp: Option<String>,
+    pub idc: String,
+    pub matching: String,
+    pub restricted: String,
+    pub ll: Option<String>,
+    pub report_all: Option<bool>,
+    pub local_address: String,
+    pub remote_address: String,
+    pub clock: Option<String>,
+    pub cycles_mhz: Option<f64>,
+    pub delivery_complete: bool,
+}

@@ -69,17 +69,18 @@ fn result(size: u64, count: u64, min: u64, max: u64, mean: u64, sd: u64) -> LatR
 }
 
 fn client(run: &LatRun, results: &[LatResult]) -> String {
+    let t = run.table();
     let mut o = banner(run);
-    o.push_str(&table_start(run));
+    o.push_str(&table_start(&t));
     for (i, r) in results.iter().enumerate() {
-        o.push_str(&size_block(run, r, i == 0));
+        o.push_str(&size_block(&t, r, i == 0));
     }
-    o.push_str(&client_footer(run, results, false));
+    o.push_str(&client_footer(&t, results, false));
     o
 }
 
 fn server(run: &LatRun) -> String {
-    format!("{}\n{}{}", listening(49194), banner(run), server_tail(run))
+    format!("{}\n{}{}", listening(49194), banner(run), server_tail(&run.table()))
 }
 
 #[test]
@@ -154,6 +155,6 @@ fn report_all_over_a_range_and_percentiles() {
         "Remote (server)  : NIC 0x12 PID 0\n{sep}\n  WriteNum  Latency[us]\n         0        1.000\n         1        2.000\n{sep}\n     Bytes      Writes     Min[us]     Max[us]    Mean[us]  StdDev[us]\n         1           2        1.00        2.00        1.50        0.50\n{sep}\n  WriteNum  Latency[us]\n         0    12345.678\n{sep}\n     Bytes      Writes     Min[us]     Max[us]    Mean[us]  StdDev[us]\n         2           1    12345.67    12345.67    12345.67        0.00\n{sep}\n"
     );
     assert_eq!(text, want);
-    let p = client_footer(&run, &[r1], true);
+    let p = client_footer(&run.table(), &[r1], true);
     assert_eq!(p, format!("{sep}\n     Bytes     p50[us]     p90[us]     p99[us]   p99.9[us]\n         1        1.00        0.00        0.00        0.00\n{sep}\n"));
 }
