@@ -7,9 +7,10 @@
 //! closure, or no fabric completion for too long). Never prints.
 
 use fabdiag_clock::Calibration;
+use fabdiag_engine::amo::{Operands, Scheme};
 use fabdiag_engine::{Activity, BwDriver, LatDriver, Measure, Step, Stepper, SyncPoint};
 use fabdiag_fabric::{
-    Completion, Endpoint, FabricError, OpFlags, PeerId, Posted, RegionId, RemoteRegion,
+    AtomicOperands, AtomicSpec, Completion, Endpoint, FabricError, OpFlags, PeerId, Posted, RegionId, RemoteRegion,
 };
 use fabdiag_proto::{Control, Message, Phase, ProtoError};
 use std::collections::VecDeque;
@@ -43,6 +44,22 @@ pub enum Op {
     Write,
     Read,
     Send,
+    /// One atomic per slot; see `AtomicPlan`.
+    Atomic,
+}
+
+/// Slot size of the atomic tools (spec §3.4): operand at +0, compare
+/// operand at +16, and the fetched value in the second half of the
+/// initiator buffer at the same slot.
+pub const AMO_STRIDE: u64 = 64;
+pub const AMO_COMPARE_AT: u64 = 16;
+
+#[derive(Clone, Debug)]
+pub struct AtomicPlan {
+    pub spec: AtomicSpec,
+    pub scheme: Scheme,
+    /// Where fetched values go: the second half of the initiator buffer.
+    pub result_base: u64,
 }
 
 /// How latency is timed.
@@ -85,6 +102,7 @@ pub struct DriverConfig {
     /// instead of answering whole batches.
     pub echo: bool,
     pub clock: LatClock,
+    pub atomic: Option<AtomicPlan>,
 }
 
 pub struct FabricDriver<'a> {
@@ -111,6 +129,8 @@ pub struct FabricDriver<'a> {
     /// send_lat server: echoes owed (sizes) and sent in this size.
     echoes_owed: VecDeque<u64>,
     echoes_sent: u64,
+    /// The atomic operands of the next iteration.
+    amo_next: Option<Operands>,
     last_progress: Instant,
     last_ctl_check: Instant,
     current_size: u64,
@@ -145,6 +165,7 @@ impl<'a> FabricDriver<'a> {
             stashed_post_run: None,
             echoes_owed: VecDeque::new(),
             echoes_sent: 0,
+            amo_next: None,
             last_progress: Instant::now(),
             last_ctl_check: Instant::now(),
             current_size: 0,
@@ -152,6 +173,7 @@ impl<'a> FabricDriver<'a> {
         if d.cfg.op == Op::Send {
             d.post_initial_receives()?;
         }
+        d.amo_next = d.cfg.atomic.as_ref().map(|p| p.scheme.first);
         Ok(d)
     }
 
@@ -172,11 +194,7 @@ impl<'a> FabricDriver<'a> {
         let depth = (self.cfg.list_size + 2).min(self.ep.rx_depth()).max(1);
         for i in 0..depth {
             let slot = i % self.recv_slots;
-            if self
-                .ep
-                .recv(TARGET, slot * self.recv_gran, self.recv_slot_len, slot)?
-                == Posted::Busy
-            {
+            if self.ep.recv(TARGET, slot * self.recv_gran, self.recv_slot_len, slot)? == Posted::Busy {
                 break;
             }
         }
@@ -200,8 +218,7 @@ impl<'a> FabricDriver<'a> {
                     if self.cfg.activity == Activity::Passive {
                         if self.cfg.echo {
                             self.echoes_owed.push_back(c.len);
-                        } else if (self.rx_data - self.base_data).is_multiple_of(self.cfg.list_size)
-                        {
+                        } else if (self.rx_data - self.base_data).is_multiple_of(self.cfg.list_size) {
                             self.responses_owed += 1;
                         }
                     }
@@ -209,8 +226,7 @@ impl<'a> FabricDriver<'a> {
                 // Reuse the slot that just completed; the receive queue
                 // therefore cannot be full.
                 let slot = c.context % self.recv_slots;
-                self.ep
-                    .recv(TARGET, slot * self.recv_gran, self.recv_slot_len, slot)?;
+                self.ep.recv(TARGET, slot * self.recv_gran, self.recv_slot_len, slot)?;
             } else {
                 self.tx_done += 1;
             }
@@ -226,11 +242,7 @@ impl<'a> FabricDriver<'a> {
         }
         while let Some(&len) = self.echoes_owed.front() {
             let inject = self.inject_ok(len);
-            if self
-                .ep
-                .send(INITIATOR, 0, len, self.peer, OpFlags { inject }, 0)?
-                == Posted::Busy
-            {
+            if self.ep.send(INITIATOR, 0, len, self.peer, OpFlags { inject }, 0)? == Posted::Busy {
                 break;
             }
             self.tx_posted += 1;
@@ -305,6 +317,10 @@ impl<'a> FabricDriver<'a> {
     }
 
     fn post_batch(&mut self, size: u64) -> Result<(), DriveError> {
+        if self.cfg.op == Op::Atomic {
+            let n = self.cfg.list_size;
+            self.load_operands(n)?;
+        }
         let registered = self.ep.region_len(INITIATOR).min(self.peer_target.len);
         let mut st = Stepper::new(size, self.cfg.align, registered, self.cfg.max_buf);
         let inject = self.inject_ok(size);
@@ -345,10 +361,47 @@ impl<'a> FabricDriver<'a> {
             Op::Read => self
                 .ep
                 .read(INITIATOR, off, size, self.peer, &self.peer_target, off, 0)?,
-            Op::Send => self
-                .ep
-                .send(INITIATOR, off, size, self.peer, OpFlags { inject }, 0)?,
+            Op::Send => self.ep.send(INITIATOR, off, size, self.peer, OpFlags { inject }, 0)?,
+            Op::Atomic => {
+                let plan = self
+                    .cfg
+                    .atomic
+                    .as_ref()
+                    .ok_or_else(|| DriveError::Protocol("atomic run without a plan".into()))?;
+                let ops = AtomicOperands {
+                    region: INITIATOR,
+                    operand: off,
+                    compare: off + AMO_COMPARE_AT,
+                    result: plan.result_base + off,
+                };
+                let spec = plan.spec;
+                self.ep
+                    .atomic(&spec, &ops, self.peer, &self.peer_target, off, OpFlags { inject }, 0)?
+            }
         })
+    }
+
+    /// Writes this iteration's operands into the first `slots` slots and
+    /// steps the scheme for the next one (spec §3.4.1: once per iteration).
+    fn load_operands(&mut self, slots: u64) -> Result<(), DriveError> {
+        let (Some(plan), Some(o)) = (self.cfg.atomic.clone(), self.amo_next) else {
+            return Ok(());
+        };
+        let ty = plan.scheme.ty;
+        let mem = self
+            .ep
+            .region_mut(INITIATOR)
+            .ok_or_else(|| DriveError::Protocol("no initiator buffer".into()))?;
+        for i in 0..slots {
+            let at = (i * AMO_STRIDE) as usize;
+            if at + AMO_STRIDE as usize > mem.len() {
+                break;
+            }
+            o.op1.encode(ty, &mut mem[at..]);
+            o.op2.encode(ty, &mut mem[at + AMO_COMPARE_AT as usize..]);
+        }
+        self.amo_next = Some(plan.scheme.next(o));
+        Ok(())
     }
 
     /// Send a batch, take the peer's batch, answer it, take the answer.
@@ -406,10 +459,8 @@ impl<'a> FabricDriver<'a> {
 
     fn iteration_inner(&mut self, size: u64) -> Result<Step, DriveError> {
         match (self.cfg.op, self.cfg.activity, self.cfg.bidirectional) {
-            (_, Activity::Passive, _) => Err(DriveError::Protocol(
-                "a passive side runs no iterations".into(),
-            )),
-            (Op::Write | Op::Read, _, _) => {
+            (_, Activity::Passive, _) => Err(DriveError::Protocol("a passive side runs no iterations".into())),
+            (Op::Write | Op::Read | Op::Atomic, _, _) => {
                 self.post_batch(size)?;
                 self.wait_until(|d| d.tx_done >= d.tx_posted)?;
                 Ok(Step::Done)
@@ -436,8 +487,7 @@ impl<'a> FabricDriver<'a> {
                         None => {}
                         Some(
                             m @ Message::Barrier {
-                                phase: Phase::PostRun,
-                                ..
+                                phase: Phase::PostRun, ..
                             },
                         ) => {
                             self.stashed_post_run = Some(m);
@@ -481,10 +531,7 @@ impl FabricDriver<'_> {
             Message::Barrier { phase: p, size: s } => {
                 return Err(DriveError::Proto(ProtoError::Desync {
                     phase,
-                    theirs: format!(
-                        "{p}{}",
-                        s.map(|s| format!(" (size {s})")).unwrap_or_default()
-                    ),
+                    theirs: format!("{p}{}", s.map(|s| format!(" (size {s})")).unwrap_or_default()),
                 }))
             }
             other => {
@@ -505,11 +552,7 @@ impl FabricDriver<'_> {
     }
 
     fn results(&mut self, size: u64, elapsed_ns: u64, ops: u64) -> Result<(u64, u64), DriveError> {
-        let msg = Message::Results {
-            size,
-            elapsed_ns,
-            ops,
-        };
+        let msg = Message::Results { size, elapsed_ns, ops };
         match self.ctl.exchange(Phase::Results, &msg)? {
             Message::Results {
                 size: s,
@@ -529,6 +572,9 @@ impl FabricDriver<'_> {
 
     /// One timed latency operation (spec §3.6, §3.7, §3.9).
     fn measure_inner(&mut self, size: u64) -> Result<u64, DriveError> {
+        if self.cfg.op == Op::Atomic {
+            self.load_operands(1)?;
+        }
         let inject = self.inject_ok(size);
         let want_echo = self.rx_data + 1;
         let t0 = self.cfg.clock.now();

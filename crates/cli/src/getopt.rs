@@ -142,28 +142,14 @@ mod tests {
     ];
 
     fn p(args: &[&str]) -> Result<Vec<Parsed<u8>>, String> {
-        parse(
-            DEFS,
-            &args.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-        )
+        parse(DEFS, &args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
     }
 
     #[test]
     fn permutes_clusters_and_prefixes() {
         use Parsed::*;
         assert_eq!(
-            p(&[
-                "host",
-                "-bs8",
-                "--buf-sz=10",
-                "--size",
-                "4",
-                "--bi",
-                "-R",
-                "--",
-                "-x"
-            ])
-            .unwrap(),
+            p(&["host", "-bs8", "--buf-sz=10", "--size", "4", "--bi", "-R", "--", "-x"]).unwrap(),
             vec![
                 Operand("host".into()),
                 Opt(2, None),
@@ -182,14 +168,8 @@ mod tests {
     fn errors_name_the_option() {
         assert_eq!(p(&["-x"]).unwrap_err(), "invalid option -- 'x'");
         assert_eq!(p(&["--nope"]).unwrap_err(), "unrecognized option '--nope'");
-        assert_eq!(
-            p(&["-s"]).unwrap_err(),
-            "option requires an argument -- 's'"
-        );
-        assert_eq!(
-            p(&["--size"]).unwrap_err(),
-            "option '--size' requires an argument"
-        );
+        assert_eq!(p(&["-s"]).unwrap_err(), "option requires an argument -- 's'");
+        assert_eq!(p(&["--size"]).unwrap_err(), "option '--size' requires an argument");
         assert_eq!(
             p(&["--bidirectional=1"]).unwrap_err(),
             "option '--bidirectional' doesn't allow an argument"

@@ -30,8 +30,7 @@ mod session;
 
 use fabdiag_fabric::FabricError;
 use fabdiag_report::json::{
-    BwResultJson, Document, ErrorJson, LatResultJson, LatThresholdJson, ThresholdJson,
-    SCHEMA_VERSION,
+    BwResultJson, Document, ErrorJson, LatResultJson, LatThresholdJson, ThresholdJson, SCHEMA_VERSION,
 };
 use fabdiag_report::{BwTool, LatTool};
 use options::{Action, Family, OptionError, Raw, RunMode};
@@ -121,10 +120,7 @@ fn run() -> u8 {
             exit::OK
         }
         Some("providers") => list_providers(),
-        Some(cmd) => match TOOLS
-            .iter()
-            .find(|t| t.subcommand() == cmd || t.original_name() == cmd)
-        {
+        Some(cmd) => match TOOLS.iter().find(|t| t.subcommand() == cmd || t.original_name() == cmd) {
             Some(tool) => run_tool(*tool, &format!("fabdiag {}", tool.subcommand()), &args[2..]),
             None => {
                 eprintln!("fabdiag: unknown command '{cmd}' (try fabdiag -h)");
@@ -136,10 +132,8 @@ fn run() -> u8 {
 
 fn list_providers() -> u8 {
     use fabdiag_fabric::{discover, Capability, Query};
-    let mut text =
-        String::from("provider        domain          fabric                 write read msg\n");
-    let mut rows: std::collections::BTreeMap<(String, String, String), [bool; 3]> =
-        Default::default();
+    let mut text = String::from("provider        domain          fabric                 write read msg\n");
+    let mut rows: std::collections::BTreeMap<(String, String, String), [bool; 3]> = Default::default();
     for (i, cap) in [Capability::RmaWrite, Capability::RmaRead, Capability::Msg]
         .into_iter()
         .enumerate()
@@ -253,20 +247,12 @@ fn prepare<O>(
         }
         Ok(Action::Run(o)) => {
             if let Err(e) = fabdiag_fabric::load() {
-                return Err(early_failure(
-                    tool,
-                    prog,
-                    json,
-                    exit::UNAVAILABLE,
-                    &e.to_string(),
-                ));
+                return Err(early_failure(tool, prog, json, exit::UNAVAILABLE, &e.to_string()));
             }
             Ok(o)
         }
         Err(OptionError::Invalid(m)) => Err(early_failure(tool, prog, json, exit::USAGE, &m)),
-        Err(OptionError::Unavailable(m)) => {
-            Err(early_failure(tool, prog, json, exit::UNAVAILABLE, &m))
-        }
+        Err(OptionError::Unavailable(m)) => Err(early_failure(tool, prog, json, exit::UNAVAILABLE, &m)),
     }
 }
 
@@ -336,12 +322,10 @@ fn run_bw(tool: BwTool, prog: &str, args: &[String]) -> u8 {
             };
             run_local(
                 || {
-                    Ok(provider::candidates(
-                        opts.c.provider.as_deref(),
-                        opts.c.device.as_deref(),
-                        capability(tool),
+                    Ok(
+                        provider::candidates(opts.c.provider.as_deref(), opts.c.device.as_deref(), capability(tool))
+                            .map(|_| ())?,
                     )
-                    .map(|_| ())?)
                 },
                 move |l| {
                     run_server(&so, l, &mut Silent)
@@ -361,14 +345,12 @@ fn run_bw(tool: BwTool, prog: &str, args: &[String]) -> u8 {
         result,
         |results| {
             let min = min_bw?;
-            let failed: Vec<&fabdiag_engine::SizeResult> =
-                results.iter().filter(|r| r.bw_mb_s < min).collect();
+            let failed: Vec<&fabdiag_engine::SizeResult> = results.iter().filter(|r| r.bw_mb_s < min).collect();
             let list: Vec<String> = failed
                 .iter()
                 .map(|r| format!("{} B at {:.2} MB/s", r.size, r.bw_mb_s))
                 .collect();
-            let msg = (!failed.is_empty())
-                .then(|| format!("bandwidth below --min-bw {min} MB/s: {}", list.join(", ")));
+            let msg = (!failed.is_empty()).then(|| format!("bandwidth below --min-bw {min} MB/s: {}", list.join(", ")));
             Some((
                 ThresholdJson {
                     min_bw_mb_per_s: min,
@@ -411,12 +393,10 @@ fn run_lat(tool: LatTool, prog: &str, args: &[String]) -> u8 {
             };
             run_local(
                 || {
-                    Ok(provider::candidates(
-                        opts.c.provider.as_deref(),
-                        opts.c.device.as_deref(),
-                        capability(tool),
+                    Ok(
+                        provider::candidates(opts.c.provider.as_deref(), opts.c.device.as_deref(), capability(tool))
+                            .map(|_| ())?,
                     )
-                    .map(|_| ())?)
                 },
                 move |l| {
                     run_server(&so, l, &mut Silent)
@@ -437,16 +417,14 @@ fn run_lat(tool: LatTool, prog: &str, args: &[String]) -> u8 {
         |results| {
             let max = max_lat?;
             let limit_ns = max * 1000.0;
-            let failed: Vec<&fabdiag_engine::LatResult> = results
-                .iter()
-                .filter(|r| r.stats.mean_ns as f64 > limit_ns)
-                .collect();
+            let failed: Vec<&fabdiag_engine::LatResult> =
+                results.iter().filter(|r| r.stats.mean_ns as f64 > limit_ns).collect();
             let list: Vec<String> = failed
                 .iter()
                 .map(|r| format!("{} B at {:.2} us", r.size, r.stats.mean_ns as f64 / 1000.0))
                 .collect();
-            let msg = (!failed.is_empty())
-                .then(|| format!("mean latency above --max-lat {max} us: {}", list.join(", ")));
+            let msg =
+                (!failed.is_empty()).then(|| format!("mean latency above --max-lat {max} us: {}", list.join(", ")));
             Some((
                 LatThresholdJson {
                     max_lat_us: max,

@@ -21,11 +21,7 @@ fn rank(provider: &str) -> usize {
 }
 
 /// Lists what matches the user's -P/-d for this capability.
-pub fn candidates(
-    provider: Option<&str>,
-    domain: Option<&str>,
-    cap: Capability,
-) -> Result<InfoList, FabricError> {
+pub fn candidates(provider: Option<&str>, domain: Option<&str>, cap: Capability) -> Result<InfoList, FabricError> {
     discover(&Query {
         provider: provider.map(str::to_string),
         domain: domain.map(str::to_string),
@@ -43,19 +39,11 @@ fn cidr_contains(cidr: &str, ip: IpAddr) -> bool {
     };
     match (net, ip) {
         (IpAddr::V4(n), IpAddr::V4(i)) if bits <= 32 => {
-            let mask = if bits == 0 {
-                0
-            } else {
-                u32::MAX << (32 - bits)
-            };
+            let mask = if bits == 0 { 0 } else { u32::MAX << (32 - bits) };
             u32::from(n) & mask == u32::from(i) & mask
         }
         (IpAddr::V6(n), IpAddr::V6(i)) if bits <= 128 => {
-            let mask = if bits == 0 {
-                0
-            } else {
-                u128::MAX << (128 - bits)
-            };
+            let mask = if bits == 0 { 0 } else { u128::MAX << (128 - bits) };
             u128::from(n) & mask == u128::from(i) & mask
         }
         _ => false,
@@ -65,22 +53,12 @@ fn cidr_contains(cidr: &str, ip: IpAddr) -> bool {
 /// Picks the entry to open: best provider, then the domain reaching `local`.
 pub fn choose(list: &InfoList, local: Option<IpAddr>) -> usize {
     let entries: Vec<(usize, &ProviderInfo)> = list.entries().enumerate().collect();
-    let best_rank = entries
-        .iter()
-        .map(|(_, e)| rank(&e.provider))
-        .min()
-        .unwrap_or(0);
-    let best: Vec<&(usize, &ProviderInfo)> = entries
-        .iter()
-        .filter(|(_, e)| rank(&e.provider) == best_rank)
-        .collect();
+    let best_rank = entries.iter().map(|(_, e)| rank(&e.provider)).min().unwrap_or(0);
+    let best: Vec<&(usize, &ProviderInfo)> = entries.iter().filter(|(_, e)| rank(&e.provider) == best_rank).collect();
     let Some(first_provider) = best.first().map(|(_, e)| e.provider.clone()) else {
         return 0;
     };
-    let same: Vec<&&(usize, &ProviderInfo)> = best
-        .iter()
-        .filter(|(_, e)| e.provider == first_provider)
-        .collect();
+    let same: Vec<&&(usize, &ProviderInfo)> = best.iter().filter(|(_, e)| e.provider == first_provider).collect();
     if let Some(ip) = local {
         if let Some((i, _)) = same.iter().find(|(_, e)| cidr_contains(&e.fabric, ip)) {
             return *i;

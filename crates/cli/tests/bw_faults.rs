@@ -9,11 +9,7 @@ use std::time::Duration;
 
 fn one_line(stderr: &str) -> &str {
     let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(
-        lines.len(),
-        1,
-        "expected one line on stderr, got:\n{stderr}"
-    );
+    assert_eq!(lines.len(), 1, "expected one line on stderr, got:\n{stderr}");
     lines[0]
 }
 
@@ -24,10 +20,7 @@ fn no_panic(o: &Output) {
 #[test]
 fn invalid_options_exit_1_with_the_originals_message() {
     let cases: &[(&[&str], &str)] = &[
-        (
-            &["write-bw", "-s", "0"],
-            "fabdiag write-bw: Invalid size: 0",
-        ),
+        (&["write-bw", "-s", "0"], "fabdiag write-bw: Invalid size: 0"),
         (
             &["write-bw", "-s", "3:8"],
             "fabdiag write-bw: Invalid size: 3:8 (ranges must be powers of 2)",
@@ -36,18 +29,9 @@ fn invalid_options_exit_1_with_the_originals_message() {
             &["write-bw", "-l", "65537"],
             "fabdiag write-bw: Invalid list size: 65537",
         ),
-        (
-            &["write-bw", "-p", "70000"],
-            "fabdiag write-bw: Invalid port: 70000",
-        ),
-        (
-            &["read-bw", "-n", "-1"],
-            "fabdiag read-bw: Invalid iteration count: -1",
-        ),
-        (
-            &["send-bw", "-D", "x"],
-            "fabdiag send-bw: Invalid duration: x",
-        ),
+        (&["write-bw", "-p", "70000"], "fabdiag write-bw: Invalid port: 70000"),
+        (&["read-bw", "-n", "-1"], "fabdiag read-bw: Invalid iteration count: -1"),
+        (&["send-bw", "-D", "x"], "fabdiag send-bw: Invalid duration: x"),
         (
             &["send-bw", "--use-hp", "3M"],
             "fabdiag send-bw: Invalid hugepage type: 3M. Must be 2M or 1G",
@@ -56,10 +40,7 @@ fn invalid_options_exit_1_with_the_originals_message() {
             &["write-bw", "--buf-sz", "100", "-s", "128"],
             "fabdiag write-bw: Max RDMA buffer size (100) < max write size (128)!",
         ),
-        (
-            &["write-bw", "a", "b"],
-            "fabdiag write-bw: Unexpected argument: b",
-        ),
+        (&["write-bw", "a", "b"], "fabdiag write-bw: Unexpected argument: b"),
         (
             &["write-bw", "--frobnicate"],
             "fabdiag write-bw: unrecognized option '--frobnicate' (see -h)",
@@ -107,12 +88,8 @@ fn json_is_valid_even_for_bad_options() {
 fn help_and_version() {
     let h = run(&["send-bw", "-h"], Duration::from_secs(10));
     assert_eq!(h.code, Some(0));
-    assert!(h
-        .stdout
-        .starts_with("Usage:\n  fabdiag send-bw [-d DEV] [-p PORT]\n"));
-    assert!(h
-        .stdout
-        .contains("  -R, --rdzv             Use rendezvous PUTs\n"));
+    assert!(h.stdout.starts_with("Usage:\n  fabdiag send-bw [-d DEV] [-p PORT]\n"));
+    assert!(h.stdout.contains("  -R, --rdzv             Use rendezvous PUTs\n"));
     assert!(h.stdout.contains("  -P, --provider=PROV    "));
     let v = run(&["write-bw", "-V"], Duration::from_secs(10));
     assert_eq!(
@@ -133,8 +110,7 @@ fn original_names_through_a_symlink() {
     let link = dir.join("cxi_read_bw");
     let _ = std::fs::remove_file(&link);
     std::os::unix::fs::symlink(bin(), &link).unwrap();
-    let o = Proc::spawn(std::process::Command::new(&link).args(["-s", "0"]))
-        .wait(Duration::from_secs(10));
+    let o = Proc::spawn(std::process::Command::new(&link).args(["-s", "0"])).wait(Duration::from_secs(10));
     assert_eq!(one_line(&o.stderr), "cxi_read_bw: Invalid size: 0");
     let v = Proc::spawn(std::process::Command::new(&link).arg("-V")).wait(Duration::from_secs(10));
     assert!(v.stdout.starts_with("cxi_read_bw version: "));
@@ -148,10 +124,7 @@ fn original_names_through_a_symlink() {
 #[test]
 fn no_server_listening() {
     let port = free_port().to_string();
-    let o = run(
-        &["write-bw", "127.0.0.1", "-p", &port],
-        Duration::from_secs(10),
-    );
+    let o = run(&["write-bw", "127.0.0.1", "-p", &port], Duration::from_secs(10));
     assert_eq!(o.code, Some(2));
     assert!(
         one_line(&o.stderr).contains(&format!("no server listening on 127.0.0.1:{port}")),
@@ -162,10 +135,7 @@ fn no_server_listening() {
 
 #[test]
 fn unresolvable_host() {
-    let o = run(
-        &["write-bw", "no-such-host.invalid"],
-        Duration::from_secs(30),
-    );
+    let o = run(&["write-bw", "no-such-host.invalid"], Duration::from_secs(30));
     assert_eq!(o.code, Some(2));
     assert!(
         one_line(&o.stderr).contains("cannot resolve server address 'no-such-host.invalid'"),
@@ -181,9 +151,7 @@ fn port_in_use() {
     let o = run(&["write-bw", "-p", &port], Duration::from_secs(10));
     assert_eq!(o.code, Some(2));
     assert!(
-        one_line(&o.stderr).contains(&format!(
-            "cannot listen on TCP port {port}: port already in use"
-        )),
+        one_line(&o.stderr).contains(&format!("cannot listen on TCP port {port}: port already in use")),
         "{}",
         o.stderr
     );
@@ -191,10 +159,7 @@ fn port_in_use() {
 
 #[test]
 fn unknown_provider_and_domain_are_unavailable() {
-    let o = run(
-        &["write-bw", "127.0.0.1", "-P", "nosuchprov"],
-        Duration::from_secs(10),
-    );
+    let o = run(&["write-bw", "127.0.0.1", "-P", "nosuchprov"], Duration::from_secs(10));
     assert_eq!(o.code, Some(4));
     let l = one_line(&o.stderr);
     assert!(
@@ -206,25 +171,16 @@ fn unknown_provider_and_domain_are_unavailable() {
         Duration::from_secs(10),
     );
     assert_eq!(o.code, Some(4));
-    assert!(
-        one_line(&o.stderr).contains("has no domain 'mlx5_0'"),
-        "{}",
-        o.stderr
-    );
+    assert!(one_line(&o.stderr).contains("has no domain 'mlx5_0'"), "{}", o.stderr);
     // --local checks before starting a server that would wait forever
-    let o = run(
-        &["send-bw", "--local", "-P", "nosuchprov"],
-        Duration::from_secs(10),
-    );
+    let o = run(&["send-bw", "--local", "-P", "nosuchprov"], Duration::from_secs(10));
     assert_eq!(o.code, Some(4));
 }
 
 #[test]
 fn missing_libfabric_is_explained() {
-    let o = Proc::spawn(
-        fabdiag(&["write-bw", "--local"]).env("FABDIAG_LIBFABRIC", "/nonexistent/libfabric.so.1"),
-    )
-    .wait(Duration::from_secs(10));
+    let o = Proc::spawn(fabdiag(&["write-bw", "--local"]).env("FABDIAG_LIBFABRIC", "/nonexistent/libfabric.so.1"))
+        .wait(Duration::from_secs(10));
     assert_eq!(o.code, Some(4));
     let l = one_line(&o.stderr);
     assert!(
@@ -274,10 +230,7 @@ fn server_rejects_strangers_and_stays_sane() {
     let err = read_frame(&mut s).expect("then says why it refuses");
     assert_eq!(err["type"], "error");
     assert!(
-        err["message"]
-            .as_str()
-            .unwrap()
-            .contains("versions do not match"),
+        err["message"].as_str().unwrap().contains("versions do not match"),
         "{err}"
     );
     drop(s);
@@ -390,20 +343,11 @@ fn server_side_failure_reaches_the_client() {
     let c = run(&["write-bw", "127.0.0.1", "-p", &p, "-P", "tcp"], LIMIT);
     let s = srv.wait(LIMIT);
     assert_eq!(c.code, Some(2));
-    assert!(
-        one_line(&c.stderr).contains("provider mismatch"),
-        "{}",
-        c.stderr
-    );
+    assert!(one_line(&c.stderr).contains("provider mismatch"), "{}", c.stderr);
     assert_eq!(s.code, Some(2));
 }
 
-fn mid_run(
-    tool: &str,
-    victim_is_server: bool,
-    sig: i32,
-    extra: &[&str],
-) -> (Output, std::time::Duration) {
+fn mid_run(tool: &str, victim_is_server: bool, sig: i32, extra: &[&str]) -> (Output, std::time::Duration) {
     let port = free_port();
     let p = port.to_string();
     let mut sargs = vec![tool, "-p", p.as_str()];
@@ -414,11 +358,7 @@ fn mid_run(
     let cli = Proc::spawn(&mut fabdiag(&cargs));
     std::thread::sleep(Duration::from_millis(1500));
     let t0 = std::time::Instant::now();
-    let (victim, survivor) = if victim_is_server {
-        (srv, cli)
-    } else {
-        (cli, srv)
-    };
+    let (victim, survivor) = if victim_is_server { (srv, cli) } else { (cli, srv) };
     victim.signal(sig);
     let out = survivor.wait(Duration::from_secs(20));
     let took = t0.elapsed();
@@ -433,8 +373,7 @@ fn killed_server_is_noticed_by_the_client() {
         let (o, took) = mid_run(tool, true, libc::SIGKILL, &[]);
         assert_eq!(o.code, Some(2), "{tool}");
         assert!(
-            o.stderr
-                .contains("peer closed the control connection during run"),
+            o.stderr.contains("peer closed the control connection during run"),
             "{tool}: {}",
             o.stderr
         );
@@ -461,19 +400,14 @@ fn silent_peer_is_noticed_within_seconds() {
     let (o, took) = mid_run("write-bw", true, libc::SIGSTOP, &[]);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(
-        o.stderr.contains("stopped answering during run")
-            || o.stderr.contains("no fabric completion"),
+        o.stderr.contains("stopped answering during run") || o.stderr.contains("no fabric completion"),
         "{}",
         o.stderr
     );
     assert!(took < Duration::from_secs(9), "{took:?}");
     let (o, took) = mid_run("send-bw", false, libc::SIGSTOP, &[]);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
-    assert!(
-        o.stderr.contains("stopped answering during run"),
-        "{}",
-        o.stderr
-    );
+    assert!(o.stderr.contains("stopped answering during run"), "{}", o.stderr);
     assert!(took < Duration::from_secs(9), "{took:?}");
 }
 
@@ -499,14 +433,8 @@ fn json_reports_a_failed_run() {
     assert_eq!(o.code, Some(2));
     let j = o.json();
     assert_eq!(j["error"]["kind"], "runtime");
-    assert!(j["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("during run"));
+    assert!(j["error"]["message"].as_str().unwrap().contains("during run"));
     // the size finished before the failure is kept
     assert_eq!(j["results"][0]["size_bytes"], 4096);
-    assert_eq!(
-        j["config"]["provider"].as_str().unwrap().split(';').next(),
-        Some("tcp")
-    );
+    assert_eq!(j["config"]["provider"].as_str().unwrap().split(';').next(), Some("tcp"));
 }

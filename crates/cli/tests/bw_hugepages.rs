@@ -25,16 +25,14 @@ fn hugepages_refused_when_short_and_used_when_reserved() {
     let before = read(NR);
     let _restore = Restore(before);
     // 16 MiB buffers on each side of --local: 8 pages each
-    std::fs::write(NR, (before.saturating_sub(read(FREE))).to_string())
-        .expect("write nr_hugepages (needs root)");
+    std::fs::write(NR, (before.saturating_sub(read(FREE))).to_string()).expect("write nr_hugepages (needs root)");
     let o = run(
         &["write-bw", "--local", "--use-hp", "2M", "-n", "5"],
         Duration::from_secs(30),
     );
     assert_eq!(o.code, Some(4), "{}", o.stderr);
     assert!(
-        o.stderr
-            .contains("Insufficient 2M huge pages. Need 8 to run"),
+        o.stderr.contains("Insufficient 2M huge pages. Need 8 to run"),
         "{}",
         o.stderr
     );
@@ -53,12 +51,9 @@ fn hugepages_refused_when_short_and_used_when_reserved() {
     );
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert!(
-        o.stdout
-            .contains("Hugepages        : Enabled (2M - 8 pages)\n"),
+        o.stdout.contains("Hugepages        : Enabled (2M - 8 pages)\n"),
         "{}",
         o.stdout
     );
-    assert!(o
-        .stdout
-        .contains("Max RDMA Buf     : 4294967296 (16777216 used)\n"));
+    assert!(o.stdout.contains("Max RDMA Buf     : 4294967296 (16777216 used)\n"));
 }

@@ -16,15 +16,7 @@ fn sizes_of(doc: &Value) -> Vec<u64> {
         .collect()
 }
 
-fn check_pair(
-    tool: &str,
-    provider: &str,
-    extra: &[&str],
-    iters: u64,
-    list: u64,
-    want_sizes: &[u64],
-    bidir: bool,
-) {
+fn check_pair(tool: &str, provider: &str, extra: &[&str], iters: u64, list: u64, want_sizes: &[u64], bidir: bool) {
     let port = free_port();
     let p = port.to_string();
     let srv = server(&[tool, "-p", &p, "--json"], port);
@@ -55,10 +47,7 @@ fn check_pair(
         assert!(doc["error"].is_null(), "{doc}");
         assert_eq!(sizes_of(doc), want_sizes, "{role}");
         let cfg = &doc["config"];
-        assert!(
-            cfg["provider"].as_str().unwrap().starts_with(provider),
-            "{cfg}"
-        );
+        assert!(cfg["provider"].as_str().unwrap().starts_with(provider), "{cfg}");
         assert_eq!(cfg["bidirectional"], bidir);
         assert_eq!(cfg["list_size"], list);
     }
@@ -83,19 +72,13 @@ fn check_pair(
             (&cr["ops"], &cr["elapsed_ns"]),
             (&cr["peer_ops"], &cr["peer_elapsed_ns"]),
         ] {
-            let (ops, ns) = (
-                ops.as_u64().unwrap_or(0) as f64,
-                ns.as_u64().unwrap() as f64,
-            );
+            let (ops, ns) = (ops.as_u64().unwrap_or(0) as f64, ns.as_u64().unwrap() as f64);
             if ns > 0.0 {
                 want_bw += size as f64 * ops / (ns / 1000.0);
                 want_rate += ops * size.div_ceil(2048) as f64 / (ns / 1000.0);
             }
         }
-        assert!(
-            (bw - want_bw).abs() <= 1e-4 + want_bw * 1e-9,
-            "bw {bw} vs {want_bw}"
-        );
+        assert!((bw - want_bw).abs() <= 1e-4 + want_bw * 1e-9, "bw {bw} vs {want_bw}");
         assert!(
             (rate - want_rate).abs() <= 1e-6 + want_rate * 1e-9,
             "rate {rate} vs {want_rate}"
@@ -103,10 +86,7 @@ fn check_pair(
         if bidir {
             // each side initiated its own batches and the totals agree
             assert_eq!(sr["ops"], iters * list);
-            assert!(
-                (cr["bw_mb_per_s"].as_f64().unwrap() - sr["bw_mb_per_s"].as_f64().unwrap()).abs()
-                    < 1e-6
-            );
+            assert!((cr["bw_mb_per_s"].as_f64().unwrap() - sr["bw_mb_per_s"].as_f64().unwrap()).abs() < 1e-6);
             assert_eq!(cr["peer_ops"], iters * list);
         } else {
             // the server initiated nothing and reports the client's figure
@@ -126,9 +106,7 @@ fn tcp_write_read_send_unidirectional_range() {
             &["-s", "1:8192"],
             20,
             64,
-            &[
-                1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192,
-            ],
+            &[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192],
             false,
         );
     }
@@ -150,9 +128,7 @@ fn shm_all_tools_both_directions() {
             &["-s", "64:65536"],
             20,
             128,
-            &[
-                64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536,
-            ],
+            &[64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
             false,
         );
         check_pair(
@@ -169,15 +145,7 @@ fn shm_all_tools_both_directions() {
 
 #[test]
 fn sockets_provider_write() {
-    check_pair(
-        "write-bw",
-        "sockets",
-        &["-s", "4096"],
-        10,
-        16,
-        &[4096],
-        false,
-    );
+    check_pair("write-bw", "sockets", &["-s", "4096"], 10, 16, &[4096], false);
 }
 
 #[test]
@@ -230,15 +198,9 @@ fn duration_mode_runs_each_size_for_its_duration() {
     assert_eq!(j["config"]["mode"]["kind"], "duration");
     for r in j["results"].as_array().unwrap() {
         let ns = r["elapsed_ns"].as_u64().unwrap();
-        assert!(
-            (1_000_000_000..3_000_000_000).contains(&ns),
-            "elapsed {ns} ns"
-        );
+        assert!((1_000_000_000..3_000_000_000).contains(&ns), "elapsed {ns} ns");
         assert!(r["iterations"].as_u64().unwrap() >= 1);
-        assert_eq!(
-            r["ops"].as_u64().unwrap(),
-            r["iterations"].as_u64().unwrap() * 256
-        );
+        assert_eq!(r["ops"].as_u64().unwrap(), r["iterations"].as_u64().unwrap() * 256);
     }
     assert!(c.elapsed.as_secs_f64() >= 2.0);
 }
@@ -249,16 +211,7 @@ fn legacy_text_output_shape_on_both_sides() {
     let p = port.to_string();
     let srv = server(&["read-bw", "-p", &p], port);
     let c = run(
-        &[
-            "read-bw",
-            "127.0.0.1",
-            "-p",
-            &p,
-            "-n",
-            "10",
-            "-s",
-            "1024:2048",
-        ],
+        &["read-bw", "127.0.0.1", "-p", &p, "-n", "10", "-s", "1024:2048"],
         LIMIT,
     );
     let s = srv.wait(LIMIT);
@@ -282,19 +235,14 @@ fn legacy_text_output_shape_on_both_sides() {
         .position(|l| *l == "RDMA Size[B]       Reads  BW[MB/s]  PktRate[Mpkt/s]")
         .unwrap();
     assert_eq!(cl[hdr + 1].len(), 51);
-    assert!(
-        cl[hdr + 1].starts_with("        1024        2560  "),
-        "{}",
-        cl[hdr + 1]
-    );
+    assert!(cl[hdr + 1].starts_with("        1024        2560  "), "{}", cl[hdr + 1]);
     assert!(cl[hdr + 2].starts_with("        2048        2560  "));
     assert_eq!(cl[hdr + 3], sep);
     assert_eq!(cl.len(), hdr + 4);
     let sl: Vec<&str> = s.stdout.lines().collect();
     assert!(sl[0].starts_with("Listening on port "), "{}", s.stdout);
     assert!(
-        sl.iter()
-            .any(|l| l.starts_with("        1024           -  ")),
+        sl.iter().any(|l| l.starts_with("        1024           -  ")),
         "{}",
         s.stdout
     );
@@ -312,10 +260,7 @@ fn legacy_text_output_shape_on_both_sides() {
 
 #[test]
 fn local_mode_runs_both_sides_in_one_command() {
-    let c = run(
-        &["write-bw", "--local", "-n", "20", "-s", "8:64", "--json"],
-        LIMIT,
-    );
+    let c = run(&["write-bw", "--local", "-n", "20", "-s", "8:64", "--json"], LIMIT);
     assert_eq!(c.code, Some(0), "{}", c.stderr);
     assert_eq!(sizes_of(&c.json()), vec![8, 16, 32, 64]);
     let t = run(&["send-bw", "--local", "-n", "20", "-b"], LIMIT);
@@ -326,9 +271,7 @@ fn local_mode_runs_both_sides_in_one_command() {
 #[test]
 fn min_bw_threshold_has_its_own_exit_code() {
     let pass = run(
-        &[
-            "write-bw", "--local", "-n", "10", "--min-bw", "0.001", "--json",
-        ],
+        &["write-bw", "--local", "-n", "10", "--min-bw", "0.001", "--json"],
         LIMIT,
     );
     assert_eq!(pass.code, Some(0), "{}", pass.stderr);
@@ -342,10 +285,7 @@ fn min_bw_threshold_has_its_own_exit_code() {
     assert_eq!(fail.code, Some(3), "{}", fail.stderr);
     let j = fail.json();
     assert_eq!(j["threshold"]["passed"], false);
-    assert_eq!(
-        j["threshold"]["failed_sizes_bytes"],
-        serde_json::json!([1, 2])
-    );
+    assert_eq!(j["threshold"]["failed_sizes_bytes"], serde_json::json!([1, 2]));
     assert_eq!(j["error"]["kind"], "threshold");
     assert!(fail.stderr.contains("below --min-bw"), "{}", fail.stderr);
     assert_eq!(j["results"].as_array().unwrap().len(), 2);

@@ -21,10 +21,7 @@ fn pair(tool: &str, client_args: &[&str]) -> (Output, Output) {
 }
 
 fn check_stats(r: &Value, iterations: u64) {
-    let g = |k: &str| {
-        r[k].as_u64()
-            .unwrap_or_else(|| panic!("{k} missing in {r}"))
-    };
+    let g = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} missing in {r}"));
     assert_eq!(g("iterations"), iterations, "{r}");
     let (min, p50, p90, p99, p999, mean, max) = (
         g("min_ns"),
@@ -73,10 +70,7 @@ fn every_tool_over_tcp_and_shm() {
             assert_eq!(c.code, Some(0), "{tool}/{provider}: {}", c.stderr);
             assert_eq!(s.code, Some(0), "{tool}/{provider} server: {}", s.stderr);
             let j = c.json();
-            assert!(j["config"]["provider"]
-                .as_str()
-                .unwrap()
-                .starts_with(provider));
+            assert!(j["config"]["provider"].as_str().unwrap().starts_with(provider));
             let sizes: Vec<u64> = j["results"]
                 .as_array()
                 .unwrap()
@@ -129,19 +123,11 @@ fn report_all_text_lists_every_sample() {
     let sep = "-".repeat(70);
     let lines: Vec<&str> = c.stdout.lines().collect();
     assert!(lines.contains(&"Results Reported : All"));
+    assert_eq!(lines.iter().filter(|l| **l == "  WriteNum  Latency[us]").count(), 2);
     assert_eq!(
         lines
             .iter()
-            .filter(|l| **l == "  WriteNum  Latency[us]")
-            .count(),
-        2
-    );
-    assert_eq!(
-        lines
-            .iter()
-            .filter(
-                |l| **l == "     Bytes      Writes     Min[us]     Max[us]    Mean[us]  StdDev[us]"
-            )
+            .filter(|l| **l == "     Bytes      Writes     Min[us]     Max[us]    Mean[us]  StdDev[us]")
             .count(),
         2
     );
@@ -150,32 +136,22 @@ fn report_all_text_lists_every_sample() {
         .filter(|l| l.len() == 23 && l.as_bytes()[19] == b'.')
         .count();
     assert_eq!(samples, 14, "{}", c.stdout);
-    assert!(lines
-        .iter()
-        .any(|l| l.starts_with("         8           7  ")));
+    assert!(lines.iter().any(|l| l.starts_with("         8           7  ")));
     assert_eq!(*lines.last().unwrap(), sep);
     // the server: banner, then one "See client for results."
     let sl: Vec<&str> = s.stdout.lines().collect();
     assert_eq!(
-        sl.iter()
-            .filter(|l| **l == "See client for results.")
-            .count(),
+        sl.iter().filter(|l| **l == "See client for results.").count(),
         1,
         "{}",
         s.stdout
     );
-    assert_eq!(
-        &sl[sl.len() - 2..],
-        &["See client for results.", sep.as_str()]
-    );
+    assert_eq!(&sl[sl.len() - 2..], &["See client for results.", sep.as_str()]);
 }
 
 #[test]
 fn report_all_json_and_percentile_table() {
-    let c = run(
-        &["read-lat", "--local", "-n", "9", "--report-all", "--json"],
-        LIMIT,
-    );
+    let c = run(&["read-lat", "--local", "-n", "9", "--report-all", "--json"], LIMIT);
     assert_eq!(c.code, Some(0), "{}", c.stderr);
     let r = &c.json()["results"][0];
     let samples: Vec<u64> = r["samples_ns"]
@@ -185,28 +161,11 @@ fn report_all_json_and_percentile_table() {
         .map(|v| v.as_u64().unwrap())
         .collect();
     assert_eq!(samples.len(), 9);
-    assert_eq!(
-        *samples.iter().min().unwrap(),
-        r["min_ns"].as_u64().unwrap()
-    );
-    assert_eq!(
-        *samples.iter().max().unwrap(),
-        r["max_ns"].as_u64().unwrap()
-    );
-    assert_eq!(
-        samples.iter().sum::<u64>() / 9,
-        r["mean_ns"].as_u64().unwrap()
-    );
+    assert_eq!(*samples.iter().min().unwrap(), r["min_ns"].as_u64().unwrap());
+    assert_eq!(*samples.iter().max().unwrap(), r["max_ns"].as_u64().unwrap());
+    assert_eq!(samples.iter().sum::<u64>() / 9, r["mean_ns"].as_u64().unwrap());
     let t = run(
-        &[
-            "send-lat",
-            "--local",
-            "-n",
-            "20",
-            "-s",
-            "1:2",
-            "--percentiles",
-        ],
+        &["send-lat", "--local", "-n", "20", "-s", "1:2", "--percentiles"],
         LIMIT,
     );
     assert_eq!(t.code, Some(0), "{}", t.stderr);
@@ -252,10 +211,7 @@ fn duration_mode_ends_together() {
         "{both:?}"
     );
     let j = c.json();
-    assert_eq!(
-        j["config"]["report_all"], false,
-        "-D turns --report-all off"
-    );
+    assert_eq!(j["config"]["report_all"], false, "-D turns --report-all off");
     for r in j["results"].as_array().unwrap() {
         let n = r["iterations"].as_u64().unwrap();
         assert!(n > 100, "{r}");
@@ -284,11 +240,7 @@ fn the_latency_gap_is_really_waited() {
         LIMIT,
     );
     assert_eq!(c.code, Some(0), "{}", c.stderr);
-    assert!(
-        t0.elapsed() >= Duration::from_millis(1000),
-        "{:?}",
-        t0.elapsed()
-    );
+    assert!(t0.elapsed() >= Duration::from_millis(1000), "{:?}", t0.elapsed());
     // the gap is not part of any measurement
     assert!(c.json()["results"][0]["max_ns"].as_u64().unwrap() < 50_000_000);
 }
@@ -317,11 +269,7 @@ fn cycle_counter_clock() {
         }
         // a loaded VM can fail the calibration fit: that must be a clear,
         // "unavailable" error, never a division by zero
-        Some(4) => assert!(
-            c.stderr.contains("cannot calibrate the cycle counter"),
-            "{}",
-            c.stderr
-        ),
+        Some(4) => assert!(c.stderr.contains("cannot calibrate the cycle counter"), "{}", c.stderr),
         other => panic!("unexpected exit {other:?}: {}", c.stderr),
     }
 }
@@ -329,15 +277,7 @@ fn cycle_counter_clock() {
 #[test]
 fn max_lat_threshold() {
     let ok = run(
-        &[
-            "write-lat",
-            "--local",
-            "-n",
-            "10",
-            "--max-lat",
-            "1000000",
-            "--json",
-        ],
+        &["write-lat", "--local", "-n", "10", "--max-lat", "1000000", "--json"],
         LIMIT,
     );
     assert_eq!(ok.code, Some(0), "{}", ok.stderr);
@@ -358,10 +298,7 @@ fn max_lat_threshold() {
     );
     assert_eq!(bad.code, Some(3), "{}", bad.stderr);
     let j = bad.json();
-    assert_eq!(
-        j["threshold"]["failed_sizes_bytes"],
-        serde_json::json!([1, 2])
-    );
+    assert_eq!(j["threshold"]["failed_sizes_bytes"], serde_json::json!([1, 2]));
     assert_eq!(j["threshold"]["statistic"], "mean");
     assert!(
         bad.stderr.contains("mean latency above --max-lat 0.001 us"),
@@ -373,10 +310,7 @@ fn max_lat_threshold() {
 #[test]
 fn bad_input() {
     let cases: &[(&[&str], &str)] = &[
-        (
-            &["send-lat", "-c", "tsc"],
-            "fabdiag send-lat: Invalid clock: tsc",
-        ),
+        (&["send-lat", "-c", "tsc"], "fabdiag send-lat: Invalid clock: tsc"),
         (
             &["write-lat", "--warmup", "-1"],
             "fabdiag write-lat: Invalid warmup count: -1",
@@ -385,18 +319,12 @@ fn bad_input() {
             &["read-lat", "--latency-gap", "soon"],
             "fabdiag read-lat: Invalid iteration gap: soon",
         ),
-        (
-            &["read-lat", "-s", "0"],
-            "fabdiag read-lat: Invalid size: 0",
-        ),
+        (&["read-lat", "-s", "0"], "fabdiag read-lat: Invalid size: 0"),
         (
             &["write-lat", "-l", "3"],
             "fabdiag write-lat: invalid option -- 'l' (see -h)",
         ),
-        (
-            &["send-lat", "a", "b"],
-            "fabdiag send-lat: Unexpected argument: b",
-        ),
+        (&["send-lat", "a", "b"], "fabdiag send-lat: Unexpected argument: b"),
     ];
     for (args, want) in cases {
         let o = run(args, Duration::from_secs(10));
@@ -413,15 +341,8 @@ fn bad_input() {
     let port = free_port();
     let p = port.to_string();
     let srv = server(&["write-bw", "-p", &p], port);
-    let o = run(
-        &["write-lat", "127.0.0.1", "-p", &p],
-        Duration::from_secs(10),
-    );
-    assert!(
-        o.stderr.contains("program names do not match"),
-        "{}",
-        o.stderr
-    );
+    let o = run(&["write-lat", "127.0.0.1", "-p", &p], Duration::from_secs(10));
+    assert!(o.stderr.contains("program names do not match"), "{}", o.stderr);
     drop(srv);
 }
 
@@ -444,35 +365,20 @@ fn peer_death_in_every_role() {
         let o = survivor.wait(Duration::from_secs(20));
         assert_eq!(o.code, Some(2), "{tool}: {}", o.stderr);
         assert!(o.stderr.contains("during run"), "{tool}: {}", o.stderr);
-        assert!(
-            t0.elapsed() < Duration::from_secs(3),
-            "{tool}: {:?}",
-            t0.elapsed()
-        );
+        assert!(t0.elapsed() < Duration::from_secs(3), "{tool}: {:?}", t0.elapsed());
         drop(victim);
     }
     // a stopped (silent) client: the echoing server notices within seconds
     let port = free_port();
     let p = port.to_string();
     let srv = server(&["send-lat", "-p", &p], port);
-    let cli = Proc::spawn(&mut fabdiag(&[
-        "send-lat",
-        "127.0.0.1",
-        "-p",
-        &p,
-        "-D",
-        "30",
-    ]));
+    let cli = Proc::spawn(&mut fabdiag(&["send-lat", "127.0.0.1", "-p", &p, "-D", "30"]));
     std::thread::sleep(Duration::from_millis(1500));
     cli.signal(libc::SIGSTOP);
     let t0 = std::time::Instant::now();
     let o = srv.wait(Duration::from_secs(20));
     assert_eq!(o.code, Some(2), "{}", o.stderr);
-    assert!(
-        o.stderr.contains("stopped answering during run"),
-        "{}",
-        o.stderr
-    );
+    assert!(o.stderr.contains("stopped answering during run"), "{}", o.stderr);
     assert!(t0.elapsed() < Duration::from_secs(9));
     drop(cli);
 }

@@ -127,14 +127,8 @@ fn two_hosts_over_veth_all_tools() {
             "{}",
             sj["config"]
         );
-        assert!(cj["config"]["local_address"]
-            .as_str()
-            .unwrap()
-            .contains("198.18.1.2"));
-        assert!(cj["config"]["remote_address"]
-            .as_str()
-            .unwrap()
-            .contains("198.18.1.1"));
+        assert!(cj["config"]["local_address"].as_str().unwrap().contains("198.18.1.2"));
+        assert!(cj["config"]["remote_address"].as_str().unwrap().contains("198.18.1.1"));
         for r in cj["results"].as_array().unwrap() {
             assert_eq!(r["ops"], 20 * 256);
             let bw = r["bw_mb_per_s"].as_f64().unwrap();
@@ -149,8 +143,7 @@ fn unreachable_server_in_another_namespace() {
     require_root();
     let ns = Netns::new(2);
     // nothing listens on 198.18.2.1: refused at once, not a hang
-    let o = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "198.18.2.1", "-p", "49194"]))
-        .wait(Duration::from_secs(15));
+    let o = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "198.18.2.1", "-p", "49194"])).wait(Duration::from_secs(15));
     assert_eq!(o.code, Some(2));
     assert!(
         o.stderr.contains("no server listening on 198.18.2.1:49194"),
@@ -159,8 +152,7 @@ fn unreachable_server_in_another_namespace() {
     );
     // a host that does not exist on the link: the kernel gives up on ARP
     // ("No route to host") or our 5 s connect limit ends it
-    let o = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "198.18.2.77", "-p", "49194"]))
-        .wait(Duration::from_secs(15));
+    let o = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "198.18.2.77", "-p", "49194"])).wait(Duration::from_secs(15));
     assert_eq!(o.code, Some(2));
     let e = &o.stderr;
     assert!(e.contains("cannot connect to 198.18.2.77:49194"), "{e}");
@@ -177,10 +169,7 @@ fn link_cut_mid_run_is_noticed_on_both_sides() {
     let ns = Netns::new(3);
     let srv = Proc::spawn(&mut ns.cmd(&ns.a, &["write-bw", "-p", "49200"]));
     wait_listen_in_ns(srv.pid(), 49200);
-    let cli = Proc::spawn(&mut ns.cmd(
-        &ns.b,
-        &["write-bw", "198.18.3.1", "-p", "49200", "-D", "60"],
-    ));
+    let cli = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "198.18.3.1", "-p", "49200", "-D", "60"]));
     std::thread::sleep(Duration::from_millis(1500));
     let tag = ns.a.trim_start_matches("fdA").to_string();
     // pull the cable: the server's end goes down
@@ -199,27 +188,14 @@ fn link_cut_mid_run_is_noticed_on_both_sides() {
 fn latency_tools_across_veth() {
     require_root();
     let ns = Netns::new(4);
-    for (k, tool) in ["send-lat", "write-lat", "read-lat"]
-        .into_iter()
-        .enumerate()
-    {
+    for (k, tool) in ["send-lat", "write-lat", "read-lat"].into_iter().enumerate() {
         let port = 49300 + k as u16;
         let p = port.to_string();
         let srv = Proc::spawn(&mut ns.cmd(&ns.a, &[tool, "-p", &p, "--json"]));
         wait_listen_in_ns(srv.pid(), port);
         let c = Proc::spawn(&mut ns.cmd(
             &ns.b,
-            &[
-                tool,
-                "198.18.4.1",
-                "-p",
-                &p,
-                "-n",
-                "30",
-                "-s",
-                "8:1024",
-                "--json",
-            ],
+            &[tool, "198.18.4.1", "-p", &p, "-n", "30", "-s", "8:1024", "--json"],
         ))
         .wait(LIMIT);
         let s = srv.wait(LIMIT);

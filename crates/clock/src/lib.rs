@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ClockError {
-    #[error(
-        "the cycle counter is not supported on this CPU architecture; use --clock clock_gettime"
-    )]
+    #[error("the cycle counter is not supported on this CPU architecture; use --clock clock_gettime")]
     Unsupported,
     #[error("cannot calibrate the cycle counter: correlation coefficient r^2 {r2:.3} < 0.9 (a busy or virtualised CPU?); use --clock clock_gettime")]
     PoorFit { r2: f64 },
@@ -21,10 +19,7 @@ pub enum ClockError {
 
 /// Nanoseconds from CLOCK_MONOTONIC_RAW (not slewed by NTP).
 pub fn monotonic_raw_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: ts is a valid, writable timespec; the clock id is a constant
     // every Linux kernel since 2.6.28 supports.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
@@ -55,9 +50,7 @@ pub fn cycles() -> Option<u64> {
         let v: u64;
         // SAFETY: reading CNTVCT_EL0 is permitted at EL0 on Linux (the
         // kernel enables it for the vDSO); isb orders it after prior code.
-        unsafe {
-            core::arch::asm!("isb", "mrs {v}, cntvct_el0", v = out(reg) v, options(nomem, nostack))
-        };
+        unsafe { core::arch::asm!("isb", "mrs {v}, cntvct_el0", v = out(reg) v, options(nomem, nostack)) };
         Some(v)
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -123,17 +116,15 @@ pub fn proc_cpu_mhz(cpuinfo: &str) -> Vec<f64> {
 /// Chooses the frequency as the originals do: /proc's value unless the
 /// measured one differs from it by more than 2%; warns (unless told not to)
 /// when CPUs disagree by more than 2%.
-pub fn choose(
-    sample_mhz: f64,
-    proc_values: &[f64],
-    ignore_mismatch: bool,
-) -> (Option<f64>, f64, Option<String>) {
+pub fn choose(sample_mhz: f64, proc_values: &[f64], ignore_mismatch: bool) -> (Option<f64>, f64, Option<String>) {
     let first = proc_values.first().copied().filter(|v| *v >= 1.0);
     let mut warning = None;
     if let Some(f) = first {
         if let Some(other) = proc_values.iter().find(|v| ((*v - f) / f).abs() > 0.02) {
             if !ignore_mismatch {
-                warning = Some(format!("Conflicting CPU frequency values detected: {f:.6} != {other:.6}. CPU Frequency is not max."));
+                warning = Some(format!(
+                    "Conflicting CPU frequency values detected: {f:.6} != {other:.6}. CPU Frequency is not max."
+                ));
             }
         }
     }
@@ -204,13 +195,13 @@ mod tests {
         let (p, mhz, w) = choose(2410.0, &vals, false);
         assert_eq!(p, Some(2400.0));
         assert_eq!(mhz, 2400.0, "within 2%: /proc wins");
-        assert_eq!(w.unwrap(), "Conflicting CPU frequency values detected: 2400.000000 != 1200.000000. CPU Frequency is not max.");
+        assert_eq!(
+            w.unwrap(),
+            "Conflicting CPU frequency values detected: 2400.000000 != 1200.000000. CPU Frequency is not max."
+        );
         let (_, mhz, w) = choose(3000.0, &vals, true);
         assert_eq!(mhz, 3000.0, "beyond 2%: the measurement wins");
-        assert!(
-            w.is_none(),
-            "--ignore-cpu-freq-mismatch silences only the warning"
-        );
+        assert!(w.is_none(), "--ignore-cpu-freq-mismatch silences only the warning");
         // no cpu MHz line (aarch64): the measurement
         assert_eq!(choose(50.0, &[], false).1, 50.0);
     }

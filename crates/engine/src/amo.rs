@@ -92,8 +92,7 @@ pub const TYPES: [AmoType; 13] = [
 impl AmoOp {
     pub fn name(self) -> &'static str {
         [
-            "MIN", "MAX", "SUM", "LOR", "LAND", "BOR", "BAND", "LXOR", "BXOR", "SWAP", "CSWAP",
-            "AXOR",
+            "MIN", "MAX", "SUM", "LOR", "LAND", "BOR", "BAND", "LXOR", "BXOR", "SWAP", "CSWAP", "AXOR",
         ][self as usize]
     }
 
@@ -109,9 +108,7 @@ impl CswapOp {
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        CSWAP_OPS
-            .into_iter()
-            .find(|o| o.name().eq_ignore_ascii_case(s))
+        CSWAP_OPS.into_iter().find(|o| o.name().eq_ignore_ascii_case(s))
     }
 }
 
@@ -169,9 +166,7 @@ impl AmoType {
 pub fn validate(op: AmoOp, cswap: CswapOp, ty: AmoType) -> Result<(), String> {
     use AmoOp::*;
     let ok = match ty {
-        AmoType::Float | AmoType::Double => {
-            !matches!(op, Lor | Land | Bor | Band | Lxor | Bxor | Axor)
-        }
+        AmoType::Float | AmoType::Double => !matches!(op, Lor | Land | Bor | Band | Lxor | Bxor | Axor),
         AmoType::FloatComplex | AmoType::DoubleComplex => {
             matches!(op, Sum | Swap) || (op == Cswap && matches!(cswap, CswapOp::Eq | CswapOp::Ne))
         }
@@ -188,11 +183,7 @@ pub fn validate(op: AmoOp, cswap: CswapOp, ty: AmoType) -> Result<(), String> {
             ty.name()
         ))
     } else {
-        Err(format!(
-            "Invalid Op and Type combination: {} {}",
-            op.name(),
-            ty.name()
-        ))
+        Err(format!("Invalid Op and Type combination: {} {}", op.name(), ty.name()))
     }
 }
 
@@ -275,11 +266,7 @@ impl FiCall {
 /// masked swap (addr = (buf & mask) | (addr & ~mask)), as the CXI provider
 /// itself maps FI_MSWAP onto AXOR.
 pub fn libfabric_op(op: AmoOp, cswap: CswapOp, fetching: bool) -> (FiOp, FiCall) {
-    let plain = if fetching {
-        FiCall::Fetch
-    } else {
-        FiCall::Atomic
-    };
+    let plain = if fetching { FiCall::Fetch } else { FiCall::Atomic };
     match op {
         AmoOp::Min => (FiOp::Min, plain),
         AmoOp::Max => (FiOp::Max, plain),
@@ -549,11 +536,7 @@ fn next_f32(x: f32, down: bool) -> f32 {
     let b = x.to_bits();
     let toward_zero = (x > 0.0) == down;
     if x == 0.0 {
-        return if down {
-            -f32::from_bits(1)
-        } else {
-            f32::from_bits(1)
-        };
+        return if down { -f32::from_bits(1) } else { f32::from_bits(1) };
     }
     f32::from_bits(if toward_zero { b - 1 } else { b + 1 })
 }
@@ -565,11 +548,7 @@ fn next_f64(x: f64, down: bool) -> f64 {
     let b = x.to_bits();
     let toward_zero = (x > 0.0) == down;
     if x == 0.0 {
-        return if down {
-            -f64::from_bits(1)
-        } else {
-            f64::from_bits(1)
-        };
+        return if down { -f64::from_bits(1) } else { f64::from_bits(1) };
     }
     f64::from_bits(if toward_zero { b - 1 } else { b + 1 })
 }
@@ -599,11 +578,7 @@ impl Scheme {
         let zero = small(ty, 0);
         let (target, op1, op2) = match op {
             AmoOp::Min => (extreme(ty, true), step(ty, extreme(ty, true), true), zero),
-            AmoOp::Max => (
-                extreme(ty, false),
-                step(ty, extreme(ty, false), false),
-                zero,
-            ),
+            AmoOp::Max => (extreme(ty, false), step(ty, extreme(ty, false), false), zero),
             AmoOp::Sum | AmoOp::Lor | AmoOp::Lxor | AmoOp::Bxor => (zero, small(ty, 1), zero),
             AmoOp::Land => (small(ty, 1), zero, zero),
             AmoOp::Bor => (zero, small(ty, 1), zero),
@@ -613,9 +588,7 @@ impl Scheme {
             }
             AmoOp::Swap => (zero, small(ty, 1), zero),
             AmoOp::Cswap => match cswap {
-                CswapOp::Eq | CswapOp::Le | CswapOp::Ge => {
-                    (small(ty, 2), small(ty, 1), small(ty, 2))
-                }
+                CswapOp::Eq | CswapOp::Le | CswapOp::Ge => (small(ty, 2), small(ty, 1), small(ty, 2)),
                 CswapOp::Lt => (small(ty, 3), small(ty, 1), zero),
                 CswapOp::Ne | CswapOp::Gt => (zero, small(ty, 1), small(ty, 3)),
             },
@@ -659,21 +632,14 @@ impl Scheme {
                     ..o
                 }
             }
-            AmoOp::Swap | AmoOp::Axor => Operands {
-                op1: alt(o.op1),
-                ..o
-            },
+            AmoOp::Swap | AmoOp::Axor => Operands { op1: alt(o.op1), ..o },
             AmoOp::Cswap => {
-                let op2 = if is_int && matches!(self.cswap, CswapOp::Eq | CswapOp::Le | CswapOp::Ge)
-                {
+                let op2 = if is_int && matches!(self.cswap, CswapOp::Eq | CswapOp::Le | CswapOp::Ge) {
                     alt(o.op2)
                 } else {
                     o.op2
                 };
-                Operands {
-                    op1: alt(o.op1),
-                    op2,
-                }
+                Operands { op1: alt(o.op1), op2 }
             }
             _ => o,
         }
@@ -717,7 +683,7 @@ impl Scheme {
 }
 
 /// The verdict on one target buffer after a run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Verification {
     /// Which side's memory was checked: "client" or "server".
     pub target: String,
@@ -731,14 +697,7 @@ pub struct Verification {
 }
 
 /// Compares every slot (`stride` bytes apart) against the prediction.
-pub fn verify(
-    s: &Scheme,
-    target: &str,
-    memory: &[u8],
-    slots: u64,
-    stride: u64,
-    iterations: u64,
-) -> Verification {
+pub fn verify(s: &Scheme, target: &str, memory: &[u8], slots: u64, stride: u64, iterations: u64) -> Verification {
     let want = s.expected(iterations);
     let mut wrong = 0;
     let mut first_bad = None;
@@ -772,10 +731,7 @@ mod tests {
     #[test]
     fn names_and_rules() {
         assert_eq!(AmoOp::parse("cswap"), Some(AmoOp::Cswap));
-        assert_eq!(
-            AmoType::parse("double_complex"),
-            Some(AmoType::DoubleComplex)
-        );
+        assert_eq!(AmoType::parse("double_complex"), Some(AmoType::DoubleComplex));
         assert_eq!(CswapOp::parse("Gt"), Some(CswapOp::Gt));
         assert_eq!(AmoOp::parse("PROD"), None);
         assert!(
@@ -791,10 +747,7 @@ mod tests {
         assert!(validate(AmoOp::Min, CswapOp::Eq, AmoType::DoubleComplex).is_err());
         for t in TYPES.into_iter().take(8) {
             for o in OPS {
-                assert!(
-                    validate(o, CswapOp::Gt, t).is_ok(),
-                    "integers allow every op"
-                );
+                assert!(validate(o, CswapOp::Gt, t).is_ok(), "integers allow every op");
             }
         }
         assert_eq!(
@@ -807,45 +760,17 @@ mod tests {
     fn libfabric_semantics() {
         let t = AmoType::Int8;
         let v = |n: i8| small(t, n);
+        assert_eq!(apply(t, FiOp::Min, v(5), v(-3), v(0)), v(-3), "signed compare");
         assert_eq!(
-            apply(t, FiOp::Min, v(5), v(-3), v(0)),
-            v(-3),
-            "signed compare"
-        );
-        assert_eq!(
-            apply(
-                AmoType::Uint8,
-                FiOp::Min,
-                Val::Int(5),
-                Val::Int(0xff),
-                Val::Int(0)
-            ),
+            apply(AmoType::Uint8, FiOp::Min, Val::Int(5), Val::Int(0xff), Val::Int(0)),
             Val::Int(5)
         );
-        assert_eq!(
-            apply(t, FiOp::Sum, v(127), v(1), v(0)),
-            v(-128),
-            "wraps in the type"
-        );
+        assert_eq!(apply(t, FiOp::Sum, v(127), v(1), v(0)), v(-128), "wraps in the type");
         assert_eq!(apply(t, FiOp::Lxor, v(1), v(1), v(0)), v(0));
+        assert_eq!(apply(t, FiOp::CswapLt, v(3), v(1), v(0)), v(1), "0 < 3: swap");
+        assert_eq!(apply(t, FiOp::CswapGt, v(3), v(1), v(0)), v(3), "0 > 3 fails");
         assert_eq!(
-            apply(t, FiOp::CswapLt, v(3), v(1), v(0)),
-            v(1),
-            "0 < 3: swap"
-        );
-        assert_eq!(
-            apply(t, FiOp::CswapGt, v(3), v(1), v(0)),
-            v(3),
-            "0 > 3 fails"
-        );
-        assert_eq!(
-            apply(
-                t,
-                FiOp::Mswap,
-                Val::Int(0b1100),
-                Val::Int(0b0101),
-                Val::Int(0b0011)
-            ),
+            apply(t, FiOp::Mswap, Val::Int(0b1100), Val::Int(0b0101), Val::Int(0b0011)),
             Val::Int(0b1101)
         );
     }
@@ -871,16 +796,8 @@ mod tests {
                     );
                     let always = matches!(
                         op,
-                        AmoOp::Min
-                            | AmoOp::Max
-                            | AmoOp::Sum
-                            | AmoOp::Lxor
-                            | AmoOp::Bxor
-                            | AmoOp::Swap
-                            | AmoOp::Axor
-                    ) || (op == AmoOp::Cswap
-                        && ty.int_bits().is_some()
-                        && ty != AmoType::Uint128);
+                        AmoOp::Min | AmoOp::Max | AmoOp::Sum | AmoOp::Lxor | AmoOp::Bxor | AmoOp::Swap | AmoOp::Axor
+                    ) || (op == AmoOp::Cswap && ty.int_bits().is_some() && ty != AmoType::Uint128);
                     if always {
                         assert_eq!(changed, 8, "{} {} {}", op.name(), cs.name(), ty.name());
                     }
@@ -892,18 +809,11 @@ mod tests {
     #[test]
     fn predictions_and_a_check_that_can_fail() {
         let s = Scheme::new(AmoOp::Sum, CswapOp::Eq, AmoType::Uint64);
-        assert_eq!(
-            s.expected(10000),
-            Val::Int(10000),
-            "a SUM of ones counts exactly"
-        );
+        assert_eq!(s.expected(10000), Val::Int(10000), "a SUM of ones counts exactly");
         let s = Scheme::new(AmoOp::Sum, CswapOp::Eq, AmoType::DoubleComplex);
         assert_eq!(s.expected(3), Val::C64(3.0, 3.0));
         let s = Scheme::new(AmoOp::Min, CswapOp::Eq, AmoType::Float);
-        assert_eq!(
-            s.expected(2),
-            Val::F32(next_f32(next_f32(f32::MAX, true), true))
-        );
+        assert_eq!(s.expected(2), Val::F32(next_f32(next_f32(f32::MAX, true), true)));
         // memory holding 5 slots after 7 iterations
         let s = Scheme::new(AmoOp::Sum, CswapOp::Eq, AmoType::Int32);
         let mut mem = vec![0u8; 5 * 64];

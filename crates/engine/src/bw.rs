@@ -210,10 +210,7 @@ mod tests {
         assert_eq!(r.iterations, 3);
         assert_eq!(r.own.ops, 768);
         assert!(r.initiated && r.bw_mb_s > 0.0);
-        assert_eq!(
-            f.barriers,
-            vec![(SyncPoint::PreRun, 4096), (SyncPoint::PostRun, 4096)]
-        );
+        assert_eq!(f.barriers, vec![(SyncPoint::PreRun, 4096), (SyncPoint::PostRun, 4096)]);
     }
 
     #[test]
@@ -227,14 +224,7 @@ mod tests {
             peer,
             barriers: vec![],
         };
-        let r = run_size(
-            &mut f,
-            Activity::Passive,
-            Mode::Iterations(1000),
-            65536,
-            256,
-        )
-        .unwrap();
+        let r = run_size(&mut f, Activity::Passive, Mode::Iterations(1000), 65536, 256).unwrap();
         assert!(!r.initiated);
         assert_eq!(r.own.ops, 0);
         // the spec's worked check: 256000 × 65536 B in 0.7576 s
@@ -256,10 +246,7 @@ mod tests {
 
     #[test]
     fn size_ranges_and_packets() {
-        assert_eq!(
-            sizes(1024, 65536),
-            vec![1024, 2048, 4096, 8192, 16384, 32768, 65536]
-        );
+        assert_eq!(sizes(1024, 65536), vec![1024, 2048, 4096, 8192, 16384, 32768, 65536]);
         assert_eq!(sizes(100, 100), vec![100]);
         assert_eq!(sizes(1 << 31, u32::MAX as u64), vec![1 << 31]);
         assert_eq!(packets_per_op(1), 1);

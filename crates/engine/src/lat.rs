@@ -261,10 +261,7 @@ mod tests {
         // Σx²/5 = 2999966 (truncated), − 1730² = 7066, sqrt → 84: the seed's
         // row "8  5  1.68  1.89  1.73  0.08" exactly
         assert_eq!(s.stddev_ns, 84);
-        assert_eq!(
-            (s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns),
-            (1688, 1898, 1898, 1898)
-        );
+        assert_eq!((s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns), (1688, 1898, 1898, 1898));
         assert!(s.percentiles_exact);
         assert_eq!(r.samples().unwrap().len(), 5);
         assert_eq!(
@@ -283,10 +280,7 @@ mod tests {
             r.add(ns);
         }
         let s = r.stats();
-        assert_eq!(
-            (s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns),
-            (500, 900, 990, 999)
-        );
+        assert_eq!((s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns), (500, 900, 990, 999));
         assert_eq!(s.mean_ns, 500);
         assert!(r.samples().is_none());
         assert_eq!(

@@ -12,7 +12,5 @@ pub mod bw;
 pub mod lat;
 
 pub use addressing::{buffer_size, Stepper};
-pub use bw::{
-    packets_per_op, run_size, sizes, Activity, BwDriver, Measure, Mode, SizeResult, Step, SyncPoint,
-};
+pub use bw::{packets_per_op, run_size, sizes, Activity, BwDriver, Measure, Mode, SizeResult, Step, SyncPoint};
 pub use lat::{run_lat_size, LatConfig, LatDriver, LatResult, LatStats};

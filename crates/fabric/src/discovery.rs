@@ -29,11 +29,7 @@ impl Capability {
             Capability::RmaRead => consts::rma() | consts::read() | consts::remote_read(),
             Capability::Msg => consts::msg() | consts::send() | consts::recv(),
             Capability::Atomic => {
-                consts::atomic()
-                    | consts::read()
-                    | consts::write()
-                    | consts::remote_read()
-                    | consts::remote_write()
+                consts::atomic() | consts::read() | consts::write() | consts::remote_read() | consts::remote_write()
             }
             Capability::RmaWriteHmem => Capability::RmaWrite.bits() | consts::hmem(),
         }
@@ -213,10 +209,7 @@ pub fn discover(q: &Query) -> Result<InfoList, FabricError> {
     // and send_bw confirms each batch with the receiver's response. (The
     // shm provider of libfabric 1.17 never completes delivery-complete
     // sends, so asking for it everywhere would break send_bw there.)
-    let dc = if matches!(
-        q.capability,
-        Some(Capability::RmaWrite | Capability::RmaWriteHmem)
-    ) {
+    let dc = if matches!(q.capability, Some(Capability::RmaWrite | Capability::RmaWriteHmem)) {
         consts::delivery_complete()
     } else {
         0
@@ -227,14 +220,10 @@ pub fn discover(q: &Query) -> Result<InfoList, FabricError> {
     }
     // fi_getinfo's prov_name hint is exact for some versions; filter ourselves.
     if let Some(p) = &q.provider {
-        list.entries
-            .retain(|(_, e)| provider_matches(p, &e.provider));
+        list.entries.retain(|(_, e)| provider_matches(p, &e.provider));
     }
     if list.is_empty() {
-        let needed = q
-            .capability
-            .map_or("an RDM endpoint", Capability::describe)
-            .to_string();
+        let needed = q.capability.map_or("an RDM endpoint", Capability::describe).to_string();
         return Err(match &q.provider {
             Some(p) => FabricError::MissingCapability {
                 provider: p.clone(),

@@ -151,11 +151,7 @@ fn check(call: &'static str, rc: i32) -> Result<(), FabricError> {
 
 impl Endpoint {
     /// Opens entry `index` of `list` and registers `buffers` with it.
-    pub fn open(
-        list: &InfoList,
-        index: usize,
-        buffers: Vec<HostBuffer>,
-    ) -> Result<Self, FabricError> {
+    pub fn open(list: &InfoList, index: usize, buffers: Vec<HostBuffer>) -> Result<Self, FabricError> {
         let info = list
             .raw(index)
             .ok_or_else(|| FabricError::Bounds(format!("no provider entry {index}")))?;
@@ -197,22 +193,16 @@ impl Endpoint {
         // SAFETY: fabric was just opened successfully.
         e.fabric_h = Handle(unsafe { ffi::fdg_fabric_fid(fabric) });
         // SAFETY: fabric and info are live; the domain is owned by domain_h.
-        check("fi_domain", unsafe {
-            ffi::fdg_domain(fabric, info, &mut e.domain)
-        })?;
+        check("fi_domain", unsafe { ffi::fdg_domain(fabric, info, &mut e.domain) })?;
         // SAFETY: the domain was just opened.
         e.domain_h = Handle(unsafe { ffi::fdg_domain_fid(e.domain) });
         let cq_size = (e.tx_size + e.rx_size) as usize;
         // SAFETY: domain is live; the CQ is owned by cq_h.
-        check("fi_cq_open", unsafe {
-            ffi::fdg_cq_open(e.domain, cq_size, &mut e.cq)
-        })?;
+        check("fi_cq_open", unsafe { ffi::fdg_cq_open(e.domain, cq_size, &mut e.cq) })?;
         // SAFETY: the CQ was just opened.
         e.cq_h = Handle(unsafe { ffi::fdg_cq_fid(e.cq) });
         // SAFETY: domain is live; the AV is owned by av_h.
-        check("fi_av_open", unsafe {
-            ffi::fdg_av_open(e.domain, &mut e.av)
-        })?;
+        check("fi_av_open", unsafe { ffi::fdg_av_open(e.domain, &mut e.av) })?;
         // SAFETY: the AV was just opened.
         e.av_h = Handle(unsafe { ffi::fdg_av_fid(e.av) });
         // SAFETY: domain, info, cq and av are live; on failure the shim
@@ -321,9 +311,7 @@ impl Endpoint {
             *last = 0;
         }
         // SAFETY: out is NUL-terminated (forced above).
-        unsafe { CStr::from_ptr(out.as_ptr()) }
-            .to_string_lossy()
-            .into_owned()
+        unsafe { CStr::from_ptr(out.as_ptr()) }.to_string_lossy().into_owned()
     }
 
     /// Adds a peer's raw address. The bytes come from the network, so their
@@ -355,33 +343,27 @@ impl Endpoint {
         self.regions.get(id.0).map(|r| r.buf.as_slice())
     }
 
+    /// Our own buffer, to write operands between batches (never while an
+    /// operation that reads it is in flight).
+    pub fn region_mut(&mut self, id: RegionId) -> Option<&mut [u8]> {
+        self.regions.get_mut(id.0).map(|r| r.buf.as_mut_slice())
+    }
+
     /// What the peer needs to address our buffer `id`.
     pub fn remote_region(&self, id: RegionId) -> Option<RemoteRegion> {
         self.regions.get(id.0).map(|r| RemoteRegion {
-            addr: if self.virt_addr {
-                r.buf.as_ptr() as u64
-            } else {
-                0
-            },
+            addr: if self.virt_addr { r.buf.as_ptr() as u64 } else { 0 },
             key: r.key,
             len: r.buf.len() as u64,
         })
     }
 
-    fn local(
-        &self,
-        id: RegionId,
-        off: u64,
-        len: u64,
-    ) -> Result<(*mut c_void, *mut c_void), FabricError> {
+    fn local(&self, id: RegionId, off: u64, len: u64) -> Result<(*mut c_void, *mut c_void), FabricError> {
         let r = self
             .regions
             .get(id.0)
             .ok_or_else(|| FabricError::Bounds(format!("no local region {}", id.0)))?;
-        if off
-            .checked_add(len)
-            .is_none_or(|end| end > r.buf.len() as u64)
-        {
+        if off.checked_add(len).is_none_or(|end| end > r.buf.len() as u64) {
             return Err(FabricError::Bounds(format!(
                 "local range {off}+{len} exceeds region of {} bytes",
                 r.buf.len()
@@ -504,28 +486,12 @@ impl Endpoint {
         let (buf, desc) = self.local(id, off, len)?;
         let flags = self.flags(f);
         // SAFETY: buf..buf+len is in a registered buffer owned by self.
-        let rc = unsafe {
-            ffi::fdg_send(
-                self.ep,
-                buf,
-                len as usize,
-                desc,
-                peer.0,
-                flags,
-                context as *mut c_void,
-            )
-        };
+        let rc = unsafe { ffi::fdg_send(self.ep, buf, len as usize, desc, peer.0, flags, context as *mut c_void) };
         Self::posted("fi_sendmsg", rc)
     }
 
     /// Posts a receive of up to `len` bytes into local region `id` at `off`.
-    pub fn recv(
-        &mut self,
-        id: RegionId,
-        off: u64,
-        len: u64,
-        context: u64,
-    ) -> Result<Posted, FabricError> {
+    pub fn recv(&mut self, id: RegionId, off: u64, len: u64, context: u64) -> Result<Posted, FabricError> {
         let (buf, desc) = self.local(id, off, len)?;
         // SAFETY: buf..buf+len is in a registered buffer owned by self and
         // outlives the endpoint, so a late delivery cannot reach freed memory.
@@ -538,8 +504,7 @@ impl Endpoint {
         let kind = spec.kind as i32;
         let mut count = 0usize;
         // SAFETY: ep is live; count points to a local the shim writes.
-        let rc =
-            unsafe { ffi::fdg_atomic_valid(self.ep, kind, spec.datatype, spec.op, &mut count) };
+        let rc = unsafe { ffi::fdg_atomic_valid(self.ep, kind, spec.datatype, spec.op, &mut count) };
         if rc == 0 {
             Ok(count > 0)
         } else if rc < 0
@@ -636,21 +601,11 @@ impl Endpoint {
         let (mut err, mut perr, mut flags) = (0, 0, 0u64);
         let mut text = [0 as c_char; 256];
         // SAFETY: cq is live; outputs point to locals; text has its length.
-        let rc = unsafe {
-            ffi::fdg_cq_readerr(
-                self.cq,
-                &mut err,
-                &mut perr,
-                &mut flags,
-                text.as_mut_ptr(),
-                text.len(),
-            )
-        };
+        let rc =
+            unsafe { ffi::fdg_cq_readerr(self.cq, &mut err, &mut perr, &mut flags, text.as_mut_ptr(), text.len()) };
         check("fi_cq_readerr", rc)?;
         // SAFETY: the shim NUL-terminates text (snprintf).
-        let detail = unsafe { CStr::from_ptr(text.as_ptr()) }
-            .to_string_lossy()
-            .into_owned();
+        let detail = unsafe { CStr::from_ptr(text.as_ptr()) }.to_string_lossy().into_owned();
         let op = if flags & consts::recv() != 0 {
             "receive"
         } else if flags & consts::read() != 0 {

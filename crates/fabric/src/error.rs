@@ -18,14 +18,8 @@ pub enum FabricError {
         available: String,
     },
     #[error("{call} failed: {msg} (error {code})")]
-    Call {
-        call: &'static str,
-        code: i32,
-        msg: String,
-    },
-    #[error(
-        "{op} completed with an error: {msg} (libfabric error {code}, provider error {prov_errno})"
-    )]
+    Call { call: &'static str, code: i32, msg: String },
+    #[error("{op} completed with an error: {msg} (libfabric error {code}, provider error {prov_errno})")]
     Completion {
         op: String,
         code: i32,
@@ -35,11 +29,7 @@ pub enum FabricError {
     #[error("provider '{provider}' needs {what}, which fabdiag does not support")]
     Unsupported { provider: String, what: String },
     #[error("cannot allocate {bytes} bytes of {kind} memory: {reason}")]
-    Alloc {
-        bytes: u64,
-        kind: String,
-        reason: String,
-    },
+    Alloc { bytes: u64, kind: String, reason: String },
     #[error("Insufficient {size} huge pages. Need {needed} to run")]
     InsufficientHugePages { size: String, needed: u64 },
     #[error("cannot read huge page counts from {path}: {reason}")]

@@ -144,13 +144,7 @@ extern "C" {
         flags: u64,
         context: *mut c_void,
     ) -> c_int;
-    pub fn fdg_recv(
-        ep: *mut FidEp,
-        buf: *mut c_void,
-        len: usize,
-        desc: *mut c_void,
-        context: *mut c_void,
-    ) -> c_int;
+    pub fn fdg_recv(ep: *mut FidEp, buf: *mut c_void, len: usize, desc: *mut c_void, context: *mut c_void) -> c_int;
     pub fn fdg_cq_read(cq: *mut FidCq, out: *mut RawCompletion, max: usize) -> c_long;
     pub fn fdg_cq_readerr(
         cq: *mut FidCq,
@@ -161,13 +155,7 @@ extern "C" {
         buflen: usize,
     ) -> c_int;
     pub fn fdg_const(which: c_int) -> u64;
-    pub fn fdg_atomic_valid(
-        ep: *mut FidEp,
-        kind: c_int,
-        t: c_int,
-        o: c_int,
-        count: *mut usize,
-    ) -> c_int;
+    pub fn fdg_atomic_valid(ep: *mut FidEp, kind: c_int, t: c_int, o: c_int, count: *mut usize) -> c_int;
     #[allow(clippy::too_many_arguments)]
     pub fn fdg_atomic(
         ep: *mut FidEp,

@@ -16,8 +16,7 @@ mod ffi;
 pub use buffer::{free_hugepages, HostBuffer, HugePageSize};
 pub use discovery::{discover, Capability, InfoList, ProviderInfo, Query};
 pub use endpoint::{
-    AtomicKind, AtomicOperands, AtomicSpec, Completion, Endpoint, OpFlags, PeerId, Posted,
-    RegionId, RemoteRegion,
+    AtomicKind, AtomicOperands, AtomicSpec, Completion, Endpoint, OpFlags, PeerId, Posted, RegionId, RemoteRegion,
 };
 pub use error::FabricError;
 
@@ -43,9 +42,7 @@ pub fn load() -> Result<(), FabricError> {
             Ok(())
         } else {
             // SAFETY: fdg_load NUL-terminates err on failure (snprintf).
-            let msg = unsafe { CStr::from_ptr(err.as_ptr()) }
-                .to_string_lossy()
-                .into_owned();
+            let msg = unsafe { CStr::from_ptr(err.as_ptr()) }.to_string_lossy().into_owned();
             Err(msg)
         }
     });

@@ -1,8 +1,6 @@
 //! The fabric layer against the real libfabric on this machine.
 
-use fabdiag_fabric::{
-    discover, Capability, Endpoint, FabricError, HostBuffer, OpFlags, Posted, Query, RegionId,
-};
+use fabdiag_fabric::{discover, Capability, Endpoint, FabricError, HostBuffer, OpFlags, Posted, Query, RegionId};
 use std::time::{Duration, Instant};
 
 #[test]
@@ -14,9 +12,7 @@ fn missing_capability_is_named() {
         domain: None,
         capability: Some(Capability::RmaWriteHmem),
     };
-    let e = discover(&q("tcp"))
-        .err()
-        .expect("tcp must not offer FI_HMEM here");
+    let e = discover(&q("tcp")).err().expect("tcp must not offer FI_HMEM here");
     assert!(matches!(e, FabricError::MissingCapability { .. }), "{e}");
     assert!(e.is_unavailable());
     assert_eq!(
@@ -82,29 +78,11 @@ fn write_lands_and_bounds_are_checked() {
     assert!(got[108..].iter().all(|&x| x == 0));
     // beyond the peer's advertised region, or our own: an error, no I/O
     assert!(matches!(
-        a.write(
-            RegionId(0),
-            0,
-            100,
-            peer,
-            &target,
-            4000,
-            OpFlags::default(),
-            0
-        ),
+        a.write(RegionId(0), 0, 100, peer, &target, 4000, OpFlags::default(), 0),
         Err(FabricError::Bounds(_))
     ));
     assert!(matches!(
-        a.write(
-            RegionId(0),
-            4090,
-            100,
-            peer,
-            &target,
-            0,
-            OpFlags::default(),
-            0
-        ),
+        a.write(RegionId(0), 4090, 100, peer, &target, 0, OpFlags::default(), 0),
         Err(FabricError::Bounds(_))
     ));
     assert!(matches!(

@@ -121,15 +121,11 @@ impl Control {
                         match serde_json::from_slice::<Message>(&p) {
                             Ok(Message::Heartbeat) => continue,
                             Ok(m) => Incoming::Msg(m),
-                            Err(e) => {
-                                Incoming::Garbage(format!("undecodable control message ({e})"))
-                            }
+                            Err(e) => Incoming::Garbage(format!("undecodable control message ({e})")),
                         }
                     }
                     Ok(None) => Incoming::Eof,
-                    Err(e) if e.kind() == ErrorKind::InvalidData => {
-                        Incoming::Garbage(e.to_string())
-                    }
+                    Err(e) if e.kind() == ErrorKind::InvalidData => Incoming::Garbage(e.to_string()),
                     Err(e) => match e.kind() {
                         ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset => Incoming::Eof,
                         _ => Incoming::Broken(e.to_string()),
@@ -217,9 +213,7 @@ impl Control {
 
     fn to_result(phase: Phase, ev: Incoming) -> Result<Message, ProtoError> {
         match ev {
-            Incoming::Msg(Message::Error { phase, message }) => {
-                Err(ProtoError::Peer { phase, message })
-            }
+            Incoming::Msg(Message::Error { phase, message }) => Err(ProtoError::Peer { phase, message }),
             Incoming::Msg(m) => Ok(m),
             Incoming::Eof => Err(ProtoError::Closed { phase }),
             Incoming::Broken(reason) => Err(ProtoError::Io { phase, reason }),
@@ -314,10 +308,7 @@ impl Control {
             Message::Barrier { phase: p, size: s } if p == phase && s == size => Ok(()),
             Message::Barrier { phase: p, size: s } => Err(ProtoError::Desync {
                 phase,
-                theirs: format!(
-                    "{p}{}",
-                    s.map(|s| format!(" (size {s})")).unwrap_or_default()
-                ),
+                theirs: format!("{p}{}", s.map(|s| format!(" (size {s})")).unwrap_or_default()),
             }),
             other => Err(ProtoError::Unexpected {
                 phase,
@@ -361,8 +352,7 @@ impl Control {
                 theirs: theirs.tool,
             });
         }
-        if theirs.protocol != PROTOCOL || major_minor(&theirs.version) != major_minor(&own.version)
-        {
+        if theirs.protocol != PROTOCOL || major_minor(&theirs.version) != major_minor(&own.version) {
             return Err(ProtoError::Mismatch {
                 message: "Client and server program versions do not match!",
                 ours: format!("{} (protocol {})", own.version, own.protocol),
@@ -400,9 +390,7 @@ pub fn connect(host: &str, port: u16) -> Result<Control, ProtoError> {
         match TcpStream::connect_timeout(a, SILENCE_LIMIT) {
             Ok(s) => return Control::start(s, Role::Client),
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
-                last = Some(ProtoError::Refused {
-                    addr: a.to_string(),
-                })
+                last = Some(ProtoError::Refused { addr: a.to_string() })
             }
             Err(e) if e.kind() == ErrorKind::TimedOut || e.kind() == ErrorKind::WouldBlock => {
                 last = Some(ProtoError::Connect {
@@ -460,11 +448,7 @@ impl Listener {
     /// Accepts connections until one completes the handshake. Strangers and
     /// mismatched peers are turned away (reported through `on_reject`) and
     /// the server keeps listening.
-    pub fn accept(
-        &self,
-        own: &Hello,
-        on_reject: &mut dyn FnMut(Rejection),
-    ) -> Result<(Control, Hello), ProtoError> {
+    pub fn accept(&self, own: &Hello, on_reject: &mut dyn FnMut(Rejection)) -> Result<(Control, Hello), ProtoError> {
         loop {
             let (stream, peer) = self.inner.accept().map_err(|e| ProtoError::Listen {
                 port: self.port,
@@ -531,15 +515,7 @@ mod tests {
         t.join().unwrap();
         // the client has gone: the next wait reports it within a second
         let err = s.expect(Phase::PostRun).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                ProtoError::Closed {
-                    phase: Phase::PostRun
-                }
-            ),
-            "{err}"
-        );
+        assert!(matches!(err, ProtoError::Closed { phase: Phase::PostRun }), "{err}");
     }
 
     #[test]
@@ -548,9 +524,7 @@ mod tests {
         let port = l.port();
         let t = thread::spawn(move || {
             let mut c = connect("127.0.0.1", port).unwrap();
-            c.handshake(&hello("cxi_write_bw", "0.2.0"))
-                .unwrap_err()
-                .to_string()
+            c.handshake(&hello("cxi_write_bw", "0.2.0")).unwrap_err().to_string()
         });
         let mut rejected = Vec::new();
         // accept would wait for another client; run it in the background
@@ -566,10 +540,7 @@ mod tests {
         let l = Listener::bind_loopback().unwrap();
         let port = l.port();
         drop(l);
-        assert!(matches!(
-            connect("127.0.0.1", port),
-            Err(ProtoError::Refused { .. })
-        ));
+        assert!(matches!(connect("127.0.0.1", port), Err(ProtoError::Refused { .. })));
         let l = Listener::bind(0).unwrap();
         let again = Listener::bind(l.port());
         assert!(matches!(again, Err(ProtoError::PortInUse { .. })));

@@ -84,6 +84,11 @@ pub enum Message {
         elapsed_ns: u64,
         ops: u64,
     },
+    /// A side's check of its own memory after a run (atomics: the
+    /// target's final value); `report` is null when it had nothing to check.
+    Verify {
+        report: serde_json::Value,
+    },
     Heartbeat,
     /// The sender failed; `message` says why. The run is over.
     Error {
@@ -100,6 +105,7 @@ impl Message {
             Message::Endpoint { .. } => "endpoint",
             Message::Barrier { .. } => "barrier",
             Message::Results { .. } => "results",
+            Message::Verify { .. } => "verify",
             Message::Heartbeat => "heartbeat",
             Message::Error { .. } => "error",
         }

@@ -26,7 +26,11 @@ impl AmoRun {
     }
 
     pub fn table(&self) -> LatTable {
-        LatTable { header: ATOMIC_LAT_HEADER, all_header: ATOMIC_LAT_ALL_HEADER, report_all: self.report_all.unwrap_or(false) }
+        LatTable {
+            header: ATOMIC_LAT_HEADER,
+            all_header: ATOMIC_LAT_ALL_HEADER,
+            report_all: self.report_all.unwrap_or(false),
+        }
     }
 }
 
@@ -39,7 +43,11 @@ fn sep(run: &AmoRun) -> String {
 pub fn banner(run: &AmoRun) -> String {
     let mut o = sep(run);
     o.push_str(TITLE_INDENT);
-    o.push_str(if run.is_latency() { ATOMIC_LAT_TITLE } else { ATOMIC_BW_TITLE });
+    o.push_str(if run.is_latency() {
+        ATOMIC_LAT_TITLE
+    } else {
+        ATOMIC_BW_TITLE
+    });
     o.push('\n');
     line(&mut o, "Device", &run.device);
     line(&mut o, "Service ID", run.service_id);
@@ -96,7 +104,11 @@ pub fn banner(run: &AmoRun) -> String {
 /// atomic_bw's row: `%11lu  %10lu  %8.2Lf  %13.6Lf`; `-` for a side that
 /// initiated nothing.
 pub fn bw_row(r: &SizeResult) -> String {
-    let count = if r.initiated { r.own.ops.to_string() } else { NO_COUNT.to_string() };
+    let count = if r.initiated {
+        r.own.ops.to_string()
+    } else {
+        NO_COUNT.to_string()
+    };
     format!(
         "{:>AMO_SIZE_W$}{GAP}{:>COUNT_W$}{GAP}{:>BW_W$.BW_DECIMALS$}{GAP}{:>AMO_RATE_W$.MRATE_DECIMALS$}\n",
         r.size, count, r.bw_mb_s, r.pkt_rate_mpkt_s

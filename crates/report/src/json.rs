@@ -155,13 +155,19 @@ pub struct AmoLat {
 
 impl From<&AmoBw> for AmoResultJson<BwResultJson> {
     fn from(a: &AmoBw) -> Self {
-        AmoResultJson { figures: BwResultJson::from(&a.result), verification: a.verification.clone() }
+        AmoResultJson {
+            figures: BwResultJson::from(&a.result),
+            verification: a.verification.clone(),
+        }
     }
 }
 
 impl From<&AmoLat> for AmoResultJson<LatResultJson> {
     fn from(a: &AmoLat) -> Self {
-        AmoResultJson { figures: LatResultJson::from(&a.result), verification: a.verification.clone() }
+        AmoResultJson {
+            figures: LatResultJson::from(&a.result),
+            verification: a.verification.clone(),
+        }
     }
 }
 

@@ -26,7 +26,11 @@ pub struct LatTable {
 
 impl LatRun {
     pub fn table(&self) -> LatTable {
-        LatTable { header: header(self.tool), all_header: all_header(self.tool), report_all: self.report_all }
+        LatTable {
+            header: header(self.tool),
+            all_header: all_header(self.tool),
+            report_all: self.report_all,
+        }
     }
 }
 
@@ -90,11 +94,7 @@ pub fn banner(run: &LatRun) -> String {
         }
     }
     line(&mut o, "Warmup Iters", run.warmup_iterations);
-    line(
-        &mut o,
-        "Inter-Iter Gap",
-        format!("{} microseconds", run.gap_us),
-    );
+    line(&mut o, "Inter-Iter Gap", format!("{} microseconds", run.gap_us));
     if run.min_size_bytes == run.max_size_bytes {
         line(&mut o, &format!("{word} Size"), run.min_size_bytes);
     } else {

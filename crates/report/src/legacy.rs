@@ -37,12 +37,9 @@ pub const SEND_LAT_TITLE: &str = "CXI RDMA Send Latency Test";
 pub const WRITE_LAT_TITLE: &str = "CXI RDMA Write Latency Test";
 pub const READ_LAT_TITLE: &str = "CXI RDMA Read Latency Test";
 
-pub const SEND_LAT_HEADER: &str =
-    "     Bytes       Sends     Min[us]     Max[us]    Mean[us]  StdDev[us]";
-pub const WRITE_LAT_HEADER: &str =
-    "     Bytes      Writes     Min[us]     Max[us]    Mean[us]  StdDev[us]";
-pub const READ_LAT_HEADER: &str =
-    "     Bytes       Reads     Min[us]     Max[us]    Mean[us]  StdDev[us]";
+pub const SEND_LAT_HEADER: &str = "     Bytes       Sends     Min[us]     Max[us]    Mean[us]  StdDev[us]";
+pub const WRITE_LAT_HEADER: &str = "     Bytes      Writes     Min[us]     Max[us]    Mean[us]  StdDev[us]";
+pub const READ_LAT_HEADER: &str = "     Bytes       Reads     Min[us]     Max[us]    Mean[us]  StdDev[us]";
 /// fabdiag's opt-in percentile table, in the same widths.
 pub const PERCENTILE_HEADER: &str = "     Bytes     p50[us]     p90[us]     p99[us]   p99.9[us]";
 

@@ -52,7 +52,10 @@ fn row(ops: u64) -> SizeResult {
     SizeResult {
         size: 16,
         iterations: ops / 4096,
-        own: Measure { elapsed_ns: 2_000_000_000, ops },
+        own: Measure {
+            elapsed_ns: 2_000_000_000,
+            ops,
+        },
         peer: Measure::default(),
         initiated: true,
         bw_mb_s: 1081.16,
@@ -62,7 +65,10 @@ fn row(ops: u64) -> SizeResult {
 
 #[test]
 fn atomic_bw_matches_seed() {
-    for (role, ops, file) in [(Role::Server, 67584000, "seed_atomic_server.txt"), (Role::Client, 67575808, "seed_atomic_client.txt")] {
+    for (role, ops, file) in [
+        (Role::Server, 67584000, "seed_atomic_server.txt"),
+        (Role::Client, 67575808, "seed_atomic_client.txt"),
+    ] {
         let r = run(role);
         let mut text = String::new();
         if role == Role::Server {

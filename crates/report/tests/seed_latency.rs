@@ -38,11 +38,7 @@ fn run(role: Role, iters: u64, min: u64, max: u64, report_all: bool) -> LatRun {
 }
 
 fn golden(name: &str) -> String {
-    std::fs::read_to_string(format!(
-        "{}/tests/golden/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
+    std::fs::read_to_string(format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
 }
 
 fn result(size: u64, count: u64, min: u64, max: u64, mean: u64, sd: u64) -> LatResult {
@@ -99,10 +95,7 @@ fn range_summary_matches_seed() {
         (512, 2310, 4000, 2350, 170),
         (1024, 2410, 2580, 2430, 40),
     ];
-    let results: Vec<LatResult> = rows
-        .iter()
-        .map(|&(s, a, b, c, d)| result(s, 100, a, b, c, d))
-        .collect();
+    let results: Vec<LatResult> = rows.iter().map(|&(s, a, b, c, d)| result(s, 100, a, b, c, d)).collect();
     assert_eq!(
         client(&run(Role::Client, 100, 1, 1024, false), &results),
         golden("seed_sendlat_range_client.txt")

@@ -11,11 +11,7 @@ fn run(tool: BwTool, role: Role, mode: TestMode, min: u64, max: u64, bidir: bool
         Role::Server => ("NIC 0x12 PID 0 VNI 10", "NIC 0x12 PID 0"),
         Role::Client => ("NIC 0x13 PID 0 VNI 10", "NIC 0x12 PID 0"),
     };
-    let remote = if role == Role::Server {
-        "NIC 0x13 PID 0"
-    } else {
-        remote
-    };
+    let remote = if role == Role::Server { "NIC 0x13 PID 0" } else { remote };
     BwRun {
         tool,
         role,
@@ -40,11 +36,7 @@ fn run(tool: BwTool, role: Role, mode: TestMode, min: u64, max: u64, bidir: bool
 }
 
 fn golden(name: &str) -> String {
-    std::fs::read_to_string(format!(
-        "{}/tests/golden/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
+    std::fs::read_to_string(format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
 }
 
 fn row(size: u64, count: Option<u64>, bw: f64, rate: f64) -> RowView {
@@ -68,12 +60,8 @@ const WRITE_BW: [(u64, f64, f64); 7] = [
 
 #[test]
 fn write_bw_bidirectional_range_duration_matches_seed() {
-    let server_counts = [
-        71568640, 44694528, 21218560, 11737856, 6154752, 3153664, 1522688,
-    ];
-    let client_counts = [
-        71572224, 44694272, 21218304, 11737856, 6154752, 3153664, 1571328,
-    ];
+    let server_counts = [71568640, 44694528, 21218560, 11737856, 6154752, 3153664, 1522688];
+    let client_counts = [71572224, 44694272, 21218304, 11737856, 6154752, 3153664, 1571328];
     for (role, counts, file) in [
         (Role::Server, server_counts, "seed_write_server.txt"),
         (Role::Client, client_counts, "seed_write_client.txt"),
@@ -125,11 +113,7 @@ fn read_and_send_unidirectional_single_size_match_seed() {
             text.push_str(&render(&r, &[row(65536, count, bw, rate)]));
             let file = format!(
                 "seed_{word}_{}.txt",
-                if role == Role::Server {
-                    "server"
-                } else {
-                    "client"
-                }
+                if role == Role::Server { "server" } else { "client" }
             );
             assert_eq!(text, golden(&file), "{file}");
         }
@@ -155,10 +139,7 @@ fn unidirectional_range_on_the_server() {
         size: "2M".into(),
         pages: 1,
     };
-    let rows = [
-        row(1024, None, 12345.678, 12.0563271),
-        row(2048, None, 0.0, 0.0),
-    ];
+    let rows = [row(1024, None, 12345.678, 12.0563271), row(2048, None, 0.0, 0.0)];
     let want = "\
 ---------------------------------------------------
     CXI RDMA Write Bandwidth Test
@@ -193,9 +174,7 @@ fn bidirectional_single_size_send_client() {
     let mut r = run(
         BwTool::SendBw,
         Role::Client,
-        TestMode::Duration {
-            duration_s: 4294967295,
-        },
+        TestMode::Duration { duration_s: 4294967295 },
         8,
         8,
         true,
@@ -226,8 +205,5 @@ Send Size[B]       Sends  BW[MB/s]  PktRate[Mpkt/s]
            8  9999999999  99999.99    999999.999999
 ---------------------------------------------------
 ";
-    assert_eq!(
-        render(&r, &[row(8, Some(9999999999), 99999.994, 999999.9999994)]),
-        want
-    );
+    assert_eq!(render(&r, &[row(8, Some(9999999999), 99999.994, 999999.9999994)]), want);
 }

@@ -2,10 +2,7 @@
 //! op, CSWAP op and type names case-insensitively, and the originals'
 //! op/type validity rules, checked before connecting.
 
-use super::{
-    common_mode, common_values, number, threshold, Action, Common, Family, Opt, OptionError, Raw,
-    RunMode,
-};
+use super::{common_mode, common_values, number, threshold, Action, Common, Family, Opt, OptionError, Raw, RunMode};
 use crate::options::bw::MAX_LIST;
 use fabdiag_engine::amo::{validate, AmoOp, AmoType, CswapOp};
 
@@ -49,15 +46,7 @@ pub fn family(latency: bool) -> Family {
                 Help,
                 Version,
             ],
-            extensions: &[
-                Clock,
-                IgnoreCpuFreq,
-                Provider,
-                Json,
-                MaxLat,
-                Percentiles,
-                Local,
-            ],
+            extensions: &[Clock, IgnoreCpuFreq, Provider, Json, MaxLat, Percentiles, Local],
             width: 26,
             word: "AMO",
             words: "AMOs",
@@ -152,11 +141,7 @@ pub fn resolve(latency: bool, raw: &Raw) -> Result<Action<AmoOptions>, OptionErr
     if raw.has(Opt::Version) {
         return Ok(Action::Version);
     }
-    let default_iters = if latency {
-        LAT_DEFAULT_ITERS
-    } else {
-        BW_DEFAULT_ITERS
-    };
+    let default_iters = if latency { LAT_DEFAULT_ITERS } else { BW_DEFAULT_ITERS };
     let mut c = common_values(raw, default_iters, 8)?;
     let list_size = number(
         raw,
@@ -167,43 +152,25 @@ pub fn resolve(latency: bool, raw: &Raw) -> Result<Action<AmoOptions>, OptionErr
     )?;
     let op = match raw.last(Opt::AtomicOp) {
         None => AmoOp::Sum,
-        Some(s) => {
-            AmoOp::parse(s).ok_or_else(|| inval(format!("Invalid atomic operation: {s}")))?
-        }
+        Some(s) => AmoOp::parse(s).ok_or_else(|| inval(format!("Invalid atomic operation: {s}")))?,
     };
     let cswap = match raw.last(Opt::CswapOp) {
         None => CswapOp::Eq,
-        Some(s) => {
-            CswapOp::parse(s).ok_or_else(|| inval(format!("Invalid CSWAP operation: {s}")))?
-        }
+        Some(s) => CswapOp::parse(s).ok_or_else(|| inval(format!("Invalid CSWAP operation: {s}")))?,
     };
     let ty = match raw.last(Opt::AtomicType) {
         None => AmoType::Uint64,
         Some(s) => AmoType::parse(s).ok_or_else(|| inval(format!("Invalid atomic type: {s}")))?,
     };
     let warmup = number(raw, Opt::Warmup, 10, |_| true, "Invalid warmup count")?;
-    let gap_us = number(
-        raw,
-        Opt::LatencyGap,
-        1000,
-        |_| true,
-        "Invalid iteration gap",
-    )?;
+    let gap_us = number(raw, Opt::LatencyGap, 1000, |_| true, "Invalid iteration gap")?;
     let cycles = match raw.last(Opt::Clock) {
         None | Some("clock_gettime") => false,
         Some("cycles") => true,
         Some(other) => return Err(inval(format!("Invalid clock: {other}"))),
     };
-    let min_bw = threshold(
-        raw,
-        Opt::MinBw,
-        "Invalid minimum bandwidth (MB/s, a positive number)",
-    )?;
-    let max_lat_us = threshold(
-        raw,
-        Opt::MaxLat,
-        "Invalid maximum latency (µs, a positive number)",
-    )?;
+    let min_bw = threshold(raw, Opt::MinBw, "Invalid minimum bandwidth (MB/s, a positive number)")?;
+    let max_lat_us = threshold(raw, Opt::MaxLat, "Invalid maximum latency (µs, a positive number)")?;
     // the originals check op/type before anything else touches the network
     validate(op, cswap, ty).map_err(inval)?;
     common_mode(raw, &mut c)?;
@@ -270,9 +237,7 @@ mod tests {
             .next()
             .unwrap()
             .lines()
-            .filter(|l| {
-                !l.starts_with("  -d, --device") && !l.contains("(default: the domain that reaches")
-            })
+            .filter(|l| !l.starts_with("  -d, --device") && !l.contains("(default: the domain that reaches"))
             .map(|l| format!("{l}\n"))
             .collect();
         let want = "Usage:
@@ -310,15 +275,10 @@ Atomic Types:
 ";
         assert_eq!(original, want);
         let l = family(true).usage("cxi_atomic_lat");
+        assert!(l.contains("  -A, --atomic-op         The atomic operation to use (default: SUM)\n"));
         assert!(
-            l.contains("  -A, --atomic-op         The atomic operation to use (default: SUM)\n")
-        );
-        assert!(
-            l.contains(
-                "      --report-all        Report all latency measurements individually\n      -h"
-            ) || l.contains(
-                "      --report-all        Report all latency measurements individually\n  -h"
-            )
+            l.contains("      --report-all        Report all latency measurements individually\n      -h")
+                || l.contains("      --report-all        Report all latency measurements individually\n  -h")
         );
     }
 
@@ -334,9 +294,7 @@ Atomic Types:
         assert!(o.use_hrp && o.use_idc && !o.unrestricted);
         let Action::Run(o) = run(
             false,
-            &[
-                "h", "-A", "cswap", "-C", "eq", "-T", "uint128", "-D", "2", "-b",
-            ],
+            &["h", "-A", "cswap", "-C", "eq", "-T", "uint128", "-D", "2", "-b"],
         )
         .unwrap() else {
             panic!()
@@ -356,10 +314,7 @@ Atomic Types:
             panic!()
         };
         assert_eq!(o.c.iterations, 100);
-        assert_eq!(
-            err(false, &["-A", "PROD"]),
-            "Invalid atomic operation: PROD"
-        );
+        assert_eq!(err(false, &["-A", "PROD"]), "Invalid atomic operation: PROD");
         assert_eq!(err(false, &["-C", "XX"]), "Invalid CSWAP operation: XX");
         assert_eq!(err(false, &["-T", "int4"]), "Invalid atomic type: int4");
         assert_eq!(

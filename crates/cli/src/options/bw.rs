@@ -1,8 +1,6 @@
 //! The bandwidth tools' options (write_bw, read_bw, send_bw; spec §3.1-3.3).
 
-use super::{
-    common_mode, common_values, number, threshold, Action, Common, Family, Opt, OptionError, Raw,
-};
+use super::{common_mode, common_values, number, threshold, Action, Common, Family, Opt, OptionError, Raw};
 use fabdiag_report::BwTool;
 
 pub const DEFAULT_ITERS: u64 = 1000;
@@ -60,8 +58,8 @@ pub fn family(tool: BwTool) -> Family {
             Version,
         ],
         BwTool::SendBw => &[
-            Device, SvcId, Port, TxGpu, RxGpu, GpuType, Iters, Duration, Size, ListSize, Bidir,
-            Rdzv, NoIdcSend, BufSz, BufAlign, UseHp, EmuMode, Help, Version,
+            Device, SvcId, Port, TxGpu, RxGpu, GpuType, Iters, Duration, Size, ListSize, Bidir, Rdzv, NoIdcSend, BufSz,
+            BufAlign, UseHp, EmuMode, Help, Version,
         ],
     };
     let words = match tool {
@@ -131,31 +129,15 @@ pub fn resolve(tool: BwTool, raw: &Raw) -> Result<Action<BwOptions>, OptionError
         |v| (1..=MAX_LIST).contains(&v),
         "Invalid list size",
     )?;
-    let max_buf = number(
-        raw,
-        Opt::BufSz,
-        DEFAULT_MAX_BUF,
-        |v| v > 0,
-        "Invalid buffer size",
-    )?;
+    let max_buf = number(raw, Opt::BufSz, DEFAULT_MAX_BUF, |v| v > 0, "Invalid buffer size")?;
     let align_id = raw
         .values
         .iter()
         .rev()
         .find(|(o, _)| matches!(o, Opt::BufAlign | Opt::BufAlignUnderscore))
         .map_or(Opt::BufAlign, |(o, _)| *o);
-    let buf_align = number(
-        raw,
-        align_id,
-        DEFAULT_ALIGN,
-        |v| v > 0,
-        "Invalid buffer alignment",
-    )?;
-    let min_bw = threshold(
-        raw,
-        Opt::MinBw,
-        "Invalid minimum bandwidth (MB/s, a positive number)",
-    )?;
+    let buf_align = number(raw, align_id, DEFAULT_ALIGN, |v| v > 0, "Invalid buffer alignment")?;
+    let min_bw = threshold(raw, Opt::MinBw, "Invalid minimum bandwidth (MB/s, a positive number)")?;
     // Tool-level checks, in the originals' order (spec §2.2).
     if c.max_size > max_buf {
         return Err(OptionError::Invalid(format!(
@@ -213,11 +195,8 @@ mod tests {
             (BwTool::ReadBw, "seed_read_usage.txt"),
             (BwTool::SendBw, "seed_send_usage.txt"),
         ] {
-            let seed = std::fs::read_to_string(format!(
-                "{}/../report/tests/golden/{file}",
-                env!("CARGO_MANIFEST_DIR")
-            ))
-            .unwrap();
+            let seed = std::fs::read_to_string(format!("{}/../report/tests/golden/{file}", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
             let ours = family(tool).usage(tool.original_name());
             // Deliberate differences: -d names a libfabric domain, and
             // read_bw's help says --buf-align (the original printed
@@ -232,10 +211,7 @@ mod tests {
                 .next()
                 .unwrap()
                 .lines()
-                .filter(|l| {
-                    !l.starts_with("  -d, --device")
-                        && !l.contains("(default: the domain that reaches")
-                })
+                .filter(|l| !l.starts_with("  -d, --device") && !l.contains("(default: the domain that reaches"))
                 .collect();
             assert_eq!(ours_lines, expected, "{file}");
         }
@@ -256,8 +232,7 @@ mod tests {
             (4294967296, 64, 49194, 1)
         );
         assert!(o.use_idc && o.use_hrp && !o.bidirectional && o.c.duration_s.is_none());
-        let Action::Run(o) = run(BwTool::SendBw, &["h", "-R", "-D", "5", "-p", "0x10"]).unwrap()
-        else {
+        let Action::Run(o) = run(BwTool::SendBw, &["h", "-R", "-D", "5", "-p", "0x10"]).unwrap() else {
             panic!()
         };
         assert_eq!(o.c.mode, RunMode::Client("h".into()));
@@ -270,10 +245,7 @@ mod tests {
         let w = BwTool::WriteBw;
         assert_eq!(err(w, &["-s", "0"]), "Invalid size: 0");
         assert_eq!(err(w, &["-s", "8:4"]), "Invalid size: 8:4");
-        assert_eq!(
-            err(w, &["-s", "3:8"]),
-            "Invalid size: 3:8 (ranges must be powers of 2)"
-        );
+        assert_eq!(err(w, &["-s", "3:8"]), "Invalid size: 3:8 (ranges must be powers of 2)");
         assert_eq!(err(w, &["-s", "4294967296"]), "Invalid size: 4294967296");
         assert_eq!(err(w, &["-l", "0"]), "Invalid list size: 0");
         assert_eq!(err(w, &["-l", "16383"]), "Invalid list size: 16383");
@@ -283,10 +255,7 @@ mod tests {
         assert_eq!(err(w, &["-n", "0"]), "Invalid iteration count: 0");
         assert_eq!(err(w, &["-n", "-1"]), "Invalid iteration count: -1");
         assert_eq!(err(w, &["-D", "0"]), "Invalid duration: 0");
-        assert_eq!(
-            err(w, &["-D", "4294967296"]),
-            "Invalid duration: 4294967296"
-        );
+        assert_eq!(err(w, &["-D", "4294967296"]), "Invalid duration: 4294967296");
         assert_eq!(err(w, &["-v", "0"]), "Invalid svc_id: 0");
         assert_eq!(err(w, &["-v", "1x"]), "Invalid svc_id: 1x");
         assert_eq!(err(w, &["--buf-sz", "0"]), "Invalid buffer size: 0");
@@ -312,10 +281,7 @@ mod tests {
         assert!(err(w, &["--local", "host"]).contains("--local"));
         assert!(err(w, &["--min-bw", "-3"]).contains("Invalid minimum bandwidth"));
         // options a tool does not have are unknown to it
-        assert_eq!(
-            err(BwTool::ReadBw, &["--no-idc"]),
-            "unrecognized option '--no-idc'"
-        );
+        assert_eq!(err(BwTool::ReadBw, &["--no-idc"]), "unrecognized option '--no-idc'");
         assert_eq!(err(w, &["-R"]), "invalid option -- 'R'");
     }
 

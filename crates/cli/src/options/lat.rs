@@ -2,10 +2,7 @@
 //! §3.7, §3.9). `-c/--clock` and `--ignore-cpu-freq-mismatch` are
 //! send_lat's in the originals; fabdiag offers them on all three.
 
-use super::{
-    common_mode, common_values, number, threshold, Action, Common, Family, Opt, OptionError, Raw,
-    RunMode,
-};
+use super::{common_mode, common_values, number, threshold, Action, Common, Family, Opt, OptionError, Raw, RunMode};
 use fabdiag_report::LatTool;
 
 pub const DEFAULT_ITERS: u64 = 100;
@@ -38,15 +35,7 @@ pub fn family(tool: LatTool) -> Family {
                 Help,
                 Version,
             ],
-            &[
-                Clock,
-                IgnoreCpuFreq,
-                Provider,
-                Json,
-                MaxLat,
-                Percentiles,
-                Local,
-            ],
+            &[Clock, IgnoreCpuFreq, Provider, Json, MaxLat, Percentiles, Local],
         ),
         LatTool::ReadLat => (
             &[
@@ -69,15 +58,7 @@ pub fn family(tool: LatTool) -> Family {
                 Help,
                 Version,
             ],
-            &[
-                Clock,
-                IgnoreCpuFreq,
-                Provider,
-                Json,
-                MaxLat,
-                Percentiles,
-                Local,
-            ],
+            &[Clock, IgnoreCpuFreq, Provider, Json, MaxLat, Percentiles, Local],
         ),
         LatTool::SendLat => (
             &[
@@ -180,30 +161,14 @@ pub fn resolve(tool: LatTool, raw: &Raw) -> Result<Action<LatOptions>, OptionErr
         return Ok(Action::Version);
     }
     let mut c = common_values(raw, DEFAULT_ITERS, DEFAULT_SIZE)?;
-    let warmup = number(
-        raw,
-        Opt::Warmup,
-        DEFAULT_WARMUP,
-        |_| true,
-        "Invalid warmup count",
-    )?;
-    let gap_us = number(
-        raw,
-        Opt::LatencyGap,
-        DEFAULT_GAP_US,
-        |_| true,
-        "Invalid iteration gap",
-    )?;
+    let warmup = number(raw, Opt::Warmup, DEFAULT_WARMUP, |_| true, "Invalid warmup count")?;
+    let gap_us = number(raw, Opt::LatencyGap, DEFAULT_GAP_US, |_| true, "Invalid iteration gap")?;
     let clock = match raw.last(Opt::Clock) {
         None | Some("clock_gettime") => ClockKind::ClockGettime,
         Some("cycles") => ClockKind::Cycles,
         Some(other) => return Err(OptionError::Invalid(format!("Invalid clock: {other}"))),
     };
-    let max_lat_us = threshold(
-        raw,
-        Opt::MaxLat,
-        "Invalid maximum latency (µs, a positive number)",
-    )?;
+    let max_lat_us = threshold(raw, Opt::MaxLat, "Invalid maximum latency (µs, a positive number)")?;
     common_mode(raw, &mut c)?;
     let rdzv = raw.has(Opt::Rdzv);
     let ignored_on_server = if c.mode == RunMode::Server {
@@ -296,9 +261,7 @@ Options:
             .next()
             .unwrap()
             .lines()
-            .filter(|l| {
-                !l.starts_with("  -d, --device") && !l.contains("(default: the domain that reaches")
-            })
+            .filter(|l| !l.starts_with("  -d, --device") && !l.contains("(default: the domain that reaches"))
             .map(|l| format!("{l}\n"))
             .collect();
         assert_eq!(original_part, SEND_LAT_USAGE);
@@ -313,10 +276,7 @@ Options:
         let Action::Run(o) = run(LatTool::SendLat, &[]).unwrap() else {
             panic!()
         };
-        assert_eq!(
-            (o.c.iterations, o.c.min_size, o.warmup, o.gap_us),
-            (100, 8, 10, 1000)
-        );
+        assert_eq!((o.c.iterations, o.c.min_size, o.warmup, o.gap_us), (100, 8, 10, 1000));
         assert_eq!(o.clock, ClockKind::ClockGettime);
         assert!(o.use_idc && o.use_ll && !o.report_all);
         let Action::Run(o) = run(
@@ -345,20 +305,11 @@ Options:
         assert_eq!(err(s, &["-c", "rdtsc"]), "Invalid clock: rdtsc");
         assert_eq!(err(s, &["-c", "Cycles"]), "Invalid clock: Cycles");
         assert_eq!(err(s, &["--warmup", "x"]), "Invalid warmup count: x");
-        assert_eq!(
-            err(s, &["--latency-gap", "-5"]),
-            "Invalid iteration gap: -5"
-        );
-        assert_eq!(
-            err(s, &["-s", "3:8"]),
-            "Invalid size: 3:8 (ranges must be powers of 2)"
-        );
+        assert_eq!(err(s, &["--latency-gap", "-5"]), "Invalid iteration gap: -5");
+        assert_eq!(err(s, &["-s", "3:8"]), "Invalid size: 3:8 (ranges must be powers of 2)");
         assert_eq!(err(s, &["-n", "0"]), "Invalid iteration count: 0");
         assert!(err(s, &["--max-lat", "0"]).starts_with("Invalid maximum latency"));
-        assert_eq!(
-            err(LatTool::ReadLat, &["--no-idc"]),
-            "unrecognized option '--no-idc'"
-        );
+        assert_eq!(err(LatTool::ReadLat, &["--no-idc"]), "unrecognized option '--no-idc'");
         assert_eq!(err(LatTool::WriteLat, &["-R"]), "invalid option -- 'R'");
         assert_eq!(err(s, &["-l", "4"]), "invalid option -- 'l'");
     }

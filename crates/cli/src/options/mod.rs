@@ -501,24 +501,15 @@ impl Family {
         let mut o = String::new();
         o.push_str("Usage:\n");
         o.push_str(&format!("  {prog} [-d DEV] [-p PORT]\n"));
-        o.push_str(&format!(
-            "{:w$}Start a server and wait for connection\n",
-            ""
-        ));
+        o.push_str(&format!("{:w$}Start a server and wait for connection\n", ""));
         o.push_str(&format!("  {prog} ADDR [OPTIONS]\n"));
         o.push_str(&format!("{:w$}Connect to server with address ADDR\n", ""));
-        for (title, ids) in [
-            ("Options:", self.opts),
-            ("fabdiag options:", self.extensions),
-        ] {
+        for (title, ids) in [("Options:", self.opts), ("fabdiag options:", self.extensions)] {
             if title.starts_with("fabdiag") {
                 o.push_str(self.trailer);
             }
             o.push_str(&format!("\n{title}\n"));
-            for s in ids
-                .iter()
-                .filter_map(|id| SPECS.iter().find(|s| s.def.id == *id))
-            {
+            for s in ids.iter().filter_map(|id| SPECS.iter().find(|s| s.def.id == *id)) {
                 let Some(left) = s.left else { continue };
                 let left = format!("  {left}");
                 let mut lines = s.help.iter().map(|l| self.fill(l));
@@ -571,11 +562,7 @@ impl Raw {
 
     /// Run options given to a server (which the client overrides).
     pub fn given(&self, names: &[(Opt, &'static str)]) -> Vec<&'static str> {
-        names
-            .iter()
-            .filter(|(o, _)| self.has(*o))
-            .map(|(_, n)| *n)
-            .collect()
+        names.iter().filter(|(o, _)| self.has(*o)).map(|(_, n)| *n).collect()
     }
 }
 
@@ -624,13 +611,7 @@ fn invalid(m: String) -> OptionError {
 }
 
 /// A `strtoul`-style number, or the originals' message for `what`.
-pub fn number(
-    raw: &Raw,
-    id: Opt,
-    default: u64,
-    ok: impl Fn(u64) -> bool,
-    what: &str,
-) -> Result<u64, OptionError> {
+pub fn number(raw: &Raw, id: Opt, default: u64, ok: impl Fn(u64) -> bool, what: &str) -> Result<u64, OptionError> {
     match raw.last(id) {
         None => Ok(default),
         Some(s) => parse_strtoul(s)
@@ -642,11 +623,7 @@ pub fn number(
 /// Validates the shared options in the originals' order. Tool checks that
 /// the originals ran before the positional argument come between
 /// `common_values` and `common_mode`.
-pub fn common_values(
-    raw: &Raw,
-    default_iters: u64,
-    default_size: u64,
-) -> Result<Common, OptionError> {
+pub fn common_values(raw: &Raw, default_iters: u64, default_size: u64) -> Result<Common, OptionError> {
     let device = match raw.last(Opt::Device) {
         Some("") => return Err(invalid("Invalid device name: ".into())),
         d => d.map(str::to_string),
@@ -676,18 +653,10 @@ pub fn common_values(
     number(raw, Opt::RxGpu, 0, |v| v <= 255, "Invalid dest gpu device")?;
     if let Some(s) = raw.last(Opt::GpuType) {
         if !["amd", "nvidia", "intel"].contains(&s.to_ascii_lowercase().as_str()) {
-            return Err(invalid(format!(
-                "Invalid gpu type: {s}. Must be AMD, NVIDIA or INTEL"
-            )));
+            return Err(invalid(format!("Invalid gpu type: {s}. Must be AMD, NVIDIA or INTEL")));
         }
     }
-    let iterations = number(
-        raw,
-        Opt::Iters,
-        default_iters,
-        |v| v > 0,
-        "Invalid iteration count",
-    )?;
+    let iterations = number(raw, Opt::Iters, default_iters, |v| v > 0, "Invalid iteration count")?;
     let duration_s = match raw.last(Opt::Duration) {
         None => None,
         Some(_) => Some(number(
@@ -707,11 +676,7 @@ pub fn common_values(
         Some(s) => match s.to_ascii_uppercase().as_str() {
             "2M" => Some(HugePageSize::TwoMiB),
             "1G" => Some(HugePageSize::OneGiB),
-            _ => {
-                return Err(invalid(format!(
-                    "Invalid hugepage type: {s}. Must be 2M or 1G"
-                )))
-            }
+            _ => return Err(invalid(format!("Invalid hugepage type: {s}. Must be 2M or 1G"))),
         },
     };
     Ok(Common {

@@ -3,8 +3,8 @@
 //! engine's bandwidth method for every size.
 
 use super::{
-    addresses, allocate, client_prelude, conclude, exchange_endpoints, server_accept,
-    server_provider, Failed, Memory, Outcome,
+    addresses, allocate, client_prelude, conclude, exchange_endpoints, server_accept, server_provider, Failed, Memory,
+    Outcome,
 };
 use crate::driver::{DriverConfig, FabricDriver, LatClock, Op};
 use crate::numbers::MAX_SIZE;
@@ -85,9 +85,7 @@ impl RunParams {
             && self.max_size <= self.max_buf
             && self.buf_align >= 1
             && self.iterations >= 1
-            && self
-                .duration_s
-                .is_none_or(|d| d >= 1 && d <= u32::MAX as u64);
+            && self.duration_s.is_none_or(|d| d >= 1 && d <= u32::MAX as u64);
         if !ok {
             return Err(format!("client sent invalid run parameters: {self:?}"));
         }
@@ -168,14 +166,7 @@ fn describe(
     // HRP and restricted/unrestricted puts are CXI command-queue features
     // with no libfabric control: shown as not applicable (spec §2.13).
     let hrp = (tool == BwTool::WriteBw).then(|| legacy::NOT_APPLICABLE.to_string());
-    let idc = (tool != BwTool::ReadBw).then(|| {
-        if p.use_idc {
-            legacy::ENABLED
-        } else {
-            legacy::DISABLED
-        }
-        .to_string()
-    });
+    let idc = (tool != BwTool::ReadBw).then(|| if p.use_idc { legacy::ENABLED } else { legacy::DISABLED }.to_string());
     BwRun {
         tool,
         role,
@@ -241,6 +232,7 @@ fn measure(
         max_size: p.max_size,
         echo: false,
         clock: LatClock::Raw,
+        atomic: None,
     };
     let mut d = FabricDriver::new(ep, ctl, peer_id, peer.target, cfg)?;
     for size in sizes(p.min_size, p.max_size) {
@@ -261,12 +253,7 @@ fn measure(
 }
 
 /// Client side: `host:port` is the server's control address.
-pub fn run_client(
-    o: &BwOptions,
-    host: &str,
-    port: u16,
-    sink: &mut dyn BwSink,
-) -> Result<BwOutcome, BwFailed> {
+pub fn run_client(o: &BwOptions, host: &str, port: u16, sink: &mut dyn BwSink) -> Result<BwOutcome, BwFailed> {
     let tool = o.tool;
     let (mut ctl, list, idx) = client_prelude(
         tool.original_name(),
@@ -277,13 +264,7 @@ pub fn run_client(
         port,
     )
     .map_err(Failed::early)?;
-    let params = RunParams::from_options(
-        o,
-        &list
-            .get(idx)
-            .map(|e| e.provider.clone())
-            .unwrap_or_default(),
-    );
+    let params = RunParams::from_options(o, &list.get(idx).map(|e| e.provider.clone()).unwrap_or_default());
     let (mut run, mut results) = (None, Vec::new());
     let mut phase = Phase::Config;
     let r = (|| -> Result<()> {
@@ -308,11 +289,7 @@ pub fn run_client(
 }
 
 /// Server side: waits for one client on `listener`, then runs what it asks.
-pub fn run_server(
-    o: &BwOptions,
-    listener: Listener,
-    sink: &mut dyn BwSink,
-) -> Result<BwOutcome, BwFailed> {
+pub fn run_server(o: &BwOptions, listener: Listener, sink: &mut dyn BwSink) -> Result<BwOutcome, BwFailed> {
     let tool = o.tool;
     if !o.ignored_on_server.is_empty() {
         sink.warn(&format!(
@@ -321,14 +298,14 @@ pub fn run_server(
         ));
     }
     sink.listening(listener.port());
-    let mut ctl = server_accept(tool.original_name(), listener, &mut |m| sink.warn(m))
-        .map_err(Failed::early)?;
+    let mut ctl = server_accept(tool.original_name(), listener, &mut |m| sink.warn(m)).map_err(Failed::early)?;
     let (mut run, mut results) = (None, Vec::new());
     let mut phase = Phase::Config;
     let r = (|| -> Result<()> {
         let params: RunParams = match ctl.expect(phase)? {
-            Message::Config { params } => serde_json::from_value(params)
-                .map_err(|e| anyhow!("client sent undecodable run parameters: {e}"))?,
+            Message::Config { params } => {
+                serde_json::from_value(params).map_err(|e| anyhow!("client sent undecodable run parameters: {e}"))?
+            }
             other => {
                 return Err(ProtoError::Unexpected {
                     phase,

@@ -7,8 +7,8 @@
 
 use super::bw::parse_hugepages;
 use super::{
-    addresses, allocate, client_prelude, conclude, exchange_endpoints, server_accept,
-    server_provider, Failed, Memory, Outcome,
+    addresses, allocate, client_prelude, conclude, exchange_endpoints, server_accept, server_provider, Failed, Memory,
+    Outcome,
 };
 use crate::driver::{DriverConfig, FabricDriver, LatClock, Op};
 use crate::numbers::MAX_SIZE;
@@ -84,9 +84,7 @@ impl LatParams {
             && self.min_size <= self.max_size
             && self.max_size <= MAX_SIZE
             && self.iterations >= 1
-            && self
-                .duration_s
-                .is_none_or(|d| d >= 1 && d <= u32::MAX as u64);
+            && self.duration_s.is_none_or(|d| d >= 1 && d <= u32::MAX as u64);
         if !ok {
             return Err(format!("client sent invalid run parameters: {self:?}"));
         }
@@ -168,14 +166,7 @@ fn describe(
         gap_us: p.gap_us,
         min_size_bytes: p.min_size,
         max_size_bytes: p.max_size,
-        idc: (tool != LatTool::ReadLat).then(|| {
-            if p.use_idc {
-                legacy::ENABLED
-            } else {
-                legacy::DISABLED
-            }
-            .to_string()
-        }),
+        idc: (tool != LatTool::ReadLat).then(|| if p.use_idc { legacy::ENABLED } else { legacy::DISABLED }.to_string()),
         // low-latency command launch is a CXI command-queue path with no
         // libfabric control (spec §2.13)
         ll: legacy::NOT_APPLICABLE.into(),
@@ -233,6 +224,7 @@ fn measure(
         max_size: p.max_size,
         echo: tool == LatTool::SendLat && role == Role::Server,
         clock,
+        atomic: None,
     };
     let mut d = FabricDriver::new(ep, ctl, peer_id, peer.target, cfg)?;
     let lc = p.config();
@@ -266,12 +258,7 @@ fn measure(
 }
 
 /// Client side.
-pub fn run_client(
-    o: &LatOptions,
-    host: &str,
-    port: u16,
-    sink: &mut dyn LatSink,
-) -> Result<LatOutcome, LatFailed> {
+pub fn run_client(o: &LatOptions, host: &str, port: u16, sink: &mut dyn LatSink) -> Result<LatOutcome, LatFailed> {
     let tool = o.tool;
     // Calibrate first: it takes 0.2 s and can fail on its own.
     let clock = match o.clock {
@@ -293,13 +280,7 @@ pub fn run_client(
         port,
     )
     .map_err(Failed::early)?;
-    let params = LatParams::from_options(
-        o,
-        &list
-            .get(idx)
-            .map(|e| e.provider.clone())
-            .unwrap_or_default(),
-    );
+    let params = LatParams::from_options(o, &list.get(idx).map(|e| e.provider.clone()).unwrap_or_default());
     let (mut run, mut results) = (None, Vec::new());
     let mut phase = Phase::Config;
     let r = (|| -> Result<()> {
@@ -325,11 +306,7 @@ pub fn run_client(
 }
 
 /// Server side.
-pub fn run_server(
-    o: &LatOptions,
-    listener: Listener,
-    sink: &mut dyn LatSink,
-) -> Result<LatOutcome, LatFailed> {
+pub fn run_server(o: &LatOptions, listener: Listener, sink: &mut dyn LatSink) -> Result<LatOutcome, LatFailed> {
     let tool = o.tool;
     if !o.ignored_on_server.is_empty() {
         sink.warn(&format!(
@@ -338,14 +315,14 @@ pub fn run_server(
         ));
     }
     sink.listening(listener.port());
-    let mut ctl = server_accept(tool.original_name(), listener, &mut |m| sink.warn(m))
-        .map_err(Failed::early)?;
+    let mut ctl = server_accept(tool.original_name(), listener, &mut |m| sink.warn(m)).map_err(Failed::early)?;
     let (mut run, mut results) = (None, Vec::new());
     let mut phase = Phase::Config;
     let r = (|| -> Result<()> {
         let params: LatParams = match ctl.expect(phase)? {
-            Message::Config { params } => serde_json::from_value(params)
-                .map_err(|e| anyhow!("client sent undecodable run parameters: {e}"))?,
+            Message::Config { params } => {
+                serde_json::from_value(params).map_err(|e| anyhow!("client sent undecodable run parameters: {e}"))?
+            }
             other => {
                 return Err(ProtoError::Unexpected {
                     phase,

@@ -13,12 +13,9 @@ use crate::driver::{INITIATOR, TARGET};
 use crate::provider;
 use anyhow::{anyhow, bail, Result};
 use fabdiag_fabric::{
-    free_hugepages, Capability, Endpoint, FabricError, HostBuffer, HugePageSize, InfoList,
-    RemoteRegion,
+    free_hugepages, Capability, Endpoint, FabricError, HostBuffer, HugePageSize, InfoList, RemoteRegion,
 };
-use fabdiag_proto::{
-    Control, Hello, Listener, Message, Phase, ProtoError, RegionDesc, MAGIC, PROTOCOL,
-};
+use fabdiag_proto::{Control, Hello, Listener, Message, Phase, ProtoError, RegionDesc, MAGIC, PROTOCOL};
 use fabdiag_report::{Hugepages, Role};
 
 pub fn hello(original_name: &str) -> Hello {
@@ -72,18 +69,10 @@ pub fn client_prelude(
 }
 
 /// Accepts one client of this tool; strangers are reported through `warn`.
-pub fn server_accept(
-    tool: &str,
-    listener: Listener,
-    warn: &mut dyn FnMut(&str),
-) -> Result<Control> {
+pub fn server_accept(tool: &str, listener: Listener, warn: &mut dyn FnMut(&str)) -> Result<Control> {
     // The server keeps listening after turning a stranger away; say why.
-    let mut rejected = |r: fabdiag_proto::Rejection| {
-        warn(&format!(
-            "rejected connection from {}: {}",
-            r.peer, r.reason
-        ))
-    };
+    let mut rejected =
+        |r: fabdiag_proto::Rejection| warn(&format!("rejected connection from {}: {}", r.peer, r.reason));
     let (ctl, _) = listener.accept(&hello(tool), &mut rejected)?;
     Ok(ctl)
 }
@@ -147,11 +136,7 @@ pub fn allocate(
         }
     };
     let mk = |is_full: bool, fill: u8| {
-        HostBuffer::new(
-            if is_full { used } else { page },
-            if is_full { hp } else { None },
-            fill,
-        )
+        HostBuffer::new(if is_full { used } else { page }, if is_full { hp } else { None }, fill)
     };
     // Initiator buffers carry the originals' 0xA5 pattern, targets zeros.
     let buffers = vec![mk(initiator_full, 0xA5)?, mk(target_full, 0)?];
@@ -231,10 +216,7 @@ pub fn exchange_endpoints(ctl: &mut Control, role: Role, ep: &Endpoint) -> Resul
 }
 
 /// The endpoint's and the peer's printable addresses, for Local/Remote.
-pub fn addresses(
-    ep: &mut Endpoint,
-    peer: &Peer,
-) -> Result<(fabdiag_fabric::PeerId, String, String)> {
+pub fn addresses(ep: &mut Endpoint, peer: &Peer) -> Result<(fabdiag_fabric::PeerId, String, String)> {
     let own = ep.name()?;
     let id = ep.insert_peer(&peer.address)?;
     Ok((

@@ -14,11 +14,7 @@ pub fn bin() -> &'static str {
 
 /// A port nobody listens on right now.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 pub struct Output {
@@ -30,12 +26,8 @@ pub struct Output {
 
 impl Output {
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
-                self.stdout, self.stderr
-            )
-        })
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
     }
 }
 
@@ -68,18 +60,8 @@ impl Proc {
             if let Some(status) = self.child.try_wait().unwrap() {
                 let mut out = String::new();
                 let mut err = String::new();
-                self.child
-                    .stdout
-                    .take()
-                    .unwrap()
-                    .read_to_string(&mut out)
-                    .unwrap();
-                self.child
-                    .stderr
-                    .take()
-                    .unwrap()
-                    .read_to_string(&mut err)
-                    .unwrap();
+                self.child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+                self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
                 return Output {
                     code: status.code(),
                     stdout: out,
