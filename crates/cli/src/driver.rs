@@ -177,6 +177,11 @@ impl<'a> FabricDriver<'a> {
         Ok(d)
     }
 
+    /// The endpoint and control connection, for checks after a run.
+    pub fn parts(&mut self) -> (&Endpoint, &mut Control) {
+        (&self.ep, &mut *self.ctl)
+    }
+
     /// After a failure: keep the endpoint from being closed (see
     /// `Endpoint::abandon`).
     pub fn abandon(self) {

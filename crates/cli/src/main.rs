@@ -45,6 +45,8 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 enum Tool {
     Bw(BwTool),
     Lat(LatTool),
+    /// atomic_bw (false) or atomic_lat (true).
+    Amo(bool),
 }
 
 const TOOLS: &[Tool] = &[
@@ -54,6 +56,8 @@ const TOOLS: &[Tool] = &[
     Tool::Lat(LatTool::SendLat),
     Tool::Lat(LatTool::WriteLat),
     Tool::Lat(LatTool::ReadLat),
+    Tool::Amo(false),
+    Tool::Amo(true),
 ];
 
 impl Tool {
@@ -61,6 +65,8 @@ impl Tool {
         match self {
             Tool::Bw(t) => t.original_name(),
             Tool::Lat(t) => t.original_name(),
+            Tool::Amo(false) => "cxi_atomic_bw",
+            Tool::Amo(true) => "cxi_atomic_lat",
         }
     }
 
@@ -68,6 +74,8 @@ impl Tool {
         match self {
             Tool::Bw(t) => t.subcommand(),
             Tool::Lat(t) => t.subcommand(),
+            Tool::Amo(false) => "atomic-bw",
+            Tool::Amo(true) => "atomic-lat",
         }
     }
 
@@ -75,6 +83,8 @@ impl Tool {
         match self {
             Tool::Bw(t) => format!("{} bandwidth", t.word()),
             Tool::Lat(t) => format!("{} latency", t.word()),
+            Tool::Amo(false) => "Atomic bandwidth".into(),
+            Tool::Amo(true) => "Atomic latency".into(),
         }
     }
 }
@@ -96,6 +106,7 @@ fn overview() -> String {
         ));
     }
     s.push_str("  providers   List libfabric providers and domains on this machine\n");
+    s.push_str("  atomic-support [-P PROV] [--json]\n              Which atomic op/type/form each provider supports (fi_*atomicvalid)\n");
     s.push_str("\nInstalled under an original name (e.g. a cxi_write_bw symlink), fabdiag\nbehaves as that tool.\n");
     s
 }
@@ -120,6 +131,7 @@ fn run() -> u8 {
             exit::OK
         }
         Some("providers") => list_providers(),
+        Some("atomic-support") => atomic_support(&args[2..]),
         Some(cmd) => match TOOLS.iter().find(|t| t.subcommand() == cmd || t.original_name() == cmd) {
             Some(tool) => run_tool(*tool, &format!("fabdiag {}", tool.subcommand()), &args[2..]),
             None => {
@@ -164,6 +176,184 @@ fn list_providers() -> u8 {
             yn(c[2])
         ));
     }
+    output::print_stdout(&text);
+    exit::OK
+}
+
+/// One cell of the atomic support matrix.
+#[derive(Serialize)]
+struct AmoSupport {
+    provider: String,
+    op: &'static str,
+    cswap_op: Option<&'static str>,
+    atomic_type: &'static str,
+    fetching: bool,
+    libfabric_op: &'static str,
+    libfabric_call: &'static str,
+    /// Allowed by the originals' op/type rules.
+    allowed: bool,
+    supported: bool,
+}
+
+/// Asks each provider with atomics, through an endpoint on the loopback
+/// domain, which of the originals' atomics it can run, in which form.
+fn atomic_support(args: &[String]) -> u8 {
+    use fabdiag_engine::amo::{libfabric_op, validate, AmoOp, CSWAP_OPS, OPS, TYPES};
+    use fabdiag_fabric::{discover, AtomicKind, AtomicSpec, Capability, Endpoint, HostBuffer, Query};
+    let json = args.iter().any(|a| a == "--json");
+    let wanted = args
+        .iter()
+        .position(|a| a == "-P")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    if let Some(bad) = args
+        .iter()
+        .find(|a| !matches!(a.as_str(), "--json" | "-P") && Some(*a) != wanted.as_ref())
+    {
+        eprintln!(
+            "fabdiag atomic-support: unexpected argument '{bad}' (usage: fabdiag atomic-support [-P PROV] [--json])"
+        );
+        return exit::USAGE;
+    }
+    if let Err(e) = fabdiag_fabric::load() {
+        eprintln!("fabdiag atomic-support: {e}");
+        return exit::UNAVAILABLE;
+    }
+    let list = match discover(&Query {
+        provider: wanted.clone(),
+        domain: None,
+        capability: Some(Capability::Atomic),
+    }) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("fabdiag atomic-support: {e}");
+            return if e.is_unavailable() {
+                exit::UNAVAILABLE
+            } else {
+                exit::RUNTIME
+            };
+        }
+    };
+    let mut providers: Vec<String> = Vec::new();
+    for e in list.entries() {
+        if !providers.contains(&e.provider) {
+            providers.push(e.provider.clone());
+        }
+    }
+    let mut cells = Vec::new();
+    for prov in providers {
+        let candidates: Vec<usize> = list
+            .entries()
+            .enumerate()
+            .filter(|(_, e)| e.provider == prov)
+            .map(|(i, _)| i)
+            .collect();
+        // prefer the loopback domain: nothing leaves the machine
+        let idx = candidates
+            .iter()
+            .copied()
+            .find(|&i| {
+                list.get(i)
+                    .is_some_and(|e| e.domain == "lo" || e.fabric.starts_with("127."))
+            })
+            .unwrap_or(candidates[0]);
+        let bufs = match (HostBuffer::new(4096, None, 0), HostBuffer::new(4096, None, 0)) {
+            (Ok(a), Ok(b)) => vec![a, b],
+            _ => return exit::RUNTIME,
+        };
+        let ep = match Endpoint::open(&list, idx, bufs) {
+            Ok(ep) => ep,
+            Err(e) => {
+                eprintln!("fabdiag atomic-support: {prov}: {e}");
+                continue;
+            }
+        };
+        for ty in TYPES {
+            for op in OPS {
+                let conds: Vec<_> = if op == AmoOp::Cswap {
+                    CSWAP_OPS.to_vec()
+                } else {
+                    vec![CSWAP_OPS[0]]
+                };
+                for cs in conds {
+                    for fetching in [false, true] {
+                        let (fi, call) = libfabric_op(op, cs, fetching);
+                        let kind = match call {
+                            fabdiag_engine::amo::FiCall::Atomic => AtomicKind::Plain,
+                            fabdiag_engine::amo::FiCall::Fetch => AtomicKind::Fetch,
+                            fabdiag_engine::amo::FiCall::Compare => AtomicKind::Compare,
+                        };
+                        let spec = AtomicSpec {
+                            kind,
+                            datatype: ty as i32,
+                            op: fi.code(),
+                            size: ty.size(),
+                        };
+                        cells.push(AmoSupport {
+                            provider: prov.clone(),
+                            op: op.name(),
+                            cswap_op: (op == AmoOp::Cswap).then(|| cs.name()),
+                            atomic_type: ty.name(),
+                            fetching,
+                            libfabric_op: fi.name(),
+                            libfabric_call: call.name(),
+                            allowed: validate(op, cs, ty).is_ok(),
+                            supported: ep.atomic_valid(&spec).unwrap_or(false),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    if json {
+        output::print_stdout(&(serde_json::to_string_pretty(&cells).unwrap_or_else(|_| "[]".into()) + "\n"));
+        return exit::OK;
+    }
+    // One table per provider: N non-fetching, F fetching, NF both, - none,
+    // . not allowed by the originals; CSWAP counts its six conditions.
+    let mut text = String::new();
+    let mut provs: Vec<&String> = Vec::new();
+    for c in &cells {
+        if !provs.contains(&&c.provider) {
+            provs.push(&c.provider);
+        }
+    }
+    for p in provs {
+        text.push_str(&format!("{p}\n{:<15}", "TYPE"));
+        for op in OPS {
+            text.push_str(&format!("{:>7}", op.name()));
+        }
+        text.push('\n');
+        for ty in TYPES {
+            text.push_str(&format!("{:<15}", ty.name()));
+            for op in OPS {
+                let mine: Vec<&AmoSupport> = cells
+                    .iter()
+                    .filter(|c| &c.provider == p && c.op == op.name() && c.atomic_type == ty.name())
+                    .collect();
+                let cell = if !mine.iter().any(|c| c.allowed) {
+                    ".".to_string()
+                } else if op == AmoOp::Cswap {
+                    let n = mine.iter().filter(|c| c.allowed && c.supported && !c.fetching).count();
+                    let allowed = mine.iter().filter(|c| c.allowed && !c.fetching).count();
+                    format!("{n}/{allowed}")
+                } else {
+                    let n = mine.iter().any(|c| !c.fetching && c.supported);
+                    let f = mine.iter().any(|c| c.fetching && c.supported);
+                    match (n, f) {
+                        (true, true) => "NF".into(),
+                        (true, false) => "N".into(),
+                        (false, true) => "F".into(),
+                        (false, false) => "-".into(),
+                    }
+                };
+                text.push_str(&format!("{cell:>7}"));
+            }
+            text.push('\n');
+        }
+        text.push('\n');
+    }
+    text.push_str("N: fi_atomic  F: fi_fetch_atomic  NF: both  CSWAP k/n: conditions supported (fi_compare_atomic)\n-: not supported by the provider  .: not allowed by the originals' op/type rules\n");
     output::print_stdout(&text);
     exit::OK
 }
@@ -260,6 +450,149 @@ fn run_tool(tool: Tool, prog: &str, args: &[String]) -> u8 {
     match tool {
         Tool::Bw(t) => run_bw(t, prog, args),
         Tool::Lat(t) => run_lat(t, prog, args),
+        Tool::Amo(latency) => run_amo(latency, prog, args),
+    }
+}
+
+/// The atomic session hands back one `AmoResults`; the report wants rows.
+fn unpack<T>(
+    r: Result<Outcome<fabdiag_report::AmoRun, session::amo::AmoResults>, session::amo::AmoFailed>,
+    pick: fn(session::amo::AmoResults) -> Vec<T>,
+) -> Result<Outcome<fabdiag_report::AmoRun, T>, Failed<fabdiag_report::AmoRun, T>> {
+    match r {
+        Ok(o) => Ok(Outcome {
+            run: o.run,
+            results: o.results.into_iter().flat_map(pick).collect(),
+        }),
+        Err(f) => Err(Failed {
+            run: f.run,
+            results: f.results.into_iter().flat_map(pick).collect(),
+            error: f.error,
+        }),
+    }
+}
+
+fn run_amo(latency: bool, prog: &str, args: &[String]) -> u8 {
+    use fabdiag_fabric::Capability;
+    use fabdiag_report::json::{AmoBw, AmoLat, AmoResultJson};
+    use session::amo::{run_client, run_server, AmoResults};
+    let name = if latency { "cxi_atomic_lat" } else { "cxi_atomic_bw" };
+    let opts = match prepare(
+        &options::amo::family(latency),
+        |r| options::amo::resolve(latency, r),
+        name,
+        prog,
+        args,
+    ) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let mut console = Console {
+        prog: prog.into(),
+        json: opts.c.json,
+        percentiles: opts.percentiles,
+    };
+    let result = match &opts.c.mode {
+        RunMode::Server => match fabdiag_proto::Listener::bind(opts.c.port) {
+            Ok(l) => run_server(&opts, l, &mut console),
+            Err(e) => Err(Failed::early(e)),
+        },
+        RunMode::Client(host) => run_client(&opts, host, opts.c.port, &mut console),
+        RunMode::Local => {
+            let so = options::amo::AmoOptions {
+                ignored_on_server: vec![],
+                ..opts.clone()
+            };
+            run_local(
+                || {
+                    Ok(
+                        provider::candidates(opts.c.provider.as_deref(), opts.c.device.as_deref(), Capability::Atomic)
+                            .map(|_| ())?,
+                    )
+                },
+                move |l| {
+                    run_server(&so, l, &mut Silent)
+                        .map(|_| ())
+                        .map_err(|f| format!("{:#}", f.error))
+                },
+                |port| run_client(&opts, "127.0.0.1", port, &mut console),
+            )
+        }
+    };
+    if latency {
+        let max_lat = opts.max_lat_us;
+        let picked = unpack(result, |r| match r {
+            AmoResults::Lat(v) => v,
+            AmoResults::Bw(_) => Vec::new(),
+        });
+        finish::<_, _, AmoResultJson<LatResultJson>, _>(
+            name,
+            prog,
+            opts.c.json,
+            &opts.c.mode,
+            picked,
+            |results: &[AmoLat]| {
+                let max = max_lat?;
+                let failed: Vec<&AmoLat> = results
+                    .iter()
+                    .filter(|r| r.result.stats.mean_ns as f64 > max * 1000.0)
+                    .collect();
+                let msg = (!failed.is_empty()).then(|| {
+                    format!(
+                        "mean latency above --max-lat {max} us: {}",
+                        failed
+                            .iter()
+                            .map(|r| format!("{:.2} us", r.result.stats.mean_ns as f64 / 1000.0))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                });
+                Some((
+                    LatThresholdJson {
+                        max_lat_us: max,
+                        statistic: "mean".into(),
+                        passed: failed.is_empty(),
+                        failed_sizes_bytes: failed.iter().map(|r| r.result.size).collect(),
+                    },
+                    msg,
+                ))
+            },
+        )
+    } else {
+        let min_bw = opts.min_bw;
+        let picked = unpack(result, |r| match r {
+            AmoResults::Bw(v) => v,
+            AmoResults::Lat(_) => Vec::new(),
+        });
+        finish::<_, _, AmoResultJson<BwResultJson>, _>(
+            name,
+            prog,
+            opts.c.json,
+            &opts.c.mode,
+            picked,
+            |results: &[AmoBw]| {
+                let min = min_bw?;
+                let failed: Vec<&AmoBw> = results.iter().filter(|r| r.result.bw_mb_s < min).collect();
+                let msg = (!failed.is_empty()).then(|| {
+                    format!(
+                        "bandwidth below --min-bw {min} MB/s: {}",
+                        failed
+                            .iter()
+                            .map(|r| format!("{:.2} MB/s", r.result.bw_mb_s))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                });
+                Some((
+                    ThresholdJson {
+                        min_bw_mb_per_s: min,
+                        passed: failed.is_empty(),
+                        failed_sizes_bytes: failed.iter().map(|r| r.result.size).collect(),
+                    },
+                    msg,
+                ))
+            },
+        )
     }
 }
 

@@ -3,10 +3,11 @@
 //! the single document and send the server's `Listening…` line and
 //! warnings to stderr; the silent sinks are `--local`'s server half.
 
+use crate::session::amo::AmoSink;
 use crate::session::bw::BwSink;
 use crate::session::lat::LatSink;
 use fabdiag_engine::{LatResult, SizeResult};
-use fabdiag_report::{bw_text, lat_text, legacy, BwRun, LatRun, Role, RowView};
+use fabdiag_report::{amo_text, bw_text, lat_text, legacy, AmoRun, BwRun, LatRun, Role, RowView};
 use std::io::Write;
 
 pub fn print_stdout(s: &str) {
@@ -87,6 +88,39 @@ impl LatSink for Console {
     }
 }
 
+impl AmoSink for Console {
+    fn listening(&mut self, port: u16) {
+        self.listening_line(port);
+    }
+    fn banner(&mut self, run: &AmoRun) {
+        let mut s = amo_text::banner(run);
+        if run.is_latency() && run.role == Role::Client {
+            s.push_str(&lat_text::table_start(&run.table()));
+        }
+        self.text(&s);
+    }
+    fn bw_row(&mut self, _: &AmoRun, r: &SizeResult) {
+        self.text(&amo_text::bw_row(r));
+    }
+    fn lat_size(&mut self, run: &AmoRun, r: &LatResult) {
+        self.text(&lat_text::size_block(&run.table(), r, true));
+    }
+    fn end(&mut self, run: &AmoRun, lat: Option<&LatResult>) {
+        match (lat, run.role) {
+            (None, _) => self.text(&amo_text::bw_footer(run)),
+            (Some(r), Role::Client) => self.text(&lat_text::client_footer(
+                &run.table(),
+                std::slice::from_ref(r),
+                self.percentiles,
+            )),
+            (Some(_), Role::Server) => self.text(&lat_text::server_tail(&run.table())),
+        }
+    }
+    fn warn(&mut self, message: &str) {
+        self.warning(message);
+    }
+}
+
 /// The server half of `--local`: says nothing.
 pub struct Silent;
 
@@ -103,5 +137,14 @@ impl LatSink for Silent {
     fn banner(&mut self, _: &LatRun) {}
     fn size(&mut self, _: &LatRun, _: &LatResult, _: bool) {}
     fn end(&mut self, _: &LatRun, _: &[LatResult]) {}
+    fn warn(&mut self, _: &str) {}
+}
+
+impl AmoSink for Silent {
+    fn listening(&mut self, _: u16) {}
+    fn banner(&mut self, _: &AmoRun) {}
+    fn bw_row(&mut self, _: &AmoRun, _: &SizeResult) {}
+    fn lat_size(&mut self, _: &AmoRun, _: &LatResult) {}
+    fn end(&mut self, _: &AmoRun, _: Option<&LatResult>) {}
     fn warn(&mut self, _: &str) {}
 }

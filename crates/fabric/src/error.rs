@@ -28,6 +28,8 @@ pub enum FabricError {
     },
     #[error("provider '{provider}' needs {what}, which fabdiag does not support")]
     Unsupported { provider: String, what: String },
+    #[error("provider '{provider}' does not support {what}")]
+    ProviderLacks { provider: String, what: String },
     #[error("cannot allocate {bytes} bytes of {kind} memory: {reason}")]
     Alloc { bytes: u64, kind: String, reason: String },
     #[error("Insufficient {size} huge pages. Need {needed} to run")]
@@ -58,6 +60,7 @@ impl FabricError {
                 | FabricError::NoCapableProvider { .. }
                 | FabricError::UnknownDomain { .. }
                 | FabricError::Unsupported { .. }
+                | FabricError::ProviderLacks { .. }
                 | FabricError::InsufficientHugePages { .. }
         )
     }

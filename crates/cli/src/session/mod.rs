@@ -6,6 +6,7 @@
 //! each family's parameters and size loop. Output goes through the sinks;
 //! nothing here prints.
 
+pub mod amo;
 pub mod bw;
 pub mod lat;
 
