@@ -177,6 +177,22 @@ impl<'a> FabricDriver<'a> {
         Ok(d)
     }
 
+    /// Drives progress until `done` holds for the endpoint or `limit`
+    /// passes; returns how long it took. (Incoming operations are applied
+    /// while this side polls, and may still be queued when the peer's
+    /// post-run message arrives over TCP.)
+    pub fn progress_until(
+        &mut self,
+        done: impl Fn(&Endpoint) -> bool,
+        limit: Duration,
+    ) -> Result<Duration, DriveError> {
+        let t0 = Instant::now();
+        while !done(&self.ep) && t0.elapsed() < limit {
+            self.progress()?;
+        }
+        Ok(t0.elapsed())
+    }
+
     /// The endpoint and control connection, for checks after a run.
     pub fn parts(&mut self) -> (&Endpoint, &mut Control) {
         (&self.ep, &mut *self.ctl)

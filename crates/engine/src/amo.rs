@@ -694,6 +694,8 @@ pub struct Verification {
     /// The first wrong value found, or the expected one when all agree.
     pub actual: String,
     pub wrong_slots: u64,
+    /// How long the target polled for late operations before judging.
+    pub settle_us: u64,
 }
 
 /// Compares every slot (`stride` bytes apart) against the prediction.
@@ -721,6 +723,7 @@ pub fn verify(s: &Scheme, target: &str, memory: &[u8], slots: u64, stride: u64, 
         expected: want.to_string(),
         actual: first_bad.unwrap_or(want).to_string(),
         wrong_slots: wrong,
+        settle_us: 0,
     }
 }
 

@@ -251,10 +251,13 @@ fn describe(
     }
 }
 
+/// How long a target keeps polling for operations still in flight before
+/// it judges its memory.
+const SETTLE: Duration = Duration::from_secs(2);
+
 /// Checks our own target (if the peer hit it) and trades verdicts.
 fn verify_and_trade(
-    ctl: &mut Control,
-    ep: &Endpoint,
+    d: &mut FabricDriver<'_>,
     plan: &AtomicPlan,
     role: Role,
     hit_by_iterations: Option<u64>,
@@ -264,11 +267,19 @@ fn verify_and_trade(
     let mine = match hit_by_iterations {
         Some(n) => {
             let extra: u64 = std::env::var(EXTRA_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(0);
-            let mem = ep.region(TARGET).ok_or_else(|| anyhow!("no target buffer"))?;
-            Some(verify(&plan.scheme, me, mem, slots, AMO_STRIDE, n + extra))
+            let check = |ep: &Endpoint| {
+                let mem = ep.region(TARGET).unwrap_or(&[]);
+                verify(&plan.scheme, me, mem, slots, AMO_STRIDE, n + extra)
+            };
+            let waited = d.progress_until(|ep| check(ep).ok, SETTLE)?;
+            let (ep, _) = d.parts();
+            let mut v = check(ep);
+            v.settle_us = waited.as_micros() as u64;
+            Some(v)
         }
         None => None,
     };
+    let (_, ctl) = d.parts();
     let report = serde_json::to_value(&mine).context("encoding the verification")?;
     let theirs = match ctl.exchange(Phase::Results, &Message::Verify { report })? {
         Message::Verify { report } => serde_json::from_value::<Option<Verification>>(report)
@@ -370,8 +381,7 @@ fn measure(
         };
         // the server's target took every operation the client ran
         let hit = (role == Role::Server).then_some(r.peer_ops);
-        let (ep, ctl) = d.parts();
-        let v = verify_and_trade(ctl, ep, &plan, role, hit, 1)?;
+        let v = verify_and_trade(&mut d, &plan, role, hit, 1)?;
         if role == Role::Client {
             sink.lat_size(&run, &r);
         }
@@ -391,8 +401,7 @@ fn measure(
         };
         // each side's target took the peer's iterations
         let hit = (role == Role::Server || p.bidirectional).then_some(r.peer.ops / p.list_size);
-        let (ep, ctl) = d.parts();
-        let v = verify_and_trade(ctl, ep, &plan, role, hit, p.list_size)?;
+        let v = verify_and_trade(&mut d, &plan, role, hit, p.list_size)?;
         sink.bw_row(&run, &r);
         sink.end(&run, None);
         bw_out.push(AmoBw {

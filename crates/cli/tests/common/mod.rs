@@ -34,19 +34,35 @@ impl Output {
 pub struct Proc {
     child: Child,
     started: Instant,
+    // Pipes are drained by threads from the start, so a child that writes
+    // more than a pipe buffer never blocks on us.
+    out: Option<std::thread::JoinHandle<String>>,
+    err: Option<std::thread::JoinHandle<String>>,
+}
+
+fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = r.read_to_string(&mut s);
+        s
+    })
 }
 
 impl Proc {
     pub fn spawn(cmd: &mut Command) -> Proc {
-        let child = cmd
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn");
+        let out = child.stdout.take().map(drain);
+        let err = child.stderr.take().map(drain);
         Proc {
             child,
             started: Instant::now(),
+            out,
+            err,
         }
     }
 
@@ -58,24 +74,31 @@ impl Proc {
     pub fn wait(mut self, limit: Duration) -> Output {
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                let mut out = String::new();
-                let mut err = String::new();
-                self.child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
-                self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+                let stdout = self
+                    .out
+                    .take()
+                    .map(|h| h.join().unwrap_or_default())
+                    .unwrap_or_default();
+                let stderr = self
+                    .err
+                    .take()
+                    .map(|h| h.join().unwrap_or_default())
+                    .unwrap_or_default();
                 return Output {
                     code: status.code(),
-                    stdout: out,
-                    stderr: err,
+                    stdout,
+                    stderr,
                     elapsed: self.started.elapsed(),
                 };
             }
             if self.started.elapsed() > limit {
                 let _ = self.child.kill();
-                let mut err = String::new();
                 let _ = self.child.wait();
-                if let Some(mut e) = self.child.stderr.take() {
-                    let _ = e.read_to_string(&mut err);
-                }
+                let err = self
+                    .err
+                    .take()
+                    .map(|h| h.join().unwrap_or_default())
+                    .unwrap_or_default();
                 panic!("process did not finish within {limit:?}; stderr:\n{err}");
             }
             std::thread::sleep(Duration::from_millis(20));
