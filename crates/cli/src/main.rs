@@ -532,30 +532,7 @@ fn run_amo(latency: bool, prog: &str, args: &[String]) -> u8 {
             &opts.c.mode,
             picked,
             |results: &[AmoLat]| {
-                let max = max_lat?;
-                let failed: Vec<&AmoLat> = results
-                    .iter()
-                    .filter(|r| r.result.stats.mean_ns as f64 > max * 1000.0)
-                    .collect();
-                let msg = (!failed.is_empty()).then(|| {
-                    format!(
-                        "mean latency above --max-lat {max} us: {}",
-                        failed
-                            .iter()
-                            .map(|r| format!("{:.2} us", r.result.stats.mean_ns as f64 / 1000.0))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                });
-                Some((
-                    LatThresholdJson {
-                        max_lat_us: max,
-                        statistic: "mean".into(),
-                        passed: failed.is_empty(),
-                        failed_sizes_bytes: failed.iter().map(|r| r.result.size).collect(),
-                    },
-                    msg,
-                ))
+                max_lat_verdict(max_lat, results.iter().map(|r| (r.result.size, r.result.stats.mean_ns)))
             },
         )
     } else {
@@ -570,28 +547,7 @@ fn run_amo(latency: bool, prog: &str, args: &[String]) -> u8 {
             opts.c.json,
             &opts.c.mode,
             picked,
-            |results: &[AmoBw]| {
-                let min = min_bw?;
-                let failed: Vec<&AmoBw> = results.iter().filter(|r| r.result.bw_mb_s < min).collect();
-                let msg = (!failed.is_empty()).then(|| {
-                    format!(
-                        "bandwidth below --min-bw {min} MB/s: {}",
-                        failed
-                            .iter()
-                            .map(|r| format!("{:.2} MB/s", r.result.bw_mb_s))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                });
-                Some((
-                    ThresholdJson {
-                        min_bw_mb_per_s: min,
-                        passed: failed.is_empty(),
-                        failed_sizes_bytes: failed.iter().map(|r| r.result.size).collect(),
-                    },
-                    msg,
-                ))
-            },
+            |results: &[AmoBw]| min_bw_verdict(min_bw, results.iter().map(|r| (r.result.size, r.result.bw_mb_s))),
         )
     }
 }
@@ -676,23 +632,7 @@ fn run_bw(tool: BwTool, prog: &str, args: &[String]) -> u8 {
         opts.c.json,
         &opts.c.mode,
         result,
-        |results| {
-            let min = min_bw?;
-            let failed: Vec<&fabdiag_engine::SizeResult> = results.iter().filter(|r| r.bw_mb_s < min).collect();
-            let list: Vec<String> = failed
-                .iter()
-                .map(|r| format!("{} B at {:.2} MB/s", r.size, r.bw_mb_s))
-                .collect();
-            let msg = (!failed.is_empty()).then(|| format!("bandwidth below --min-bw {min} MB/s: {}", list.join(", ")));
-            Some((
-                ThresholdJson {
-                    min_bw_mb_per_s: min,
-                    passed: failed.is_empty(),
-                    failed_sizes_bytes: failed.iter().map(|r| r.size).collect(),
-                },
-                msg,
-            ))
-        },
+        |results| min_bw_verdict(min_bw, results.iter().map(|r| (r.size, r.bw_mb_s))),
     )
 }
 
@@ -747,28 +687,46 @@ fn run_lat(tool: LatTool, prog: &str, args: &[String]) -> u8 {
         opts.c.json,
         &opts.c.mode,
         result,
-        |results| {
-            let max = max_lat?;
-            let limit_ns = max * 1000.0;
-            let failed: Vec<&fabdiag_engine::LatResult> =
-                results.iter().filter(|r| r.stats.mean_ns as f64 > limit_ns).collect();
-            let list: Vec<String> = failed
-                .iter()
-                .map(|r| format!("{} B at {:.2} us", r.size, r.stats.mean_ns as f64 / 1000.0))
-                .collect();
-            let msg =
-                (!failed.is_empty()).then(|| format!("mean latency above --max-lat {max} us: {}", list.join(", ")));
-            Some((
-                LatThresholdJson {
-                    max_lat_us: max,
-                    statistic: "mean".into(),
-                    passed: failed.is_empty(),
-                    failed_sizes_bytes: failed.iter().map(|r| r.size).collect(),
-                },
-                msg,
-            ))
-        },
+        |results| max_lat_verdict(max_lat, results.iter().map(|r| (r.size, r.stats.mean_ns))),
     )
+}
+
+/// `--min-bw`: every (size, MB/s) must reach `min`.
+fn min_bw_verdict(min: Option<f64>, rows: impl Iterator<Item = (u64, f64)>) -> Option<(ThresholdJson, Option<String>)> {
+    let min = min?;
+    let failed: Vec<(u64, f64)> = rows.filter(|(_, bw)| *bw < min).collect();
+    let list: Vec<String> = failed
+        .iter()
+        .map(|(size, bw)| format!("{size} B at {bw:.2} MB/s"))
+        .collect();
+    let msg = (!failed.is_empty()).then(|| format!("bandwidth below --min-bw {min} MB/s: {}", list.join(", ")));
+    let verdict = ThresholdJson {
+        min_bw_mb_per_s: min,
+        passed: failed.is_empty(),
+        failed_sizes_bytes: failed.iter().map(|(size, _)| *size).collect(),
+    };
+    Some((verdict, msg))
+}
+
+/// `--max-lat`: every (size, mean ns) must stay at or below `max` µs.
+fn max_lat_verdict(
+    max: Option<f64>,
+    rows: impl Iterator<Item = (u64, u64)>,
+) -> Option<(LatThresholdJson, Option<String>)> {
+    let max = max?;
+    let failed: Vec<(u64, u64)> = rows.filter(|(_, ns)| *ns as f64 > max * 1000.0).collect();
+    let list: Vec<String> = failed
+        .iter()
+        .map(|(size, ns)| format!("{size} B at {:.2} us", *ns as f64 / 1000.0))
+        .collect();
+    let msg = (!failed.is_empty()).then(|| format!("mean latency above --max-lat {max} us: {}", list.join(", ")));
+    let verdict = LatThresholdJson {
+        max_lat_us: max,
+        statistic: "mean".into(),
+        passed: failed.is_empty(),
+        failed_sizes_bytes: failed.iter().map(|(size, _)| *size).collect(),
+    };
+    Some((verdict, msg))
 }
 
 /// Reports the outcome: threshold verdict, one error line, the JSON

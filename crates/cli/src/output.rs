@@ -6,6 +6,7 @@
 use crate::session::amo::AmoSink;
 use crate::session::bw::BwSink;
 use crate::session::lat::LatSink;
+use crate::session::Announce;
 use fabdiag_engine::{LatResult, SizeResult};
 use fabdiag_report::{amo_text, bw_text, lat_text, legacy, AmoRun, BwRun, LatRun, Role, RowView};
 use std::io::Write;
@@ -45,10 +46,16 @@ impl Console {
     }
 }
 
-impl BwSink for Console {
+impl Announce for Console {
     fn listening(&mut self, port: u16) {
         self.listening_line(port);
     }
+    fn warn(&mut self, message: &str) {
+        self.warning(message);
+    }
+}
+
+impl BwSink for Console {
     fn banner(&mut self, run: &BwRun) {
         self.text(&bw_text::banner(run));
     }
@@ -58,15 +65,9 @@ impl BwSink for Console {
     fn footer(&mut self, run: &BwRun) {
         self.text(&bw_text::footer(run.tool));
     }
-    fn warn(&mut self, message: &str) {
-        self.warning(message);
-    }
 }
 
 impl LatSink for Console {
-    fn listening(&mut self, port: u16) {
-        self.listening_line(port);
-    }
     fn banner(&mut self, run: &LatRun) {
         let mut s = lat_text::banner(run);
         if run.role == Role::Client {
@@ -83,15 +84,9 @@ impl LatSink for Console {
             Role::Server => self.text(&lat_text::server_tail(&run.table())),
         }
     }
-    fn warn(&mut self, message: &str) {
-        self.warning(message);
-    }
 }
 
 impl AmoSink for Console {
-    fn listening(&mut self, port: u16) {
-        self.listening_line(port);
-    }
     fn banner(&mut self, run: &AmoRun) {
         let mut s = amo_text::banner(run);
         if run.is_latency() && run.role == Role::Client {
@@ -116,35 +111,31 @@ impl AmoSink for Console {
             (Some(_), Role::Server) => self.text(&lat_text::server_tail(&run.table())),
         }
     }
-    fn warn(&mut self, message: &str) {
-        self.warning(message);
-    }
 }
 
 /// The server half of `--local`: says nothing.
 pub struct Silent;
 
-impl BwSink for Silent {
+impl Announce for Silent {
     fn listening(&mut self, _: u16) {}
+    fn warn(&mut self, _: &str) {}
+}
+
+impl BwSink for Silent {
     fn banner(&mut self, _: &BwRun) {}
     fn row(&mut self, _: &BwRun, _: &SizeResult) {}
     fn footer(&mut self, _: &BwRun) {}
-    fn warn(&mut self, _: &str) {}
 }
 
 impl LatSink for Silent {
-    fn listening(&mut self, _: u16) {}
     fn banner(&mut self, _: &LatRun) {}
     fn size(&mut self, _: &LatRun, _: &LatResult, _: bool) {}
     fn end(&mut self, _: &LatRun, _: &[LatResult]) {}
-    fn warn(&mut self, _: &str) {}
 }
 
 impl AmoSink for Silent {
-    fn listening(&mut self, _: u16) {}
     fn banner(&mut self, _: &AmoRun) {}
     fn bw_row(&mut self, _: &AmoRun, _: &SizeResult) {}
     fn lat_size(&mut self, _: &AmoRun, _: &LatResult) {}
     fn end(&mut self, _: &AmoRun, _: Option<&LatResult>) {}
-    fn warn(&mut self, _: &str) {}
 }

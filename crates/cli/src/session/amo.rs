@@ -7,7 +7,10 @@
 //! client reports both. A wrong value is an error naming what was expected
 //! and what was found.
 
-use super::{addresses, client_prelude, conclude, exchange_endpoints, server_accept, server_provider, Failed, Outcome};
+use super::{
+    addresses, client_prelude, conclude, exchange_endpoints, expect_params, lat_clock, server_provider, server_start,
+    Failed, Outcome,
+};
 use crate::driver::{AtomicPlan, DriverConfig, FabricDriver, LatClock, Op, AMO_STRIDE, TARGET};
 use crate::options::amo::AmoOptions;
 use crate::options::bw::MAX_LIST;
@@ -26,13 +29,11 @@ use std::time::Duration;
 const EXTRA_ENV: &str = "FABDIAG_TEST_AMO_EXTRA_ITERATIONS";
 
 /// Where an atomic run's text goes.
-pub trait AmoSink {
-    fn listening(&mut self, port: u16);
+pub trait AmoSink: super::Announce {
     fn banner(&mut self, run: &AmoRun);
     fn bw_row(&mut self, run: &AmoRun, r: &SizeResult);
     fn lat_size(&mut self, run: &AmoRun, r: &LatResult);
     fn end(&mut self, run: &AmoRun, lat: Option<&LatResult>);
-    fn warn(&mut self, message: &str);
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -412,17 +413,6 @@ fn measure(
     }
 }
 
-fn calibrate(o: &AmoOptions, sink: &mut dyn AmoSink) -> Result<LatClock> {
-    if !o.cycles {
-        return Ok(LatClock::Raw);
-    }
-    let c = fabdiag_clock::calibrate(o.ignore_cpu_freq_mismatch)?;
-    if let Some(w) = &c.warning {
-        sink.warn(w);
-    }
-    Ok(LatClock::Cycles(c))
-}
-
 pub type AmoFailed = Failed<AmoRun, AmoResults>;
 
 /// Results travel as one element so both result kinds fit `Outcome`.
@@ -440,7 +430,7 @@ pub fn run_client(
     port: u16,
     sink: &mut dyn AmoSink,
 ) -> Result<Outcome<AmoRun, AmoResults>, AmoFailed> {
-    let clock = calibrate(o, sink).map_err(Failed::early)?;
+    let clock = lat_clock(o.cycles, o.ignore_cpu_freq_mismatch, &mut *sink).map_err(Failed::early)?;
     let name = tool_name(o.latency);
     let (mut ctl, list, idx) = client_prelude(
         name,
@@ -486,29 +476,11 @@ pub fn run_server(
     sink: &mut dyn AmoSink,
 ) -> Result<Outcome<AmoRun, AmoResults>, AmoFailed> {
     let name = tool_name(o.latency);
-    if !o.ignored_on_server.is_empty() {
-        sink.warn(&format!(
-            "warning: the client decides the run parameters; ignoring {} given to the server",
-            o.ignored_on_server.join(" ")
-        ));
-    }
-    sink.listening(listener.port());
-    let mut ctl = server_accept(name, listener, &mut |m| sink.warn(m)).map_err(Failed::early)?;
+    let mut ctl = server_start(name, &o.ignored_on_server, listener, &mut *sink).map_err(Failed::early)?;
     let (mut run, mut bw, mut lat) = (None, Vec::new(), Vec::new());
     let mut phase = Phase::Config;
     let r = (|| -> Result<()> {
-        let params: AmoParams = match ctl.expect(phase)? {
-            Message::Config { params } => {
-                serde_json::from_value(params).map_err(|e| anyhow!("client sent undecodable run parameters: {e}"))?
-            }
-            other => {
-                return Err(ProtoError::Unexpected {
-                    phase,
-                    got: other.kind().into(),
-                }
-                .into())
-            }
-        };
+        let params: AmoParams = expect_params(&mut ctl)?;
         let parsed = params.parse(o.latency).map_err(|e| anyhow!(e))?;
         let (list, idx) = server_provider(
             &ctl,

@@ -3,8 +3,8 @@
 //! engine's bandwidth method for every size.
 
 use super::{
-    addresses, allocate, client_prelude, conclude, exchange_endpoints, server_accept, server_provider, Failed, Memory,
-    Outcome,
+    addresses, allocate, client_prelude, conclude, exchange_endpoints, expect_params, server_provider, server_start,
+    Failed, Memory, Outcome,
 };
 use crate::driver::{DriverConfig, FabricDriver, LatClock, Op};
 use crate::numbers::MAX_SIZE;
@@ -12,17 +12,15 @@ use crate::options::bw::{BwOptions, MAX_LIST};
 use anyhow::{anyhow, Context, Result};
 use fabdiag_engine::{buffer_size, run_size, sizes, Activity, Mode, SizeResult};
 use fabdiag_fabric::{Capability, Endpoint, HugePageSize, InfoList};
-use fabdiag_proto::{Control, Listener, Message, Phase, ProtoError};
+use fabdiag_proto::{Control, Listener, Message, Phase};
 use fabdiag_report::{legacy, BwRun, BwTool, Role, TestMode};
 use serde::{Deserialize, Serialize};
 
 /// Where a bandwidth run's text goes; implemented by the output module.
-pub trait BwSink {
-    fn listening(&mut self, port: u16);
+pub trait BwSink: super::Announce {
     fn banner(&mut self, run: &BwRun);
     fn row(&mut self, run: &BwRun, result: &SizeResult);
     fn footer(&mut self, run: &BwRun);
-    fn warn(&mut self, message: &str);
 }
 
 pub type BwFailed = Failed<BwRun, SizeResult>;
@@ -291,29 +289,12 @@ pub fn run_client(o: &BwOptions, host: &str, port: u16, sink: &mut dyn BwSink) -
 /// Server side: waits for one client on `listener`, then runs what it asks.
 pub fn run_server(o: &BwOptions, listener: Listener, sink: &mut dyn BwSink) -> Result<BwOutcome, BwFailed> {
     let tool = o.tool;
-    if !o.ignored_on_server.is_empty() {
-        sink.warn(&format!(
-            "warning: the client decides the run parameters; ignoring {} given to the server",
-            o.ignored_on_server.join(" ")
-        ));
-    }
-    sink.listening(listener.port());
-    let mut ctl = server_accept(tool.original_name(), listener, &mut |m| sink.warn(m)).map_err(Failed::early)?;
+    let mut ctl =
+        server_start(tool.original_name(), &o.ignored_on_server, listener, &mut *sink).map_err(Failed::early)?;
     let (mut run, mut results) = (None, Vec::new());
     let mut phase = Phase::Config;
     let r = (|| -> Result<()> {
-        let params: RunParams = match ctl.expect(phase)? {
-            Message::Config { params } => {
-                serde_json::from_value(params).map_err(|e| anyhow!("client sent undecodable run parameters: {e}"))?
-            }
-            other => {
-                return Err(ProtoError::Unexpected {
-                    phase,
-                    got: other.kind().into(),
-                }
-                .into())
-            }
-        };
+        let params: RunParams = expect_params(&mut ctl)?;
         let hp = params.validate(tool).map_err(|e| anyhow!(e))?;
         let (list, idx) = server_provider(
             &ctl,

@@ -7,8 +7,8 @@
 
 use super::bw::parse_hugepages;
 use super::{
-    addresses, allocate, client_prelude, conclude, exchange_endpoints, server_accept, server_provider, Failed, Memory,
-    Outcome,
+    addresses, allocate, client_prelude, conclude, exchange_endpoints, expect_params, lat_clock, server_provider,
+    server_start, Failed, Memory, Outcome,
 };
 use crate::driver::{DriverConfig, FabricDriver, LatClock, Op};
 use crate::numbers::MAX_SIZE;
@@ -16,19 +16,17 @@ use crate::options::lat::{ClockKind, LatOptions};
 use anyhow::{anyhow, bail, Context, Result};
 use fabdiag_engine::{run_lat_size, sizes, Activity, LatConfig, LatResult, Mode};
 use fabdiag_fabric::{Capability, Endpoint, HugePageSize, InfoList};
-use fabdiag_proto::{Control, Listener, Message, Phase, ProtoError};
+use fabdiag_proto::{Control, Listener, Message, Phase};
 use fabdiag_report::{legacy, LatRun, LatTool, Role, TestMode};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Where a latency run's text goes; implemented by the output module.
-pub trait LatSink {
-    fn listening(&mut self, port: u16);
+pub trait LatSink: super::Announce {
     fn banner(&mut self, run: &LatRun);
     /// One finished size (client).
     fn size(&mut self, run: &LatRun, result: &LatResult, first: bool);
     fn end(&mut self, run: &LatRun, results: &[LatResult]);
-    fn warn(&mut self, message: &str);
 }
 
 pub type LatFailed = Failed<LatRun, LatResult>;
@@ -261,16 +259,8 @@ fn measure(
 pub fn run_client(o: &LatOptions, host: &str, port: u16, sink: &mut dyn LatSink) -> Result<LatOutcome, LatFailed> {
     let tool = o.tool;
     // Calibrate first: it takes 0.2 s and can fail on its own.
-    let clock = match o.clock {
-        ClockKind::ClockGettime => LatClock::Raw,
-        ClockKind::Cycles => {
-            let c = fabdiag_clock::calibrate(o.ignore_cpu_freq_mismatch).map_err(Failed::early)?;
-            if let Some(w) = &c.warning {
-                sink.warn(w);
-            }
-            LatClock::Cycles(c)
-        }
-    };
+    let clock =
+        lat_clock(o.clock == ClockKind::Cycles, o.ignore_cpu_freq_mismatch, &mut *sink).map_err(Failed::early)?;
     let (mut ctl, list, idx) = client_prelude(
         tool.original_name(),
         o.c.provider.as_deref(),
@@ -308,29 +298,12 @@ pub fn run_client(o: &LatOptions, host: &str, port: u16, sink: &mut dyn LatSink)
 /// Server side.
 pub fn run_server(o: &LatOptions, listener: Listener, sink: &mut dyn LatSink) -> Result<LatOutcome, LatFailed> {
     let tool = o.tool;
-    if !o.ignored_on_server.is_empty() {
-        sink.warn(&format!(
-            "warning: the client decides the run parameters; ignoring {} given to the server",
-            o.ignored_on_server.join(" ")
-        ));
-    }
-    sink.listening(listener.port());
-    let mut ctl = server_accept(tool.original_name(), listener, &mut |m| sink.warn(m)).map_err(Failed::early)?;
+    let mut ctl =
+        server_start(tool.original_name(), &o.ignored_on_server, listener, &mut *sink).map_err(Failed::early)?;
     let (mut run, mut results) = (None, Vec::new());
     let mut phase = Phase::Config;
     let r = (|| -> Result<()> {
-        let params: LatParams = match ctl.expect(phase)? {
-            Message::Config { params } => {
-                serde_json::from_value(params).map_err(|e| anyhow!("client sent undecodable run parameters: {e}"))?
-            }
-            other => {
-                return Err(ProtoError::Unexpected {
-                    phase,
-                    got: other.kind().into(),
-                }
-                .into())
-            }
-        };
+        let params: LatParams = expect_params(&mut ctl)?;
         let hp = params.validate(tool).map_err(|e| anyhow!(e))?;
         let (list, idx) = server_provider(
             &ctl,

@@ -19,6 +19,13 @@ use fabdiag_fabric::{
 use fabdiag_proto::{Control, Hello, Listener, Message, Phase, ProtoError, RegionDesc, MAGIC, PROTOCOL};
 use fabdiag_report::{Hugepages, Role};
 
+/// What every sink can do before a run has a shape: say where the server
+/// listens, and warn.
+pub trait Announce {
+    fn listening(&mut self, port: u16);
+    fn warn(&mut self, message: &str);
+}
+
 pub fn hello(original_name: &str) -> Hello {
     Hello {
         magic: MAGIC.into(),
@@ -76,6 +83,48 @@ pub fn server_accept(tool: &str, listener: Listener, warn: &mut dyn FnMut(&str))
         |r: fabdiag_proto::Rejection| warn(&format!("rejected connection from {}: {}", r.peer, r.reason));
     let (ctl, _) = listener.accept(&hello(tool), &mut rejected)?;
     Ok(ctl)
+}
+
+/// The server's steps up to an accepted client: warn about run options
+/// given to the server (the originals ignored them silently, spec §6.6),
+/// say where it listens, accept one client of this tool.
+pub fn server_start(tool: &str, ignored: &[&str], listener: Listener, out: &mut dyn Announce) -> Result<Control> {
+    if !ignored.is_empty() {
+        out.warn(&format!(
+            "warning: the client decides the run parameters; ignoring {} given to the server",
+            ignored.join(" ")
+        ));
+    }
+    out.listening(listener.port());
+    server_accept(tool, listener, &mut |m| out.warn(m))
+}
+
+/// Waits for the client's run parameters.
+pub fn expect_params<T: serde::de::DeserializeOwned>(ctl: &mut Control) -> Result<T> {
+    let phase = Phase::Config;
+    match ctl.expect(phase)? {
+        Message::Config { params } => {
+            serde_json::from_value(params).map_err(|e| anyhow!("client sent undecodable run parameters: {e}"))
+        }
+        other => Err(ProtoError::Unexpected {
+            phase,
+            got: other.kind().into(),
+        }
+        .into()),
+    }
+}
+
+/// The latency clock: CLOCK_MONOTONIC_RAW, or the cycle counter once
+/// calibrated (0.2 s; its warning goes to `out`).
+pub fn lat_clock(cycles: bool, ignore_mismatch: bool, out: &mut dyn Announce) -> Result<crate::driver::LatClock> {
+    if !cycles {
+        return Ok(crate::driver::LatClock::Raw);
+    }
+    let c = fabdiag_clock::calibrate(ignore_mismatch)?;
+    if let Some(w) = &c.warning {
+        out.warn(w);
+    }
+    Ok(crate::driver::LatClock::Cycles(c))
 }
 
 /// The server's side of provider agreement: the client's provider, this
