@@ -12,5 +12,6 @@ pub mod json;
 pub mod lat_text;
 pub mod legacy;
 pub mod model;
+pub mod traffic;
 
 pub use model::{AmoRun, BwRun, BwTool, Hugepages, LatRun, LatTool, Role, RowView, TestMode};
