@@ -105,6 +105,7 @@ fn overview() -> String {
             t.original_name()
         ));
     }
+    s.push_str("  host-traffic\n              Host <-> GPU memory <-> compute traffic, as gc-hosttraffictest (CUDA)\n");
     s.push_str("  providers   List libfabric providers and domains on this machine\n");
     s.push_str("  atomic-support [-P PROV] [--json]\n              Which atomic op/type/form each provider supports (fi_*atomicvalid)\n");
     s.push_str("\nInstalled under an original name (e.g. a cxi_write_bw symlink), fabdiag\nbehaves as that tool.\n");
@@ -121,6 +122,9 @@ fn run() -> u8 {
     if let Some(tool) = TOOLS.iter().find(|t| t.original_name() == base) {
         return run_tool(*tool, base, &args[1..]);
     }
+    if base == "gc-hosttraffictest" {
+        return run_traffic(base, &args[1..]);
+    }
     match args.get(1).map(String::as_str) {
         None | Some("-h" | "--help" | "help") => {
             output::print_stdout(&overview());
@@ -132,6 +136,7 @@ fn run() -> u8 {
         }
         Some("providers") => list_providers(),
         Some("atomic-support") => atomic_support(&args[2..]),
+        Some("host-traffic") => run_traffic("fabdiag host-traffic", &args[2..]),
         Some(cmd) => match TOOLS.iter().find(|t| t.subcommand() == cmd || t.original_name() == cmd) {
             Some(tool) => run_tool(*tool, &format!("fabdiag {}", tool.subcommand()), &args[2..]),
             None => {
@@ -178,6 +183,88 @@ fn list_providers() -> u8 {
     }
     output::print_stdout(&text);
     exit::OK
+}
+
+/// `host-traffic` / gc-hosttraffictest: options, the GPU, then the test.
+fn run_traffic(prog: &str, args: &[String]) -> u8 {
+    use fabdiag_report::traffic::document;
+    use options::traffic::{parse, usage, TrafficAction};
+    let json = args.iter().any(|a| a == "-j" || a == "--json-output");
+    let fail = |code: u8, msg: &str, config: &[(&str, String)]| -> u8 {
+        eprintln!("{prog}: {msg}");
+        if json {
+            output::print_stdout(
+                &(serde_json::to_string_pretty(&document(config, &[], Some(msg))).unwrap_or_default() + "\n"),
+            );
+        }
+        code
+    };
+    let o = match parse(args) {
+        Ok(TrafficAction::Help) => {
+            output::print_stdout(&usage(prog));
+            return exit::OK;
+        }
+        Ok(TrafficAction::Version) => {
+            output::print_stdout(&format!("{prog} version: {VERSION}\n"));
+            return exit::OK;
+        }
+        Ok(TrafficAction::Run(o)) => o,
+        Err(m) => return fail(exit::USAGE, &format!("{m} (see -h)"), &[]),
+    };
+    let mut config: Vec<(&str, String)> = vec![
+        ("number_of_ipus", "1".into()),
+        (
+            "tile_transfers_enabled",
+            o.tests.iter().any(|t| t.tile.is_some()).to_string(),
+        ),
+        ("transfer_size_64byte_blocks", o.payload_blocks.to_string()),
+        ("iterations", o.iterations.to_string()),
+        (
+            "host_transfers_enabled",
+            o.tests.iter().any(|t| t.host.is_some()).to_string(),
+        ),
+        ("host_chunk_bytes", o.chunk.to_string()),
+    ];
+    let cuda = match fabdiag_gpu::Cuda::load() {
+        Ok(c) => c,
+        Err(e) => return fail(exit::UNAVAILABLE, &e.to_string(), &config),
+    };
+    let devices = match cuda.devices() {
+        Ok(d) if d.is_empty() => {
+            return fail(
+                exit::UNAVAILABLE,
+                &fabdiag_gpu::GpuError::NoDevices.to_string(),
+                &config,
+            )
+        }
+        Ok(d) => d,
+        Err(e) => return fail(exit::RUNTIME, &e.to_string(), &config),
+    };
+    let dev = match fabdiag_gpu::resolve(&devices, &o.device) {
+        Ok(d) => d.clone(),
+        Err(e) => return fail(exit::USAGE, &e.to_string(), &config),
+    };
+    let tiles = o.tiles.unwrap_or(dev.sm_count.max(1) as u32);
+    config.extend([
+        ("tiles_per_ipu", tiles.to_string()),
+        ("gpu_name", dev.name.clone()),
+        ("gpu_pci_bus_id", dev.pci_bus_id.clone()),
+        ("gpu_uuid", dev.uuid.clone()),
+        ("gpu_sm_count", dev.sm_count.to_string()),
+        ("gpu_copy_engines", dev.copy_engines.to_string()),
+    ]);
+    // The measurement (pinned host memory on the GPU's NUMA node, copy
+    // streams, tile kernels, simultaneous start, event timing, data
+    // checks) has to be written and verified on a GPU machine; until then
+    // this build says so instead of printing numbers it cannot stand by.
+    fail(
+        exit::UNAVAILABLE,
+        &format!(
+            "found {} ({}), but this build cannot measure host/GPU traffic yet: the CUDA measurement is still to be developed on a GPU machine",
+            dev.name, dev.pci_bus_id
+        ),
+        &config,
+    )
 }
 
 /// One cell of the atomic support matrix.

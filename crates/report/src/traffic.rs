@@ -148,6 +148,29 @@ pub fn g17(x: f64) -> String {
     }
 }
 
+/// The `--min-tile-bandwidth` / `--min-host-bandwidth` verdict: one line
+/// per figure that fell short, naming the test and the figure (0 = off).
+pub fn threshold_failures(results: &[TrafficResult], min_tile_gbps: f64, min_host_gbps: f64) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in results.iter().filter(|r| r.error.is_none()) {
+        if r.test.tile.is_some() && min_tile_gbps > 0.0 && r.tile_gbps() < min_tile_gbps {
+            out.push(format!(
+                "{}: tile {:.2} Gbps is below --min-tile-bandwidth {min_tile_gbps}",
+                r.test.description(),
+                r.tile_gbps()
+            ));
+        }
+        if r.test.host.is_some() && min_host_gbps > 0.0 && r.host_gbps() < min_host_gbps {
+            out.push(format!(
+                "{}: host {:.2} Gbps is below --min-host-bandwidth {min_host_gbps}",
+                r.test.description(),
+                r.host_gbps()
+            ));
+        }
+    }
+    out
+}
+
 /// One test's JSON object, every value a string.
 pub fn test_json(r: &TrafficResult) -> Value {
     let mut m = Map::new();

@@ -1,7 +1,11 @@
 //! Golden tests against gc-hosttraffictest's reference document (004_*):
 //! its text lines and JSON values are reproduced from the same inputs.
+// The durations are the reference's own 17-digit strings, kept verbatim.
+#![allow(clippy::excessive_precision)]
 
-use fabdiag_report::traffic::{document, g17, gbps, sequence_line, text_line, Dir, TrafficResult, TrafficTest};
+use fabdiag_report::traffic::{
+    document, g17, gbps, sequence_line, text_line, threshold_failures, Dir, TrafficResult, TrafficTest,
+};
 
 fn r(host: Option<Dir>, tile: Option<Dir>, secs: f64, hb: u64, tb: u64) -> TrafficResult {
     TrafficResult {
@@ -129,4 +133,21 @@ fn errors_and_statistics() {
         .unwrap()
         .starts_with("0.408248290463863"));
     assert!(doc["repeat_2"].is_object());
+}
+
+#[test]
+fn thresholds_name_the_test_and_figure() {
+    let rs = [
+        r(Some(Dir::Read), Some(Dir::Write), 1.0, 5_000_000_000, 1_000_000_000),
+        r(Some(Dir::Write), None, 1.0, 10_000_000_000, 0),
+    ];
+    assert!(threshold_failures(&rs, 0.0, 0.0).is_empty(), "0 means no threshold");
+    assert_eq!(
+        threshold_failures(&rs, 10.0, 50.0),
+        vec![
+            "host <- buffer <- tile: tile 8.00 Gbps is below --min-tile-bandwidth 10",
+            "host <- buffer <- tile: host 40.00 Gbps is below --min-host-bandwidth 50",
+        ]
+    );
+    assert_eq!(threshold_failures(&rs, 8.0, 40.0), Vec::<String>::new(), "equal passes");
 }

@@ -9,6 +9,7 @@
 pub mod amo;
 pub mod bw;
 pub mod lat;
+pub mod traffic;
 
 use crate::getopt::{self, OptDef, Parsed};
 use crate::numbers::{parse_size_range, parse_strtoul};
