@@ -579,33 +579,28 @@ fn run_amo(latency: bool, prog: &str, args: &[String]) -> u8 {
         json: opts.c.json,
         percentiles: opts.percentiles,
     };
-    let result = match &opts.c.mode {
-        RunMode::Server => match fabdiag_proto::Listener::bind(opts.c.port) {
-            Ok(l) => run_server(&opts, l, &mut console),
-            Err(e) => Err(Failed::early(e)),
-        },
-        RunMode::Client(host) => run_client(&opts, host, opts.c.port, &mut console),
-        RunMode::Local => {
-            let so = options::amo::AmoOptions {
-                ignored_on_server: vec![],
-                ..opts.clone()
-            };
-            run_local(
-                || {
-                    Ok(
-                        provider::candidates(opts.c.provider.as_deref(), opts.c.device.as_deref(), Capability::Atomic)
-                            .map(|_| ())?,
-                    )
-                },
-                move |l| {
-                    run_server(&so, l, &mut Silent)
-                        .map(|_| ())
-                        .map_err(|f| format!("{:#}", f.error))
-                },
-                |port| run_client(&opts, "127.0.0.1", port, &mut console),
-            )
-        }
+    let so = options::amo::AmoOptions {
+        ignored_on_server: vec![],
+        ..opts.clone()
     };
+    let result = dispatch(
+        &opts.c.mode,
+        opts.c.port,
+        &mut console,
+        || {
+            Ok(
+                provider::candidates(opts.c.provider.as_deref(), opts.c.device.as_deref(), Capability::Atomic)
+                    .map(|_| ())?,
+            )
+        },
+        |l, c| run_server(&opts, l, c),
+        move |l| {
+            run_server(&so, l, &mut Silent)
+                .map(|_| ())
+                .map_err(|f| format!("{:#}", f.error))
+        },
+        |host, port, c| run_client(&opts, host, port, c),
+    );
     if latency {
         let max_lat = opts.max_lat_us;
         let picked = unpack(result, |r| match r {
@@ -640,6 +635,28 @@ fn run_amo(latency: bool, prog: &str, args: &[String]) -> u8 {
 }
 
 type Served = Result<(), String>;
+
+/// Runs the mode asked for: a server on `port`, a client of `host`, or
+/// both here (`--local`, after `check` has vetted the provider).
+#[allow(clippy::too_many_arguments)]
+fn dispatch<C, R>(
+    mode: &RunMode,
+    port: u16,
+    console: &mut Console,
+    check: impl FnOnce() -> anyhow::Result<()>,
+    server: impl FnOnce(fabdiag_proto::Listener, &mut Console) -> Result<Outcome<C, R>, Failed<C, R>>,
+    local_server: impl FnOnce(fabdiag_proto::Listener) -> Served + Send + 'static,
+    client: impl FnOnce(&str, u16, &mut Console) -> Result<Outcome<C, R>, Failed<C, R>>,
+) -> Result<Outcome<C, R>, Failed<C, R>> {
+    match mode {
+        RunMode::Server => match fabdiag_proto::Listener::bind(port) {
+            Ok(l) => server(l, console),
+            Err(e) => Err(Failed::early(e)),
+        },
+        RunMode::Client(host) => client(host, port, console),
+        RunMode::Local => run_local(check, local_server, |p| client("127.0.0.1", p, console)),
+    }
+}
 
 /// `--local`: a server thread on a free loopback port, and a client here.
 fn run_local<C, R>(
@@ -685,33 +702,28 @@ fn run_bw(tool: BwTool, prog: &str, args: &[String]) -> u8 {
         json: opts.c.json,
         percentiles: false,
     };
-    let result = match &opts.c.mode {
-        RunMode::Server => match fabdiag_proto::Listener::bind(opts.c.port) {
-            Ok(l) => run_server(&opts, l, &mut console),
-            Err(e) => Err(Failed::early(e)),
-        },
-        RunMode::Client(host) => run_client(&opts, host, opts.c.port, &mut console),
-        RunMode::Local => {
-            let so = options::bw::BwOptions {
-                ignored_on_server: vec![],
-                ..opts.clone()
-            };
-            run_local(
-                || {
-                    Ok(
-                        provider::candidates(opts.c.provider.as_deref(), opts.c.device.as_deref(), capability(tool))
-                            .map(|_| ())?,
-                    )
-                },
-                move |l| {
-                    run_server(&so, l, &mut Silent)
-                        .map(|_| ())
-                        .map_err(|f| format!("{:#}", f.error))
-                },
-                |port| run_client(&opts, "127.0.0.1", port, &mut console),
-            )
-        }
+    let so = options::bw::BwOptions {
+        ignored_on_server: vec![],
+        ..opts.clone()
     };
+    let result = dispatch(
+        &opts.c.mode,
+        opts.c.port,
+        &mut console,
+        || {
+            Ok(
+                provider::candidates(opts.c.provider.as_deref(), opts.c.device.as_deref(), capability(tool))
+                    .map(|_| ())?,
+            )
+        },
+        |l, c| run_server(&opts, l, c),
+        move |l| {
+            run_server(&so, l, &mut Silent)
+                .map(|_| ())
+                .map_err(|f| format!("{:#}", f.error))
+        },
+        |host, port, c| run_client(&opts, host, port, c),
+    );
     let min_bw = opts.min_bw;
     finish::<_, _, BwResultJson, _>(
         tool.original_name(),
@@ -740,33 +752,28 @@ fn run_lat(tool: LatTool, prog: &str, args: &[String]) -> u8 {
         json: opts.c.json,
         percentiles: opts.percentiles,
     };
-    let result = match &opts.c.mode {
-        RunMode::Server => match fabdiag_proto::Listener::bind(opts.c.port) {
-            Ok(l) => run_server(&opts, l, &mut console),
-            Err(e) => Err(Failed::early(e)),
-        },
-        RunMode::Client(host) => run_client(&opts, host, opts.c.port, &mut console),
-        RunMode::Local => {
-            let so = options::lat::LatOptions {
-                ignored_on_server: vec![],
-                ..opts.clone()
-            };
-            run_local(
-                || {
-                    Ok(
-                        provider::candidates(opts.c.provider.as_deref(), opts.c.device.as_deref(), capability(tool))
-                            .map(|_| ())?,
-                    )
-                },
-                move |l| {
-                    run_server(&so, l, &mut Silent)
-                        .map(|_| ())
-                        .map_err(|f| format!("{:#}", f.error))
-                },
-                |port| run_client(&opts, "127.0.0.1", port, &mut console),
-            )
-        }
+    let so = options::lat::LatOptions {
+        ignored_on_server: vec![],
+        ..opts.clone()
     };
+    let result = dispatch(
+        &opts.c.mode,
+        opts.c.port,
+        &mut console,
+        || {
+            Ok(
+                provider::candidates(opts.c.provider.as_deref(), opts.c.device.as_deref(), capability(tool))
+                    .map(|_| ())?,
+            )
+        },
+        |l, c| run_server(&opts, l, c),
+        move |l| {
+            run_server(&so, l, &mut Silent)
+                .map(|_| ())
+                .map_err(|f| format!("{:#}", f.error))
+        },
+        |host, port, c| run_client(&opts, host, port, c),
+    );
     let max_lat = opts.max_lat_us;
     finish::<_, _, LatResultJson, _>(
         tool.original_name(),
