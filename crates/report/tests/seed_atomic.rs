@@ -80,3 +80,73 @@ fn atomic_bw_matches_seed() {
         assert_eq!(text, golden(file), "{file}");
     }
 }
+
+/// atomic_lat has no seed output: its layout is the seed's latency layout
+/// (002_*) with `Ops`/`OpNum` and the banner of spec §3.8, written out here
+/// by hand; the statistics row is derived from the samples by the engine.
+#[test]
+fn atomic_lat_report_all_layout() {
+    use fabdiag_engine::lat::Recorder;
+    use fabdiag_engine::LatResult;
+    use fabdiag_report::lat_text::{client_footer, size_block, table_start};
+    let mut r = run(Role::Client);
+    r.tool = "atomic_lat".into();
+    r.mode = TestMode::Iterations { iterations: 3 };
+    r.atomic_op = "FETCHING SUM ".into();
+    r.atomic_type = "UINT32".into();
+    r.list_size = None;
+    r.bidirectional = None;
+    r.hrp = None;
+    r.warmup_iterations = Some(10);
+    r.gap_us = Some(1000);
+    r.idc = "Disabled - Not Applicable".into();
+    r.matching = "Disabled - Not Applicable".into();
+    r.restricted = "Disabled - Not Applicable".into();
+    r.ll = Some("Disabled - Not Applicable".into());
+    r.report_all = Some(true);
+    let mut rec = Recorder::new(true);
+    for ns in [612, 741, 640] {
+        rec.add(ns);
+    }
+    let res = LatResult {
+        size: 4,
+        iterations: 3,
+        warmup: 10,
+        peer_ops: 13,
+        stats: rec.stats(),
+        samples: rec.samples().map(<[u64]>::to_vec),
+    };
+    let t = r.table();
+    let text = banner(&r) + &table_start(&t) + &size_block(&t, &res, true) + &client_footer(&t, &[res.clone()], false);
+    let sep = "-".repeat(70);
+    let want = format!(
+        "{sep}
+    CXI Atomic Memory Operation Latency Test
+Device           : cxi0
+Service ID       : 1
+Test Type        : Iteration
+Iterations       : 3
+Warmup Iters     : 10
+Inter-Iter Gap   : 1000 microseconds
+Atomic Op        : FETCHING SUM 
+Atomic Type      : UINT32
+IDC              : Disabled - Not Applicable
+Matching LEs     : Disabled - Not Applicable
+Restricted       : Disabled - Not Applicable
+LL Cmd Launch    : Disabled - Not Applicable
+Results Reported : All
+Local (client)   : NIC 0x13 PID 0 VNI 10
+Remote (server)  : NIC 0x12 PID 0
+{sep}
+     OpNum  Latency[us]
+         0        0.612
+         1        0.741
+         2        0.640
+{sep}
+     Bytes         Ops     Min[us]     Max[us]    Mean[us]  StdDev[us]
+         4           3        0.61        0.74        0.66        0.05
+{sep}
+"
+    );
+    assert_eq!(text, want);
+}
