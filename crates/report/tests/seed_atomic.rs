@@ -117,7 +117,10 @@ fn atomic_lat_report_all_layout() {
         samples: rec.samples().map(<[u64]>::to_vec),
     };
     let t = r.table();
-    let text = banner(&r) + &table_start(&t) + &size_block(&t, &res, true) + &client_footer(&t, &[res.clone()], false);
+    let text = banner(&r)
+        + &table_start(&t)
+        + &size_block(&t, &res, true)
+        + &client_footer(&t, std::slice::from_ref(&res), false);
     let sep = "-".repeat(70);
     let want = format!(
         "{sep}
