@@ -280,6 +280,14 @@ struct AmoSupport {
     /// Allowed by the originals' op/type rules.
     allowed: bool,
     supported: bool,
+    /// Supported, but refused: a provider defect would crash the process.
+    defect: Option<&'static str>,
+}
+
+impl AmoSupport {
+    fn usable(&self) -> bool {
+        self.supported && self.defect.is_none()
+    }
 }
 
 /// Asks each provider with atomics, through an endpoint on the loopback
@@ -386,6 +394,7 @@ fn atomic_support(args: &[String]) -> u8 {
                             libfabric_call: call.name(),
                             allowed: validate(op, cs, ty).is_ok(),
                             supported: ep.atomic_valid(&spec).unwrap_or(false),
+                            defect: ep.known_atomic_defect(&spec),
                         });
                     }
                 }
@@ -421,12 +430,12 @@ fn atomic_support(args: &[String]) -> u8 {
                 let cell = if !mine.iter().any(|c| c.allowed) {
                     ".".to_string()
                 } else if op == AmoOp::Cswap {
-                    let n = mine.iter().filter(|c| c.allowed && c.supported && !c.fetching).count();
+                    let n = mine.iter().filter(|c| c.allowed && c.usable() && !c.fetching).count();
                     let allowed = mine.iter().filter(|c| c.allowed && !c.fetching).count();
                     format!("{n}/{allowed}")
                 } else {
-                    let n = mine.iter().any(|c| !c.fetching && c.supported);
-                    let f = mine.iter().any(|c| c.fetching && c.supported);
+                    let n = mine.iter().any(|c| !c.fetching && c.usable());
+                    let f = mine.iter().any(|c| c.fetching && c.usable());
                     match (n, f) {
                         (true, true) => "NF".into(),
                         (true, false) => "N".into(),
@@ -437,6 +446,13 @@ fn atomic_support(args: &[String]) -> u8 {
                 text.push_str(&format!("{cell:>7}"));
             }
             text.push('\n');
+        }
+        if let Some(d) = cells
+            .iter()
+            .filter(|c| &c.provider == p && c.supported)
+            .find_map(|c| c.defect)
+        {
+            text.push_str(&format!("(refused although the provider accepts them: {d})\n"));
         }
         text.push('\n');
     }

@@ -438,3 +438,109 @@ fn json_reports_a_failed_run() {
     assert_eq!(j["results"][0]["size_bytes"], 4096);
     assert_eq!(j["config"]["provider"].as_str().unwrap().split(';').next(), Some("tcp"));
 }
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn config_frame() -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({"type": "config", "params": {
+        "tool": "cxi_write_bw", "provider": "tcp;ofi_rxm", "iterations": 10, "duration_s": null,
+        "min_size": 8, "max_size": 8, "list_size": 4, "bidirectional": false, "use_idc": true,
+        "use_hrp": true, "unrestricted": false, "rdzv": false, "max_buf": 4096, "buf_align": 64,
+        "hugepages": null}}))
+    .unwrap()
+}
+
+/// A peer that passes the hello and then dies or goes silent, in the
+/// config and endpoint phases, on either side: one line naming the phase,
+/// within seconds.
+#[test]
+fn peer_lost_after_the_handshake_in_every_phase() {
+    // client side: the server closes right after hello
+    let port = fake_server(|mut s| {
+        let _ = read_frame(&mut s);
+        frame(&mut s, &hello("cxi_write_bw", VERSION));
+    });
+    let o = run(
+        &["write-bw", "127.0.0.1", "-p", &port.to_string()],
+        Duration::from_secs(15),
+    );
+    assert_eq!(o.code, Some(2));
+    assert!(
+        one_line(&o.stderr).contains("peer closed the control connection during"),
+        "{}",
+        o.stderr
+    );
+    // client side: the server answers hello, then says nothing at all
+    let port = fake_server(|mut s| {
+        let _ = read_frame(&mut s);
+        frame(&mut s, &hello("cxi_write_bw", VERSION));
+        std::thread::sleep(Duration::from_secs(15));
+    });
+    let o = run(
+        &["write-bw", "127.0.0.1", "-p", &port.to_string()],
+        Duration::from_secs(15),
+    );
+    assert_eq!(o.code, Some(2));
+    assert!(
+        one_line(&o.stderr).contains("peer stopped answering during endpoint exchange"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.elapsed < Duration::from_secs(9), "{:?}", o.elapsed);
+
+    // server side, against a scripted client
+    type Script = fn(&mut TcpStream);
+    let scripts: [(Script, &str); 3] = [
+        (|_s| {}, "peer closed the control connection during config"),
+        (
+            |s| frame(s, &config_frame()),
+            "peer closed the control connection during endpoint exchange",
+        ),
+        (
+            |s| {
+                frame(s, &config_frame());
+                std::thread::sleep(Duration::from_secs(12));
+            },
+            "peer stopped answering during endpoint exchange",
+        ),
+    ];
+    for (script, want) in scripts {
+        let port = free_port();
+        let p = port.to_string();
+        let srv = server(&["write-bw", "-p", &p], port);
+        let t0 = std::time::Instant::now();
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        frame(&mut s, &hello("cxi_write_bw", VERSION));
+        assert_eq!(read_frame(&mut s).unwrap()["type"], "hello");
+        let h = std::thread::spawn(move || {
+            script(&mut s);
+        });
+        let o = srv.wait(Duration::from_secs(20));
+        assert_eq!(o.code, Some(2), "{want}: {}", o.stderr);
+        assert!(
+            o.stderr.lines().last().unwrap_or("").contains(want),
+            "{want}: {}",
+            o.stderr
+        );
+        assert!(t0.elapsed() < Duration::from_secs(9), "{want}: {:?}", t0.elapsed());
+        let _ = h.join();
+    }
+}
+
+#[test]
+fn latency_and_atomic_tools_refuse_other_versions() {
+    for (tool, name) in [("send-lat", "cxi_send_lat"), ("atomic-lat", "cxi_atomic_lat")] {
+        let port = fake_server(move |mut s| {
+            let _ = read_frame(&mut s);
+            frame(&mut s, &hello(name, "9.9.0"));
+            std::thread::sleep(Duration::from_secs(2));
+        });
+        let o = run(&[tool, "127.0.0.1", "-p", &port.to_string()], Duration::from_secs(10));
+        assert_eq!(o.code, Some(2), "{tool}");
+        assert!(
+            one_line(&o.stderr).contains("Client and server program versions do not match!"),
+            "{tool}: {}",
+            o.stderr
+        );
+    }
+}

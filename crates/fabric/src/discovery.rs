@@ -218,9 +218,18 @@ pub fn discover(q: &Query) -> Result<InfoList, FabricError> {
     if list.is_empty() {
         list = getinfo(caps, 0, q.provider.as_deref())?;
     }
-    // fi_getinfo's prov_name hint is exact for some versions; filter ourselves.
+    // fi_getinfo's prov_name hint is exact for some versions; filter
+    // ourselves, preferring an exact name ("net") over providers layered on
+    // that core ("net;ofi_rxm").
     if let Some(p) = &q.provider {
-        list.entries.retain(|(_, e)| provider_matches(p, &e.provider));
+        let exact = list.entries.iter().any(|(_, e)| e.provider.eq_ignore_ascii_case(p));
+        list.entries.retain(|(_, e)| {
+            if exact {
+                e.provider.eq_ignore_ascii_case(p)
+            } else {
+                provider_matches(p, &e.provider)
+            }
+        });
     }
     if list.is_empty() {
         let needed = q.capability.map_or("an RDM endpoint", Capability::describe).to_string();

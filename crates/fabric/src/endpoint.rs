@@ -499,6 +499,18 @@ impl Endpoint {
         Self::posted("fi_recv", rc)
     }
 
+    /// A provider defect that would crash the process on this atomic,
+    /// although the provider says it supports it. One list, checked before
+    /// any such operation is posted; each entry was seen here.
+    pub fn known_atomic_defect(&self, spec: &AtomicSpec) -> Option<&'static str> {
+        let rxd = self.provider.split(';').any(|p| p == "ofi_rxd");
+        let v117 = crate::library_version().is_ok_and(|v| v == "1.17");
+        if rxd && v117 && spec.kind != AtomicKind::Plain {
+            return Some("fetching and compare atomics crash libfabric 1.17's ofi_rxd (SIGSEGV inside the provider)");
+        }
+        None
+    }
+
     /// Does the provider support this atomic (fi_*atomicvalid)?
     pub fn atomic_valid(&self, spec: &AtomicSpec) -> Result<bool, FabricError> {
         let kind = spec.kind as i32;

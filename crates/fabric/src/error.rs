@@ -30,6 +30,12 @@ pub enum FabricError {
     Unsupported { provider: String, what: String },
     #[error("provider '{provider}' does not support {what}")]
     ProviderLacks { provider: String, what: String },
+    #[error("provider '{provider}' cannot run {what} safely: {why}")]
+    KnownDefect {
+        provider: String,
+        what: String,
+        why: String,
+    },
     #[error("cannot allocate {bytes} bytes of {kind} memory: {reason}")]
     Alloc { bytes: u64, kind: String, reason: String },
     #[error("Insufficient {size} huge pages. Need {needed} to run")]
@@ -61,6 +67,7 @@ impl FabricError {
                 | FabricError::UnknownDomain { .. }
                 | FabricError::Unsupported { .. }
                 | FabricError::ProviderLacks { .. }
+                | FabricError::KnownDefect { .. }
                 | FabricError::InsufficientHugePages { .. }
         )
     }

@@ -181,6 +181,14 @@ fn open(list: &InfoList, idx: usize, params: &AmoParams, plan: &AtomicPlan) -> R
         }
         .into());
     }
+    if let Some(why) = ep.known_atomic_defect(&plan.spec) {
+        return Err(FabricError::KnownDefect {
+            provider: ep.provider().into(),
+            what: format!("{} on {}", op_name(params), params.ty),
+            why: why.into(),
+        }
+        .into());
+    }
     Ok(ep)
 }
 
