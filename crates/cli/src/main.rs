@@ -336,6 +336,8 @@ fn atomic_support(args: &[String]) -> u8 {
         }
     }
     let mut cells = Vec::new();
+    // a provider that cannot be asked makes the answer incomplete
+    let mut failed = false;
     for prov in providers {
         let candidates: Vec<usize> = list
             .entries()
@@ -360,6 +362,7 @@ fn atomic_support(args: &[String]) -> u8 {
             Ok(ep) => ep,
             Err(e) => {
                 eprintln!("fabdiag atomic-support: {prov}: {e}");
+                failed = true;
                 continue;
             }
         };
@@ -401,9 +404,10 @@ fn atomic_support(args: &[String]) -> u8 {
             }
         }
     }
+    let code = if failed { exit::RUNTIME } else { exit::OK };
     if json {
         output::print_stdout(&(serde_json::to_string_pretty(&cells).unwrap_or_else(|_| "[]".into()) + "\n"));
-        return exit::OK;
+        return code;
     }
     // One table per provider: N non-fetching, F fetching, NF both, - none,
     // . not allowed by the originals; CSWAP counts its six conditions.
@@ -458,7 +462,7 @@ fn atomic_support(args: &[String]) -> u8 {
     }
     text.push_str("N: fi_atomic  F: fi_fetch_atomic  NF: both  CSWAP k/n: conditions supported (fi_compare_atomic)\n-: not supported by the provider  .: not allowed by the originals' op/type rules\n");
     output::print_stdout(&text);
-    exit::OK
+    code
 }
 
 /// Exit code for a failed run: "cannot be done here" vs "went wrong".

@@ -16,7 +16,7 @@ fn support(provider: &str) -> Vec<Value> {
     v.as_array()
         .unwrap()
         .iter()
-        .filter(|c| c["provider"].as_str().unwrap().split(';').next() == Some(provider))
+        .filter(|c| c["provider"] == provider)
         .cloned()
         .collect()
 }
