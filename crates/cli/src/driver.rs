@@ -39,13 +39,13 @@ pub enum DriveError {
 }
 
 /// The fabric operation a tool measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Op {
     Write,
     Read,
     Send,
-    /// One atomic per slot; see `AtomicPlan`.
-    Atomic,
+    /// One atomic per slot, as the plan says.
+    Atomic(AtomicPlan),
 }
 
 /// Slot size of the atomic tools (spec §3.4): operand at +0, compare
@@ -54,7 +54,7 @@ pub enum Op {
 pub const AMO_STRIDE: u64 = 64;
 pub const AMO_COMPARE_AT: u64 = 16;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AtomicPlan {
     pub spec: AtomicSpec,
     pub scheme: Scheme,
@@ -102,7 +102,6 @@ pub struct DriverConfig {
     /// instead of answering whole batches.
     pub echo: bool,
     pub clock: LatClock,
-    pub atomic: Option<AtomicPlan>,
 }
 
 pub struct FabricDriver<'a> {
@@ -129,8 +128,11 @@ pub struct FabricDriver<'a> {
     /// send_lat server: echoes owed (sizes) and sent in this size.
     echoes_owed: VecDeque<u64>,
     echoes_sent: u64,
-    /// The atomic operands of the next iteration.
+    /// The atomic operands of the next iteration, and those in the buffer.
     amo_next: Option<Operands>,
+    amo_loaded: Option<Operands>,
+    /// Set by `finish`: the run ended well, so the endpoint may be closed.
+    clean: bool,
     last_progress: Instant,
     last_ctl_check: Instant,
     current_size: u64,
@@ -166,6 +168,8 @@ impl<'a> FabricDriver<'a> {
             echoes_owed: VecDeque::new(),
             echoes_sent: 0,
             amo_next: None,
+            amo_loaded: None,
+            clean: false,
             last_progress: Instant::now(),
             last_ctl_check: Instant::now(),
             current_size: 0,
@@ -173,7 +177,9 @@ impl<'a> FabricDriver<'a> {
         if d.cfg.op == Op::Send {
             d.post_initial_receives()?;
         }
-        d.amo_next = d.cfg.atomic.as_ref().map(|p| p.scheme.first);
+        if let Op::Atomic(plan) = d.cfg.op {
+            d.amo_next = Some(plan.scheme.first);
+        }
         Ok(d)
     }
 
@@ -198,10 +204,11 @@ impl<'a> FabricDriver<'a> {
         (&self.ep, &mut *self.ctl)
     }
 
-    /// After a failure: keep the endpoint from being closed (see
-    /// `Endpoint::abandon`).
-    pub fn abandon(self) {
-        self.ep.abandon();
+    /// The run ended well: the endpoint is closed normally. Dropped any
+    /// other way (an error returned through `?`), the driver leaves the
+    /// endpoint unclosed (see `Endpoint::leak_on_drop`).
+    pub fn finish(mut self) {
+        self.clean = true;
     }
 
     fn post_initial_receives(&mut self) -> Result<(), DriveError> {
@@ -296,6 +303,9 @@ impl<'a> FabricDriver<'a> {
             return false;
         }
         let idc_max = match self.cfg.op {
+            // libfabric 1.17's rxm (tcp) never completes atomics posted with
+            // FI_INJECT, so atomics are never injected
+            Op::Atomic(_) => return false,
             Op::Send => IDC_MAX_SEND,
             _ if self.cfg.unrestricted => IDC_MAX_UNRESTRICTED,
             _ => IDC_MAX_RESTRICTED,
@@ -338,9 +348,8 @@ impl<'a> FabricDriver<'a> {
     }
 
     fn post_batch(&mut self, size: u64) -> Result<(), DriveError> {
-        if self.cfg.op == Op::Atomic {
-            let n = self.cfg.list_size;
-            self.load_operands(n)?;
+        if let Op::Atomic(plan) = self.cfg.op {
+            self.load_operands(plan, self.cfg.list_size)?;
         }
         let registered = self.ep.region_len(INITIATOR).min(self.peer_target.len);
         let mut st = Stepper::new(size, self.cfg.align, registered, self.cfg.max_buf);
@@ -383,31 +392,35 @@ impl<'a> FabricDriver<'a> {
                 .ep
                 .read(INITIATOR, off, size, self.peer, &self.peer_target, off, 0)?,
             Op::Send => self.ep.send(INITIATOR, off, size, self.peer, OpFlags { inject }, 0)?,
-            Op::Atomic => {
-                let plan = self
-                    .cfg
-                    .atomic
-                    .as_ref()
-                    .ok_or_else(|| DriveError::Protocol("atomic run without a plan".into()))?;
+            Op::Atomic(plan) => {
                 let ops = AtomicOperands {
                     region: INITIATOR,
                     operand: off,
                     compare: off + AMO_COMPARE_AT,
                     result: plan.result_base + off,
                 };
-                let spec = plan.spec;
-                self.ep
-                    .atomic(&spec, &ops, self.peer, &self.peer_target, off, OpFlags { inject }, 0)?
+                self.ep.atomic(
+                    &plan.spec,
+                    &ops,
+                    self.peer,
+                    &self.peer_target,
+                    off,
+                    OpFlags { inject },
+                    0,
+                )?
             }
         })
     }
 
-    /// Writes this iteration's operands into the first `slots` slots and
-    /// steps the scheme for the next one (spec §3.4.1: once per iteration).
-    fn load_operands(&mut self, slots: u64) -> Result<(), DriveError> {
-        let (Some(plan), Some(o)) = (self.cfg.atomic.clone(), self.amo_next) else {
+    /// Writes this iteration's operands into the first `slots` slots (if
+    /// they differ from what the buffer holds) and steps the scheme for the
+    /// next one (spec §3.4.1: once per iteration).
+    fn load_operands(&mut self, plan: AtomicPlan, slots: u64) -> Result<(), DriveError> {
+        let Some(o) = self.amo_next else { return Ok(()) };
+        self.amo_next = Some(plan.scheme.next(o));
+        if self.amo_loaded == Some(o) {
             return Ok(());
-        };
+        }
         let ty = plan.scheme.ty;
         let mem = self
             .ep
@@ -421,7 +434,7 @@ impl<'a> FabricDriver<'a> {
             o.op1.encode(ty, &mut mem[at..]);
             o.op2.encode(ty, &mut mem[at + AMO_COMPARE_AT as usize..]);
         }
-        self.amo_next = Some(plan.scheme.next(o));
+        self.amo_loaded = Some(o);
         Ok(())
     }
 
@@ -481,7 +494,7 @@ impl<'a> FabricDriver<'a> {
     fn iteration_inner(&mut self, size: u64) -> Result<Step, DriveError> {
         match (self.cfg.op, self.cfg.activity, self.cfg.bidirectional) {
             (_, Activity::Passive, _) => Err(DriveError::Protocol("a passive side runs no iterations".into())),
-            (Op::Write | Op::Read | Op::Atomic, _, _) => {
+            (Op::Write | Op::Read | Op::Atomic(_), _, _) => {
                 self.post_batch(size)?;
                 self.wait_until(|d| d.tx_done >= d.tx_posted)?;
                 Ok(Step::Done)
@@ -593,8 +606,8 @@ impl FabricDriver<'_> {
 
     /// One timed latency operation (spec §3.6, §3.7, §3.9).
     fn measure_inner(&mut self, size: u64) -> Result<u64, DriveError> {
-        if self.cfg.op == Op::Atomic {
-            self.load_operands(1)?;
+        if let Op::Atomic(plan) = self.cfg.op {
+            self.load_operands(plan, 1)?;
         }
         let inject = self.inject_ok(size);
         let want_echo = self.rx_data + 1;
@@ -616,6 +629,14 @@ impl FabricDriver<'_> {
             self.cfg.clock.elapsed_ns(t0, t1)
         };
         Ok(ns)
+    }
+}
+
+impl Drop for FabricDriver<'_> {
+    fn drop(&mut self) {
+        if !self.clean {
+            self.ep.leak_on_drop();
+        }
     }
 }
 

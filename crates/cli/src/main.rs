@@ -564,16 +564,16 @@ fn run_tool(tool: Tool, prog: &str, args: &[String]) -> u8 {
 /// The atomic session hands back one `AmoResults`; the report wants rows.
 fn unpack<T>(
     r: Result<Outcome<fabdiag_report::AmoRun, session::amo::AmoResults>, session::amo::AmoFailed>,
-    pick: fn(session::amo::AmoResults) -> Vec<T>,
+    pick: fn(session::amo::AmoResults) -> Option<T>,
 ) -> Result<Outcome<fabdiag_report::AmoRun, T>, Failed<fabdiag_report::AmoRun, T>> {
     match r {
         Ok(o) => Ok(Outcome {
             run: o.run,
-            results: o.results.into_iter().flat_map(pick).collect(),
+            results: o.results.into_iter().filter_map(pick).collect(),
         }),
         Err(f) => Err(Failed {
             run: f.run,
-            results: f.results.into_iter().flat_map(pick).collect(),
+            results: f.results.into_iter().filter_map(pick).collect(),
             error: f.error,
         }),
     }
@@ -624,8 +624,8 @@ fn run_amo(latency: bool, prog: &str, args: &[String]) -> u8 {
     if latency {
         let max_lat = opts.max_lat_us;
         let picked = unpack(result, |r| match r {
-            AmoResults::Lat(v) => v,
-            AmoResults::Bw(_) => Vec::new(),
+            AmoResults::Lat(v) => Some(v),
+            AmoResults::Bw(_) => None,
         });
         finish::<_, _, AmoResultJson<LatResultJson>, _>(
             name,
@@ -640,8 +640,8 @@ fn run_amo(latency: bool, prog: &str, args: &[String]) -> u8 {
     } else {
         let min_bw = opts.min_bw;
         let picked = unpack(result, |r| match r {
-            AmoResults::Bw(v) => v,
-            AmoResults::Lat(_) => Vec::new(),
+            AmoResults::Bw(v) => Some(v),
+            AmoResults::Lat(_) => None,
         });
         finish::<_, _, AmoResultJson<BwResultJson>, _>(
             name,

@@ -645,15 +645,6 @@ impl Scheme {
         }
     }
 
-    /// The operands of iteration `k` (0-based).
-    pub fn operands(&self, k: u64) -> Operands {
-        let mut o = self.first;
-        for _ in 0..k {
-            o = self.next(o);
-        }
-        o
-    }
-
     /// The target's value after `n` iterations hit it.
     pub fn expected(&self, n: u64) -> Val {
         let mut t = self.initial_target;
@@ -663,22 +654,6 @@ impl Scheme {
             o = self.next(o);
         }
         t
-    }
-
-    /// How many of the first `n` iterations change the target.
-    pub fn changes(&self, n: u64) -> u64 {
-        let mut t = self.initial_target;
-        let mut o = self.first;
-        let mut c = 0;
-        for _ in 0..n {
-            let t2 = apply(self.ty, self.fi_op, t, o.op1, o.op2);
-            if !t2.same(t, self.ty) {
-                c += 1;
-            }
-            t = t2;
-            o = self.next(o);
-        }
-        c
     }
 }
 
@@ -700,17 +675,30 @@ pub struct Verification {
 
 /// Compares every slot (`stride` bytes apart) against the prediction.
 pub fn verify(s: &Scheme, target: &str, memory: &[u8], slots: u64, stride: u64, iterations: u64) -> Verification {
-    let want = s.expected(iterations);
+    verify_value(s.ty, s.expected(iterations), target, memory, slots, stride, iterations)
+}
+
+/// As `verify`, with the expected value already computed (the simulation
+/// is O(iterations); a caller polling memory computes it once).
+pub fn verify_value(
+    ty: AmoType,
+    want: Val,
+    target: &str,
+    memory: &[u8],
+    slots: u64,
+    stride: u64,
+    iterations: u64,
+) -> Verification {
     let mut wrong = 0;
     let mut first_bad = None;
     for i in 0..slots {
         let off = (i * stride) as usize;
-        let Some(b) = memory.get(off..off + s.ty.size() as usize) else {
+        let Some(b) = memory.get(off..off + ty.size() as usize) else {
             wrong += 1;
             continue;
         };
-        let got = Val::decode(s.ty, b);
-        if !got.same(want, s.ty) {
+        let got = Val::decode(ty, b);
+        if !got.same(want, ty) {
             wrong += 1;
             first_bad.get_or_insert(got);
         }
@@ -730,6 +718,24 @@ pub fn verify(s: &Scheme, target: &str, memory: &[u8], slots: u64, stride: u64, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Scheme {
+        /// How many of the first `n` iterations change the target.
+        pub fn changes(&self, n: u64) -> u64 {
+            let mut t = self.initial_target;
+            let mut o = self.first;
+            let mut c = 0;
+            for _ in 0..n {
+                let t2 = apply(self.ty, self.fi_op, t, o.op1, o.op2);
+                if !t2.same(t, self.ty) {
+                    c += 1;
+                }
+                t = t2;
+                o = self.next(o);
+            }
+            c
+        }
+    }
 
     #[test]
     fn names_and_rules() {

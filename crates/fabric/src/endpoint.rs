@@ -123,10 +123,15 @@ pub struct Endpoint {
     rx_size: u64,
     delivery_complete: bool,
     scratch: Vec<ffi::RawCompletion>,
+    leak: bool,
 }
 
 impl Drop for Endpoint {
     fn drop(&mut self) {
+        if self.leak {
+            std::mem::forget(std::mem::take(&mut self.regions));
+            return;
+        }
         // MRs first (they may be bound to the endpoint), then the endpoint,
         // then what it was bound to, then the buffers (dropped with the Vec).
         for r in &mut self.regions {
@@ -185,6 +190,7 @@ impl Endpoint {
             rx_size: pi.rx_size.max(1),
             delivery_complete: pi.delivery_complete,
             scratch: vec![ffi::RawCompletion::default(); 64],
+            leak: false,
         };
         let mut fabric = ptr::null_mut();
         // SAFETY: info is a live entry of `list`; fabric receives a new
@@ -244,14 +250,14 @@ impl Endpoint {
         Ok(e)
     }
 
-    /// Leaves every handle open and every buffer mapped, for good: for a
-    /// process about to exit after a failed run. Closing an rxm/tcp
-    /// endpoint whose peer stopped answering mid-connection can crash
-    /// inside libfabric 1.17 (SIGSEGV in fi_close, seen in fabdiag's fault
-    /// tests); leaking cannot, and the provider may keep touching the
-    /// buffers because they stay mapped.
-    pub fn abandon(self) {
-        std::mem::forget(self);
+    /// From now on, dropping this endpoint leaves every handle open and
+    /// every buffer mapped, for good: for a process about to exit after a
+    /// failed run. Closing an rxm/tcp endpoint whose peer stopped answering
+    /// mid-connection can crash inside libfabric 1.17 (SIGSEGV in fi_close,
+    /// seen in fabdiag's fault tests); leaking cannot, and the provider may
+    /// keep touching the buffers because they stay mapped.
+    pub fn leak_on_drop(&mut self) {
+        self.leak = true;
     }
 
     pub fn provider(&self) -> &str {

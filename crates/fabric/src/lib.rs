@@ -13,7 +13,7 @@ mod endpoint;
 mod error;
 mod ffi;
 
-pub use buffer::{free_hugepages, HostBuffer, HugePageSize};
+pub use buffer::{free_hugepages, page_size, HostBuffer, HugePageSize};
 pub use discovery::{discover, Capability, InfoList, ProviderInfo, Query};
 pub use endpoint::{
     AtomicKind, AtomicOperands, AtomicSpec, Completion, Endpoint, OpFlags, PeerId, Posted, RegionId, RemoteRegion,

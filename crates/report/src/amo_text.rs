@@ -3,14 +3,11 @@
 //! `AMO Size[B]` header. atomic_lat uses the latency tables' layout with
 //! `Ops` and `OpNum` (the seed's send_lat layout).
 
+use crate::banner::{self, line};
 use crate::lat_text::LatTable;
 use crate::legacy::*;
-use crate::model::{AmoRun, Role, TestMode};
+use crate::model::AmoRun;
 use fabdiag_engine::SizeResult;
-
-fn line(out: &mut String, label: &str, value: impl std::fmt::Display) {
-    out.push_str(&format!("{label:<LABEL_WIDTH$}: {value}\n"));
-}
 
 impl AmoRun {
     pub fn is_latency(&self) -> bool {
@@ -51,16 +48,7 @@ pub fn banner(run: &AmoRun) -> String {
     o.push('\n');
     line(&mut o, "Device", &run.device);
     line(&mut o, "Service ID", run.service_id);
-    match run.mode {
-        TestMode::Iterations { iterations } => {
-            line(&mut o, "Test Type", "Iteration");
-            line(&mut o, "Iterations", iterations);
-        }
-        TestMode::Duration { duration_s } => {
-            line(&mut o, "Test Type", "Duration");
-            line(&mut o, "Duration", format!("{duration_s} seconds"));
-        }
-    }
+    banner::mode(&mut o, run.mode);
     if let Some(w) = run.warmup_iterations {
         line(&mut o, "Warmup Iters", w);
     }
@@ -87,12 +75,7 @@ pub fn banner(run: &AmoRun) -> String {
     if let Some(b) = run.bidirectional {
         line(&mut o, "Bidirectional", if b { ENABLED } else { DISABLED });
     }
-    let (me, peer) = match run.role {
-        Role::Client => ("client", "server"),
-        Role::Server => ("server", "client"),
-    };
-    line(&mut o, &format!("Local ({me})"), &run.local_address);
-    line(&mut o, &format!("Remote ({peer})"), &run.remote_address);
+    banner::addresses(&mut o, run.role, &run.local_address, &run.remote_address);
     o.push_str(&sep(run));
     if !run.is_latency() {
         o.push_str(ATOMIC_BW_HEADER);

@@ -1,8 +1,9 @@
 //! The bandwidth tools' text output (banner, header, rows, footer), byte
 //! for byte as the seed document shows it. Pure functions of their inputs.
 
+use crate::banner::{self, line};
 use crate::legacy::*;
-use crate::model::{BwRun, BwTool, Hugepages, Role, RowView, TestMode};
+use crate::model::{BwRun, BwTool, Hugepages, RowView};
 
 pub fn title(tool: BwTool) -> &'static str {
     match tool {
@@ -18,10 +19,6 @@ pub fn header(tool: BwTool) -> &'static str {
         BwTool::ReadBw => READ_BW_HEADER,
         BwTool::SendBw => SEND_BW_HEADER,
     }
-}
-
-fn line(out: &mut String, label: &str, value: impl std::fmt::Display) {
-    out.push_str(&format!("{label:<LABEL_WIDTH$}: {value}\n"));
 }
 
 fn enabled(b: bool) -> &'static str {
@@ -55,16 +52,7 @@ pub fn banner(run: &BwRun) -> String {
     line(&mut o, "Service ID", run.service_id);
     line(&mut o, "Client TX Mem", SYSTEM_MEM);
     line(&mut o, "Server RX Mem", SYSTEM_MEM);
-    match run.mode {
-        TestMode::Iterations { iterations } => {
-            line(&mut o, "Test Type", "Iteration");
-            line(&mut o, "Iterations", iterations);
-        }
-        TestMode::Duration { duration_s } => {
-            line(&mut o, "Test Type", "Duration");
-            line(&mut o, "Duration", format!("{duration_s} seconds"));
-        }
-    }
+    banner::mode(&mut o, run.mode);
     if run.min_size_bytes == run.max_size_bytes {
         line(&mut o, &format!("{word} Size"), run.min_size_bytes);
     } else {
@@ -86,12 +74,7 @@ pub fn banner(run: &BwRun) -> String {
     );
     line(&mut o, "RDMA Buf Align", run.buf_align_bytes);
     line(&mut o, "Hugepages", hugepages_value(&run.hugepages));
-    let (me, peer) = match run.role {
-        Role::Client => ("client", "server"),
-        Role::Server => ("server", "client"),
-    };
-    line(&mut o, &format!("Local ({me})"), &run.local_address);
-    line(&mut o, &format!("Remote ({peer})"), &run.remote_address);
+    banner::addresses(&mut o, run.role, &run.local_address, &run.remote_address);
     o.push_str(&sep);
     o.push('\n');
     o.push_str(hdr);

@@ -2,9 +2,10 @@
 //! (002_*, cxi_send_lat) shows it: 70-dash separators, `Bytes` header,
 //! the report-all block, and the server's single `See client for results.`.
 
+use crate::banner::{self, line};
 use crate::bw_text::hugepages_value;
 use crate::legacy::*;
-use crate::model::{LatRun, LatTool, Role, TestMode};
+use crate::model::{LatRun, LatTool};
 use fabdiag_engine::LatResult;
 
 pub fn title(tool: LatTool) -> &'static str {
@@ -50,16 +51,8 @@ fn all_header(tool: LatTool) -> &'static str {
     }
 }
 
-fn sep(tool: LatTool) -> String {
-    format!("{}\n", separator(header(tool)))
-}
-
 fn tsep(t: &LatTable) -> String {
     format!("{}\n", separator(t.header))
-}
-
-fn line(out: &mut String, label: &str, value: impl std::fmt::Display) {
-    out.push_str(&format!("{label:<LABEL_WIDTH$}: {value}\n"));
 }
 
 /// µs with two truncated decimals, `%7lu.%02lu` (spec §4).
@@ -75,7 +68,7 @@ pub fn us3(ns: u64) -> String {
 /// From the first separator through the separator that closes the banner.
 pub fn banner(run: &LatRun) -> String {
     let word = run.tool.word();
-    let mut o = sep(run.tool);
+    let mut o = tsep(&run.table());
     o.push_str(TITLE_INDENT);
     o.push_str(title(run.tool));
     o.push('\n');
@@ -83,16 +76,7 @@ pub fn banner(run: &LatRun) -> String {
     line(&mut o, "Service ID", run.service_id);
     line(&mut o, "Client TX Mem", SYSTEM_MEM);
     line(&mut o, "Server RX Mem", SYSTEM_MEM);
-    match run.mode {
-        TestMode::Iterations { iterations } => {
-            line(&mut o, "Test Type", "Iteration");
-            line(&mut o, "Iterations", iterations);
-        }
-        TestMode::Duration { duration_s } => {
-            line(&mut o, "Test Type", "Duration");
-            line(&mut o, "Duration", format!("{duration_s} seconds"));
-        }
-    }
+    banner::mode(&mut o, run.mode);
     line(&mut o, "Warmup Iters", run.warmup_iterations);
     line(&mut o, "Inter-Iter Gap", format!("{} microseconds", run.gap_us));
     if run.min_size_bytes == run.max_size_bytes {
@@ -111,13 +95,8 @@ pub fn banner(run: &LatRun) -> String {
         if run.report_all { "All" } else { "Summary" },
     );
     line(&mut o, "Hugepages", hugepages_value(&run.hugepages));
-    let (me, peer) = match run.role {
-        Role::Client => ("client", "server"),
-        Role::Server => ("server", "client"),
-    };
-    line(&mut o, &format!("Local ({me})"), &run.local_address);
-    line(&mut o, &format!("Remote ({peer})"), &run.remote_address);
-    o.push_str(&sep(run.tool));
+    banner::addresses(&mut o, run.role, &run.local_address, &run.remote_address);
+    o.push_str(&tsep(&run.table()));
     o
 }
 

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod amo_text;
+mod banner;
 pub mod bw_text;
 pub mod json;
 pub mod lat_text;

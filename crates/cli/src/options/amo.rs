@@ -162,13 +162,8 @@ pub fn resolve(latency: bool, raw: &Raw) -> Result<Action<AmoOptions>, OptionErr
         None => AmoType::Uint64,
         Some(s) => AmoType::parse(s).ok_or_else(|| inval(format!("Invalid atomic type: {s}")))?,
     };
-    let warmup = number(raw, Opt::Warmup, 10, |_| true, "Invalid warmup count")?;
-    let gap_us = number(raw, Opt::LatencyGap, 1000, |_| true, "Invalid iteration gap")?;
-    let cycles = match raw.last(Opt::Clock) {
-        None | Some("clock_gettime") => false,
-        Some("cycles") => true,
-        Some(other) => return Err(inval(format!("Invalid clock: {other}"))),
-    };
+    let (warmup, gap_us, clock) = super::lat::timing(raw)?;
+    let cycles = clock == super::lat::ClockKind::Cycles;
     let min_bw = threshold(raw, Opt::MinBw, "Invalid minimum bandwidth (MB/s, a positive number)")?;
     let max_lat_us = threshold(raw, Opt::MaxLat, "Invalid maximum latency (µs, a positive number)")?;
     // the originals check op/type before anything else touches the network

@@ -153,6 +153,18 @@ const RUN_OPTIONS: &[(Opt, &str)] = &[
     (Opt::MaxLat, "--max-lat"),
 ];
 
+/// `--warmup`, `--latency-gap` and `-c/--clock`, shared with atomic_lat.
+pub fn timing(raw: &Raw) -> Result<(u64, u64, ClockKind), OptionError> {
+    let warmup = number(raw, Opt::Warmup, DEFAULT_WARMUP, |_| true, "Invalid warmup count")?;
+    let gap_us = number(raw, Opt::LatencyGap, DEFAULT_GAP_US, |_| true, "Invalid iteration gap")?;
+    let clock = match raw.last(Opt::Clock) {
+        None | Some("clock_gettime") => ClockKind::ClockGettime,
+        Some("cycles") => ClockKind::Cycles,
+        Some(other) => return Err(OptionError::Invalid(format!("Invalid clock: {other}"))),
+    };
+    Ok((warmup, gap_us, clock))
+}
+
 pub fn resolve(tool: LatTool, raw: &Raw) -> Result<Action<LatOptions>, OptionError> {
     if raw.has(Opt::Help) {
         return Ok(Action::Help);
@@ -161,13 +173,7 @@ pub fn resolve(tool: LatTool, raw: &Raw) -> Result<Action<LatOptions>, OptionErr
         return Ok(Action::Version);
     }
     let mut c = common_values(raw, DEFAULT_ITERS, DEFAULT_SIZE)?;
-    let warmup = number(raw, Opt::Warmup, DEFAULT_WARMUP, |_| true, "Invalid warmup count")?;
-    let gap_us = number(raw, Opt::LatencyGap, DEFAULT_GAP_US, |_| true, "Invalid iteration gap")?;
-    let clock = match raw.last(Opt::Clock) {
-        None | Some("clock_gettime") => ClockKind::ClockGettime,
-        Some("cycles") => ClockKind::Cycles,
-        Some(other) => return Err(OptionError::Invalid(format!("Invalid clock: {other}"))),
-    };
+    let (warmup, gap_us, clock) = timing(raw)?;
     let max_lat_us = threshold(raw, Opt::MaxLat, "Invalid maximum latency (µs, a positive number)")?;
     common_mode(raw, &mut c)?;
     let rdzv = raw.has(Opt::Rdzv);

@@ -15,7 +15,9 @@ use crate::driver::{AtomicPlan, DriverConfig, FabricDriver, LatClock, Op, AMO_ST
 use crate::options::amo::AmoOptions;
 use crate::options::bw::MAX_LIST;
 use anyhow::{anyhow, bail, Context, Result};
-use fabdiag_engine::amo::{libfabric_op, validate, verify, AmoOp, AmoType, CswapOp, FiCall, Scheme, Verification};
+use fabdiag_engine::amo::{
+    libfabric_op, validate, verify_value, AmoOp, AmoType, CswapOp, FiCall, Scheme, Verification,
+};
 use fabdiag_engine::{run_lat_size, run_size, Activity, LatConfig, LatResult, Mode, SizeResult};
 use fabdiag_fabric::{AtomicKind, AtomicSpec, Capability, Endpoint, FabricError, HostBuffer, InfoList};
 use fabdiag_proto::{Control, Listener, Message, Phase, ProtoError};
@@ -276,9 +278,11 @@ fn verify_and_trade(
     let mine = match hit_by_iterations {
         Some(n) => {
             let extra: u64 = std::env::var(EXTRA_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+            let iterations = n + extra;
+            let want = plan.scheme.expected(iterations);
             let check = |ep: &Endpoint| {
                 let mem = ep.region(TARGET).unwrap_or(&[]);
-                verify(&plan.scheme, me, mem, slots, AMO_STRIDE, n + extra)
+                verify_value(plan.scheme.ty, want, me, mem, slots, AMO_STRIDE, iterations)
             };
             let waited = d.progress_until(|ep| check(ep).ok, SETTLE)?;
             let (ep, _) = d.parts();
@@ -323,9 +327,10 @@ fn check(v: &[Verification]) -> Result<()> {
     Ok(())
 }
 
+/// One atomic result row, of either tool.
 pub enum AmoResults {
-    Bw(Vec<AmoBw>),
-    Lat(Vec<AmoLat>),
+    Bw(AmoBw),
+    Lat(AmoLat),
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -341,8 +346,7 @@ fn measure(
     clock: LatClock,
     sink: &mut dyn AmoSink,
     run_out: &mut Option<AmoRun>,
-    bw_out: &mut Vec<AmoBw>,
-    lat_out: &mut Vec<AmoLat>,
+    rows: &mut Vec<AmoResults>,
     phase: &mut Phase,
 ) -> Result<()> {
     *phase = Phase::Endpoint;
@@ -360,18 +364,17 @@ fn measure(
     };
     let size = parsed.ty.size();
     let cfg = DriverConfig {
-        op: Op::Atomic,
+        op: Op::Atomic(plan),
         activity: act,
         bidirectional: p.bidirectional,
         list_size: p.list_size,
         align: AMO_STRIDE,
         max_buf: u64::MAX,
-        use_idc: false,
+        use_idc: p.use_idc,
         unrestricted: p.unrestricted,
         max_size: size,
         echo: false,
         clock,
-        atomic: Some(plan.clone()),
     };
     let mut d = FabricDriver::new(ep, ctl, peer_id, peer.target, cfg)?;
     if latency {
@@ -381,13 +384,7 @@ fn measure(
             gap: Duration::from_micros(p.gap_us),
             keep_all: p.report_all,
         };
-        let r = match run_lat_size(&mut d, act, &lc, size) {
-            Ok(r) => r,
-            Err(e) => {
-                d.abandon();
-                return Err(e.into());
-            }
-        };
+        let r = run_lat_size(&mut d, act, &lc, size)?;
         // the server's target took every operation the client ran
         let hit = (role == Role::Server).then_some(r.peer_ops);
         let v = verify_and_trade(&mut d, &plan, role, hit, 1)?;
@@ -395,42 +392,29 @@ fn measure(
             sink.lat_size(&run, &r);
         }
         sink.end(&run, Some(&r));
-        lat_out.push(AmoLat {
+        rows.push(AmoResults::Lat(AmoLat {
             result: r,
             verification: v.clone(),
-        });
+        }));
+        d.finish();
         check(&v)
     } else {
-        let r = match run_size(&mut d, act, p.mode(), size, p.list_size) {
-            Ok(r) => r,
-            Err(e) => {
-                d.abandon();
-                return Err(e.into());
-            }
-        };
+        let r = run_size(&mut d, act, p.mode(), size, p.list_size)?;
         // each side's target took the peer's iterations
         let hit = (role == Role::Server || p.bidirectional).then_some(r.peer.ops / p.list_size);
         let v = verify_and_trade(&mut d, &plan, role, hit, p.list_size)?;
         sink.bw_row(&run, &r);
         sink.end(&run, None);
-        bw_out.push(AmoBw {
+        rows.push(AmoResults::Bw(AmoBw {
             result: r,
             verification: v.clone(),
-        });
+        }));
+        d.finish();
         check(&v)
     }
 }
 
 pub type AmoFailed = Failed<AmoRun, AmoResults>;
-
-/// Results travel as one element so both result kinds fit `Outcome`.
-fn pack(bw: Vec<AmoBw>, lat: Vec<AmoLat>, latency: bool) -> Vec<AmoResults> {
-    vec![if latency {
-        AmoResults::Lat(lat)
-    } else {
-        AmoResults::Bw(bw)
-    }]
-}
 
 pub fn run_client(
     o: &AmoOptions,
@@ -450,7 +434,7 @@ pub fn run_client(
     )
     .map_err(Failed::early)?;
     let params = AmoParams::from_options(o, &list.get(idx).map(|e| e.provider.clone()).unwrap_or_default());
-    let (mut run, mut bw, mut lat) = (None, Vec::new(), Vec::new());
+    let (mut run, mut rows) = (None, Vec::new());
     let mut phase = Phase::Config;
     let r = (|| -> Result<()> {
         let parsed = params.parse(o.latency).map_err(|e| anyhow!(e))?;
@@ -470,12 +454,11 @@ pub fn run_client(
             clock,
             sink,
             &mut run,
-            &mut bw,
-            &mut lat,
+            &mut rows,
             &mut phase,
         )
     })();
-    conclude(r, run, pack(bw, lat, o.latency), &ctl, phase)
+    conclude(r, run, rows, &ctl, phase)
 }
 
 pub fn run_server(
@@ -485,7 +468,7 @@ pub fn run_server(
 ) -> Result<Outcome<AmoRun, AmoResults>, AmoFailed> {
     let name = tool_name(o.latency);
     let mut ctl = server_start(name, &o.ignored_on_server, listener, &mut *sink).map_err(Failed::early)?;
-    let (mut run, mut bw, mut lat) = (None, Vec::new(), Vec::new());
+    let (mut run, mut rows) = (None, Vec::new());
     let mut phase = Phase::Config;
     let r = (|| -> Result<()> {
         let params: AmoParams = expect_params(&mut ctl)?;
@@ -511,10 +494,9 @@ pub fn run_server(
             LatClock::Raw,
             sink,
             &mut run,
-            &mut bw,
-            &mut lat,
+            &mut rows,
             &mut phase,
         )
     })();
-    conclude(r, run, pack(bw, lat, o.latency), &ctl, phase)
+    conclude(r, run, rows, &ctl, phase)
 }

@@ -230,22 +230,14 @@ fn measure(
         max_size: p.max_size,
         echo: false,
         clock: LatClock::Raw,
-        atomic: None,
     };
     let mut d = FabricDriver::new(ep, ctl, peer_id, peer.target, cfg)?;
     for size in sizes(p.min_size, p.max_size) {
-        match run_size(&mut d, act, p.mode(), size, p.list_size) {
-            Ok(r) => {
-                sink.row(&run, &r);
-                results.push(r);
-            }
-            Err(e) => {
-                d.abandon();
-                return Err(e.into());
-            }
-        }
+        let r = run_size(&mut d, act, p.mode(), size, p.list_size)?;
+        sink.row(&run, &r);
+        results.push(r);
     }
-    drop(d);
+    d.finish();
     sink.footer(&run);
     Ok(())
 }

@@ -222,23 +222,15 @@ fn measure(
         max_size: p.max_size,
         echo: tool == LatTool::SendLat && role == Role::Server,
         clock,
-        atomic: None,
     };
     let mut d = FabricDriver::new(ep, ctl, peer_id, peer.target, cfg)?;
     let lc = p.config();
     for (i, size) in sizes(p.min_size, p.max_size).into_iter().enumerate() {
-        let r = match run_lat_size(&mut d, act, &lc, size) {
-            Ok(r) => r,
-            Err(e) => {
-                d.abandon();
-                return Err(e.into());
-            }
-        };
+        let r = run_lat_size(&mut d, act, &lc, size)?;
         if tool == LatTool::SendLat {
             // every message the client sent must have been echoed once
             let sent = r.warmup + r.iterations;
             if role == Role::Client && sent != r.peer_ops {
-                d.abandon();
                 bail!(
                     "client and server disagree on size {size}: the client sent {sent} messages, the server echoed {}",
                     r.peer_ops
@@ -250,7 +242,7 @@ fn measure(
         }
         results.push(r);
     }
-    drop(d);
+    d.finish();
     sink.end(&run, results);
     Ok(())
 }

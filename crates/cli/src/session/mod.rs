@@ -162,7 +162,7 @@ pub fn allocate(
     target_full: bool,
     hp: Option<HugePageSize>,
 ) -> Result<(Vec<HostBuffer>, Memory), FabricError> {
-    let page = 4096;
+    let page = fabdiag_fabric::page_size();
     let count = u64::from(initiator_full) + u64::from(target_full);
     let (used, hugepages) = match hp {
         None => (full.div_ceil(page) * page, Hugepages::Disabled),
