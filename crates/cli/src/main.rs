@@ -17,8 +17,6 @@
 //!
 //! Only this crate prints, and only this file decides exit codes (`exit`).
 
-#![forbid(unsafe_code)]
-
 mod driver;
 mod exit;
 mod getopt;

@@ -378,7 +378,7 @@ fn peer_death() {
         std::thread::sleep(Duration::from_millis(1500));
         let t0 = std::time::Instant::now();
         let (victim, survivor) = if kill_server { (srv, cli) } else { (cli, srv) };
-        victim.signal(libc::SIGKILL);
+        victim.signal(Signal::SIGKILL);
         let o = survivor.wait(Duration::from_secs(20));
         assert_eq!(o.code, Some(2), "{tool}: {}", o.stderr);
         assert!(o.stderr.contains("during run"), "{tool}: {}", o.stderr);

@@ -347,7 +347,7 @@ fn server_side_failure_reaches_the_client() {
     assert_eq!(s.code, Some(2));
 }
 
-fn mid_run(tool: &str, victim_is_server: bool, sig: i32, extra: &[&str]) -> (Output, std::time::Duration) {
+fn mid_run(tool: &str, victim_is_server: bool, sig: Signal, extra: &[&str]) -> (Output, std::time::Duration) {
     let port = free_port();
     let p = port.to_string();
     let mut sargs = vec![tool, "-p", p.as_str()];
@@ -370,7 +370,7 @@ fn mid_run(tool: &str, victim_is_server: bool, sig: i32, extra: &[&str]) -> (Out
 #[test]
 fn killed_server_is_noticed_by_the_client() {
     for tool in ["write-bw", "send-bw"] {
-        let (o, took) = mid_run(tool, true, libc::SIGKILL, &[]);
+        let (o, took) = mid_run(tool, true, Signal::SIGKILL, &[]);
         assert_eq!(o.code, Some(2), "{tool}");
         assert!(
             o.stderr.contains("peer closed the control connection during run"),
@@ -388,7 +388,7 @@ fn killed_client_is_noticed_by_the_server() {
         ("read-bw", &["-b"][..]),
         ("send-bw", &["-b"][..]),
     ] {
-        let (o, took) = mid_run(tool, false, libc::SIGKILL, extra);
+        let (o, took) = mid_run(tool, false, Signal::SIGKILL, extra);
         assert_eq!(o.code, Some(2), "{tool}");
         assert!(o.stderr.contains("during run"), "{tool}: {}", o.stderr);
         assert!(took < Duration::from_secs(3), "{tool}: {took:?}");
@@ -397,7 +397,7 @@ fn killed_client_is_noticed_by_the_server() {
 
 #[test]
 fn silent_peer_is_noticed_within_seconds() {
-    let (o, took) = mid_run("write-bw", true, libc::SIGSTOP, &[]);
+    let (o, took) = mid_run("write-bw", true, Signal::SIGSTOP, &[]);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(
         o.stderr.contains("stopped answering during run") || o.stderr.contains("no fabric completion"),
@@ -405,7 +405,7 @@ fn silent_peer_is_noticed_within_seconds() {
         o.stderr
     );
     assert!(took < Duration::from_secs(9), "{took:?}");
-    let (o, took) = mid_run("send-bw", false, libc::SIGSTOP, &[]);
+    let (o, took) = mid_run("send-bw", false, Signal::SIGSTOP, &[]);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(o.stderr.contains("stopped answering during run"), "{}", o.stderr);
     assert!(took < Duration::from_secs(9), "{took:?}");
@@ -428,7 +428,7 @@ fn json_reports_a_failed_run() {
         "--json",
     ]));
     std::thread::sleep(Duration::from_millis(2800));
-    srv.signal(libc::SIGKILL);
+    srv.signal(Signal::SIGKILL);
     let o = cli.wait(Duration::from_secs(20));
     assert_eq!(o.code, Some(2));
     let j = o.json();

@@ -361,7 +361,7 @@ fn peer_death_in_every_role() {
         std::thread::sleep(Duration::from_millis(1500));
         let t0 = std::time::Instant::now();
         let (victim, survivor) = if kill_server { (srv, cli) } else { (cli, srv) };
-        victim.signal(libc::SIGKILL);
+        victim.signal(Signal::SIGKILL);
         let o = survivor.wait(Duration::from_secs(20));
         assert_eq!(o.code, Some(2), "{tool}: {}", o.stderr);
         assert!(o.stderr.contains("during run"), "{tool}: {}", o.stderr);
@@ -374,7 +374,7 @@ fn peer_death_in_every_role() {
     let srv = server(&["send-lat", "-p", &p], port);
     let cli = Proc::spawn(&mut fabdiag(&["send-lat", "127.0.0.1", "-p", &p, "-D", "30"]));
     std::thread::sleep(Duration::from_millis(1500));
-    cli.signal(libc::SIGSTOP);
+    cli.signal(Signal::SIGSTOP);
     let t0 = std::time::Instant::now();
     let o = srv.wait(Duration::from_secs(20));
     assert_eq!(o.code, Some(2), "{}", o.stderr);

@@ -85,7 +85,7 @@ fn wait_listen_in_ns(pid: u32, port: u16) {
 
 fn require_root() {
     // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
+    let euid = nix::unistd::geteuid().as_raw();
     assert_eq!(
         euid, 0,
         "the namespace tests need root (CI runs as root); run the suite as root"

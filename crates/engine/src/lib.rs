@@ -4,8 +4,6 @@
 //! never prints. Addressing inside a batch (`--buf-sz` overlap and
 //! `--buf-align`) lives in `addressing` so every transport steps the same way.
 
-#![forbid(unsafe_code)]
-
 pub mod addressing;
 pub mod amo;
 pub mod bw;

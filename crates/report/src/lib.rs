@@ -4,8 +4,6 @@
 //! tables byte for byte; `json` defines fabdiag's JSON documents. Nothing here measures,
 //! prints or touches the network.
 
-#![forbid(unsafe_code)]
-
 pub mod amo_text;
 mod banner;
 pub mod bw_text;

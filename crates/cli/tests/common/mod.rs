@@ -3,6 +3,7 @@
 //! the test instead of stalling CI.
 #![allow(dead_code)]
 
+pub use nix::sys::signal::Signal;
 use std::io::Read;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -105,9 +106,8 @@ impl Proc {
         }
     }
 
-    pub fn signal(&self, sig: i32) {
-        // SAFETY: sending a signal to our own child process by pid.
-        unsafe { libc::kill(self.child.id() as i32, sig) };
+    pub fn signal(&self, sig: Signal) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), sig);
     }
 }
 
