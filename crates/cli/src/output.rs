@@ -1,14 +1,16 @@
-//! Where text goes. The text sinks print the legacy tables as each size
-//! finishes (so a long run shows progress); the JSON sinks keep stdout for
-//! the single document and send the server's `Listening…` line and
-//! warnings to stderr; the silent sinks are `--local`'s server half.
+//! Where text goes, and how a run's outcome becomes output and an exit
+//! code. `Console` hears a session's events and prints the originals'
+//! tables as each size finishes (so a long run shows progress), or keeps
+//! stdout for the single JSON document and sends the server's `Listening`
+//! line and warnings to stderr. `finish` judges thresholds, prints the one
+//! error line and the JSON document, and picks the exit code.
 
-use crate::session::amo::AmoSink;
-use crate::session::bw::BwSink;
-use crate::session::lat::LatSink;
-use crate::session::Announce;
-use fabdiag_engine::{LatResult, SizeResult};
-use fabdiag_report::{amo_text, bw_text, lat_text, legacy, AmoRun, BwRun, LatRun, Role, RowView};
+use crate::exit;
+use crate::VERSION;
+use fabdiag_report::json::{render, Document, ErrorJson, RowJson, RunDocument, SCHEMA_VERSION};
+use fabdiag_report::threshold::{judge, Threshold};
+use fabdiag_report::{legacy, text, Role, Row};
+use fabdiag_session::{Event, Failure, Report, Sink};
 use std::io::Write;
 
 pub fn print_stdout(s: &str) {
@@ -18,7 +20,7 @@ pub fn print_stdout(s: &str) {
     let _ = o.flush();
 }
 
-/// Text (`json == false`) or JSON mode, for both families.
+/// A pair tool's console: text tables, or quiet for JSON.
 pub struct Console {
     pub prog: String,
     pub json: bool,
@@ -28,114 +30,127 @@ pub struct Console {
 
 impl Console {
     fn text(&self, s: &str) {
-        if !self.json {
+        if !self.json && !s.is_empty() {
             print_stdout(s);
         }
     }
 
-    fn listening_line(&self, port: u16) {
-        if self.json {
-            eprintln!("{}", legacy::listening(port));
-        } else {
-            print_stdout(&format!("{}\n", legacy::listening(port)));
-        }
-    }
-
-    fn warning(&self, message: &str) {
+    pub fn warn(&self, message: &str) {
         eprintln!("{}: {message}", self.prog);
     }
 }
 
-impl Announce for Console {
-    fn listening(&mut self, port: u16) {
-        self.listening_line(port);
-    }
-    fn warn(&mut self, message: &str) {
-        self.warning(message);
-    }
-}
-
-impl BwSink for Console {
-    fn banner(&mut self, run: &BwRun) {
-        self.text(&bw_text::banner(run));
-    }
-    fn row(&mut self, _run: &BwRun, r: &SizeResult) {
-        self.text(&bw_text::row(&RowView::from(r)));
-    }
-    fn footer(&mut self, run: &BwRun) {
-        self.text(&bw_text::footer(run.tool));
-    }
-}
-
-impl LatSink for Console {
-    fn banner(&mut self, run: &LatRun) {
-        let mut s = lat_text::banner(run);
-        if run.role == Role::Client {
-            s.push_str(&lat_text::table_start(&run.table()));
-        }
-        self.text(&s);
-    }
-    fn size(&mut self, run: &LatRun, r: &LatResult, first: bool) {
-        self.text(&lat_text::size_block(&run.table(), r, first));
-    }
-    fn end(&mut self, run: &LatRun, results: &[LatResult]) {
-        match run.role {
-            Role::Client => self.text(&lat_text::client_footer(&run.table(), results, self.percentiles)),
-            Role::Server => self.text(&lat_text::server_tail(&run.table())),
+impl Sink for Console {
+    fn event(&mut self, e: Event<'_>) {
+        match e {
+            Event::Listening(port) if self.json => eprintln!("{}", legacy::listening(port)),
+            Event::Listening(port) => print_stdout(&format!("{}\n", legacy::listening(port))),
+            Event::Warning(w) => self.warn(w),
+            // the server keeps listening after turning a stranger away; say why
+            Event::Rejected { peer, reason } => self.warn(&format!("rejected connection from {peer}: {reason}")),
+            Event::Banner(run) => self.text(&text::banner(run)),
+            Event::Row { run, row, index } => self.text(&text::row(run, row, index)),
+            Event::End { run, rows } => self.text(&text::end(run, rows, self.percentiles)),
+            Event::Accepted { .. } | Event::Phase(_) => {}
         }
     }
 }
 
-impl AmoSink for Console {
-    fn banner(&mut self, run: &AmoRun) {
-        let mut s = amo_text::banner(run);
-        if run.is_latency() && run.role == Role::Client {
-            s.push_str(&lat_text::table_start(&run.table()));
+/// An empty document of `tool` (its original name) in `role`.
+pub fn document(tool: &str, role: Option<Role>) -> RunDocument {
+    Document {
+        schema_version: SCHEMA_VERSION,
+        fabdiag_version: VERSION.into(),
+        tool: tool.into(),
+        role: role.map(|r| match r {
+            Role::Client => "client".into(),
+            Role::Server => "server".into(),
+        }),
+        config: None,
+        results: Vec::new(),
+        threshold: None,
+        error: None,
+    }
+}
+
+fn rows_json(rows: &[Row]) -> Vec<RowJson> {
+    rows.iter().map(RowJson::from).collect()
+}
+
+/// A failure before any run: one line on stderr, and a JSON document on
+/// stdout when --json was asked for (even if the options were bad).
+pub fn early_failure(tool: &str, prog: &str, json: bool, code: u8, msg: &str) -> u8 {
+    eprintln!("{prog}: {msg}");
+    if json {
+        let mut doc = document(tool, None);
+        doc.error = Some(ErrorJson {
+            kind: exit::kind_name(code).into(),
+            message: msg.into(),
+        });
+        print_stdout(&(render(&doc) + "\n"));
+    }
+    code
+}
+
+/// What a finished session amounts to: its document and exit code, and
+/// the one line to print on stderr if it failed.
+pub fn conclude(
+    tool: &str,
+    role: Role,
+    outcome: Result<Report, Failure>,
+    threshold: Option<Threshold>,
+) -> (RunDocument, u8, Option<String>) {
+    let mut doc = document(tool, Some(role));
+    match outcome {
+        Ok(report) => {
+            let mut code = exit::OK;
+            let mut line = None;
+            if let Some(t) = threshold {
+                let verdict = judge(t, &report.rows);
+                if let Some(msg) = verdict.failure {
+                    doc.error = Some(ErrorJson {
+                        kind: exit::kind_name(exit::THRESHOLD).into(),
+                        message: msg.clone(),
+                    });
+                    code = exit::THRESHOLD;
+                    line = Some(msg);
+                }
+                doc.threshold = Some(verdict.json);
+            }
+            doc.results = rows_json(&report.rows);
+            doc.config = Some(report.run);
+            (doc, code, line)
         }
-        self.text(&s);
-    }
-    fn bw_row(&mut self, _: &AmoRun, r: &SizeResult) {
-        self.text(&amo_text::bw_row(r));
-    }
-    fn lat_size(&mut self, run: &AmoRun, r: &LatResult) {
-        self.text(&lat_text::size_block(&run.table(), r, true));
-    }
-    fn end(&mut self, run: &AmoRun, lat: Option<&LatResult>) {
-        match (lat, run.role) {
-            (None, _) => self.text(&amo_text::bw_footer(run)),
-            (Some(r), Role::Client) => self.text(&lat_text::client_footer(
-                &run.table(),
-                std::slice::from_ref(r),
-                self.percentiles,
-            )),
-            (Some(_), Role::Server) => self.text(&lat_text::server_tail(&run.table())),
+        Err(f) => {
+            let code = exit::of(f.kind);
+            let msg = f.to_string();
+            doc.results = rows_json(&f.rows);
+            doc.config = f.run.map(|r| *r);
+            doc.error = Some(ErrorJson {
+                kind: exit::kind_name(code).into(),
+                message: msg.clone(),
+            });
+            (doc, code, Some(msg))
         }
     }
 }
 
-/// The server half of `--local`: says nothing.
-pub struct Silent;
-
-impl Announce for Silent {
-    fn listening(&mut self, _: u16) {}
-    fn warn(&mut self, _: &str) {}
-}
-
-impl BwSink for Silent {
-    fn banner(&mut self, _: &BwRun) {}
-    fn row(&mut self, _: &BwRun, _: &SizeResult) {}
-    fn footer(&mut self, _: &BwRun) {}
-}
-
-impl LatSink for Silent {
-    fn banner(&mut self, _: &LatRun) {}
-    fn size(&mut self, _: &LatRun, _: &LatResult, _: bool) {}
-    fn end(&mut self, _: &LatRun, _: &[LatResult]) {}
-}
-
-impl AmoSink for Silent {
-    fn banner(&mut self, _: &AmoRun) {}
-    fn bw_row(&mut self, _: &AmoRun, _: &SizeResult) {}
-    fn lat_size(&mut self, _: &AmoRun, _: &LatResult) {}
-    fn end(&mut self, _: &AmoRun, _: Option<&LatResult>) {}
+/// Reports a pair tool's outcome: the error line, the JSON document, the
+/// exit code.
+pub fn finish(
+    tool: &str,
+    prog: &str,
+    json: bool,
+    role: Role,
+    outcome: Result<Report, Failure>,
+    threshold: Option<Threshold>,
+) -> u8 {
+    let (doc, code, line) = conclude(tool, role, outcome, threshold);
+    if let Some(l) = line {
+        eprintln!("{prog}: {l}");
+    }
+    if json {
+        print_stdout(&(render(&doc) + "\n"));
+    }
+    code
 }

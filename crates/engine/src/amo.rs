@@ -136,6 +136,11 @@ impl AmoType {
     }
 
     /// Bytes per element (spec §3.4).
+    /// libfabric's name for this type (`enum fi_datatype`).
+    pub fn fi_name(self) -> String {
+        format!("FI_{}", self.name())
+    }
+
     pub fn size(self) -> u64 {
         match self {
             AmoType::Int8 | AmoType::Uint8 => 1,
@@ -241,11 +246,6 @@ impl FiOp {
             "FI_CSWAP_GT",
             "FI_MSWAP",
         ][self as usize]
-    }
-
-    /// Index understood by the fabric shim.
-    pub fn code(self) -> i32 {
-        self as i32
     }
 }
 

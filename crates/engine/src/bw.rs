@@ -96,7 +96,7 @@ fn contribution(size: u64, m: Measure) -> (f64, f64) {
 }
 
 /// Runs one size on this side and returns the combined result.
-pub fn run_size<D: BwDriver>(
+pub fn run_size<D: BwDriver + ?Sized>(
     d: &mut D,
     activity: Activity,
     mode: Mode,

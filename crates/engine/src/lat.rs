@@ -203,7 +203,7 @@ pub fn wait_gap(gap: Duration) {
     }
 }
 
-pub fn run_lat_size<D: LatDriver>(
+pub fn run_lat_size<D: LatDriver + ?Sized>(
     d: &mut D,
     activity: Activity,
     cfg: &LatConfig,

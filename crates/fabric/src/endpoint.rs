@@ -45,14 +45,42 @@ pub enum AtomicKind {
     Compare,
 }
 
-/// One atomic element: datatype and op as indices of the shim's tables
-/// (engine::amo's AmoType and FiOp orders), and the element size.
+/// One atomic element: libfabric's own datatype and op values (from
+/// `atomic_datatype` and `atomic_op`), and the element size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AtomicSpec {
     pub kind: AtomicKind,
-    pub datatype: i32,
-    pub op: i32,
+    pub datatype: AtomicValue,
+    pub op: AtomicValue,
     pub size: u64,
+}
+
+/// A libfabric enum value (`enum fi_datatype` or `enum fi_op`), only made
+/// by looking a name up in the headers fabdiag was built against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AtomicValue(i32);
+
+fn atomic_value(table: i32, name: &str) -> Result<AtomicValue, FabricError> {
+    let c = std::ffi::CString::new(name).map_err(|_| FabricError::Bounds(format!("bad libfabric name {name:?}")))?;
+    let mut v = 0;
+    // SAFETY: c is NUL-terminated and outlives the call; v is a local the
+    // shim writes on success; the lookup touches no libfabric object.
+    let rc = unsafe { ffi::fdg_atomic_value(table, c.as_ptr(), &mut v) };
+    if rc == 0 {
+        Ok(AtomicValue(v))
+    } else {
+        Err(FabricError::Bounds(format!("libfabric's headers have no {name}")))
+    }
+}
+
+/// libfabric's value of the datatype named e.g. "FI_UINT64".
+pub fn atomic_datatype(name: &str) -> Result<AtomicValue, FabricError> {
+    atomic_value(0, name)
+}
+
+/// libfabric's value of the atomic op named e.g. "FI_SUM".
+pub fn atomic_op(name: &str) -> Result<AtomicValue, FabricError> {
+    atomic_value(1, name)
 }
 
 /// Where an atomic's operands and result live in one local region.
@@ -522,7 +550,7 @@ impl Endpoint {
         let kind = spec.kind as i32;
         let mut count = 0usize;
         // SAFETY: ep is live; count points to a local the shim writes.
-        let rc = unsafe { ffi::fdg_atomic_valid(self.ep, kind, spec.datatype, spec.op, &mut count) };
+        let rc = unsafe { ffi::fdg_atomic_valid(self.ep, kind, spec.datatype.0, spec.op.0, &mut count) };
         if rc == 0 {
             Ok(count > 0)
         } else if rc < 0
@@ -577,8 +605,8 @@ impl Endpoint {
             ffi::fdg_atomic(
                 self.ep,
                 spec.kind as i32,
-                spec.datatype,
-                spec.op,
+                spec.datatype.0,
+                spec.op.0,
                 buf,
                 desc,
                 cmp,

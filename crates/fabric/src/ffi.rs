@@ -155,6 +155,7 @@ extern "C" {
         buflen: usize,
     ) -> c_int;
     pub fn fdg_const(which: c_int) -> u64;
+    pub fn fdg_atomic_value(table: c_int, name: *const c_char, out: *mut c_int) -> c_int;
     pub fn fdg_atomic_valid(ep: *mut FidEp, kind: c_int, t: c_int, o: c_int, count: *mut usize) -> c_int;
     #[allow(clippy::too_many_arguments)]
     pub fn fdg_atomic(

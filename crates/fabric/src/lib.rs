@@ -16,7 +16,8 @@ mod ffi;
 pub use buffer::{free_hugepages, page_size, HostBuffer, HugePageSize};
 pub use discovery::{discover, Capability, InfoList, ProviderInfo, Query};
 pub use endpoint::{
-    AtomicKind, AtomicOperands, AtomicSpec, Completion, Endpoint, OpFlags, PeerId, Posted, RegionId, RemoteRegion,
+    atomic_datatype, atomic_op, AtomicKind, AtomicOperands, AtomicSpec, AtomicValue, Completion, Endpoint, OpFlags,
+    PeerId, Posted, RegionId, RemoteRegion,
 };
 pub use error::FabricError;
 
@@ -29,10 +30,18 @@ pub const DEFAULT_LIBRARY: &str = "libfabric.so.1";
 
 static LOADED: OnceLock<Result<(), String>> = OnceLock::new();
 
-/// Loads libfabric once per process. Later calls return the first outcome.
+/// Loads libfabric from `DEFAULT_LIBRARY` once per process, unless
+/// `load_from` loaded it first. Later calls return the first outcome.
 pub fn load() -> Result<(), FabricError> {
+    load_from(DEFAULT_LIBRARY)
+}
+
+/// Loads libfabric from `path` (a soname or a file) if no library is loaded
+/// yet; a program that lets its user choose the library calls this first.
+/// Later calls return the first outcome, whatever their path.
+pub fn load_from(path: &str) -> Result<(), FabricError> {
     let outcome = LOADED.get_or_init(|| {
-        let path = std::env::var("FABDIAG_LIBFABRIC").unwrap_or_else(|_| DEFAULT_LIBRARY.into());
+        let path = path.to_string();
         let cpath = CString::new(path.clone()).map_err(|_| format!("bad library path {path:?}"))?;
         let mut err = [0 as c_char; 512];
         // SAFETY: cpath is NUL-terminated; err is a writable buffer whose

@@ -365,44 +365,57 @@ int fdg_cq_readerr(struct fid_cq *cq, int *err, int *prov_errno,
 
 /* ---- atomics ------------------------------------------------------------ */
 
-/* fabdiag's type and op indices (engine::amo) to libfabric's enums */
-static int fi_dt(int t, enum fi_datatype *out)
+/* libfabric's atomic datatypes and ops by name, so the Rust side passes
+ * libfabric's own enum values and never an index that must match a table
+ * here. */
+struct fdg_named {
+	const char *name;
+	int value;
+};
+#define NAMED(x) { #x, (int)(x) }
+static const struct fdg_named fdg_datatypes[] = {
+	NAMED(FI_INT8), NAMED(FI_UINT8), NAMED(FI_INT16), NAMED(FI_UINT16),
+	NAMED(FI_INT32), NAMED(FI_UINT32), NAMED(FI_INT64), NAMED(FI_UINT64),
+	NAMED(FI_FLOAT), NAMED(FI_DOUBLE), NAMED(FI_FLOAT_COMPLEX),
+	NAMED(FI_DOUBLE_COMPLEX), NAMED(FI_LONG_DOUBLE),
+	NAMED(FI_LONG_DOUBLE_COMPLEX), NAMED(FI_INT128), NAMED(FI_UINT128),
+};
+static const struct fdg_named fdg_ops[] = {
+	NAMED(FI_MIN), NAMED(FI_MAX), NAMED(FI_SUM), NAMED(FI_PROD),
+	NAMED(FI_LOR), NAMED(FI_LAND), NAMED(FI_BOR), NAMED(FI_BAND),
+	NAMED(FI_LXOR), NAMED(FI_BXOR), NAMED(FI_ATOMIC_READ),
+	NAMED(FI_ATOMIC_WRITE), NAMED(FI_CSWAP), NAMED(FI_CSWAP_NE),
+	NAMED(FI_CSWAP_LE), NAMED(FI_CSWAP_LT), NAMED(FI_CSWAP_GE),
+	NAMED(FI_CSWAP_GT), NAMED(FI_MSWAP),
+};
+#undef NAMED
+
+/* table 0: datatypes, 1: ops. Returns 0 and the value, or -FI_ENOENT. */
+int fdg_atomic_value(int table, const char *name, int *out)
 {
-	static const enum fi_datatype map[] = {
-		FI_INT8, FI_UINT8, FI_INT16, FI_UINT16, FI_INT32, FI_UINT32,
-		FI_INT64, FI_UINT64, FI_FLOAT, FI_DOUBLE, FI_FLOAT_COMPLEX,
-		FI_DOUBLE_COMPLEX, FI_UINT128,
-	};
-	if (t < 0 || t >= (int)(sizeof(map) / sizeof(map[0])))
-		return -FI_EINVAL;
-	*out = map[t];
-	return 0;
+	const struct fdg_named *t = table ? fdg_ops : fdg_datatypes;
+	size_t n = table ? sizeof(fdg_ops) / sizeof(fdg_ops[0])
+			 : sizeof(fdg_datatypes) / sizeof(fdg_datatypes[0]);
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(t[i].name, name) == 0) {
+			*out = t[i].value;
+			return 0;
+		}
+	}
+	return -FI_ENOENT;
 }
 
-static int fi_opc(int o, enum fi_op *out)
-{
-	static const enum fi_op map[] = {
-		FI_MIN, FI_MAX, FI_SUM, FI_LOR, FI_LAND, FI_BOR, FI_BAND,
-		FI_LXOR, FI_BXOR, FI_ATOMIC_WRITE, FI_CSWAP, FI_CSWAP_NE,
-		FI_CSWAP_LE, FI_CSWAP_LT, FI_CSWAP_GE, FI_CSWAP_GT, FI_MSWAP,
-	};
-	if (o < 0 || o >= (int)(sizeof(map) / sizeof(map[0])))
-		return -FI_EINVAL;
-	*out = map[o];
-	return 0;
-}
-
-/* kind: 0 fi_atomicvalid, 1 fi_fetch_atomicvalid, 2 fi_compare_atomicvalid.
+/* kind: 0 fi_atomicvalid, 1 fi_fetch_atomicvalid, 2 fi_compare_atomicvalid;
+ * t and o are libfabric's enum values.
  * Returns 0 with *count > 0 when supported, a negative error otherwise. */
 int fdg_atomic_valid(struct fid_ep *ep, int kind, int t, int o, size_t *count)
 {
-	enum fi_datatype dt;
-	enum fi_op op;
-	int ret;
+	enum fi_datatype dt = (enum fi_datatype)t;
+	enum fi_op op = (enum fi_op)o;
 
 	*count = 0;
-	if ((ret = fi_dt(t, &dt)) || (ret = fi_opc(o, &op)))
-		return ret;
 	switch (kind) {
 	case 0: return fi_atomicvalid(ep, dt, op, count);
 	case 1: return fi_fetch_atomicvalid(ep, dt, op, count);
@@ -410,14 +423,13 @@ int fdg_atomic_valid(struct fid_ep *ep, int kind, int t, int o, size_t *count)
 	}
 }
 
-/* One element. kind as above; cmp/res may be NULL when the kind needs none. */
+/* One element. kind as above; t and o are libfabric's enum values;
+ * cmp/res may be NULL when the kind needs none. */
 int fdg_atomic(struct fid_ep *ep, int kind, int t, int o, void *buf,
 	       void *desc, void *cmp, void *cmp_desc, void *res,
 	       void *res_desc, uint64_t dest, uint64_t raddr, uint64_t rkey,
 	       uint64_t flags, void *context)
 {
-	enum fi_datatype dt;
-	enum fi_op op;
 	struct fi_ioc ioc = { .addr = buf, .count = 1 };
 	struct fi_ioc cioc = { .addr = cmp, .count = 1 };
 	struct fi_ioc rioc = { .addr = res, .count = 1 };
@@ -426,12 +438,8 @@ int fdg_atomic(struct fid_ep *ep, int kind, int t, int o, void *buf,
 		.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = dest,
 		.rma_iov = &rma, .rma_iov_count = 1, .context = context,
 	};
-	int ret;
-
-	if ((ret = fi_dt(t, &dt)) || (ret = fi_opc(o, &op)))
-		return ret;
-	msg.datatype = dt;
-	msg.op = op;
+	msg.datatype = (enum fi_datatype)t;
+	msg.op = (enum fi_op)o;
 	switch (kind) {
 	case 0:
 		return (int)fi_atomicmsg(ep, &msg, flags);

@@ -173,6 +173,12 @@ impl Control {
         })
     }
 
+    /// The server's side of a connection accepted elsewhere (e.g. handed
+    /// to a worker process); the hello is still to come.
+    pub fn server(stream: TcpStream) -> Result<Self, ProtoError> {
+        Self::start(stream, Role::Server)
+    }
+
     pub fn role(&self) -> Role {
         self.role
     }
@@ -317,39 +323,58 @@ impl Control {
         }
     }
 
-    /// Exchanges Hello messages and checks tool and MAJOR.MINOR version, as
-    /// the originals do; heartbeats start once it succeeds.
+    /// The client's hello: sends ours, checks the server's tool and
+    /// MAJOR.MINOR version, as the originals do; heartbeats start once it
+    /// succeeds.
     pub fn handshake(&mut self, own: &Hello) -> Result<Hello, ProtoError> {
         let phase = Phase::Hello;
-        let theirs = match self.role {
-            Role::Client => {
-                self.send(phase, &Message::Hello(own.clone()))?;
-                self.expect(phase)
-            }
-            Role::Server => self.expect(phase),
+        self.send(phase, &Message::Hello(own.clone()))?;
+        let theirs = self.first_hello()?;
+        Self::check_hello(own, &theirs)?;
+        self.start_heartbeats();
+        Ok(theirs)
+    }
+
+    /// The server's hello: waits for the client's and answers with ours.
+    /// `own.tool` is the only tool this server runs, or None for a server
+    /// that runs whatever the client asks (its answer then names the
+    /// client's tool). A mismatch is also told to the client.
+    pub fn answer_hello(&mut self, tool: Option<&str>, version: &str) -> Result<Hello, ProtoError> {
+        let theirs = self.first_hello()?;
+        let own = Hello {
+            magic: MAGIC.into(),
+            protocol: PROTOCOL,
+            tool: tool.unwrap_or(&theirs.tool).to_string(),
+            version: version.into(),
         };
-        let theirs = match theirs {
-            Ok(Message::Hello(h)) if h.magic == MAGIC => h,
-            Ok(other) => {
-                return Err(ProtoError::NotFabdiag {
-                    reason: format!("first message was '{}', not a fabdiag hello", other.kind()),
-                })
-            }
-            Err(ProtoError::Silent { .. }) => {
-                return Err(ProtoError::NotFabdiag {
-                    reason: format!("no fabdiag hello within {} s", self.silence_limit.as_secs()),
-                })
-            }
-            Err(e) => return Err(e),
-        };
-        if self.role == Role::Server {
-            self.send(phase, &Message::Hello(own.clone()))?;
+        self.send(Phase::Hello, &Message::Hello(own.clone()))?;
+        if let Err(e) = Self::check_hello(&own, &theirs) {
+            self.send_error(Phase::Hello, &e.to_string());
+            return Err(e);
         }
+        self.start_heartbeats();
+        Ok(theirs)
+    }
+
+    fn first_hello(&mut self) -> Result<Hello, ProtoError> {
+        match self.expect(Phase::Hello) {
+            Ok(Message::Hello(h)) if h.magic == MAGIC => Ok(h),
+            Ok(other) => Err(ProtoError::NotFabdiag {
+                reason: format!("first message was '{}', not a fabdiag hello", other.kind()),
+            }),
+            Err(ProtoError::Silent { .. }) => Err(ProtoError::NotFabdiag {
+                reason: format!("no fabdiag hello within {} s", self.silence_limit.as_secs()),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn check_hello(own: &Hello, theirs: &Hello) -> Result<(), ProtoError> {
         if theirs.tool != own.tool {
             return Err(ProtoError::Mismatch {
                 message: "Client and server program names do not match!",
                 ours: own.tool.clone(),
-                theirs: theirs.tool,
+                theirs: theirs.tool.clone(),
             });
         }
         if theirs.protocol != PROTOCOL || major_minor(&theirs.version) != major_minor(&own.version) {
@@ -359,9 +384,12 @@ impl Control {
                 theirs: format!("{} (protocol {})", theirs.version, theirs.protocol),
             });
         }
+        Ok(())
+    }
+
+    fn start_heartbeats(&self) {
         self.shared.heard();
         self.shared.heartbeat_on.store(true, Ordering::Relaxed);
-        Ok(theirs)
     }
 }
 
@@ -445,27 +473,19 @@ impl Listener {
         self.port
     }
 
-    /// Accepts connections until one completes the handshake. Strangers and
-    /// mismatched peers are turned away (reported through `on_reject`) and
-    /// the server keeps listening.
-    pub fn accept(&self, own: &Hello, on_reject: &mut dyn FnMut(Rejection)) -> Result<(Control, Hello), ProtoError> {
+    /// Accepts connections until one completes the handshake (see
+    /// `Control::answer_hello` for `tool`). Strangers and mismatched peers
+    /// are turned away (reported through `on_reject`) and the server keeps
+    /// listening.
+    pub fn accept(
+        &self,
+        tool: Option<&str>,
+        version: &str,
+        on_reject: &mut dyn FnMut(Rejection),
+    ) -> Result<(Control, Hello), ProtoError> {
         loop {
-            let (stream, peer) = self.inner.accept().map_err(|e| ProtoError::Listen {
-                port: self.port,
-                reason: e.to_string(),
-            })?;
-            let attempt = Control::start(stream, Role::Server).and_then(|mut c| {
-                let h = c.handshake(own);
-                match h {
-                    Ok(h) => Ok((c, h)),
-                    Err(e) => {
-                        if matches!(e, ProtoError::Mismatch { .. }) {
-                            c.send_error(Phase::Hello, &e.to_string());
-                        }
-                        Err(e)
-                    }
-                }
-            });
+            let (stream, peer) = self.accept_stream()?;
+            let attempt = Control::server(stream).and_then(|mut c| c.answer_hello(tool, version).map(|h| (c, h)));
             match attempt {
                 Ok(ok) => return Ok(ok),
                 Err(e) => on_reject(Rejection {
@@ -473,6 +493,48 @@ impl Listener {
                     reason: e.to_string(),
                 }),
             }
+        }
+    }
+
+    /// The next TCP connection, before any protocol.
+    pub fn accept_stream(&self) -> Result<(TcpStream, SocketAddr), ProtoError> {
+        let (stream, peer) = self.inner.accept().map_err(|e| ProtoError::Listen {
+            port: self.port,
+            reason: e.to_string(),
+        })?;
+        // accepted sockets must block even when the listener does not
+        stream.set_nonblocking(false).map_err(|e| ProtoError::Listen {
+            port: self.port,
+            reason: e.to_string(),
+        })?;
+        Ok((stream, peer))
+    }
+
+    /// Makes `accept_stream` return at once (WouldBlock as `Listen`) when no
+    /// client is waiting, for a server that also watches other things.
+    pub fn set_nonblocking(&self, on: bool) -> Result<(), ProtoError> {
+        self.inner.set_nonblocking(on).map_err(|e| ProtoError::Listen {
+            port: self.port,
+            reason: e.to_string(),
+        })
+    }
+
+    /// Like `accept_stream`, but None when nobody is waiting (after
+    /// `set_nonblocking(true)`).
+    pub fn try_accept_stream(&self) -> Result<Option<(TcpStream, SocketAddr)>, ProtoError> {
+        match self.inner.accept() {
+            Ok((stream, peer)) => {
+                stream.set_nonblocking(false).map_err(|e| ProtoError::Listen {
+                    port: self.port,
+                    reason: e.to_string(),
+                })?;
+                Ok(Some((stream, peer)))
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => Ok(None),
+            Err(e) => Err(ProtoError::Listen {
+                port: self.port,
+                reason: e.to_string(),
+            }),
         }
     }
 }
@@ -506,7 +568,7 @@ mod tests {
         });
         let mut rejected = Vec::new();
         let (mut s, h) = l
-            .accept(&hello("cxi_write_bw", "0.1.7"), &mut |r| rejected.push(r))
+            .accept(Some("cxi_write_bw"), "0.1.7", &mut |r| rejected.push(r))
             .unwrap();
         assert_eq!(h.version, "0.1.0");
         assert_eq!(rejected.len(), 1, "{rejected:?}");
@@ -529,7 +591,7 @@ mod tests {
         let mut rejected = Vec::new();
         // accept would wait for another client; run it in the background
         thread::spawn(move || {
-            let _ = l.accept(&hello("cxi_write_bw", "0.1.0"), &mut |r| rejected.push(r));
+            let _ = l.accept(Some("cxi_write_bw"), "0.1.0", &mut |r| rejected.push(r));
         });
         let msg = t.join().unwrap();
         assert!(msg.contains("versions do not match"), "{msg}");

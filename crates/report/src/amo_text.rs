@@ -4,6 +4,7 @@
 //! `Ops` and `OpNum` (the seed's send_lat layout).
 
 use crate::banner::{self, line};
+use crate::catalog::Tool;
 use crate::lat_text::LatTable;
 use crate::legacy::*;
 use crate::model::AmoRun;
@@ -11,7 +12,7 @@ use fabdiag_engine::SizeResult;
 
 impl AmoRun {
     pub fn is_latency(&self) -> bool {
-        self.tool == "atomic_lat"
+        self.tool == Tool::AtomicLat.json_name()
     }
 
     fn header(&self) -> &'static str {

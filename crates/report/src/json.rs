@@ -1,7 +1,8 @@
 //! fabdiag's JSON documents. Field names carry their units; the schema is
 //! versioned; a failed run still yields a valid document with `error` set.
 
-use crate::model::{AmoRun, BwRun, LatRun};
+use crate::model::{AmoRun, BwRun, LatRun, Row, RunDesc};
+use crate::threshold::VerdictJson;
 use fabdiag_engine::amo::Verification;
 use fabdiag_engine::lat::Bucket;
 use fabdiag_engine::{LatResult, SizeResult};
@@ -175,6 +176,30 @@ pub type BwDocument = Document<BwRun, BwResultJson, ThresholdJson>;
 pub type AmoBwDocument = Document<AmoRun, AmoResultJson<BwResultJson>, ThresholdJson>;
 pub type AmoLatDocument = Document<AmoRun, AmoResultJson<LatResultJson>, LatThresholdJson>;
 pub type LatDocument = Document<LatRun, LatResultJson, LatThresholdJson>;
+
+/// Any tool's result row in JSON: the family's own object.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum RowJson {
+    Bw(BwResultJson),
+    Lat(LatResultJson),
+    AmoBw(AmoResultJson<BwResultJson>),
+    AmoLat(AmoResultJson<LatResultJson>),
+}
+
+impl From<&Row> for RowJson {
+    fn from(r: &Row) -> Self {
+        match r {
+            Row::Bw(b) => RowJson::Bw(b.into()),
+            Row::Lat(l) => RowJson::Lat(l.into()),
+            Row::AmoBw(a) => RowJson::AmoBw(a.into()),
+            Row::AmoLat(a) => RowJson::AmoLat(a.into()),
+        }
+    }
+}
+
+/// Any pair tool's document.
+pub type RunDocument = Document<RunDesc, RowJson, VerdictJson>;
 
 pub fn render<C: Serialize, R: Serialize, T: Serialize>(doc: &Document<C, R, T>) -> String {
     // Serialising plain structs of numbers and strings cannot fail; keep a

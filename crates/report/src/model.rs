@@ -1,7 +1,10 @@
 //! What a renderer needs to know about a run. One struct feeds both the
 //! legacy banner and the JSON `config` object, so they cannot disagree.
 
-use fabdiag_engine::SizeResult;
+use crate::catalog::Tool;
+use crate::json::{AmoBw, AmoLat};
+use crate::legacy::{DISABLED, ENABLED, NOT_APPLICABLE};
+use fabdiag_engine::{LatResult, SizeResult};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -13,31 +16,14 @@ pub enum BwTool {
 }
 
 impl BwTool {
-    /// The original binary's name.
+    /// The original binary's name (from the catalogue).
     pub fn original_name(self) -> &'static str {
-        match self {
-            BwTool::WriteBw => "cxi_write_bw",
-            BwTool::ReadBw => "cxi_read_bw",
-            BwTool::SendBw => "cxi_send_bw",
-        }
-    }
-
-    /// fabdiag's subcommand.
-    pub fn subcommand(self) -> &'static str {
-        match self {
-            BwTool::WriteBw => "write-bw",
-            BwTool::ReadBw => "read-bw",
-            BwTool::SendBw => "send-bw",
-        }
+        Tool::from(self).original_name()
     }
 
     /// "Write", "Read", "Send" as used in banner labels.
     pub fn word(self) -> &'static str {
-        match self {
-            BwTool::WriteBw => "Write",
-            BwTool::ReadBw => "Read",
-            BwTool::SendBw => "Send",
-        }
+        Tool::from(self).word()
     }
 }
 
@@ -124,28 +110,12 @@ pub enum LatTool {
 
 impl LatTool {
     pub fn original_name(self) -> &'static str {
-        match self {
-            LatTool::SendLat => "cxi_send_lat",
-            LatTool::WriteLat => "cxi_write_lat",
-            LatTool::ReadLat => "cxi_read_lat",
-        }
-    }
-
-    pub fn subcommand(self) -> &'static str {
-        match self {
-            LatTool::SendLat => "send-lat",
-            LatTool::WriteLat => "write-lat",
-            LatTool::ReadLat => "read-lat",
-        }
+        Tool::from(self).original_name()
     }
 
     /// "Send", "Write", "Read" as used in banner labels.
     pub fn word(self) -> &'static str {
-        match self {
-            LatTool::SendLat => "Send",
-            LatTool::WriteLat => "Write",
-            LatTool::ReadLat => "Read",
-        }
+        Tool::from(self).word()
     }
 }
 
@@ -212,4 +182,103 @@ pub struct AmoRun {
     pub clock: Option<String>,
     pub cycles_mhz: Option<f64>,
     pub delivery_complete: bool,
+}
+
+/// A CXI switch as the banners show it. The words are the originals' and
+/// live here only; sessions say which state, never how it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Knob {
+    Enabled,
+    Disabled,
+    /// A CXI feature with no libfabric control.
+    NotApplicable,
+}
+
+impl Knob {
+    pub fn on(enabled: bool) -> Knob {
+        if enabled {
+            Knob::Enabled
+        } else {
+            Knob::Disabled
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Knob::Enabled => ENABLED,
+            Knob::Disabled => DISABLED,
+            Knob::NotApplicable => NOT_APPLICABLE,
+        }
+    }
+}
+
+impl From<Knob> for String {
+    fn from(k: Knob) -> String {
+        k.label().to_string()
+    }
+}
+
+/// Any tool's run description; serialises as the family's own object.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum RunDesc {
+    Bw(BwRun),
+    Lat(LatRun),
+    Amo(Box<AmoRun>),
+}
+
+impl RunDesc {
+    pub fn role(&self) -> Role {
+        match self {
+            RunDesc::Bw(r) => r.role,
+            RunDesc::Lat(r) => r.role,
+            RunDesc::Amo(r) => r.role,
+        }
+    }
+
+    pub fn provider(&self) -> &str {
+        match self {
+            RunDesc::Bw(r) => &r.provider,
+            RunDesc::Lat(r) => &r.provider,
+            RunDesc::Amo(r) => &r.provider,
+        }
+    }
+}
+
+/// One result row of any tool.
+#[derive(Clone, Debug)]
+pub enum Row {
+    Bw(SizeResult),
+    Lat(LatResult),
+    AmoBw(AmoBw),
+    AmoLat(AmoLat),
+}
+
+impl Row {
+    pub fn size(&self) -> u64 {
+        match self {
+            Row::Bw(r) => r.size,
+            Row::Lat(r) => r.size,
+            Row::AmoBw(a) => a.result.size,
+            Row::AmoLat(a) => a.result.size,
+        }
+    }
+
+    /// Bandwidth in MB/s, for the bandwidth forms.
+    pub fn bw_mb_s(&self) -> Option<f64> {
+        match self {
+            Row::Bw(r) => Some(r.bw_mb_s),
+            Row::AmoBw(a) => Some(a.result.bw_mb_s),
+            Row::Lat(_) | Row::AmoLat(_) => None,
+        }
+    }
+
+    /// Mean latency in ns, for the latency forms.
+    pub fn mean_ns(&self) -> Option<u64> {
+        match self {
+            Row::Lat(r) => Some(r.stats.mean_ns),
+            Row::AmoLat(a) => Some(a.result.stats.mean_ns),
+            Row::Bw(_) | Row::AmoBw(_) => None,
+        }
+    }
 }

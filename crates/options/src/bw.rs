@@ -1,17 +1,18 @@
 //! The bandwidth tools' options (write_bw, read_bw, send_bw; spec §3.1-3.3).
 
-use super::{common_mode, common_values, number, threshold, Action, Common, Family, Opt, OptionError, Raw};
-use fabdiag_report::BwTool;
+use crate::resolve::{common_mode, common_values, number, threshold, Action, Invocation, OptionError, Raw};
+use crate::table::{Layout, Opt};
+use fabdiag_report::threshold::Threshold;
+use fabdiag_report::{BwTool, Tool};
+use fabdiag_session::MAX_LIST;
 
 pub const DEFAULT_ITERS: u64 = 1000;
 pub const DEFAULT_SIZE: u64 = 65536;
 pub const DEFAULT_LIST: u64 = 256;
-/// (65532 / 4) − 1, the originals' limit.
-pub const MAX_LIST: u64 = 65532 / 4 - 1;
 pub const DEFAULT_MAX_BUF: u64 = 4294967296;
 pub const DEFAULT_ALIGN: u64 = 64;
 
-pub fn family(tool: BwTool) -> Family {
+pub fn layout(tool: BwTool) -> Layout {
     use Opt::*;
     let opts: &'static [Opt] = match tool {
         BwTool::WriteBw => &[
@@ -62,39 +63,15 @@ pub fn family(tool: BwTool) -> Family {
             BufAlign, UseHp, EmuMode, Help, Version,
         ],
     };
-    let words = match tool {
-        BwTool::WriteBw => "writes",
-        BwTool::ReadBw => "reads",
-        BwTool::SendBw => "sends",
-    };
-    Family {
+    Layout {
         opts,
         extensions: &[Provider, Json, MinBw, Local],
         width: 25,
-        word: tool.word(),
-        words,
+        tool: Tool::from(tool),
         default_iters: DEFAULT_ITERS,
         default_size: DEFAULT_SIZE,
         trailer: "",
     }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct BwOptions {
-    pub tool: BwTool,
-    pub c: Common,
-    pub list_size: u64,
-    pub bidirectional: bool,
-    pub rdzv: bool,
-    pub unrestricted: bool,
-    pub use_hrp: bool,
-    pub use_idc: bool,
-    pub max_buf: u64,
-    pub buf_align: u64,
-    pub min_bw: Option<f64>,
-    /// Run options given to a server, which the client overrides (the
-    /// originals ignored them silently, spec §6.6; fabdiag warns).
-    pub ignored_on_server: Vec<&'static str>,
 }
 
 const RUN_OPTIONS: &[(Opt, &str)] = &[
@@ -114,7 +91,7 @@ const RUN_OPTIONS: &[(Opt, &str)] = &[
     (Opt::MinBw, "--min-bw"),
 ];
 
-pub fn resolve(tool: BwTool, raw: &Raw) -> Result<Action<BwOptions>, OptionError> {
+pub fn resolve(tool: BwTool, raw: &Raw) -> Result<Action<Invocation>, OptionError> {
     if raw.has(Opt::Help) {
         return Ok(Action::Help);
     }
@@ -148,14 +125,7 @@ pub fn resolve(tool: BwTool, raw: &Raw) -> Result<Action<BwOptions>, OptionError
     }
     common_mode(raw, &mut c)?;
     let rdzv = raw.has(Opt::Rdzv);
-    let ignored_on_server = if c.mode == super::RunMode::Server {
-        raw.given(RUN_OPTIONS)
-    } else {
-        Vec::new()
-    };
-    Ok(Action::Run(BwOptions {
-        tool,
-        c,
+    let spec = fabdiag_session::TestSpec {
         list_size,
         bidirectional: raw.has(Opt::Bidir),
         rdzv,
@@ -165,19 +135,21 @@ pub fn resolve(tool: BwTool, raw: &Raw) -> Result<Action<BwOptions>, OptionError
         use_idc: !raw.has(Opt::NoIdc) && !raw.has(Opt::NoIdcSend) && !rdzv,
         max_buf,
         buf_align,
-        min_bw,
-        ignored_on_server,
-    }))
+        ..c.spec(Tool::from(tool))
+    };
+    let mut inv = c.invocation(raw, spec, RUN_OPTIONS);
+    inv.threshold = min_bw.map(Threshold::MinBw);
+    Ok(Action::Run(inv))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::RunMode;
+    use crate::resolve::RunMode;
 
-    fn run(tool: BwTool, args: &[&str]) -> Result<Action<BwOptions>, OptionError> {
+    fn run(tool: BwTool, args: &[&str]) -> Result<Action<Invocation>, OptionError> {
         let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let raw = family(tool).parse(&a).map_err(OptionError::Invalid)?;
+        let raw = layout(tool).parse(&a).map_err(OptionError::Invalid)?;
         resolve(tool, &raw)
     }
 
@@ -197,7 +169,7 @@ mod tests {
         ] {
             let seed = std::fs::read_to_string(format!("{}/../report/tests/golden/{file}", env!("CARGO_MANIFEST_DIR")))
                 .unwrap();
-            let ours = family(tool).usage(tool.original_name());
+            let ours = layout(tool).usage(tool.original_name());
             // Deliberate differences: -d names a libfabric domain, and
             // read_bw's help says --buf-align (the original printed
             // --buf_align, spec §6.13). Everything else is line-identical.
@@ -222,22 +194,23 @@ mod tests {
         let Action::Run(o) = run(BwTool::WriteBw, &[]).unwrap() else {
             panic!()
         };
-        assert_eq!(o.c.mode, RunMode::Server);
+        assert_eq!(o.mode, RunMode::Server);
+        let s = &o.spec;
         assert_eq!(
-            (o.c.iterations, o.c.min_size, o.c.max_size, o.list_size),
+            (s.iterations, s.min_size, s.max_size, s.list_size),
             (1000, 65536, 65536, 256)
         );
         assert_eq!(
-            (o.max_buf, o.buf_align, o.c.port, o.c.svc_id),
+            (s.max_buf, s.buf_align, o.port, o.env.svc_id),
             (4294967296, 64, 49194, 1)
         );
-        assert!(o.use_idc && o.use_hrp && !o.bidirectional && o.c.duration_s.is_none());
+        assert!(s.use_idc && s.use_hrp && !s.bidirectional && s.duration_s.is_none());
         let Action::Run(o) = run(BwTool::SendBw, &["h", "-R", "-D", "5", "-p", "0x10"]).unwrap() else {
             panic!()
         };
-        assert_eq!(o.c.mode, RunMode::Client("h".into()));
-        assert!(!o.use_idc, "-R turns IDC off");
-        assert_eq!((o.c.duration_s, o.c.port), (Some(5), 16));
+        assert_eq!(o.mode, RunMode::Client("h".into()));
+        assert!(!o.spec.use_idc, "-R turns IDC off");
+        assert_eq!((o.spec.duration_s, o.port), (Some(5), 16));
     }
 
     #[test]
@@ -294,7 +267,7 @@ mod tests {
         let Action::Run(o) = run(BwTool::ReadBw, &["--buf_align", "128", "h"]).unwrap() else {
             panic!()
         };
-        assert_eq!(o.buf_align, 128);
+        assert_eq!(o.spec.buf_align, 128);
         assert!(o.ignored_on_server.is_empty());
     }
 }

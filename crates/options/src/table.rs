@@ -1,19 +1,11 @@
-//! Command lines of the client/server tools. One table (`SPECS`) defines
-//! every option once, with help text that each tool family fills in
-//! (`Family`); both the getopt parser and the `-h` text come from it, and
-//! the usage text keeps the originals' layout. Flags are first collected
-//! raw (last occurrence wins), then each family resolves them into a
-//! validated configuration with the originals' error messages (spec §2.2).
-//! Nothing here prints.
-
-pub mod amo;
-pub mod bw;
-pub mod lat;
-pub mod traffic;
+//! The option table of the client/server tools. `SPECS` defines every
+//! option once, with help text that each tool fills in (`Layout`); both
+//! the getopt parser and the `-h` text come from it, and the usage text
+//! keeps the originals' layout. Nothing here validates values or prints.
 
 use crate::getopt::{self, OptDef, Parsed};
-use crate::numbers::{parse_size_range, parse_strtoul};
-use fabdiag_fabric::HugePageSize;
+use crate::resolve::Raw;
+use fabdiag_report::Tool;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Opt {
@@ -62,7 +54,7 @@ pub enum Opt {
     ReportAllAmo,
 }
 
-pub struct Spec {
+struct Spec {
     pub def: OptDef<Opt>,
     /// Left column as the originals print it; None: accepted but hidden.
     left: Option<&'static str>,
@@ -466,22 +458,22 @@ const SPECS: &[Spec] = &[
 ];
 
 /// What differs between tools in their command line.
-pub struct Family {
+pub struct Layout {
     /// Original options, in the originals' usage order.
     pub opts: &'static [Opt],
     /// fabdiag's additions, listed in their own usage section.
     pub extensions: &'static [Opt],
     /// Width of the usage's left column (25 for bw tools, 26 for lat).
     pub width: usize,
-    pub word: &'static str,
-    pub words: &'static str,
+    /// The tool, for the words its help uses ("Write", "writes").
+    pub tool: Tool,
     pub default_iters: u64,
     pub default_size: u64,
     /// Printed after the original options (the atomic tools' name lists).
     pub trailer: &'static str,
 }
 
-impl Family {
+impl Layout {
     fn specs(&self) -> impl Iterator<Item = &'static Spec> + '_ {
         self.opts
             .iter()
@@ -490,8 +482,8 @@ impl Family {
     }
 
     fn fill(&self, line: &str) -> String {
-        line.replace("{Word}", self.word)
-            .replace("{words}", self.words)
+        line.replace("{Word}", self.tool.word())
+            .replace("{words}", self.tool.words())
             .replace("{iters}", &self.default_iters.to_string())
             .replace("{size}", &self.default_size.to_string())
     }
@@ -538,199 +530,5 @@ impl Family {
             }
         }
         Ok(raw)
-    }
-}
-
-/// Flags as typed, before validation.
-#[derive(Clone, Debug, Default)]
-pub struct Raw {
-    pub values: Vec<(Opt, Option<String>)>,
-    pub operands: Vec<String>,
-}
-
-impl Raw {
-    pub fn last(&self, id: Opt) -> Option<&str> {
-        self.values
-            .iter()
-            .rev()
-            .find(|(o, _)| *o == id)
-            .and_then(|(_, v)| v.as_deref())
-    }
-
-    pub fn has(&self, id: Opt) -> bool {
-        self.values.iter().any(|(o, _)| *o == id)
-    }
-
-    /// Run options given to a server (which the client overrides).
-    pub fn given(&self, names: &[(Opt, &'static str)]) -> Vec<&'static str> {
-        names.iter().filter(|(o, _)| self.has(*o)).map(|(_, n)| *n).collect()
-    }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum Action<T> {
-    Help,
-    Version,
-    Run(T),
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum RunMode {
-    Server,
-    Client(String),
-    Local,
-}
-
-/// Why options were refused. `Unavailable` is a valid request this build or
-/// machine cannot serve (GPU memory, CXI emulation timer).
-#[derive(Debug, PartialEq, Eq)]
-pub enum OptionError {
-    Invalid(String),
-    Unavailable(String),
-}
-
-pub const DEFAULT_SVC_ID: u32 = 1;
-
-/// Options every client/server tool shares, validated.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Common {
-    pub mode: RunMode,
-    pub device: Option<String>,
-    pub provider: Option<String>,
-    pub svc_id: u32,
-    pub port: u16,
-    pub iterations: u64,
-    pub duration_s: Option<u64>,
-    pub min_size: u64,
-    pub max_size: u64,
-    pub hugepages: Option<HugePageSize>,
-    pub json: bool,
-}
-
-fn invalid(m: String) -> OptionError {
-    OptionError::Invalid(m)
-}
-
-/// A `strtoul`-style number, or the originals' message for `what`.
-pub fn number(raw: &Raw, id: Opt, default: u64, ok: impl Fn(u64) -> bool, what: &str) -> Result<u64, OptionError> {
-    match raw.last(id) {
-        None => Ok(default),
-        Some(s) => parse_strtoul(s)
-            .filter(|v| ok(*v))
-            .ok_or_else(|| invalid(format!("{what}: {s}"))),
-    }
-}
-
-/// Validates the shared options in the originals' order. Tool checks that
-/// the originals ran before the positional argument come between
-/// `common_values` and `common_mode`.
-pub fn common_values(raw: &Raw, default_iters: u64, default_size: u64) -> Result<Common, OptionError> {
-    let device = match raw.last(Opt::Device) {
-        Some("") => return Err(invalid("Invalid device name: ".into())),
-        d => d.map(str::to_string),
-    };
-    let provider = match raw.last(Opt::Provider) {
-        Some("") => return Err(invalid("Invalid provider: ''".into())),
-        p => p.map(str::to_string),
-    };
-    let svc_id = match raw.last(Opt::SvcId) {
-        None => DEFAULT_SVC_ID,
-        Some(s) => s
-            .parse::<i64>()
-            .ok()
-            .filter(|v| (1..=i32::MAX as i64).contains(v))
-            .map(|v| v as u32)
-            .ok_or_else(|| invalid(format!("Invalid svc_id: {s}")))?,
-    };
-    let port = match raw.last(Opt::Port) {
-        None => fabdiag_proto::DEFAULT_PORT,
-        Some(s) => match parse_strtoul(s).filter(|&v| v <= u16::MAX as u64) {
-            Some(0) => fabdiag_proto::DEFAULT_PORT,
-            Some(v) => v as u16,
-            None => return Err(invalid(format!("Invalid port: {s}"))),
-        },
-    };
-    number(raw, Opt::TxGpu, 0, |v| v <= 255, "Invalid src gpu device")?;
-    number(raw, Opt::RxGpu, 0, |v| v <= 255, "Invalid dest gpu device")?;
-    if let Some(s) = raw.last(Opt::GpuType) {
-        if !["amd", "nvidia", "intel"].contains(&s.to_ascii_lowercase().as_str()) {
-            return Err(invalid(format!("Invalid gpu type: {s}. Must be AMD, NVIDIA or INTEL")));
-        }
-    }
-    let iterations = number(raw, Opt::Iters, default_iters, |v| v > 0, "Invalid iteration count")?;
-    let duration_s = match raw.last(Opt::Duration) {
-        None => None,
-        Some(_) => Some(number(
-            raw,
-            Opt::Duration,
-            0,
-            |v| v > 0 && v <= u32::MAX as u64,
-            "Invalid duration",
-        )?),
-    };
-    let (min_size, max_size) = match raw.last(Opt::Size) {
-        None => (default_size, default_size),
-        Some(s) => parse_size_range(s).map_err(invalid)?,
-    };
-    let hugepages = match raw.last(Opt::UseHp) {
-        None => None,
-        Some(s) => match s.to_ascii_uppercase().as_str() {
-            "2M" => Some(HugePageSize::TwoMiB),
-            "1G" => Some(HugePageSize::OneGiB),
-            _ => return Err(invalid(format!("Invalid hugepage type: {s}. Must be 2M or 1G"))),
-        },
-    };
-    Ok(Common {
-        mode: RunMode::Server,
-        device,
-        provider,
-        svc_id,
-        port,
-        iterations,
-        duration_s,
-        min_size,
-        max_size,
-        hugepages,
-        json: raw.has(Opt::Json),
-    })
-}
-
-/// The checks after the tool's own: GPU and emulation requests, then the
-/// positional argument (spec §2.2 steps 2 and 5).
-pub fn common_mode(raw: &Raw, c: &mut Common) -> Result<(), OptionError> {
-    if raw.has(Opt::TxGpu) || raw.has(Opt::RxGpu) || raw.has(Opt::GpuType) {
-        return Err(OptionError::Unavailable(
-            "GPU memory (-t/-r/-g) is not supported yet: fabdiag's fabric tools use system memory only".into(),
-        ));
-    }
-    if raw.has(Opt::EmuMode) {
-        return Err(OptionError::Unavailable(
-            "--emu-mode reads a CXI hardware timer and has no libfabric equivalent".into(),
-        ));
-    }
-    c.mode = match (raw.operands.as_slice(), raw.has(Opt::Local)) {
-        ([], false) => RunMode::Server,
-        ([], true) => RunMode::Local,
-        ([addr], false) => RunMode::Client(addr.clone()),
-        ([addr], true) => {
-            return Err(invalid(format!(
-                "--local runs both sides on this machine; drop the server address {addr}"
-            )))
-        }
-        ([_, extra, ..], _) => return Err(invalid(format!("Unexpected argument: {extra}"))),
-    };
-    Ok(())
-}
-
-/// A positive decimal number for a threshold option.
-pub fn threshold(raw: &Raw, id: Opt, what: &str) -> Result<Option<f64>, OptionError> {
-    match raw.last(id) {
-        None => Ok(None),
-        Some(s) => s
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite() && *v > 0.0)
-            .map(Some)
-            .ok_or_else(|| invalid(format!("{what}: {s}"))),
     }
 }

@@ -2,15 +2,18 @@
 //! §3.7, §3.9). `-c/--clock` and `--ignore-cpu-freq-mismatch` are
 //! send_lat's in the originals; fabdiag offers them on all three.
 
-use super::{common_mode, common_values, number, threshold, Action, Common, Family, Opt, OptionError, Raw, RunMode};
-use fabdiag_report::LatTool;
+use crate::resolve::{common_mode, common_values, number, threshold, Action, Invocation, OptionError, Raw};
+use crate::table::{Layout, Opt};
+use fabdiag_report::threshold::Threshold;
+use fabdiag_report::{LatTool, Tool};
+use fabdiag_session::ClockKind;
 
 pub const DEFAULT_ITERS: u64 = 100;
 pub const DEFAULT_SIZE: u64 = 8;
 pub const DEFAULT_WARMUP: u64 = 10;
 pub const DEFAULT_GAP_US: u64 = 1000;
 
-pub fn family(tool: LatTool) -> Family {
+pub fn layout(tool: LatTool) -> Layout {
     use Opt::*;
     let (opts, extensions): (&'static [Opt], &'static [Opt]) = match tool {
         LatTool::WriteLat => (
@@ -87,54 +90,15 @@ pub fn family(tool: LatTool) -> Family {
             &[Provider, Json, MaxLat, Percentiles, Local],
         ),
     };
-    let words = match tool {
-        LatTool::SendLat => "sends",
-        LatTool::WriteLat => "writes",
-        LatTool::ReadLat => "reads",
-    };
-    Family {
+    Layout {
         opts,
         extensions,
         width: 26,
-        word: tool.word(),
-        words,
+        tool: Tool::from(tool),
         default_iters: DEFAULT_ITERS,
         default_size: DEFAULT_SIZE,
         trailer: "",
     }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClockKind {
-    ClockGettime,
-    Cycles,
-}
-
-impl ClockKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            ClockKind::ClockGettime => "clock_gettime",
-            ClockKind::Cycles => "cycles",
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct LatOptions {
-    pub tool: LatTool,
-    pub c: Common,
-    pub warmup: u64,
-    pub gap_us: u64,
-    pub rdzv: bool,
-    pub unrestricted: bool,
-    pub use_idc: bool,
-    pub use_ll: bool,
-    pub report_all: bool,
-    pub clock: ClockKind,
-    pub ignore_cpu_freq_mismatch: bool,
-    pub max_lat_us: Option<f64>,
-    pub percentiles: bool,
-    pub ignored_on_server: Vec<&'static str>,
 }
 
 const RUN_OPTIONS: &[(Opt, &str)] = &[
@@ -165,7 +129,7 @@ pub fn timing(raw: &Raw) -> Result<(u64, u64, ClockKind), OptionError> {
     Ok((warmup, gap_us, clock))
 }
 
-pub fn resolve(tool: LatTool, raw: &Raw) -> Result<Action<LatOptions>, OptionError> {
+pub fn resolve(tool: LatTool, raw: &Raw) -> Result<Action<Invocation>, OptionError> {
     if raw.has(Opt::Help) {
         return Ok(Action::Help);
     }
@@ -177,38 +141,30 @@ pub fn resolve(tool: LatTool, raw: &Raw) -> Result<Action<LatOptions>, OptionErr
     let max_lat_us = threshold(raw, Opt::MaxLat, "Invalid maximum latency (µs, a positive number)")?;
     common_mode(raw, &mut c)?;
     let rdzv = raw.has(Opt::Rdzv);
-    let ignored_on_server = if c.mode == RunMode::Server {
-        raw.given(RUN_OPTIONS)
-    } else {
-        Vec::new()
-    };
-    Ok(Action::Run(LatOptions {
-        tool,
+    let spec = fabdiag_session::TestSpec {
         warmup,
         gap_us,
         rdzv,
         unrestricted: raw.has(Opt::Unrestricted),
         // -R turns IDC off, as in the originals.
         use_idc: !raw.has(Opt::NoIdc) && !raw.has(Opt::NoIdcSend) && !rdzv,
-        use_ll: !raw.has(Opt::NoLl),
         // -D turns --report-all off, as in the originals' usage says.
         report_all: raw.has(Opt::ReportAll) && c.duration_s.is_none(),
         clock,
-        ignore_cpu_freq_mismatch: raw.has(Opt::IgnoreCpuFreq),
-        max_lat_us,
-        percentiles: raw.has(Opt::Percentiles),
-        ignored_on_server,
-        c,
-    }))
+        ..c.spec(Tool::from(tool))
+    };
+    let mut inv = c.invocation(raw, spec, RUN_OPTIONS);
+    inv.threshold = max_lat_us.map(Threshold::MaxLat);
+    Ok(Action::Run(inv))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn run(tool: LatTool, args: &[&str]) -> Result<Action<LatOptions>, OptionError> {
+    fn run(tool: LatTool, args: &[&str]) -> Result<Action<Invocation>, OptionError> {
         let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let raw = family(tool).parse(&a).map_err(OptionError::Invalid)?;
+        let raw = layout(tool).parse(&a).map_err(OptionError::Invalid)?;
         resolve(tool, &raw)
     }
 
@@ -261,7 +217,7 @@ Options:
 
     #[test]
     fn usage_matches_the_originals() {
-        let ours = family(LatTool::SendLat).usage("cxi_send_lat");
+        let ours = layout(LatTool::SendLat).usage("cxi_send_lat");
         let original_part: String = ours
             .split("\nfabdiag options:")
             .next()
@@ -271,10 +227,10 @@ Options:
             .map(|l| format!("{l}\n"))
             .collect();
         assert_eq!(original_part, SEND_LAT_USAGE);
-        let w = family(LatTool::WriteLat).usage("cxi_write_lat");
+        let w = layout(LatTool::WriteLat).usage("cxi_write_lat");
         assert!(w.contains("  -s, --size=MIN[:MAX]    Write size or range to use (default: 8)\n"));
         assert!(w.contains("      --unrestricted      Use unrestricted writes\n      --no-idc            Do not use Immediate Data Cmds\n"));
-        assert!(!family(LatTool::ReadLat).usage("x").contains("--no-idc"));
+        assert!(!layout(LatTool::ReadLat).usage("x").contains("--no-idc"));
     }
 
     #[test]
@@ -282,9 +238,10 @@ Options:
         let Action::Run(o) = run(LatTool::SendLat, &[]).unwrap() else {
             panic!()
         };
-        assert_eq!((o.c.iterations, o.c.min_size, o.warmup, o.gap_us), (100, 8, 10, 1000));
-        assert_eq!(o.clock, ClockKind::ClockGettime);
-        assert!(o.use_idc && o.use_ll && !o.report_all);
+        let s = &o.spec;
+        assert_eq!((s.iterations, s.min_size, s.warmup, s.gap_us), (100, 8, 10, 1000));
+        assert_eq!(s.clock, ClockKind::ClockGettime);
+        assert!(s.use_idc && !s.report_all);
         let Action::Run(o) = run(
             LatTool::SendLat,
             &["h", "-R", "--report-all", "-D", "2", "-c", "cycles"],
@@ -292,9 +249,9 @@ Options:
         .unwrap() else {
             panic!()
         };
-        assert!(!o.use_idc, "-R turns IDC off");
-        assert!(!o.report_all, "-D turns --report-all off");
-        assert_eq!(o.clock, ClockKind::Cycles);
+        assert!(!o.spec.use_idc, "-R turns IDC off");
+        assert!(!o.spec.report_all, "-D turns --report-all off");
+        assert_eq!(o.spec.clock, ClockKind::Cycles);
         let Action::Run(o) = run(
             LatTool::ReadLat,
             &["h", "--warmup", "0", "--latency-gap", "0", "--report-all"],
@@ -302,7 +259,7 @@ Options:
         .unwrap() else {
             panic!()
         };
-        assert_eq!((o.warmup, o.gap_us, o.report_all), (0, 0, true));
+        assert_eq!((o.spec.warmup, o.spec.gap_us, o.spec.report_all), (0, 0, true));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! provider present that has the needed capability wins (fast fabrics
 //! first, then the sockets-based ones); without `-d`, the domain whose
 //! network holds this side's control-connection address wins, so the run
-//! uses the interface that actually reaches the peer.
+//! uses the interface that actually reaches the peer. Never prints.
 
 use fabdiag_fabric::{discover, Capability, FabricError, InfoList, ProviderInfo, Query};
 use std::net::IpAddr;

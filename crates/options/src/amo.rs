@@ -2,9 +2,12 @@
 //! op, CSWAP op and type names case-insensitively, and the originals'
 //! op/type validity rules, checked before connecting.
 
-use super::{common_mode, common_values, number, threshold, Action, Common, Family, Opt, OptionError, Raw, RunMode};
-use crate::options::bw::MAX_LIST;
+use crate::resolve::{common_mode, common_values, number, threshold, Action, Invocation, OptionError, Raw};
+use crate::table::{Layout, Opt};
 use fabdiag_engine::amo::{validate, AmoOp, AmoType, CswapOp};
+use fabdiag_report::threshold::Threshold;
+use fabdiag_report::Tool;
+use fabdiag_session::MAX_LIST;
 
 pub const BW_DEFAULT_ITERS: u64 = 10000;
 pub const BW_DEFAULT_LIST: u64 = 4096;
@@ -21,10 +24,10 @@ Atomic Types:
 ";
 
 /// `latency` picks atomic_lat, else atomic_bw.
-pub fn family(latency: bool) -> Family {
+pub fn layout(latency: bool) -> Layout {
     use Opt::*;
     if latency {
-        Family {
+        Layout {
             opts: &[
                 Device,
                 SvcId,
@@ -48,14 +51,13 @@ pub fn family(latency: bool) -> Family {
             ],
             extensions: &[Clock, IgnoreCpuFreq, Provider, Json, MaxLat, Percentiles, Local],
             width: 26,
-            word: "AMO",
-            words: "AMOs",
+            tool: Tool::AtomicLat,
             default_iters: LAT_DEFAULT_ITERS,
             default_size: 8,
             trailer: TRAILER,
         }
     } else {
-        Family {
+        Layout {
             opts: &[
                 Device,
                 SvcId,
@@ -78,39 +80,12 @@ pub fn family(latency: bool) -> Family {
             ],
             extensions: &[Provider, Json, MinBw, Local],
             width: 25,
-            word: "AMO",
-            words: "AMOs",
+            tool: Tool::AtomicBw,
             default_iters: BW_DEFAULT_ITERS,
             default_size: 8,
             trailer: TRAILER,
         }
     }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct AmoOptions {
-    pub latency: bool,
-    pub c: Common,
-    pub op: AmoOp,
-    pub cswap: CswapOp,
-    pub ty: AmoType,
-    pub fetching: bool,
-    pub matching: bool,
-    pub unrestricted: bool,
-    pub use_idc: bool,
-    pub use_hrp: bool,
-    pub list_size: u64,
-    pub bidirectional: bool,
-    // latency only
-    pub warmup: u64,
-    pub gap_us: u64,
-    pub report_all: bool,
-    pub cycles: bool,
-    pub ignore_cpu_freq_mismatch: bool,
-    pub min_bw: Option<f64>,
-    pub max_lat_us: Option<f64>,
-    pub percentiles: bool,
-    pub ignored_on_server: Vec<&'static str>,
 }
 
 const RUN_OPTIONS: &[(Opt, &str)] = &[
@@ -133,7 +108,7 @@ const RUN_OPTIONS: &[(Opt, &str)] = &[
     (Opt::MaxLat, "--max-lat"),
 ];
 
-pub fn resolve(latency: bool, raw: &Raw) -> Result<Action<AmoOptions>, OptionError> {
+pub fn resolve(latency: bool, raw: &Raw) -> Result<Action<Invocation>, OptionError> {
     let inval = OptionError::Invalid;
     if raw.has(Opt::Help) {
         return Ok(Action::Help);
@@ -162,8 +137,7 @@ pub fn resolve(latency: bool, raw: &Raw) -> Result<Action<AmoOptions>, OptionErr
         None => AmoType::Uint64,
         Some(s) => AmoType::parse(s).ok_or_else(|| inval(format!("Invalid atomic type: {s}")))?,
     };
-    let (warmup, gap_us, clock) = super::lat::timing(raw)?;
-    let cycles = clock == super::lat::ClockKind::Cycles;
+    let (warmup, gap_us, clock) = crate::lat::timing(raw)?;
     let min_bw = threshold(raw, Opt::MinBw, "Invalid minimum bandwidth (MB/s, a positive number)")?;
     let max_lat_us = threshold(raw, Opt::MaxLat, "Invalid maximum latency (µs, a positive number)")?;
     // the originals check op/type before anything else touches the network
@@ -176,14 +150,8 @@ pub fn resolve(latency: bool, raw: &Raw) -> Result<Action<AmoOptions>, OptionErr
     let unrestricted = raw.has(Opt::Unrestricted) || matching;
     let use_idc = !raw.has(Opt::NoIdc) && !matching;
     let use_hrp = !raw.has(Opt::NoHrpAmo) && !fetching && !unrestricted;
-    let ignored_on_server = if c.mode == RunMode::Server {
-        raw.given(RUN_OPTIONS)
-    } else {
-        Vec::new()
-    };
-    Ok(Action::Run(AmoOptions {
-        latency,
-        c,
+    let tool = if latency { Tool::AtomicLat } else { Tool::AtomicBw };
+    let spec = fabdiag_session::TestSpec {
         op,
         cswap,
         ty,
@@ -192,29 +160,35 @@ pub fn resolve(latency: bool, raw: &Raw) -> Result<Action<AmoOptions>, OptionErr
         unrestricted,
         use_idc,
         use_hrp,
-        list_size,
-        bidirectional: raw.has(Opt::Bidir),
+        // atomic_lat runs one operation at a time, one way
+        list_size: if latency { 1 } else { list_size },
+        bidirectional: raw.has(Opt::Bidir) && !latency,
+        min_size: ty.size(),
+        max_size: ty.size(),
         warmup,
         gap_us,
         // (the original atomic_lat overflowed its sample array with -D,
         // spec §6.2; here samples grow as needed, so -D keeps report-all)
         report_all: raw.has(Opt::ReportAllAmo),
-        cycles,
-        ignore_cpu_freq_mismatch: raw.has(Opt::IgnoreCpuFreq),
-        min_bw,
-        max_lat_us,
-        percentiles: raw.has(Opt::Percentiles),
-        ignored_on_server,
-    }))
+        clock,
+        ..c.spec(tool)
+    };
+    let mut inv = c.invocation(raw, spec, RUN_OPTIONS);
+    inv.threshold = if latency {
+        max_lat_us.map(Threshold::MaxLat)
+    } else {
+        min_bw.map(Threshold::MinBw)
+    };
+    Ok(Action::Run(inv))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn run(lat: bool, args: &[&str]) -> Result<Action<AmoOptions>, OptionError> {
+    fn run(lat: bool, args: &[&str]) -> Result<Action<Invocation>, OptionError> {
         let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        resolve(lat, &family(lat).parse(&a).map_err(OptionError::Invalid)?)
+        resolve(lat, &layout(lat).parse(&a).map_err(OptionError::Invalid)?)
     }
 
     fn err(lat: bool, args: &[&str]) -> String {
@@ -226,7 +200,7 @@ mod tests {
 
     #[test]
     fn usage_matches_the_originals() {
-        let u = family(false).usage("cxi_atomic_bw");
+        let u = layout(false).usage("cxi_atomic_bw");
         let original: String = u
             .split("\nfabdiag options:")
             .next()
@@ -269,7 +243,7 @@ Atomic Types:
   FLOAT_COMPLEX, DOUBLE_COMPLEX, UINT128
 ";
         assert_eq!(original, want);
-        let l = family(true).usage("cxi_atomic_lat");
+        let l = layout(true).usage("cxi_atomic_lat");
         assert!(l.contains("  -A, --atomic-op         The atomic operation to use (default: SUM)\n"));
         assert!(
             l.contains("      --report-all        Report all latency measurements individually\n      -h")
@@ -282,11 +256,12 @@ Atomic Types:
         let Action::Run(o) = run(false, &[]).unwrap() else {
             panic!()
         };
+        let s = &o.spec;
         assert_eq!(
-            (o.op, o.cswap, o.ty, o.c.iterations, o.list_size),
+            (s.op, s.cswap, s.ty, s.iterations, s.list_size),
             (AmoOp::Sum, CswapOp::Eq, AmoType::Uint64, 10000, 4096)
         );
-        assert!(o.use_hrp && o.use_idc && !o.unrestricted);
+        assert!(s.use_hrp && s.use_idc && !s.unrestricted);
         let Action::Run(o) = run(
             false,
             &["h", "-A", "cswap", "-C", "eq", "-T", "uint128", "-D", "2", "-b"],
@@ -295,20 +270,20 @@ Atomic Types:
             panic!()
         };
         assert_eq!(
-            (o.op, o.ty, o.c.duration_s, o.bidirectional),
+            (o.spec.op, o.spec.ty, o.spec.duration_s, o.spec.bidirectional),
             (AmoOp::Cswap, AmoType::Uint128, Some(2), true)
         );
         let Action::Run(o) = run(false, &["h", "--matching", "--fetching"]).unwrap() else {
             panic!()
         };
         assert!(
-            o.unrestricted && !o.use_idc && !o.use_hrp,
+            o.spec.unrestricted && !o.spec.use_idc && !o.spec.use_hrp,
             "matching forces unrestricted, no IDC; fetching no HRP"
         );
         let Action::Run(o) = run(true, &[]).unwrap() else {
             panic!()
         };
-        assert_eq!(o.c.iterations, 100);
+        assert_eq!((o.spec.iterations, o.spec.list_size), (100, 1));
         assert_eq!(err(false, &["-A", "PROD"]), "Invalid atomic operation: PROD");
         assert_eq!(err(false, &["-C", "XX"]), "Invalid CSWAP operation: XX");
         assert_eq!(err(false, &["-T", "int4"]), "Invalid atomic type: int4");

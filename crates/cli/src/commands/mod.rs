@@ -1,0 +1,36 @@
+//! One module per command: the pair tools (`pair`), `serve` and its
+//! per-test `worker`, the provider probes (`probe`), and `host_traffic`.
+
+pub mod host_traffic;
+pub mod pair;
+pub mod probe;
+pub mod serve;
+pub mod worker;
+
+use fabdiag_session::{Env, Hooks};
+
+/// The libfabric to load: `FABDIAG_LIBFABRIC`, else the system's.
+pub fn load_libfabric() -> Result<(), fabdiag_fabric::FabricError> {
+    // libfabric 1.17 links the PSM (infinipath) library, whose constructor
+    // installs handlers for SIGINT, SIGTERM and crash signals that exit
+    // with status 1 and write `<prog>.*.btr` files into the working
+    // directory (docs/known-defects.md). Its own switch turns that off,
+    // unless the user set it; this runs before any thread is started.
+    if std::env::var_os("IPATH_NO_BACKTRACE").is_none() {
+        std::env::set_var("IPATH_NO_BACKTRACE", "1");
+    }
+    let path = std::env::var("FABDIAG_LIBFABRIC").unwrap_or_else(|_| fabdiag_fabric::DEFAULT_LIBRARY.into());
+    fabdiag_fabric::load_from(&path)
+}
+
+/// Test hooks from the environment (they exist to prove checks can fail).
+pub fn with_hooks(env: Env) -> Env {
+    let amo_extra_iterations = std::env::var("FABDIAG_TEST_AMO_EXTRA_ITERATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    Env {
+        hooks: Hooks { amo_extra_iterations },
+        ..env
+    }
+}

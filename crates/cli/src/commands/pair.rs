@@ -1,0 +1,59 @@
+//! A client/server tool (write-bw ... atomic-lat, or its original name):
+//! options, then a server for one client, a client, or both here
+//! (`--local`), then the outcome.
+
+use super::{load_libfabric, with_hooks};
+use crate::output::{early_failure, finish, print_stdout, Console};
+use crate::{exit, VERSION};
+use fabdiag_options::{Action, OptionError, RunMode};
+use fabdiag_proto::{Listener, Phase};
+use fabdiag_report::{Role, Tool};
+use fabdiag_session::Failure;
+
+pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
+    let name = tool.original_name();
+    let json = args.iter().any(|a| a == "--json");
+    let inv = match fabdiag_options::parse(tool, args) {
+        Ok(Action::Help) => {
+            print_stdout(&fabdiag_options::usage(tool, prog));
+            return exit::OK;
+        }
+        Ok(Action::Version) => {
+            print_stdout(&format!("{prog} version: {VERSION}\n"));
+            return exit::OK;
+        }
+        Ok(Action::Run(inv)) => inv,
+        Err(OptionError::Invalid(m)) => return early_failure(name, prog, json, exit::USAGE, &m),
+        Err(OptionError::Unavailable(m)) => return early_failure(name, prog, json, exit::UNAVAILABLE, &m),
+    };
+    if let Err(e) = load_libfabric() {
+        return early_failure(name, prog, json, exit::UNAVAILABLE, &e.to_string());
+    }
+    let env = with_hooks(inv.env.clone());
+    let mut console = Console {
+        prog: prog.into(),
+        json: inv.json,
+        percentiles: inv.percentiles,
+    };
+    let (role, outcome) = match inv.mode {
+        RunMode::Server => {
+            if !inv.ignored_on_server.is_empty() {
+                console.warn(&format!(
+                    "warning: the client decides the run parameters; ignoring {} given to the server",
+                    inv.ignored_on_server.join(" ")
+                ));
+            }
+            let outcome = match Listener::bind(inv.port) {
+                Ok(l) => fabdiag_session::serve_one(&l, Some(tool), &env, &mut console),
+                Err(e) => Err(Failure::early(Phase::Connect, e)),
+            };
+            (Role::Server, outcome)
+        }
+        RunMode::Client(host) => (
+            Role::Client,
+            fabdiag_session::client(inv.spec, &env, &host, inv.port, &mut console),
+        ),
+        RunMode::Local => (Role::Client, fabdiag_session::local(inv.spec, &env, &mut console)),
+    };
+    finish(name, prog, inv.json, role, outcome, inv.threshold)
+}

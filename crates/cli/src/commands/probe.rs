@@ -1,0 +1,61 @@
+//! `fabdiag providers` and `fabdiag atomic-support`: what this machine's
+//! libfabric can do, probed by the session library, printed here.
+
+use super::load_libfabric;
+use crate::exit;
+use crate::output::print_stdout;
+use fabdiag_report::support::{atomic_matrix_text, providers_text};
+
+pub fn providers() -> u8 {
+    let rows = load_libfabric().and_then(|()| fabdiag_session::providers());
+    match rows {
+        Ok(rows) => {
+            print_stdout(&providers_text(&rows));
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("fabdiag: {e}");
+            exit::UNAVAILABLE
+        }
+    }
+}
+
+pub fn atomic_support(prog: &str, args: &[String]) -> u8 {
+    let (provider, json) = match fabdiag_options::serve::atomic_support(args) {
+        Ok(o) => o,
+        Err(fabdiag_options::OptionError::Invalid(m) | fabdiag_options::OptionError::Unavailable(m)) => {
+            eprintln!("{prog}: {m}");
+            return exit::USAGE;
+        }
+    };
+    if let Err(e) = load_libfabric() {
+        eprintln!("{prog}: {e}");
+        return exit::UNAVAILABLE;
+    }
+    let support = match fabdiag_session::atomic_support(provider.as_deref()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{prog}: {e}");
+            return if e.is_unavailable() {
+                exit::UNAVAILABLE
+            } else {
+                exit::RUNTIME
+            };
+        }
+    };
+    // a provider that cannot be asked makes the answer incomplete
+    for (p, e) in &support.unreachable {
+        eprintln!("{prog}: {p}: {e}");
+    }
+    let code = if support.unreachable.is_empty() {
+        exit::OK
+    } else {
+        exit::RUNTIME
+    };
+    if json {
+        print_stdout(&(serde_json::to_string_pretty(&support.cells).unwrap_or_else(|_| "[]".into()) + "\n"));
+    } else {
+        print_stdout(&atomic_matrix_text(&support.cells));
+    }
+    code
+}

@@ -1,0 +1,336 @@
+//! `fabdiag serve`: a long-lived server for every tool, client after
+//! client, like `iperf3 -s`. Each accepted connection is handed to a fresh
+//! worker process (`worker.rs`), so a client that dies, stalls or lies, or
+//! a provider that crashes, ends only its own test, and nothing the
+//! provider leaks survives the test. One test runs at a time: a client
+//! that arrives meanwhile is told at once that the server is busy. Every
+//! connection ends in one log line (text) or one JSON line (`--json`);
+//! SIGINT and SIGTERM stop the server cleanly.
+
+use super::load_libfabric;
+use super::worker::{Line, COMMAND};
+use crate::output::{early_failure, print_stdout};
+use crate::{exit, VERSION};
+use fabdiag_options::Action;
+use fabdiag_proto::{write_frame, Listener, Message, Phase};
+use nix::sys::signal::{SigSet, Signal};
+use serde_json::{json, Map, Value};
+use std::io::{BufRead, BufReader, Read};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::os::fd::OwnedFd;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How often the server looks at its port, its worker and its signals.
+const TICK: Duration = Duration::from_millis(20);
+/// How long a worker may linger after reporting its test done.
+const LINGER: Duration = Duration::from_secs(5);
+
+/// The test in progress.
+struct Running {
+    child: Child,
+    peer: SocketAddr,
+    lines: Receiver<Line>,
+    tool: Option<String>,
+    phase: String,
+    done: Option<(u8, String, Value)>,
+    done_at: Option<Instant>,
+}
+
+impl Running {
+    fn drain(&mut self) {
+        while let Ok(line) = self.lines.try_recv() {
+            self.take(line);
+        }
+    }
+
+    fn take(&mut self, line: Line) {
+        match line {
+            Line::Accepted { tool } => self.tool = Some(tool),
+            Line::Phase { phase } => self.phase = phase,
+            Line::Done {
+                code,
+                summary,
+                document,
+            } => {
+                self.done = Some((code, summary, document));
+                self.done_at = Some(Instant::now());
+            }
+        }
+    }
+}
+
+struct Server {
+    prog: String,
+    json: bool,
+    served: u64,
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+impl Server {
+    /// One connection's line: stdout for a test that ran, stderr (and the
+    /// JSON line, with --json) for anything else.
+    fn log(&self, peer: SocketAddr, tool: Option<&str>, outcome: Result<&str, &str>, document: Option<Value>) {
+        let t = now();
+        let who = format!("{peer} {}", tool.unwrap_or("-"));
+        match outcome {
+            Ok(summary) if !self.json => print_stdout(&format!("{t} {who}: {summary}\n")),
+            Ok(_) => {}
+            Err(error) => eprintln!("{}: {t} {who}: {error}", self.prog),
+        }
+        if self.json {
+            let mut line = Map::new();
+            line.insert("time".into(), json!(t));
+            line.insert("peer".into(), json!(peer.to_string()));
+            let doc = document.unwrap_or_else(|| {
+                json!({
+                    "schema_version": fabdiag_report::json::SCHEMA_VERSION,
+                    "fabdiag_version": VERSION,
+                    "tool": tool,
+                    "role": "server",
+                    "config": null,
+                    "results": [],
+                    "threshold": null,
+                    "error": { "kind": "runtime", "message": outcome.err().unwrap_or_default() },
+                })
+            });
+            if let Value::Object(fields) = doc {
+                for (k, v) in fields {
+                    line.entry(k).or_insert(v);
+                }
+            }
+            if line.get("tool").is_some_and(|t| t.as_str() == Some("")) {
+                line.insert("tool".into(), Value::Null);
+            }
+            print_stdout(&(Value::Object(line).to_string() + "\n"));
+        }
+    }
+
+    /// A worker has exited: its test's line.
+    fn finished(&mut self, mut w: Running, status: ExitStatus) {
+        // the pipe closes with the worker: every line it wrote is here
+        while let Ok(line) = w.lines.recv() {
+            w.take(line);
+        }
+        self.served += 1;
+        match w.done {
+            Some((code, summary, doc)) => {
+                let outcome = if code == exit::OK {
+                    Ok(summary.as_str())
+                } else {
+                    Err(summary.as_str())
+                };
+                self.log(w.peer, w.tool.as_deref(), outcome, Some(doc));
+            }
+            None => {
+                let how = match std::os::unix::process::ExitStatusExt::signal(&status) {
+                    Some(sig) => format!("signal {sig}"),
+                    None => format!("exit status {}", status.code().unwrap_or(-1)),
+                };
+                let msg = format!("the test's worker process crashed ({how}) during {}", w.phase);
+                self.log(w.peer, w.tool.as_deref(), Err(&msg), None);
+            }
+        }
+    }
+
+    fn spawn(&self, stream: TcpStream, peer: SocketAddr, args: &[String]) -> std::io::Result<Running> {
+        let exe = std::env::current_exe()?;
+        let mut child = Command::new(exe)
+            .arg(COMMAND)
+            .args(args)
+            .stdin(Stdio::from(OwnedFd::from(stream)))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let out = child
+            .stdout
+            .take()
+            .ok_or_else(|| std::io::Error::other("worker has no standard output"))?;
+        let (tx, lines) = channel();
+        std::thread::Builder::new()
+            .name("fabdiag-serve-worker-out".into())
+            .spawn(move || {
+                for l in BufReader::new(out).lines().map_while(Result::ok) {
+                    if let Ok(line) = serde_json::from_str::<Line>(&l) {
+                        if tx.send(line).is_err() {
+                            return;
+                        }
+                    }
+                }
+            })?;
+        Ok(Running {
+            child,
+            peer,
+            lines,
+            tool: None,
+            phase: Phase::Hello.to_string(),
+            done: None,
+            done_at: None,
+        })
+    }
+}
+
+/// Tells a client that arrives during another test that the server is
+/// busy: an Error in answer to its hello, read off so the close is clean.
+fn turn_away(mut stream: TcpStream, message: String) {
+    let _ = std::thread::Builder::new()
+        .name("fabdiag-serve-busy".into())
+        .spawn(move || {
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+            let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));
+            let msg = Message::Error {
+                phase: Phase::Hello,
+                message,
+            };
+            if let Ok(bytes) = serde_json::to_vec(&msg) {
+                let _ = write_frame(&mut stream, &bytes);
+            }
+            let _ = stream.shutdown(Shutdown::Write);
+            // until the client closes (or 2 s): closing with its hello
+            // unread would reset the connection before it reads ours
+            let mut sink = [0u8; 512];
+            while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+        });
+}
+
+/// SIGINT and SIGTERM, as a number the main loop polls. They are blocked
+/// and taken by a thread with sigwait rather than caught by a handler: the
+/// PSM library that libfabric 1.17 loads installs its own handlers for
+/// them, which end the process with status 1 (docs/known-defects.md), and
+/// a handler would be chained to those. Threads started later inherit the
+/// blocked mask; worker processes do not (the standard library clears it).
+fn stop_on_signals() -> nix::Result<Arc<AtomicUsize>> {
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGINT);
+    set.add(Signal::SIGTERM);
+    set.thread_block()?;
+    let stop = Arc::new(AtomicUsize::new(0));
+    let flag = Arc::clone(&stop);
+    std::thread::Builder::new()
+        .name("fabdiag-serve-signals".into())
+        .spawn(move || {
+            if let Ok(sig) = set.wait() {
+                flag.store(sig as usize, Ordering::Relaxed);
+            }
+        })
+        .map_err(|_| nix::Error::EAGAIN)?;
+    Ok(stop)
+}
+
+pub fn run(prog: &str, args: &[String]) -> u8 {
+    let json = args.iter().any(|a| a == "--json");
+    let o = match fabdiag_options::serve::serve(args) {
+        Ok(Action::Run(o)) => o,
+        Ok(Action::Help) => {
+            print_stdout(&fabdiag_options::serve::serve_usage(prog));
+            return exit::OK;
+        }
+        Ok(Action::Version) => {
+            print_stdout(&format!("{prog} version: {VERSION}\n"));
+            return exit::OK;
+        }
+        Err(fabdiag_options::OptionError::Invalid(m) | fabdiag_options::OptionError::Unavailable(m)) => {
+            return early_failure("serve", prog, json, exit::USAGE, &m)
+        }
+    };
+    if let Err(e) = load_libfabric() {
+        return early_failure("serve", prog, json, exit::UNAVAILABLE, &e.to_string());
+    }
+    let listener = match Listener::bind(o.port).and_then(|l| l.set_nonblocking(true).map(|()| l)) {
+        Ok(l) => l,
+        Err(e) => return early_failure("serve", prog, json, exit::RUNTIME, &e.to_string()),
+    };
+    let stop = match stop_on_signals() {
+        Ok(s) => s,
+        Err(e) => {
+            return early_failure(
+                "serve",
+                prog,
+                json,
+                exit::RUNTIME,
+                &format!("cannot wait for signals: {e}"),
+            )
+        }
+    };
+    // the worker's own options: the same provider and domain limits
+    let mut worker_args = Vec::new();
+    if let Some(p) = &o.provider {
+        worker_args.extend(["-P".to_string(), p.clone()]);
+    }
+    if let Some(d) = &o.device {
+        worker_args.extend(["-d".to_string(), d.clone()]);
+    }
+    eprintln!(
+        "{prog}: listening on port {} for clients of every tool, one test at a time",
+        listener.port()
+    );
+    let mut server = Server {
+        prog: prog.into(),
+        json: o.json,
+        served: 0,
+    };
+    let mut running: Option<Running> = None;
+    loop {
+        let sig = stop.load(Ordering::Relaxed);
+        if sig != 0 {
+            if let Some(mut w) = running.take() {
+                let _ = w.child.kill();
+                if let Ok(status) = w.child.wait() {
+                    server.finished(w, status);
+                }
+            }
+            let name = if sig == Signal::SIGINT as usize {
+                "SIGINT"
+            } else {
+                "SIGTERM"
+            };
+            eprintln!("{prog}: stopped by {name} after {} connections", server.served);
+            return exit::OK;
+        }
+        if let Some(w) = running.as_mut() {
+            w.drain();
+            match w.child.try_wait() {
+                Ok(Some(status)) => {
+                    if let Some(w) = running.take() {
+                        server.finished(w, status);
+                    }
+                }
+                // done, but not gone: whatever holds it, the test is over
+                Ok(None) if w.done_at.is_some_and(|t| t.elapsed() > LINGER) => {
+                    let _ = w.child.kill();
+                }
+                Ok(None) => {}
+                Err(e) => eprintln!("{prog}: cannot watch the test's worker: {e}"),
+            }
+        }
+        match listener.try_accept_stream() {
+            Ok(Some((stream, peer))) => match &running {
+                Some(w) => {
+                    let what = w.tool.as_deref().map_or("a".to_string(), |t| format!("a {t}"));
+                    let msg = format!(
+                        "fabdiag serve on port {} is busy with {what} test from {}; try again when it ends",
+                        listener.port(),
+                        w.peer.ip()
+                    );
+                    server.log(peer, None, Err(&format!("turned away: {msg}")), None);
+                    turn_away(stream, msg);
+                }
+                None => match server.spawn(stream, peer, &worker_args) {
+                    Ok(w) => running = Some(w),
+                    Err(e) => server.log(peer, None, Err(&format!("cannot start a worker process: {e}")), None),
+                },
+            },
+            Ok(None) => std::thread::sleep(TICK),
+            Err(e) => {
+                eprintln!("{prog}: {e}");
+                std::thread::sleep(TICK);
+            }
+        }
+    }
+}

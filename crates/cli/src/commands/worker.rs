@@ -1,0 +1,120 @@
+//! One test of `fabdiag serve`, in its own process: the accepted control
+//! connection arrives as standard input, the session library serves it
+//! (any tool), and what happens is reported to the serving process as JSON
+//! lines on standard output. A crash in here (libfabric 1.17 has several)
+//! ends only this process; the server logs it and serves the next client.
+
+use super::{load_libfabric, with_hooks};
+use crate::exit;
+use crate::output::conclude;
+use fabdiag_options::Action;
+use fabdiag_proto::Phase;
+use fabdiag_report::{text, Role};
+use fabdiag_session::{Env, Event, Sink};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::net::TcpStream;
+use std::os::fd::AsFd;
+
+/// The hidden subcommand `fabdiag serve` starts its workers with.
+pub const COMMAND: &str = "__serve-worker";
+/// Test hook: the worker aborts (as a provider crash would end it) when it
+/// enters this phase, e.g. "run".
+pub const CRASH_HOOK: &str = "FABDIAG_TEST_CRASH_IN_PHASE";
+
+/// A line from a worker to its server.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Line {
+    /// The client passed the hello.
+    Accepted { tool: String },
+    /// The test entered this phase.
+    Phase { phase: String },
+    /// The test is over: exit code, a one-line summary or error, and the
+    /// whole JSON document (as `--json` of the tool prints it).
+    Done {
+        code: u8,
+        summary: String,
+        document: serde_json::Value,
+    },
+}
+
+struct Reporter {
+    tool: Option<String>,
+    crash_at: Option<String>,
+}
+
+fn send(line: &Line) {
+    if let Ok(s) = serde_json::to_string(line) {
+        let mut out = std::io::stdout().lock();
+        // the server reads these; if it is gone there is nobody to tell
+        let _ = writeln!(out, "{s}");
+        let _ = out.flush();
+    }
+}
+
+impl Sink for Reporter {
+    fn event(&mut self, e: Event<'_>) {
+        match e {
+            Event::Accepted { tool, .. } => {
+                self.tool = Some(tool.original_name().into());
+                send(&Line::Accepted {
+                    tool: tool.original_name().into(),
+                });
+            }
+            Event::Phase(p) => {
+                send(&Line::Phase { phase: p.to_string() });
+                if self.crash_at.as_deref() == Some(&p.to_string()) {
+                    std::process::abort();
+                }
+            }
+            Event::Warning(w) => eprintln!("fabdiag serve: {w}"),
+            _ => {}
+        }
+    }
+}
+
+/// The connection the server handed over as standard input.
+fn control_stream() -> std::io::Result<TcpStream> {
+    let fd = std::io::stdin().as_fd().try_clone_to_owned()?;
+    Ok(TcpStream::from(fd))
+}
+
+pub fn run(prog: &str, args: &[String]) -> u8 {
+    let o = match fabdiag_options::serve::serve(args) {
+        Ok(Action::Run(o)) => o,
+        _ => {
+            eprintln!("{prog}: {COMMAND} is started by fabdiag serve, with its options");
+            return exit::USAGE;
+        }
+    };
+    let env = with_hooks(Env {
+        provider: o.provider,
+        device: o.device,
+        ..Env::default()
+    });
+    let mut reporter = Reporter {
+        tool: None,
+        crash_at: std::env::var(CRASH_HOOK).ok(),
+    };
+    let outcome = match (load_libfabric(), control_stream()) {
+        (Err(e), _) => Err(fabdiag_session::Failure::early(Phase::Connect, e)),
+        (_, Err(e)) => Err(fabdiag_session::Failure::early(
+            Phase::Connect,
+            fabdiag_session::SessionError::Internal(format!("no control connection on standard input: {e}")),
+        )),
+        (Ok(()), Ok(stream)) => fabdiag_session::serve_stream(stream, &env, &mut reporter),
+    };
+    let summary = match &outcome {
+        Ok(r) => text::summary(&r.run, &r.rows),
+        Err(f) => f.to_string(),
+    };
+    let tool = reporter.tool.clone().unwrap_or_default();
+    let (doc, code, _) = conclude(&tool, Role::Server, outcome, None);
+    send(&Line::Done {
+        code,
+        summary,
+        document: serde_json::to_value(&doc).unwrap_or(serde_json::Value::Null),
+    });
+    code
+}

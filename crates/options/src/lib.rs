@@ -1,0 +1,49 @@
+//! fabdiag's command lines: argv in, typed settings out. `table` defines
+//! every option of the client/server tools once (parser and `-h` text
+//! come from it); `resolve` holds the checks they share; `bw`, `lat` and
+//! `amo` resolve each family's options into an `Invocation` (a run spec for
+//! the session library plus what the binary does with the outcome);
+//! `serve` and `traffic` are the other commands' lines. Option values keep
+//! the originals' defaults, ranges and messages. Nothing here prints,
+//! exits or touches the network.
+
+pub mod amo;
+pub mod bw;
+mod getopt;
+pub mod lat;
+mod numbers;
+pub mod resolve;
+pub mod serve;
+pub mod table;
+pub mod traffic;
+
+pub use resolve::{Action, Invocation, OptionError, RunMode};
+pub use table::Layout;
+
+use fabdiag_report::{Family, Tool};
+
+/// The command line of `tool`.
+pub fn layout(tool: Tool) -> Layout {
+    match tool.family() {
+        Family::Bandwidth(t) => bw::layout(t),
+        Family::Latency(t) => lat::layout(t),
+        Family::Atomic { latency } => amo::layout(latency),
+    }
+}
+
+/// `-h` of `tool`, under the name it was called by.
+pub fn usage(tool: Tool, prog: &str) -> String {
+    layout(tool).usage(prog)
+}
+
+/// Parses and validates a client/server tool's arguments.
+pub fn parse(tool: Tool, args: &[String]) -> Result<Action<Invocation>, OptionError> {
+    let raw = layout(tool)
+        .parse(args)
+        .map_err(|m| OptionError::Invalid(format!("{m} (see -h)")))?;
+    match tool.family() {
+        Family::Bandwidth(t) => bw::resolve(t, &raw),
+        Family::Latency(t) => lat::resolve(t, &raw),
+        Family::Atomic { latency } => amo::resolve(latency, &raw),
+    }
+}

@@ -1,0 +1,267 @@
+//! Flags as typed (`Raw`, last occurrence wins), and the checks every
+//! client/server tool shares, in the originals' order and with their
+//! messages (spec §2.2). Each tool module resolves its own options on top
+//! of these into an `Invocation`. Nothing here prints.
+
+use crate::numbers::{parse_size_range, parse_strtoul};
+use crate::table::Opt;
+use fabdiag_fabric::HugePageSize;
+use fabdiag_report::threshold::Threshold;
+use fabdiag_report::Tool;
+use fabdiag_session::{Env, TestSpec, DEFAULT_SVC_ID};
+
+/// Flags as typed, before validation.
+#[derive(Clone, Debug, Default)]
+pub struct Raw {
+    pub values: Vec<(Opt, Option<String>)>,
+    pub operands: Vec<String>,
+}
+
+impl Raw {
+    pub fn last(&self, id: Opt) -> Option<&str> {
+        self.values
+            .iter()
+            .rev()
+            .find(|(o, _)| *o == id)
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    pub fn has(&self, id: Opt) -> bool {
+        self.values.iter().any(|(o, _)| *o == id)
+    }
+
+    /// Run options given to a server (which the client overrides).
+    pub fn given(&self, names: &[(Opt, &'static str)]) -> Vec<&'static str> {
+        names.iter().filter(|(o, _)| self.has(*o)).map(|(_, n)| *n).collect()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action<T> {
+    Help,
+    Version,
+    Run(T),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunMode {
+    Server,
+    Client(String),
+    Local,
+}
+
+/// Why options were refused. `Unavailable` is a valid request this build or
+/// machine cannot serve (GPU memory, CXI emulation timer).
+#[derive(Debug, PartialEq, Eq)]
+pub enum OptionError {
+    Invalid(String),
+    Unavailable(String),
+}
+
+/// A validated command line of a client/server tool: how to run (server,
+/// client of a host, or both here), the spec the client decides, this
+/// side's own settings, and what the binary does with the outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invocation {
+    pub mode: RunMode,
+    pub port: u16,
+    pub spec: TestSpec,
+    pub env: Env,
+    pub json: bool,
+    pub threshold: Option<Threshold>,
+    /// Print the extra percentile table (latency tools).
+    pub percentiles: bool,
+    /// Run options given to a server, which the client overrides (the
+    /// originals ignored them silently, spec §6.6; fabdiag warns).
+    pub ignored_on_server: Vec<&'static str>,
+}
+
+/// Options every client/server tool shares, validated.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Common {
+    pub mode: RunMode,
+    pub device: Option<String>,
+    pub provider: Option<String>,
+    pub svc_id: u32,
+    pub port: u16,
+    pub iterations: u64,
+    pub duration_s: Option<u64>,
+    pub min_size: u64,
+    pub max_size: u64,
+    pub hugepages: Option<HugePageSize>,
+    pub json: bool,
+}
+
+fn invalid(m: String) -> OptionError {
+    OptionError::Invalid(m)
+}
+
+/// A `strtoul`-style number, or the originals' message for `what`.
+pub(crate) fn number(
+    raw: &Raw,
+    id: Opt,
+    default: u64,
+    ok: impl Fn(u64) -> bool,
+    what: &str,
+) -> Result<u64, OptionError> {
+    match raw.last(id) {
+        None => Ok(default),
+        Some(s) => parse_strtoul(s)
+            .filter(|v| ok(*v))
+            .ok_or_else(|| invalid(format!("{what}: {s}"))),
+    }
+}
+
+/// Validates the shared options in the originals' order. Tool checks that
+/// the originals ran before the positional argument come between
+/// `common_values` and `common_mode`.
+pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) -> Result<Common, OptionError> {
+    let device = match raw.last(Opt::Device) {
+        Some("") => return Err(invalid("Invalid device name: ".into())),
+        d => d.map(str::to_string),
+    };
+    let provider = match raw.last(Opt::Provider) {
+        Some("") => return Err(invalid("Invalid provider: ''".into())),
+        p => p.map(str::to_string),
+    };
+    let svc_id = match raw.last(Opt::SvcId) {
+        None => DEFAULT_SVC_ID,
+        Some(s) => s
+            .parse::<i64>()
+            .ok()
+            .filter(|v| (1..=i32::MAX as i64).contains(v))
+            .map(|v| v as u32)
+            .ok_or_else(|| invalid(format!("Invalid svc_id: {s}")))?,
+    };
+    let port = match raw.last(Opt::Port) {
+        None => fabdiag_proto::DEFAULT_PORT,
+        Some(s) => match parse_strtoul(s).filter(|&v| v <= u16::MAX as u64) {
+            Some(0) => fabdiag_proto::DEFAULT_PORT,
+            Some(v) => v as u16,
+            None => return Err(invalid(format!("Invalid port: {s}"))),
+        },
+    };
+    number(raw, Opt::TxGpu, 0, |v| v <= 255, "Invalid src gpu device")?;
+    number(raw, Opt::RxGpu, 0, |v| v <= 255, "Invalid dest gpu device")?;
+    if let Some(s) = raw.last(Opt::GpuType) {
+        if !["amd", "nvidia", "intel"].contains(&s.to_ascii_lowercase().as_str()) {
+            return Err(invalid(format!("Invalid gpu type: {s}. Must be AMD, NVIDIA or INTEL")));
+        }
+    }
+    let iterations = number(raw, Opt::Iters, default_iters, |v| v > 0, "Invalid iteration count")?;
+    let duration_s = match raw.last(Opt::Duration) {
+        None => None,
+        Some(_) => Some(number(
+            raw,
+            Opt::Duration,
+            0,
+            |v| v > 0 && v <= u32::MAX as u64,
+            "Invalid duration",
+        )?),
+    };
+    let (min_size, max_size) = match raw.last(Opt::Size) {
+        None => (default_size, default_size),
+        Some(s) => parse_size_range(s).map_err(invalid)?,
+    };
+    let hugepages = match raw.last(Opt::UseHp) {
+        None => None,
+        Some(s) => match s.to_ascii_uppercase().as_str() {
+            "2M" => Some(HugePageSize::TwoMiB),
+            "1G" => Some(HugePageSize::OneGiB),
+            _ => return Err(invalid(format!("Invalid hugepage type: {s}. Must be 2M or 1G"))),
+        },
+    };
+    Ok(Common {
+        mode: RunMode::Server,
+        device,
+        provider,
+        svc_id,
+        port,
+        iterations,
+        duration_s,
+        min_size,
+        max_size,
+        hugepages,
+        json: raw.has(Opt::Json),
+    })
+}
+
+/// The checks after the tool's own: GPU and emulation requests, then the
+/// positional argument (spec §2.2 steps 2 and 5).
+pub(crate) fn common_mode(raw: &Raw, c: &mut Common) -> Result<(), OptionError> {
+    if raw.has(Opt::TxGpu) || raw.has(Opt::RxGpu) || raw.has(Opt::GpuType) {
+        return Err(OptionError::Unavailable(
+            "GPU memory (-t/-r/-g) is not supported yet: fabdiag's fabric tools use system memory only".into(),
+        ));
+    }
+    if raw.has(Opt::EmuMode) {
+        return Err(OptionError::Unavailable(
+            "--emu-mode reads a CXI hardware timer and has no libfabric equivalent".into(),
+        ));
+    }
+    c.mode = match (raw.operands.as_slice(), raw.has(Opt::Local)) {
+        ([], false) => RunMode::Server,
+        ([], true) => RunMode::Local,
+        ([addr], false) => RunMode::Client(addr.clone()),
+        ([addr], true) => {
+            return Err(invalid(format!(
+                "--local runs both sides on this machine; drop the server address {addr}"
+            )))
+        }
+        ([_, extra, ..], _) => return Err(invalid(format!("Unexpected argument: {extra}"))),
+    };
+    Ok(())
+}
+
+/// A positive decimal number for a threshold option.
+pub(crate) fn threshold(raw: &Raw, id: Opt, what: &str) -> Result<Option<f64>, OptionError> {
+    match raw.last(id) {
+        None => Ok(None),
+        Some(s) => s
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .map(Some)
+            .ok_or_else(|| invalid(format!("{what}: {s}"))),
+    }
+}
+
+impl Common {
+    /// The spec with the shared run parameters; the tool fills in its own.
+    pub(crate) fn spec(&self, tool: Tool) -> TestSpec {
+        TestSpec {
+            iterations: self.iterations,
+            duration_s: self.duration_s,
+            min_size: self.min_size,
+            max_size: self.max_size,
+            hugepages: self.hugepages,
+            ..TestSpec::new(tool)
+        }
+    }
+
+    /// The invocation around `spec`; server-side run options are listed so
+    /// the server can warn that the client decides them.
+    pub(crate) fn invocation(self, raw: &Raw, spec: TestSpec, run_options: &[(Opt, &'static str)]) -> Invocation {
+        let ignored_on_server = if self.mode == RunMode::Server {
+            raw.given(run_options)
+        } else {
+            Vec::new()
+        };
+        Invocation {
+            mode: self.mode,
+            port: self.port,
+            spec,
+            env: Env {
+                provider: self.provider,
+                device: self.device,
+                svc_id: self.svc_id,
+                ignore_cpu_freq_mismatch: raw.has(Opt::IgnoreCpuFreq),
+                ..Env::default()
+            },
+            json: self.json,
+            threshold: None,
+            percentiles: raw.has(Opt::Percentiles),
+            ignored_on_server,
+        }
+    }
+}

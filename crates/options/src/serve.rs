@@ -1,0 +1,155 @@
+//! The command lines of `fabdiag serve` and `fabdiag atomic-support`:
+//! a few options each, parsed with the same getopt rules as the tools.
+
+use crate::getopt::{self, OptDef, Parsed};
+use crate::numbers::parse_strtoul;
+use crate::resolve::{Action, OptionError};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum S {
+    Port,
+    Provider,
+    Device,
+    Json,
+    Help,
+    Version,
+}
+
+const fn def(id: S, short: Option<char>, long: &'static str, takes_arg: bool) -> OptDef<S> {
+    OptDef {
+        id,
+        short,
+        long,
+        takes_arg,
+    }
+}
+
+const SERVE: &[OptDef<S>] = &[
+    def(S::Port, Some('p'), "port", true),
+    def(S::Provider, Some('P'), "provider", true),
+    def(S::Device, Some('d'), "device", true),
+    def(S::Json, None, "json", false),
+    def(S::Help, Some('h'), "help", false),
+    def(S::Version, Some('V'), "version", false),
+];
+
+/// `fabdiag serve`'s settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServeOptions {
+    pub port: u16,
+    pub provider: Option<String>,
+    pub device: Option<String>,
+    pub json: bool,
+}
+
+pub fn serve_usage(prog: &str) -> String {
+    format!(
+        "Usage:
+  {prog} [-p PORT] [-P PROV] [-d DEV] [--json]
+                         Serve every fabdiag tool, client after client
+
+Options:
+  -p, --port=PORT        The port to listen on (default: 49194)
+  -P, --provider=PROV    Run only clients of this libfabric provider
+  -d, --device=DEV       Device (libfabric domain) name (default: the domain
+                         that reaches each client)
+      --json             One JSON line per served test on stdout
+  -h, --help             Print this help text and exit
+  -V, --version          Print the version and exit
+
+One test runs at a time, each in its own worker process; a client that
+arrives meanwhile is told the server is busy. SIGINT or SIGTERM ends it.
+"
+    )
+}
+
+pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
+    let mut o = ServeOptions {
+        port: fabdiag_proto::DEFAULT_PORT,
+        provider: None,
+        device: None,
+        json: false,
+    };
+    let bad = |m: String| OptionError::Invalid(m);
+    for p in getopt::parse(SERVE, args).map_err(|m| bad(format!("{m} (see -h)")))? {
+        match p {
+            Parsed::Opt(S::Help, _) => return Ok(Action::Help),
+            Parsed::Opt(S::Version, _) => return Ok(Action::Version),
+            Parsed::Opt(S::Port, Some(v)) => {
+                o.port = match parse_strtoul(&v).filter(|&n| n <= u16::MAX as u64) {
+                    Some(0) => fabdiag_proto::DEFAULT_PORT,
+                    Some(n) => n as u16,
+                    None => return Err(bad(format!("Invalid port: {v}"))),
+                }
+            }
+            Parsed::Opt(S::Provider, Some(v)) if v.is_empty() => return Err(bad("Invalid provider: ''".into())),
+            Parsed::Opt(S::Provider, v) => o.provider = v,
+            Parsed::Opt(S::Device, Some(v)) if v.is_empty() => return Err(bad("Invalid device name: ".into())),
+            Parsed::Opt(S::Device, v) => o.device = v,
+            Parsed::Opt(S::Json, _) => o.json = true,
+            Parsed::Opt(S::Port, None) => {}
+            Parsed::Operand(x) => return Err(bad(format!("Unexpected argument: {x}"))),
+        }
+    }
+    Ok(Action::Run(o))
+}
+
+/// `fabdiag atomic-support [-P PROV] [--json]`: the provider and JSON flag.
+pub fn atomic_support(args: &[String]) -> Result<(Option<String>, bool), OptionError> {
+    const DEFS: &[OptDef<S>] = &[
+        def(S::Provider, Some('P'), "provider", true),
+        def(S::Json, None, "json", false),
+    ];
+    let usage = "(usage: fabdiag atomic-support [-P PROV] [--json])";
+    let (mut provider, mut json) = (None, false);
+    for p in getopt::parse(DEFS, args).map_err(|m| OptionError::Invalid(format!("{m} {usage}")))? {
+        match p {
+            Parsed::Opt(S::Provider, v) => provider = v,
+            Parsed::Opt(S::Json, _) => json = true,
+            Parsed::Opt(..) => {}
+            Parsed::Operand(x) => return Err(OptionError::Invalid(format!("unexpected argument '{x}' {usage}"))),
+        }
+    }
+    Ok((provider, json))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn serve_options() {
+        let Action::Run(o) = serve(&args(&["-p", "5000", "-P", "tcp", "--json"])).unwrap() else {
+            panic!()
+        };
+        assert_eq!((o.port, o.provider.as_deref(), o.json), (5000, Some("tcp"), true));
+        let Action::Run(d) = serve(&[]).unwrap() else { panic!() };
+        assert_eq!((d.port, d.device), (49194, None));
+        assert_eq!(
+            serve(&args(&["-p", "70000"])),
+            Err(OptionError::Invalid("Invalid port: 70000".into()))
+        );
+        assert_eq!(
+            serve(&args(&["host"])),
+            Err(OptionError::Invalid("Unexpected argument: host".into()))
+        );
+        assert_eq!(
+            serve(&args(&["-x"])),
+            Err(OptionError::Invalid("invalid option -- 'x' (see -h)".into()))
+        );
+        assert_eq!(serve(&args(&["-h"])), Ok(Action::Help));
+    }
+
+    #[test]
+    fn atomic_support_options() {
+        assert_eq!(
+            atomic_support(&args(&["-P", "shm", "--json"])),
+            Ok((Some("shm".into()), true))
+        );
+        assert!(atomic_support(&args(&["x"])).unwrap_err() != OptionError::Invalid(String::new()));
+    }
+}

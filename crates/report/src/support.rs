@@ -1,0 +1,135 @@
+//! What this machine's providers can do, as `fabdiag providers` and
+//! `fabdiag atomic-support` show it: the rows the session library probes,
+//! and their text tables. Pure functions; nothing here probes.
+
+use crate::catalog::Tool;
+use fabdiag_engine::amo::{AmoOp, OPS, TYPES};
+use serde::Serialize;
+
+/// One provider/domain and which of the bandwidth tools' operations it has.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ProviderRow {
+    pub provider: String,
+    pub domain: String,
+    pub fabric: String,
+    pub rma_write: bool,
+    pub rma_read: bool,
+    pub msg: bool,
+}
+
+pub fn providers_text(rows: &[ProviderRow]) -> String {
+    let yn = |b: bool| if b { "yes" } else { "-" };
+    let mut text = String::from("provider        domain          fabric                 write read msg\n");
+    for r in rows {
+        text.push_str(&format!(
+            "{:<15} {:<15} {:<22} {:<5} {:<4} {}\n",
+            r.provider,
+            r.domain,
+            r.fabric,
+            yn(r.rma_write),
+            yn(r.rma_read),
+            yn(r.msg)
+        ));
+    }
+    text
+}
+
+/// One cell of the atomic support matrix.
+#[derive(Clone, Debug, Serialize)]
+pub struct AmoSupport {
+    pub provider: String,
+    pub op: &'static str,
+    pub cswap_op: Option<&'static str>,
+    pub atomic_type: &'static str,
+    pub fetching: bool,
+    pub libfabric_op: &'static str,
+    pub libfabric_call: &'static str,
+    /// Allowed by the originals' op/type rules.
+    pub allowed: bool,
+    pub supported: bool,
+    /// Supported, but refused: a provider defect would crash the process.
+    pub defect: Option<&'static str>,
+}
+
+impl AmoSupport {
+    pub fn usable(&self) -> bool {
+        self.supported && self.defect.is_none()
+    }
+}
+
+/// One table per provider: N non-fetching, F fetching, NF both, - none,
+/// . not allowed by the originals; CSWAP counts its six conditions.
+pub fn atomic_matrix_text(cells: &[AmoSupport]) -> String {
+    let mut text = String::new();
+    let mut provs: Vec<&String> = Vec::new();
+    for c in cells {
+        if !provs.contains(&&c.provider) {
+            provs.push(&c.provider);
+        }
+    }
+    for p in provs {
+        text.push_str(&format!("{p}\n{:<15}", "TYPE"));
+        for op in OPS {
+            text.push_str(&format!("{:>7}", op.name()));
+        }
+        text.push('\n');
+        for ty in TYPES {
+            text.push_str(&format!("{:<15}", ty.name()));
+            for op in OPS {
+                let mine: Vec<&AmoSupport> = cells
+                    .iter()
+                    .filter(|c| &c.provider == p && c.op == op.name() && c.atomic_type == ty.name())
+                    .collect();
+                let cell = if !mine.iter().any(|c| c.allowed) {
+                    ".".to_string()
+                } else if op == AmoOp::Cswap {
+                    let n = mine.iter().filter(|c| c.allowed && c.usable() && !c.fetching).count();
+                    let allowed = mine.iter().filter(|c| c.allowed && !c.fetching).count();
+                    format!("{n}/{allowed}")
+                } else {
+                    let n = mine.iter().any(|c| !c.fetching && c.usable());
+                    let f = mine.iter().any(|c| c.fetching && c.usable());
+                    match (n, f) {
+                        (true, true) => "NF".into(),
+                        (true, false) => "N".into(),
+                        (false, true) => "F".into(),
+                        (false, false) => "-".into(),
+                    }
+                };
+                text.push_str(&format!("{cell:>7}"));
+            }
+            text.push('\n');
+        }
+        if let Some(d) = cells
+            .iter()
+            .filter(|c| &c.provider == p && c.supported)
+            .find_map(|c| c.defect)
+        {
+            text.push_str(&format!("(refused although the provider accepts them: {d})\n"));
+        }
+        text.push('\n');
+    }
+    text.push_str("N: fi_atomic  F: fi_fetch_atomic  NF: both  CSWAP k/n: conditions supported (fi_compare_atomic)\n-: not supported by the provider  .: not allowed by the originals' op/type rules\n");
+    text
+}
+
+/// `fabdiag -h`: every command, the tools from the catalogue.
+pub fn overview(version: &str) -> String {
+    let mut s = format!(
+        "fabdiag {version}: fabric diagnostics on libfabric\n\nUsage:\n  fabdiag COMMAND [OPTIONS]   (COMMAND -h for its options)\n\nCommands:\n"
+    );
+    for t in Tool::all() {
+        s.push_str(&format!(
+            "  {:<12}{}, as {}\n",
+            t.subcommand(),
+            t.summary(),
+            t.original_name()
+        ));
+    }
+    s.push_str("  serve [-p PORT]\n              Answer every tool above, client after client (like iperf3 -s)\n");
+    s.push_str("  host-traffic\n              Host <-> GPU memory <-> compute traffic, as gc-hosttraffictest (CUDA)\n");
+    s.push_str("  providers   List libfabric providers and domains on this machine\n");
+    s.push_str("  atomic-support [-P PROV] [--json]\n              Which atomic op/type/form each provider supports (fi_*atomicvalid)\n");
+    s.push_str("\nInstalled under an original name (e.g. a cxi_write_bw symlink), fabdiag\nbehaves as that tool.\n");
+    s
+}

@@ -1,0 +1,76 @@
+//! Pass/fail thresholds on finished results (`--min-bw`, `--max-lat`): a
+//! pure verdict with its JSON form and, when missed, the one line that
+//! says which sizes missed it.
+
+use crate::json::{LatThresholdJson, ThresholdJson};
+use crate::Row;
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Threshold {
+    /// Every size's bandwidth must reach this many MB/s.
+    MinBw(f64),
+    /// Every size's mean latency must stay at or below this many µs.
+    MaxLat(f64),
+}
+
+/// The verdict as the JSON document carries it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum VerdictJson {
+    MinBw(ThresholdJson),
+    MaxLat(LatThresholdJson),
+}
+
+#[derive(Clone, Debug)]
+pub struct Verdict {
+    pub json: VerdictJson,
+    /// Set when the threshold was missed.
+    pub failure: Option<String>,
+}
+
+pub fn judge(t: Threshold, rows: &[Row]) -> Verdict {
+    match t {
+        Threshold::MinBw(min) => {
+            let failed: Vec<(u64, f64)> = rows
+                .iter()
+                .filter_map(|r| r.bw_mb_s().map(|bw| (r.size(), bw)))
+                .filter(|(_, bw)| *bw < min)
+                .collect();
+            let list: Vec<String> = failed
+                .iter()
+                .map(|(size, bw)| format!("{size} B at {bw:.2} MB/s"))
+                .collect();
+            Verdict {
+                failure: (!failed.is_empty())
+                    .then(|| format!("bandwidth below --min-bw {min} MB/s: {}", list.join(", "))),
+                json: VerdictJson::MinBw(ThresholdJson {
+                    min_bw_mb_per_s: min,
+                    passed: failed.is_empty(),
+                    failed_sizes_bytes: failed.iter().map(|(size, _)| *size).collect(),
+                }),
+            }
+        }
+        Threshold::MaxLat(max) => {
+            let failed: Vec<(u64, u64)> = rows
+                .iter()
+                .filter_map(|r| r.mean_ns().map(|ns| (r.size(), ns)))
+                .filter(|(_, ns)| *ns as f64 > max * 1000.0)
+                .collect();
+            let list: Vec<String> = failed
+                .iter()
+                .map(|(size, ns)| format!("{size} B at {:.2} us", *ns as f64 / 1000.0))
+                .collect();
+            Verdict {
+                failure: (!failed.is_empty())
+                    .then(|| format!("mean latency above --max-lat {max} us: {}", list.join(", "))),
+                json: VerdictJson::MaxLat(LatThresholdJson {
+                    max_lat_us: max,
+                    statistic: "mean".into(),
+                    passed: failed.is_empty(),
+                    failed_sizes_bytes: failed.iter().map(|(size, _)| *size).collect(),
+                }),
+            }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! One timed latency operation on the fabric (spec §3.6, §3.7, §3.9): a
+//! write or read waited for, or send_lat's round trip (our message out, the
+//! server's echo back) halved; and the clocks that time it.
+
+use super::{peer, DriveError, FabricDriver, Op};
+use fabdiag_clock::Calibration;
+use fabdiag_engine::{Activity, LatDriver, Measure, SyncPoint};
+use fabdiag_fabric::Posted;
+
+/// How latency is timed.
+#[derive(Clone, Debug)]
+pub enum LatClock {
+    /// CLOCK_MONOTONIC_RAW.
+    Raw,
+    /// The CPU cycle counter, converted with this calibration.
+    Cycles(Calibration),
+}
+
+impl LatClock {
+    fn now(&self) -> u64 {
+        match self {
+            LatClock::Raw => fabdiag_clock::monotonic_raw_ns(),
+            LatClock::Cycles(_) => fabdiag_clock::cycles().unwrap_or(0),
+        }
+    }
+
+    fn elapsed_ns(&self, t0: u64, t1: u64) -> u64 {
+        match self {
+            LatClock::Raw => t1.saturating_sub(t0),
+            LatClock::Cycles(c) => c.to_ns(t1.wrapping_sub(t0)),
+        }
+    }
+
+    /// The calibrated frequency, for the banner.
+    pub fn mhz(&self) -> Option<f64> {
+        match self {
+            LatClock::Cycles(c) => Some(c.mhz),
+            LatClock::Raw => None,
+        }
+    }
+}
+
+impl FabricDriver<'_> {
+    fn measure_inner(&mut self, size: u64) -> Result<u64, DriveError> {
+        if let Op::Atomic(plan) = self.cfg.op {
+            self.load_operands(plan, 1)?;
+        }
+        let inject = self.inject_ok(size);
+        let want_echo = self.rx_data + 1;
+        let t0 = self.cfg.clock.now();
+        while self.post(size, 0, inject)? == Posted::Busy {
+            if self.progress()? == 0 {
+                self.watch()?;
+            }
+        }
+        self.tx_posted += 1;
+        let ns = if self.cfg.op == Op::Send {
+            // a round trip: our message out, the server's echo back; halved
+            self.wait_until(|d| d.tx_done >= d.tx_posted && d.rx_data >= want_echo)?;
+            let t1 = self.cfg.clock.now();
+            self.cfg.clock.elapsed_ns(t0, t1) / 2
+        } else {
+            self.wait_until(|d| d.tx_done >= d.tx_posted)?;
+            let t1 = self.cfg.clock.now();
+            self.cfg.clock.elapsed_ns(t0, t1)
+        };
+        Ok(ns)
+    }
+}
+
+impl LatDriver for FabricDriver<'_> {
+    type Error = DriveError;
+
+    fn barrier(&mut self, point: SyncPoint, size: u64) -> Result<(), DriveError> {
+        peer::barrier(self, point, size)
+    }
+
+    fn measure(&mut self, size: u64) -> Result<u64, DriveError> {
+        self.measure_inner(size).map_err(|e| self.explain(e))
+    }
+
+    /// The server reports how many echoes it sent (send_lat) so a
+    /// de-synchronised run is caught instead of reported.
+    fn exchange(&mut self, size: u64, ops: u64) -> Result<u64, DriveError> {
+        let mine = if self.cfg.activity == Activity::Passive {
+            self.echoes_sent
+        } else {
+            ops
+        };
+        let theirs = peer::exchange(
+            self,
+            size,
+            Measure {
+                elapsed_ns: 0,
+                ops: mine,
+            },
+        )?;
+        Ok(theirs.ops)
+    }
+}

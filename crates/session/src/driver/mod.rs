@@ -1,0 +1,370 @@
+//! The engine's drivers over a libfabric endpoint: how one bandwidth
+//! iteration or one timed latency operation is carried out on the fabric.
+//! Split by job: this file holds the driver's state, completion accounting
+//! and posting; `peer` the barriers and result exchanges over a `Link` (the
+//! only contact with the other side, so a single-process test can pass
+//! `Alone`); `watch` how a dead peer or a hung fabric is noticed; `bw` and
+//! `lat` the engine's two driver traits. Registered bytes are read and
+//! written only through `crate::memory`. Never prints.
+
+mod bw;
+mod lat;
+pub(crate) mod peer;
+mod watch;
+
+pub use lat::LatClock;
+#[cfg(test)]
+pub(crate) use peer::SyncHost;
+
+use crate::link::Link;
+use crate::memory;
+use fabdiag_engine::amo::{Operands, Scheme};
+use fabdiag_engine::{Activity, BwDriver, LatDriver, Stepper};
+use fabdiag_fabric::{
+    AtomicOperands, AtomicSpec, Completion, Endpoint, FabricError, OpFlags, PeerId, Posted, RegionId, RemoteRegion,
+};
+use fabdiag_proto::{Message, Phase, ProtoError};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// Our initiator (TX) buffer and our target (RX) buffer.
+pub const INITIATOR: RegionId = RegionId(0);
+pub const TARGET: RegionId = RegionId(1);
+
+/// IDC payload limits of the originals (restricted / unrestricted puts, and
+/// sends), further capped by the provider's inject size.
+const IDC_MAX_RESTRICTED: u64 = 224;
+const IDC_MAX_UNRESTRICTED: u64 = 192;
+const IDC_MAX_SEND: u64 = 192;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DriveError {
+    #[error(transparent)]
+    Fabric(#[from] FabricError),
+    #[error(transparent)]
+    Proto(#[from] ProtoError),
+    #[error("no fabric completion for {secs} s during {phase} (size {size}): the peer's endpoint is unreachable over the fabric or hung")]
+    Stalled { phase: Phase, size: u64, secs: u64 },
+    #[error("{0}")]
+    Protocol(String),
+}
+
+/// The fabric operation a tool measures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Op {
+    Write,
+    Read,
+    Send,
+    /// One atomic per slot, as the plan says.
+    Atomic(AtomicPlan),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AtomicPlan {
+    pub spec: AtomicSpec,
+    pub scheme: Scheme,
+    /// Where fetched values go: the second half of the initiator buffer.
+    pub result_base: u64,
+}
+
+pub struct DriverConfig {
+    pub op: Op,
+    pub activity: Activity,
+    pub bidirectional: bool,
+    pub list_size: u64,
+    pub align: u64,
+    pub max_buf: u64,
+    pub use_idc: bool,
+    pub unrestricted: bool,
+    /// Largest message this run sends; receive slots are this long.
+    pub max_size: u64,
+    /// send_lat: the passive side sends every message back (an echo)
+    /// instead of answering whole batches.
+    pub echo: bool,
+    pub clock: LatClock,
+}
+
+/// Everything a session does with a driver: the engine's two methods, the
+/// atomic tools' settling of the target, and the link for trading verdicts.
+pub trait Drive: BwDriver<Error = DriveError> + LatDriver<Error = DriveError> {
+    /// Keeps the fabric progressing until `done` holds for the target's
+    /// bytes or `limit` passes; returns the time taken and those bytes.
+    /// (Incoming operations are applied while this side polls, and may still
+    /// be queued when the peer's post-run message arrives over TCP.)
+    fn settle(&mut self, done: &dyn Fn(&[u8]) -> bool, limit: Duration) -> Result<(Duration, Vec<u8>), DriveError>;
+    fn link(&mut self) -> &mut dyn Link;
+    /// The run ended well: the endpoint may be closed normally. Dropped any
+    /// other way, the driver leaves the endpoint unclosed (libfabric 1.17
+    /// can crash closing an endpoint whose peer vanished, see
+    /// docs/known-defects.md).
+    fn finish(self: Box<Self>);
+}
+
+pub struct FabricDriver<'a> {
+    ep: &'a mut Endpoint,
+    link: &'a mut dyn Link,
+    peer: PeerId,
+    peer_target: RemoteRegion,
+    cfg: DriverConfig,
+    comps: Vec<Completion>,
+    // Counters are cumulative for the whole run; each size keeps baselines.
+    tx_posted: u64,
+    tx_done: u64,
+    rx_data: u64,
+    rx_responses: u64,
+    base_data: u64,
+    base_responses: u64,
+    iteration: u64,
+    responses_owed: u64,
+    recv_slot_len: u64,
+    recv_gran: u64,
+    recv_slots: u64,
+    /// A post-run barrier the follower saw while waiting for a batch.
+    stashed_post_run: Option<Message>,
+    /// send_lat server: echoes owed (sizes) and sent in this size.
+    echoes_owed: VecDeque<u64>,
+    echoes_sent: u64,
+    /// The atomic operands of the next iteration, and those in the buffer.
+    amo_next: Option<Operands>,
+    amo_loaded: Option<Operands>,
+    /// Set by `finish`: the run ended well, so the endpoint may be closed.
+    clean: bool,
+    last_progress: Instant,
+    last_ctl_check: Instant,
+    current_size: u64,
+}
+
+impl<'a> FabricDriver<'a> {
+    pub fn new(
+        ep: &'a mut Endpoint,
+        link: &'a mut dyn Link,
+        peer: (PeerId, RemoteRegion),
+        cfg: DriverConfig,
+    ) -> Result<Self, DriveError> {
+        let mut d = FabricDriver {
+            ep,
+            link,
+            peer: peer.0,
+            peer_target: peer.1,
+            cfg,
+            comps: vec![Completion::default(); 64],
+            tx_posted: 0,
+            tx_done: 0,
+            rx_data: 0,
+            rx_responses: 0,
+            base_data: 0,
+            base_responses: 0,
+            iteration: 0,
+            responses_owed: 0,
+            recv_slot_len: 0,
+            recv_gran: 1,
+            recv_slots: 1,
+            stashed_post_run: None,
+            echoes_owed: VecDeque::new(),
+            echoes_sent: 0,
+            amo_next: None,
+            amo_loaded: None,
+            clean: false,
+            last_progress: Instant::now(),
+            last_ctl_check: Instant::now(),
+            current_size: 0,
+        };
+        if d.cfg.op == Op::Send {
+            d.post_initial_receives()?;
+        }
+        if let Op::Atomic(plan) = d.cfg.op {
+            d.amo_next = Some(plan.scheme.first);
+        }
+        Ok(d)
+    }
+
+    fn post_initial_receives(&mut self) -> Result<(), DriveError> {
+        let region = self.ep.region_len(TARGET);
+        self.recv_slot_len = self.cfg.max_size.min(region);
+        let align = self.cfg.align.max(1);
+        self.recv_gran = self.recv_slot_len.div_ceil(align).max(1) * align;
+        self.recv_slots = (region / self.recv_gran).max(1);
+        // A batch plus the response; the provider buffers any excess as
+        // unexpected messages.
+        let depth = (self.cfg.list_size + 2).min(self.ep.rx_depth()).max(1);
+        for i in 0..depth {
+            let slot = i % self.recv_slots;
+            if self.ep.recv(TARGET, slot * self.recv_gran, self.recv_slot_len, slot)? == Posted::Busy {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Polls the CQ once; accounts receives and sends; returns how many
+    /// completions it saw.
+    fn progress(&mut self) -> Result<usize, DriveError> {
+        let n = self.ep.poll(&mut self.comps)?;
+        for i in 0..n {
+            let c = self.comps[i];
+            if c.is_recv {
+                if c.len == 0 {
+                    self.rx_responses += 1;
+                } else {
+                    self.rx_data += 1;
+                    // A passive receiver answers: every message with its echo
+                    // (send_lat), or every full batch (send_bw); active sides
+                    // answer from their iteration.
+                    if self.cfg.activity == Activity::Passive {
+                        if self.cfg.echo {
+                            self.echoes_owed.push_back(c.len);
+                        } else if (self.rx_data - self.base_data).is_multiple_of(self.cfg.list_size) {
+                            self.responses_owed += 1;
+                        }
+                    }
+                }
+                // Reuse the slot that just completed; the receive queue
+                // therefore cannot be full.
+                let slot = c.context % self.recv_slots;
+                self.ep.recv(TARGET, slot * self.recv_gran, self.recv_slot_len, slot)?;
+            } else {
+                self.tx_done += 1;
+            }
+        }
+        if n > 0 {
+            self.last_progress = Instant::now();
+        }
+        while self.responses_owed > 0 {
+            if self.send_response()? == Posted::Busy {
+                break;
+            }
+            self.responses_owed -= 1;
+        }
+        while let Some(&len) = self.echoes_owed.front() {
+            let inject = self.inject_ok(len);
+            if self.ep.send(INITIATOR, 0, len, self.peer, OpFlags { inject }, 0)? == Posted::Busy {
+                break;
+            }
+            self.tx_posted += 1;
+            self.echoes_sent += 1;
+            self.echoes_owed.pop_front();
+        }
+        Ok(n)
+    }
+
+    /// The zero-length message that closes a send_bw batch.
+    fn send_response(&mut self) -> Result<Posted, DriveError> {
+        let inject = self.inject_ok(0);
+        let p = self.ep.send(INITIATOR, 0, 0, self.peer, OpFlags { inject }, 0)?;
+        if p == Posted::Queued {
+            self.tx_posted += 1;
+        }
+        Ok(p)
+    }
+
+    fn inject_ok(&self, size: u64) -> bool {
+        if !self.cfg.use_idc {
+            return false;
+        }
+        let idc_max = match self.cfg.op {
+            // libfabric 1.17's rxm (tcp) never completes atomics posted with
+            // FI_INJECT, so atomics are never injected
+            Op::Atomic(_) => return false,
+            Op::Send => IDC_MAX_SEND,
+            _ if self.cfg.unrestricted => IDC_MAX_UNRESTRICTED,
+            _ => IDC_MAX_RESTRICTED,
+        };
+        size <= idc_max.min(self.ep.inject_size())
+    }
+
+    fn post_batch(&mut self, size: u64) -> Result<(), DriveError> {
+        if let Op::Atomic(plan) = self.cfg.op {
+            self.load_operands(plan, self.cfg.list_size)?;
+        }
+        let registered = self.ep.region_len(INITIATOR).min(self.peer_target.len);
+        let mut st = Stepper::new(size, self.cfg.align, registered, self.cfg.max_buf);
+        let inject = self.inject_ok(size);
+        let mut posted = 0;
+        self.last_progress = Instant::now();
+        while posted < self.cfg.list_size {
+            let off = st.peek();
+            match self.post(size, off, inject)? {
+                Posted::Queued => {
+                    st.next_offset();
+                    posted += 1;
+                    self.tx_posted += 1;
+                }
+                // queue full: retire completions, then retry the same slot
+                Posted::Busy => {
+                    if self.progress()? == 0 {
+                        self.watch()?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn post(&mut self, size: u64, off: u64, inject: bool) -> Result<Posted, DriveError> {
+        let flags = OpFlags { inject };
+        let (peer, target) = (self.peer, &self.peer_target);
+        Ok(match self.cfg.op {
+            Op::Write => self.ep.write(INITIATOR, off, size, peer, target, off, flags, 0)?,
+            Op::Read => self.ep.read(INITIATOR, off, size, peer, target, off, 0)?,
+            Op::Send => self.ep.send(INITIATOR, off, size, peer, flags, 0)?,
+            Op::Atomic(plan) => {
+                let ops = AtomicOperands {
+                    region: INITIATOR,
+                    operand: off,
+                    compare: off + memory::AMO_COMPARE_AT,
+                    result: plan.result_base + off,
+                };
+                self.ep.atomic(&plan.spec, &ops, peer, target, off, flags, 0)?
+            }
+        })
+    }
+
+    /// Puts this iteration's operands into the first `slots` slots (unless
+    /// they are there already) and steps the scheme for the next one (spec
+    /// §3.4.1: once per iteration).
+    fn load_operands(&mut self, plan: AtomicPlan, slots: u64) -> Result<(), DriveError> {
+        let Some(o) = self.amo_next else { return Ok(()) };
+        self.amo_next = Some(plan.scheme.next(o));
+        if self.amo_loaded == Some(o) {
+            return Ok(());
+        }
+        memory::write_operands(self.ep, INITIATOR, plan.scheme.ty, o, slots)?;
+        self.amo_loaded = Some(o);
+        Ok(())
+    }
+
+    fn start_size(&mut self, size: u64) {
+        self.current_size = size;
+        self.echoes_sent = 0;
+        self.base_data = self.rx_data;
+        self.base_responses = self.rx_responses;
+        self.iteration = 0;
+    }
+}
+
+impl Drop for FabricDriver<'_> {
+    fn drop(&mut self) {
+        if !self.clean {
+            self.ep.leak_on_drop();
+        }
+    }
+}
+
+impl Drive for FabricDriver<'_> {
+    fn settle(&mut self, done: &dyn Fn(&[u8]) -> bool, limit: Duration) -> Result<(Duration, Vec<u8>), DriveError> {
+        let t0 = Instant::now();
+        while !memory::view(self.ep, TARGET, done)? && t0.elapsed() < limit {
+            self.progress()?;
+        }
+        let waited = t0.elapsed();
+        Ok((waited, memory::view(self.ep, TARGET, |b| b.to_vec())?))
+    }
+
+    fn link(&mut self) -> &mut dyn Link {
+        &mut *self.link
+    }
+
+    fn finish(mut self: Box<Self>) {
+        self.clean = true;
+    }
+}

@@ -1,0 +1,130 @@
+//! The peer-sync half of a driver: per-size barriers and the exchange of
+//! each side's figures, over a `Link`. While a side waits for its peer it
+//! keeps its own fabric progressing (the peer's operations into our memory
+//! may need it). Written once for every driver through `SyncHost`, which
+//! the fabric driver and the tests' fake drivers implement.
+
+use super::{DriveError, FabricDriver};
+use crate::link::Link;
+use fabdiag_engine::{Activity, Measure, SyncPoint};
+use fabdiag_proto::{Message, Phase, ProtoError};
+
+/// What the peer-sync code needs from a driver.
+pub(crate) trait SyncHost {
+    fn link(&mut self) -> &mut dyn Link;
+    /// One round of this side's own progress.
+    fn progress(&mut self) -> Result<usize, DriveError>;
+    /// Reset the per-size counters (before anything of `size` can arrive).
+    fn start_size(&mut self, size: u64);
+    fn activity(&self) -> Activity;
+    /// A post-run barrier that arrived early (a follower sees it while
+    /// waiting for the leader's next batch).
+    fn take_stashed_post_run(&mut self) -> Option<Message>;
+}
+
+/// Both sides reach `point` for `size`: the client sends first, the server
+/// answers once its counters are reset, so nothing of this size can arrive
+/// before it is ready.
+pub(crate) fn barrier(h: &mut (impl SyncHost + ?Sized), point: SyncPoint, size: u64) -> Result<(), DriveError> {
+    let phase = match point {
+        SyncPoint::PreRun => Phase::PreRun,
+        SyncPoint::PostRun => Phase::PostRun,
+    };
+    let ours = Message::Barrier {
+        phase,
+        size: Some(size),
+    };
+    let leads = h.link().leads();
+    if leads {
+        if point == SyncPoint::PreRun {
+            h.start_size(size);
+        }
+        h.link().send(phase, &ours)?;
+    }
+    match wait(h, phase)? {
+        Message::Barrier { phase: p, size: s } if p == phase && s == Some(size) => {}
+        Message::Barrier { phase: p, size: s } => {
+            return Err(DriveError::Proto(ProtoError::Desync {
+                phase,
+                theirs: format!("{p}{}", s.map(|s| format!(" (size {s})")).unwrap_or_default()),
+            }))
+        }
+        other => {
+            return Err(DriveError::Proto(ProtoError::Unexpected {
+                phase,
+                got: other.kind().into(),
+            }))
+        }
+    }
+    if !leads {
+        if point == SyncPoint::PreRun {
+            h.start_size(size);
+        }
+        h.link().send(phase, &ours)?;
+    }
+    Ok(())
+}
+
+/// Waits for the peer's message in `phase` while progressing the fabric.
+fn wait(h: &mut (impl SyncHost + ?Sized), phase: Phase) -> Result<Message, DriveError> {
+    if phase == Phase::PostRun {
+        if let Some(m) = h.take_stashed_post_run() {
+            return Ok(m);
+        }
+    }
+    // A passive side waits in the post-run barrier for the whole run; a peer
+    // lost meanwhile was lost "during run".
+    let label = if phase == Phase::PostRun && h.activity() == Activity::Passive {
+        Phase::Run
+    } else {
+        phase
+    };
+    loop {
+        h.progress()?;
+        if let Some(m) = h.link().poll(label)? {
+            return Ok(m);
+        }
+    }
+}
+
+/// Trades this side's figures for one size for the peer's.
+pub(crate) fn exchange(h: &mut (impl SyncHost + ?Sized), size: u64, mine: Measure) -> Result<Measure, DriveError> {
+    let msg = Message::Results {
+        size,
+        elapsed_ns: mine.elapsed_ns,
+        ops: mine.ops,
+    };
+    match h.link().exchange(Phase::Results, &msg)? {
+        Message::Results {
+            size: s,
+            elapsed_ns,
+            ops,
+        } if s == size => Ok(Measure { elapsed_ns, ops }),
+        Message::Results { size: s, .. } => Err(DriveError::Proto(ProtoError::Desync {
+            phase: Phase::Results,
+            theirs: format!("results for size {s}"),
+        })),
+        other => Err(DriveError::Proto(ProtoError::Unexpected {
+            phase: Phase::Results,
+            got: other.kind().into(),
+        })),
+    }
+}
+
+impl SyncHost for FabricDriver<'_> {
+    fn link(&mut self) -> &mut dyn Link {
+        &mut *self.link
+    }
+    fn progress(&mut self) -> Result<usize, DriveError> {
+        FabricDriver::progress(self)
+    }
+    fn start_size(&mut self, size: u64) {
+        FabricDriver::start_size(self, size)
+    }
+    fn activity(&self) -> Activity {
+        self.cfg.activity
+    }
+    fn take_stashed_post_run(&mut self) -> Option<Message> {
+        self.stashed_post_run.take()
+    }
+}

@@ -1,0 +1,60 @@
+//! How a waiting driver notices that it waits in vain: the control
+//! connection is checked every 100 ms (the peer failed, closed or fell
+//! silent), and a fabric that completes nothing for too long is a stall.
+//! When the fabric itself fails, the control connection's account (a peer
+//! that died) is preferred, since it is the likelier story.
+
+use super::{DriveError, FabricDriver};
+use fabdiag_proto::Phase;
+use std::time::{Duration, Instant};
+
+impl FabricDriver<'_> {
+    /// Time without any completion after which the peer counts as gone:
+    /// 5 s plus the time one batch would take at 100 MB/s.
+    fn stall_limit(&self) -> Duration {
+        let batch = self.current_size.saturating_mul(self.cfg.list_size);
+        Duration::from_secs(5) + Duration::from_micros(batch / 100)
+    }
+
+    /// Called while waiting on the fabric with nothing completed.
+    pub(super) fn watch(&mut self) -> Result<(), DriveError> {
+        if self.last_ctl_check.elapsed() >= Duration::from_millis(100) {
+            self.last_ctl_check = Instant::now();
+            self.link.check_alive(Phase::Run)?;
+        }
+        if self.last_progress.elapsed() > self.stall_limit() {
+            return Err(DriveError::Stalled {
+                phase: Phase::Run,
+                size: self.current_size,
+                secs: self.stall_limit().as_secs(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Progresses until `done` holds, watching for a dead peer.
+    pub(super) fn wait_until(&mut self, done: impl Fn(&Self) -> bool) -> Result<(), DriveError> {
+        self.last_progress = Instant::now();
+        while !done(self) {
+            if self.progress()? == 0 {
+                self.watch()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A fabric error is re-told as the peer's failure when the control
+    /// connection reports one within 300 ms.
+    pub(super) fn explain(&mut self, e: DriveError) -> DriveError {
+        if let DriveError::Fabric(_) = e {
+            let deadline = Instant::now() + Duration::from_millis(300);
+            while Instant::now() < deadline {
+                if let Err(pe) = self.link.check_alive(Phase::Run) {
+                    return DriveError::Proto(pe);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        e
+    }
+}

@@ -1,0 +1,41 @@
+//! This side's own settings: what the user chose for this process only
+//! (provider, domain, service ID) and test hooks. Never sent to the peer,
+//! and the only way settings from the command line or the environment
+//! reach the library, which reads neither itself.
+
+/// The originals' default service ID.
+pub const DEFAULT_SVC_ID: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Env {
+    /// `-P`: the client's provider (None: the best one); on a server, the
+    /// only provider it accepts.
+    pub provider: Option<String>,
+    /// `-d`: the domain (None: the one that reaches the peer).
+    pub device: Option<String>,
+    /// `-v`: shown in the banner.
+    pub svc_id: u32,
+    /// `--ignore-cpu-freq-mismatch`, for `--clock cycles`.
+    pub ignore_cpu_freq_mismatch: bool,
+    pub hooks: Hooks,
+}
+
+/// Deliberate faults, for tests that must show a check can fail.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hooks {
+    /// Atomic tools: pretend this many more iterations hit the target, so
+    /// the final-value check must fail.
+    pub amo_extra_iterations: u64,
+}
+
+impl Default for Env {
+    fn default() -> Self {
+        Env {
+            provider: None,
+            device: None,
+            svc_id: DEFAULT_SVC_ID,
+            ignore_cpu_freq_mismatch: false,
+            hooks: Hooks::default(),
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! The pair test as a library. One call runs one test of any tool:
+//! `client(spec, env, host, port, sink)` against a server, `serve_one` or
+//! `serve_stream` for the server side, `local` for both in one process.
+//! The choreography is written once (`session`); each tool family supplies
+//! only what differs (`family`); the fabric driver (`driver`) runs the
+//! engine's methods over a libfabric endpoint and talks to the peer only
+//! through a `Link`, so a single-process test can use it with `Alone`;
+//! every byte of registered memory is read or written in `memory`.
+//!
+//! This crate never prints, never exits, and never reads argv or the
+//! environment: settings arrive in `TestSpec` (what the client decides)
+//! and `Env` (this side's own), progress leaves through a `Sink`, and the
+//! outcome is a `Report` or a `Failure` that says phase, side and kind.
+
+mod driver;
+mod env;
+mod family;
+mod link;
+mod memory;
+mod net;
+mod outcome;
+mod probe;
+mod provider;
+mod session;
+mod sink;
+mod spec;
+#[cfg(test)]
+mod tests;
+
+pub use driver::{DriveError, LatClock};
+pub use env::{Env, Hooks, DEFAULT_SVC_ID};
+pub use link::{Alone, Link};
+pub use outcome::{Failure, FailureKind, Report, SessionError, Side};
+pub use probe::{atomic_support, providers, AtomicSupport};
+pub use provider::{candidates, choose, PREFERENCE};
+pub use session::{client, hello, local, serve_one, serve_stream, VERSION};
+pub use sink::{Event, Silent, Sink};
+pub use spec::{ClockKind, SpecError, TestSpec, AMO_STRIDE, MAX_LIST, MAX_SIZE};

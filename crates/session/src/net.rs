@@ -1,0 +1,206 @@
+//! The fabric side of a session, behind two small traits so the
+//! choreography can be tested without libfabric: a `Net` finds the
+//! provider and opens this side's endpoint with its memory; the `Port` it
+//! returns tells the peer about itself, learns the peer, and hands out the
+//! driver for the run. `FabricNet` is the real one, over libfabric.
+
+use crate::driver::{Drive, DriverConfig, FabricDriver, INITIATOR, TARGET};
+use crate::env::Env;
+use crate::link::Link;
+use crate::memory::{self, MemFacts, MemoryPlan};
+use crate::outcome::SessionError;
+use crate::provider;
+use fabdiag_fabric::{AtomicSpec, Capability, Endpoint, FabricError, InfoList, PeerId, RemoteRegion};
+use fabdiag_proto::{Message, Phase, ProtoError, RegionDesc};
+use std::net::IpAddr;
+
+pub trait Net {
+    /// Before any network traffic: can this side run a test that needs
+    /// `cap` with the user's `-P` and `-d`? (The originals opened their
+    /// device before connecting.)
+    fn check(&mut self, env: &Env, cap: Capability) -> Result<(), SessionError>;
+    /// Opens this side's endpoint: `provider` (None: the best one), the
+    /// domain from `-d` or else the one whose network holds `near`, and the
+    /// plan's buffers registered with it.
+    fn open(
+        &mut self,
+        provider: Option<&str>,
+        env: &Env,
+        cap: Capability,
+        near: Option<IpAddr>,
+        plan: &MemoryPlan,
+    ) -> Result<Box<dyn Port>, SessionError>;
+}
+
+pub trait Port {
+    fn provider(&self) -> &str;
+    fn domain(&self) -> &str;
+    /// True when a completion means the data reached the target.
+    fn delivery_complete(&self) -> bool;
+    fn memory(&self) -> &MemFacts;
+    /// Does the provider support this atomic (fi_*atomicvalid)?
+    fn atomic_valid(&self, spec: &AtomicSpec) -> Result<bool, SessionError>;
+    /// A provider defect that would crash the process on this atomic.
+    fn atomic_defect(&self, spec: &AtomicSpec) -> Option<&'static str>;
+    /// The Endpoint message that tells the peer our address and buffers.
+    fn advertise(&self) -> Result<Message, SessionError>;
+    /// Takes the peer's Endpoint message; returns our printable address
+    /// (with the provider) and the peer's, for the banner.
+    fn connect(&mut self, peer: Message) -> Result<(String, String), SessionError>;
+    /// The driver for the run, once connected.
+    fn driver<'a>(&'a mut self, link: &'a mut dyn Link, cfg: DriverConfig)
+        -> Result<Box<dyn Drive + 'a>, SessionError>;
+}
+
+/// Providers and endpoints from libfabric.
+#[derive(Default)]
+pub struct FabricNet {
+    /// The last discovery, reused when the same question is asked again
+    /// (a client checks before connecting and opens after).
+    cached: Option<(Query, InfoList)>,
+}
+
+#[derive(Clone, PartialEq)]
+struct Query {
+    provider: Option<String>,
+    device: Option<String>,
+    cap: Capability,
+}
+
+impl FabricNet {
+    fn list(&mut self, q: Query) -> Result<&InfoList, FabricError> {
+        if self.cached.as_ref().map(|(k, _)| k) != Some(&q) {
+            let list = provider::candidates(q.provider.as_deref(), q.device.as_deref(), q.cap)?;
+            self.cached = Some((q, list));
+        }
+        match &self.cached {
+            Some((_, list)) => Ok(list),
+            None => Err(FabricError::Bounds("no provider list".into())),
+        }
+    }
+}
+
+impl Net for FabricNet {
+    fn check(&mut self, env: &Env, cap: Capability) -> Result<(), SessionError> {
+        self.list(Query {
+            provider: env.provider.clone(),
+            device: env.device.clone(),
+            cap,
+        })?;
+        Ok(())
+    }
+
+    fn open(
+        &mut self,
+        provider: Option<&str>,
+        env: &Env,
+        cap: Capability,
+        near: Option<IpAddr>,
+        plan: &MemoryPlan,
+    ) -> Result<Box<dyn Port>, SessionError> {
+        let list = self.list(Query {
+            provider: provider.map(str::to_string),
+            device: env.device.clone(),
+            cap,
+        })?;
+        let idx = provider::choose(list, near);
+        let (buffers, memory) = memory::allocate(plan)?;
+        let ep = Endpoint::open(list, idx, buffers)?;
+        Ok(Box::new(FabricPort { ep, memory, peer: None }))
+    }
+}
+
+struct FabricPort {
+    ep: Endpoint,
+    memory: MemFacts,
+    peer: Option<(PeerId, RemoteRegion)>,
+}
+
+impl Port for FabricPort {
+    fn provider(&self) -> &str {
+        self.ep.provider()
+    }
+    fn domain(&self) -> &str {
+        self.ep.domain()
+    }
+    fn delivery_complete(&self) -> bool {
+        self.ep.delivery_complete()
+    }
+    fn memory(&self) -> &MemFacts {
+        &self.memory
+    }
+    fn atomic_valid(&self, spec: &AtomicSpec) -> Result<bool, SessionError> {
+        Ok(self.ep.atomic_valid(spec)?)
+    }
+    fn atomic_defect(&self, spec: &AtomicSpec) -> Option<&'static str> {
+        self.ep.known_atomic_defect(spec)
+    }
+
+    fn advertise(&self) -> Result<Message, SessionError> {
+        let regions = [INITIATOR, TARGET]
+            .iter()
+            .filter_map(|&r| self.ep.remote_region(r))
+            .map(|r| RegionDesc {
+                addr: r.addr,
+                key: r.key,
+                len: r.len,
+            })
+            .collect();
+        Ok(Message::Endpoint {
+            provider: self.ep.provider().into(),
+            domain: self.ep.domain().into(),
+            address: self.ep.name()?,
+            regions,
+        })
+    }
+
+    fn connect(&mut self, peer: Message) -> Result<(String, String), SessionError> {
+        let (provider, address, regions) = match peer {
+            Message::Endpoint {
+                provider,
+                address,
+                regions,
+                ..
+            } => (provider, address, regions),
+            other => {
+                return Err(ProtoError::Unexpected {
+                    phase: Phase::Endpoint,
+                    got: other.kind().into(),
+                }
+                .into())
+            }
+        };
+        if provider != self.ep.provider() {
+            return Err(SessionError::Mismatch(format!(
+                "peer opened provider '{provider}' but this side uses '{}'",
+                self.ep.provider()
+            )));
+        }
+        let t = regions
+            .get(1)
+            .ok_or_else(|| SessionError::Mismatch("peer advertised no target buffer".into()))?;
+        let own = self.ep.name()?;
+        let id = self.ep.insert_peer(&address)?;
+        let target = RemoteRegion {
+            addr: t.addr,
+            key: t.key,
+            len: t.len,
+        };
+        self.peer = Some((id, target));
+        Ok((
+            format!("{} ({})", self.ep.address_string(&own), self.ep.provider()),
+            self.ep.address_string(&address),
+        ))
+    }
+
+    fn driver<'a>(
+        &'a mut self,
+        link: &'a mut dyn Link,
+        cfg: DriverConfig,
+    ) -> Result<Box<dyn Drive + 'a>, SessionError> {
+        let peer = self
+            .peer
+            .ok_or_else(|| SessionError::Internal("driver asked for before the peer was known".into()))?;
+        Ok(Box::new(FabricDriver::new(&mut self.ep, link, peer, cfg)?))
+    }
+}

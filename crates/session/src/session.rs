@@ -1,0 +1,350 @@
+//! The client/server choreography, written once for every tool:
+//!
+//! ```text
+//! client: spec valid? → family → clock → provider check (no traffic yet)
+//!         → connect → hello → open endpoint + memory → Config(spec) ─┐
+//! server: listen → accept → hello (one tool, or any) → Config ←──────┘
+//!         → spec valid? → family → same provider → open endpoint
+//! both:   Endpoint exchange (client first) → banner → Ready barrier
+//!         → family.measure: per size pre-run barrier, timed loop,
+//!           post-run barrier, results traded (driver + peer sync)
+//!         → finish → End; a failure on this side is told to the peer
+//! ```
+//!
+//! Everything that differs between tools is in `crate::family`. Nothing
+//! here prints: progress goes to the `Sink`, the outcome is returned.
+
+use crate::driver::LatClock;
+use crate::env::Env;
+use crate::family::{self, Facts, FamilyRun, Rows};
+use crate::link::Link;
+use crate::net::{FabricNet, Net, Port};
+use crate::outcome::{Failure, Report, SessionError};
+use crate::sink::{Event, Silent, Sink};
+use crate::spec::{ClockKind, TestSpec};
+use fabdiag_proto::{Control, Hello, Listener, Message, Phase, ProtoError, MAGIC, PROTOCOL};
+use fabdiag_report::{Role, Row, RunDesc, Tool};
+use std::net::TcpStream;
+
+/// fabdiag's version, told in every hello (MAJOR.MINOR must match).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+pub fn hello(tool: Tool) -> Hello {
+    Hello {
+        magic: MAGIC.into(),
+        protocol: PROTOCOL,
+        tool: tool.original_name().into(),
+        version: VERSION.into(),
+    }
+}
+
+/// Runs `spec` as the client of the server at `host:port`.
+pub fn client(spec: TestSpec, env: &Env, host: &str, port: u16, sink: &mut dyn Sink) -> Result<Report, Failure> {
+    let mut net = FabricNet::default();
+    let (fam, clock) = prepare(&spec, env, &mut net, sink)?;
+    sink.event(Event::Phase(Phase::Connect));
+    let mut ctl = fabdiag_proto::connect(host, port).map_err(|e| Failure::early(Phase::Connect, e))?;
+    sink.event(Event::Phase(Phase::Hello));
+    ctl.handshake(&hello(spec.tool))
+        .map_err(|e| Failure::early(Phase::Hello, e))?;
+    client_run(spec, &*fam, clock, env, &mut net, &mut ctl, sink)
+}
+
+/// What a client settles before any network traffic: the spec, the
+/// family, the clock (cycle-counter calibration takes 0.2 s and can fail on
+/// its own), and whether this side's provider can run the test at all.
+fn prepare(
+    spec: &TestSpec,
+    env: &Env,
+    net: &mut dyn Net,
+    sink: &mut dyn Sink,
+) -> Result<(Box<dyn FamilyRun>, LatClock), Failure> {
+    let early = |e: SessionError| Failure::early(Phase::Connect, e);
+    spec.validate().map_err(|e| early(e.into()))?;
+    let fam = family::plan(spec, env).map_err(early)?;
+    let clock = match spec.clock {
+        ClockKind::ClockGettime => LatClock::Raw,
+        ClockKind::Cycles => {
+            let c = fabdiag_clock::calibrate(env.ignore_cpu_freq_mismatch).map_err(|e| early(e.into()))?;
+            if let Some(w) = &c.warning {
+                sink.event(Event::Warning(w));
+            }
+            LatClock::Cycles(c)
+        }
+    };
+    net.check(env, fam.capability()).map_err(early)?;
+    Ok((fam, clock))
+}
+
+/// Waits on `listener` for one client (only of `only`, if given; others
+/// are turned away and reported) and runs its test.
+pub fn serve_one(listener: &Listener, only: Option<Tool>, env: &Env, sink: &mut dyn Sink) -> Result<Report, Failure> {
+    sink.event(Event::Listening(listener.port()));
+    let (ctl, hello) = listener
+        .accept(only.map(Tool::original_name), VERSION, &mut |r| {
+            sink.event(Event::Rejected {
+                peer: &r.peer,
+                reason: &r.reason,
+            })
+        })
+        .map_err(|e| Failure::early(Phase::Connect, e))?;
+    serve_control(ctl, &hello, env, sink)
+}
+
+/// Serves one connection accepted elsewhere (a `fabdiag serve` worker):
+/// any tool of this version.
+pub fn serve_stream(stream: TcpStream, env: &Env, sink: &mut dyn Sink) -> Result<Report, Failure> {
+    let mut ctl = Control::server(stream).map_err(|e| Failure::early(Phase::Connect, e))?;
+    let hello = ctl
+        .answer_hello(None, VERSION)
+        .map_err(|e| Failure::early(Phase::Hello, e))?;
+    serve_control(ctl, &hello, env, sink)
+}
+
+fn serve_control(mut ctl: Control, hello: &Hello, env: &Env, sink: &mut dyn Sink) -> Result<Report, Failure> {
+    let Some(tool) = Tool::from_original(&hello.tool) else {
+        let e = SessionError::Mismatch(format!("this server runs no tool named '{}'", hello.tool));
+        ctl.send_error(Phase::Hello, &e.to_string());
+        return Err(Failure::early(Phase::Hello, e));
+    };
+    sink.event(Event::Accepted {
+        peer: ctl.peer_addr(),
+        tool,
+    });
+    server_run(tool, env, &mut FabricNet::default(), &mut ctl, sink)
+}
+
+/// `--local`: a server thread on a free loopback port and a client here.
+pub fn local(spec: TestSpec, env: &Env, sink: &mut dyn Sink) -> Result<Report, Failure> {
+    // the provider is checked before starting a server that would wait forever
+    prepare(&spec, env, &mut FabricNet::default(), &mut Silent)?;
+    let listener = Listener::bind_loopback().map_err(|e| Failure::early(Phase::Connect, e))?;
+    let port = listener.port();
+    let (tool, senv) = (spec.tool, env.clone());
+    let server = std::thread::Builder::new()
+        .name("fabdiag-local-server".into())
+        .spawn(move || {
+            serve_one(&listener, Some(tool), &senv, &mut Silent)
+                .map(|_| ())
+                .map_err(|f| f.to_string())
+        })
+        .map_err(|e| {
+            Failure::early(
+                Phase::Connect,
+                SessionError::Internal(format!("cannot start the local server: {e}")),
+            )
+        })?;
+    let report = client(spec, env, "127.0.0.1", port, sink)?;
+    let problem = match server.join() {
+        Ok(Ok(())) => return Ok(report),
+        Ok(Err(msg)) => msg,
+        Err(_) => "its thread panicked".to_string(),
+    };
+    Err(Failure::new(
+        Phase::Teardown,
+        SessionError::LocalServer(problem),
+        Some(report.run),
+        report.rows,
+    ))
+}
+
+/// Where a session is: the phase, and what it has to show so far.
+struct Progress {
+    phase: Phase,
+    run: Option<RunDesc>,
+    rows: Vec<Row>,
+}
+
+impl Progress {
+    fn enter(&mut self, phase: Phase, sink: &mut dyn Sink) {
+        self.phase = phase;
+        sink.event(Event::Phase(phase));
+    }
+
+    /// The session's outcome; a failure of ours is told to the peer.
+    fn conclude(self, r: Result<(), SessionError>, link: &mut dyn Link) -> Result<Report, Failure> {
+        match (r, self.run) {
+            (Ok(()), Some(run)) => Ok(Report { run, rows: self.rows }),
+            (Ok(()), None) => Err(Failure::new(
+                self.phase,
+                SessionError::Internal("run ended without a description".into()),
+                None,
+                self.rows,
+            )),
+            (Err(e), run) => {
+                if !e.from_peer() {
+                    link.send_error(self.phase, &e.to_string());
+                }
+                Err(Failure::new(self.phase, e, run, self.rows))
+            }
+        }
+    }
+}
+
+fn start() -> Progress {
+    Progress {
+        phase: Phase::Config,
+        run: None,
+        rows: Vec::new(),
+    }
+}
+
+/// The client after the hello: opens its endpoint, sends the spec, runs.
+pub(crate) fn client_run(
+    mut spec: TestSpec,
+    fam: &dyn FamilyRun,
+    clock: LatClock,
+    env: &Env,
+    net: &mut dyn Net,
+    link: &mut dyn Link,
+    sink: &mut dyn Sink,
+) -> Result<Report, Failure> {
+    let mut p = start();
+    p.enter(Phase::Config, sink);
+    let r = (|| {
+        let near = link.local_ip();
+        let mut port = net.open(
+            env.provider.as_deref(),
+            env,
+            fam.capability(),
+            near,
+            &fam.memory(Role::Client),
+        )?;
+        fam.check(&*port)?;
+        spec.provider = port.provider().into();
+        link.send(
+            Phase::Config,
+            &Message::Config {
+                params: spec.to_wire()?,
+            },
+        )?;
+        let mut side = Side {
+            role: Role::Client,
+            fam,
+            clock: &clock,
+            env,
+            link: &mut *link,
+            sink: &mut *sink,
+        };
+        side.run(&mut *port, &mut p)
+    })();
+    p.conclude(r, link)
+}
+
+/// The server after the hello: takes the client's spec for `tool`, opens
+/// the same provider, runs.
+pub(crate) fn server_run(
+    tool: Tool,
+    env: &Env,
+    net: &mut dyn Net,
+    link: &mut dyn Link,
+    sink: &mut dyn Sink,
+) -> Result<Report, Failure> {
+    let mut p = start();
+    p.enter(Phase::Config, sink);
+    let r = (|| {
+        let spec = match link.expect(Phase::Config)? {
+            Message::Config { params } => TestSpec::from_wire(params)?,
+            other => {
+                return Err(ProtoError::Unexpected {
+                    phase: Phase::Config,
+                    got: other.kind().into(),
+                }
+                .into())
+            }
+        };
+        if spec.tool != tool {
+            return Err(SessionError::Mismatch(format!(
+                "client runs {}, this server runs {}",
+                spec.tool.original_name(),
+                tool.original_name()
+            )));
+        }
+        spec.validate()?;
+        if let Some(mine) = env.provider.as_deref() {
+            let theirs = &spec.provider;
+            let core = theirs.split(';').next().unwrap_or("");
+            if !theirs.eq_ignore_ascii_case(mine) && !core.eq_ignore_ascii_case(mine) {
+                return Err(SessionError::Mismatch(format!(
+                    "provider mismatch: the client uses '{theirs}', this server was given -P {mine}"
+                )));
+            }
+        }
+        let fam = family::plan(&spec, env)?;
+        let near = link.local_ip();
+        let mut port = net.open(
+            Some(&spec.provider),
+            env,
+            fam.capability(),
+            near,
+            &fam.memory(Role::Server),
+        )?;
+        fam.check(&*port)?;
+        let mut side = Side {
+            role: Role::Server,
+            fam: &*fam,
+            clock: &LatClock::Raw,
+            env,
+            link: &mut *link,
+            sink: &mut *sink,
+        };
+        side.run(&mut *port, &mut p)
+    })();
+    p.conclude(r, link)
+}
+
+/// One side of a session once its endpoint is open.
+struct Side<'a> {
+    role: Role,
+    fam: &'a dyn FamilyRun,
+    clock: &'a LatClock,
+    env: &'a Env,
+    link: &'a mut dyn Link,
+    sink: &'a mut dyn Sink,
+}
+
+impl Side<'_> {
+    /// From the endpoint exchange to the end of the run.
+    fn run(&mut self, port: &mut dyn Port, p: &mut Progress) -> Result<(), SessionError> {
+        p.enter(Phase::Endpoint, self.sink);
+        let ours = port.advertise()?;
+        let theirs = if self.role == Role::Client {
+            self.link.send(Phase::Endpoint, &ours)?;
+            self.link.expect(Phase::Endpoint)?
+        } else {
+            let theirs = self.link.expect(Phase::Endpoint)?;
+            self.link.send(Phase::Endpoint, &ours)?;
+            theirs
+        };
+        let (local, remote) = port.connect(theirs)?;
+        let run = self.fam.describe(&Facts {
+            role: self.role,
+            port: &*port,
+            svc_id: self.env.svc_id,
+            clock: self.clock,
+            local,
+            remote,
+        });
+        p.run = Some(run.clone());
+        self.sink.event(Event::Banner(&run));
+        p.enter(Phase::Ready, self.sink);
+        self.link.barrier(Phase::Ready, None)?;
+        p.enter(Phase::Run, self.sink);
+        let mut d = port.driver(&mut *self.link, self.fam.driver(self.role, self.clock.clone()))?;
+        let verdict = self.fam.measure(
+            self.role,
+            &mut *d,
+            &mut Rows {
+                run: &run,
+                rows: &mut p.rows,
+                sink: &mut *self.sink,
+            },
+        )?;
+        d.finish();
+        self.sink.event(Event::End {
+            run: &run,
+            rows: &p.rows,
+        });
+        verdict.map_or(Ok(()), Err)
+    }
+}
