@@ -26,9 +26,10 @@ impl Argv {
         }
     }
 
-    /// The first argument, if it is text.
+    /// The first argument (a subcommand), with anything that is not UTF-8
+    /// replaced, so it can still be named in an error.
     pub fn first(&self) -> Option<String> {
-        self.args.first().and_then(|a| a.to_str()).map(str::to_string)
+        self.args.first().map(|a| a.to_string_lossy().into_owned())
     }
 
     /// Runs `f` as program `prog` on the arguments from number `from` (1 is

@@ -100,6 +100,7 @@ fn matrix(provider: &str) -> (usize, Vec<String>) {
 
 #[test]
 fn every_op_type_and_form_on_every_provider_with_atomics() {
+    let _cpu = cpu();
     // every provider here that offers FI_ATOMIC, by exact name, with the
     // number of cells that must run (net claims FI_ATOMIC but supports none;
     // rxd's fetching and compare forms are refused as a known defect)
@@ -127,6 +128,7 @@ fn every_op_type_and_form_on_every_provider_with_atomics() {
 
 #[test]
 fn latency_forms_and_report_all() {
+    let _cpu = cpu();
     for (provider, extra) in [
         ("tcp", &["-A", "cswap", "-C", "gt", "-T", "int16"][..]),
         ("shm", &["--fetching", "-A", "min", "-T", "float", "--report-all"][..]),
@@ -206,32 +208,15 @@ fn latency_forms_and_report_all() {
 
 #[test]
 fn bidirectional_runs_verify_both_targets() {
+    let _cpu = cpu();
     for (provider, op) in [("tcp", "sum"), ("shm", "bxor"), ("shm", "cswap")] {
-        let port = free_port();
-        let p = port.to_string();
-        let srv = server(&["atomic-bw", "-p", &p, "--json"], port);
-        let c = run(
+        let (c, s) = pair(
+            "atomic-bw",
+            &["--json"],
             &[
-                "atomic-bw",
-                "127.0.0.1",
-                "-p",
-                &p,
-                "-P",
-                provider,
-                "-n",
-                "20",
-                "-l",
-                "8",
-                "-b",
-                "-A",
-                op,
-                "-C",
-                "ne",
-                "--json",
+                "-P", provider, "-n", "20", "-l", "8", "-b", "-A", op, "-C", "ne", "--json",
             ],
-            LIMIT,
         );
-        let s = srv.wait(LIMIT);
         assert_eq!(c.code, Some(0), "{provider} {op}: {}", c.stderr);
         assert_eq!(s.code, Some(0), "{provider} {op}: {}", s.stderr);
         for doc in [c.json(), s.json()] {
@@ -248,29 +233,12 @@ fn bidirectional_runs_verify_both_targets() {
 
 #[test]
 fn text_output_on_both_sides() {
-    let port = free_port();
-    let p = port.to_string();
-    let srv = server(&["atomic-bw", "-p", &p], port);
-    let c = run(
-        &[
-            "atomic-bw",
-            "127.0.0.1",
-            "-p",
-            &p,
-            "-n",
-            "10",
-            "-l",
-            "16",
-            "-A",
-            "cswap",
-            "-C",
-            "eq",
-            "-T",
-            "int64",
-        ],
-        LIMIT,
+    let _cpu = cpu();
+    let (c, s) = pair(
+        "atomic-bw",
+        &[],
+        &["-n", "10", "-l", "16", "-A", "cswap", "-C", "eq", "-T", "int64"],
     );
-    let s = srv.wait(LIMIT);
     assert_eq!(c.code, Some(0), "{}", c.stderr);
     let sep = "-".repeat(48);
     let cl: Vec<&str> = c.stdout.lines().collect();
@@ -295,6 +263,7 @@ fn text_output_on_both_sides() {
 
 #[test]
 fn a_wrong_final_value_is_an_error() {
+    let _cpu = cpu();
     // the test hook makes the expectation one iteration too many: the
     // check must fail, name both values, and still report the figures
     let o = Proc::spawn(
@@ -320,6 +289,7 @@ fn a_wrong_final_value_is_an_error() {
 
 #[test]
 fn invalid_combinations_and_names() {
+    let _cpu = cpu();
     let cases: &[(&[&str], &str)] = &[
         (
             &["atomic-bw", "-A", "bor", "-T", "double"],
@@ -370,19 +340,11 @@ fn invalid_combinations_and_names() {
 
 #[test]
 fn peer_death() {
+    let _cpu = cpu();
     for (tool, kill_server) in [("atomic-bw", true), ("atomic-lat", false)] {
-        let port = free_port();
-        let p = port.to_string();
-        let srv = server(&[tool, "-p", &p], port);
-        let cli = Proc::spawn(&mut fabdiag(&[tool, "127.0.0.1", "-p", &p, "-D", "30", "-P", "tcp"]));
-        std::thread::sleep(Duration::from_millis(1500));
-        let t0 = std::time::Instant::now();
-        let (victim, survivor) = if kill_server { (srv, cli) } else { (cli, srv) };
-        victim.signal(Signal::SIGKILL);
-        let o = survivor.wait(Duration::from_secs(20));
+        let (o, took) = mid_run(tool, kill_server, Signal::SIGKILL, &["-P", "tcp"]);
         assert_eq!(o.code, Some(2), "{tool}: {}", o.stderr);
         assert!(o.stderr.contains("during run"), "{tool}: {}", o.stderr);
-        assert!(t0.elapsed() < Duration::from_secs(3));
-        drop(victim);
+        assert!(took < Duration::from_secs(3), "{tool}: {took:?}");
     }
 }

@@ -2,20 +2,11 @@
 //! non-zero exit within seconds, never a hang or a panic.
 
 mod common;
+use common::scripted::{config_frame, frame, hello, read_frame, VERSION};
 use common::*;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
-
-fn one_line(stderr: &str) -> &str {
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "expected one line on stderr, got:\n{stderr}");
-    lines[0]
-}
-
-fn no_panic(o: &Output) {
-    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
-}
 
 #[test]
 fn invalid_options_exit_1_with_the_originals_message() {
@@ -59,6 +50,38 @@ fn invalid_options_exit_1_with_the_originals_message() {
         assert_eq!(o.code, Some(1), "{args:?}: {}", o.stderr);
         assert_eq!(one_line(&o.stderr), *want, "{args:?}");
         assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn arguments_that_are_not_utf8_are_one_line_errors() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let bad = OsStr::from_bytes(b"\xff\xfe");
+    for (args, want) in [
+        (
+            vec![OsStr::new("write-bw"), OsStr::new("127.0.0.1"), OsStr::new("-s"), bad],
+            "fabdiag write-bw: invalid argument \"\\xFF\\xFE\": not valid UTF-8",
+        ),
+        (
+            vec![OsStr::new("send-lat"), bad, OsStr::new("--json")],
+            "fabdiag send-lat: invalid argument \"\\xFF\\xFE\": not valid UTF-8",
+        ),
+        (
+            vec![bad],
+            "fabdiag: unknown command '\u{fffd}\u{fffd}' (try fabdiag -h)",
+        ),
+        (
+            vec![OsStr::new("serve"), OsStr::new("-P"), bad],
+            "fabdiag serve: invalid argument \"\\xFF\\xFE\": not valid UTF-8",
+        ),
+    ] {
+        let o = Proc::spawn(std::process::Command::new(bin()).args(&args)).wait(SHORT);
+        assert_eq!(o.code, Some(1), "{args:?}: {}", o.stderr);
+        assert_eq!(o.one_line(), want);
+        if args.contains(&OsStr::new("--json")) {
+            assert_eq!(o.json()["error"]["kind"], "usage");
+        }
     }
 }
 
@@ -189,26 +212,9 @@ fn missing_libfabric_is_explained() {
     );
 }
 
-fn frame(stream: &mut TcpStream, payload: &[u8]) {
-    let mut v = (payload.len() as u32).to_be_bytes().to_vec();
-    v.extend_from_slice(payload);
-    stream.write_all(&v).unwrap();
-}
-
-fn read_frame(stream: &mut TcpStream) -> Option<serde_json::Value> {
-    let mut hdr = [0u8; 4];
-    stream.read_exact(&mut hdr).ok()?;
-    let mut p = vec![0u8; u32::from_be_bytes(hdr) as usize];
-    stream.read_exact(&mut p).ok()?;
-    serde_json::from_slice(&p).ok()
-}
-
-fn hello(tool: &str, version: &str) -> Vec<u8> {
-    serde_json::to_vec(&serde_json::json!({"type": "hello", "magic": "fabdiag-control", "protocol": 1, "tool": tool, "version": version})).unwrap()
-}
-
 #[test]
 fn server_rejects_strangers_and_stays_sane() {
+    let _cpu = cpu();
     let port = free_port();
     let p = port.to_string();
     let srv = server(&["write-bw", "-p", &p], port);
@@ -248,21 +254,10 @@ fn server_rejects_strangers_and_stays_sane() {
     no_panic(&s);
 }
 
-/// A fake server: accepts one connection and answers with `reply`.
-fn fake_server(reply: impl FnOnce(TcpStream) + Send + 'static) -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        if let Ok((s, _)) = l.accept() {
-            reply(s);
-        }
-    });
-    port
-}
-
 #[test]
 fn client_refuses_other_versions_tools_and_strangers() {
-    let port = fake_server(|mut s| {
+    let _cpu = cpu();
+    let port = scripted::server(|mut s| {
         let _ = read_frame(&mut s);
         frame(&mut s, &hello("cxi_write_bw", "9.9.0"));
         std::thread::sleep(Duration::from_secs(2));
@@ -278,7 +273,7 @@ fn client_refuses_other_versions_tools_and_strangers() {
         o.stderr
     );
 
-    let port = fake_server(|mut s| {
+    let port = scripted::server(|mut s| {
         let _ = read_frame(&mut s);
         let _ = s.write_all(b"SSH-2.0-OpenSSH_9.2\r\n");
         std::thread::sleep(Duration::from_secs(2));
@@ -295,7 +290,7 @@ fn client_refuses_other_versions_tools_and_strangers() {
     );
 
     // a port that accepts and then says nothing: refused within seconds
-    let port = fake_server(|_s| std::thread::sleep(Duration::from_secs(15)));
+    let port = scripted::server(|_s| std::thread::sleep(Duration::from_secs(15)));
     let o = run(
         &["write-bw", "127.0.0.1", "-p", &port.to_string()],
         Duration::from_secs(12),
@@ -324,6 +319,7 @@ fn client_refuses_other_versions_tools_and_strangers() {
 
 #[test]
 fn server_side_failure_reaches_the_client() {
+    let _cpu = cpu();
     let port = free_port();
     let p = port.to_string();
     let srv = server(&["write-bw", "-p", &p, "-d", "no-such-domain"], port);
@@ -347,28 +343,9 @@ fn server_side_failure_reaches_the_client() {
     assert_eq!(s.code, Some(2));
 }
 
-fn mid_run(tool: &str, victim_is_server: bool, sig: Signal, extra: &[&str]) -> (Output, std::time::Duration) {
-    let port = free_port();
-    let p = port.to_string();
-    let mut sargs = vec![tool, "-p", p.as_str()];
-    sargs.extend_from_slice(extra);
-    let srv = server(&sargs, port);
-    let mut cargs = vec![tool, "127.0.0.1", "-p", p.as_str(), "-D", "30"];
-    cargs.extend_from_slice(extra);
-    let cli = Proc::spawn(&mut fabdiag(&cargs));
-    std::thread::sleep(Duration::from_millis(1500));
-    let t0 = std::time::Instant::now();
-    let (victim, survivor) = if victim_is_server { (srv, cli) } else { (cli, srv) };
-    victim.signal(sig);
-    let out = survivor.wait(Duration::from_secs(20));
-    let took = t0.elapsed();
-    drop(victim);
-    no_panic(&out);
-    (out, took)
-}
-
 #[test]
 fn killed_server_is_noticed_by_the_client() {
+    let _cpu = cpu();
     for tool in ["write-bw", "send-bw"] {
         let (o, took) = mid_run(tool, true, Signal::SIGKILL, &[]);
         assert_eq!(o.code, Some(2), "{tool}");
@@ -383,6 +360,7 @@ fn killed_server_is_noticed_by_the_client() {
 
 #[test]
 fn killed_client_is_noticed_by_the_server() {
+    let _cpu = cpu();
     for (tool, extra) in [
         ("write-bw", &[][..]),
         ("read-bw", &["-b"][..]),
@@ -397,6 +375,7 @@ fn killed_client_is_noticed_by_the_server() {
 
 #[test]
 fn silent_peer_is_noticed_within_seconds() {
+    let _cpu = cpu();
     let (o, took) = mid_run("write-bw", true, Signal::SIGSTOP, &[]);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(
@@ -413,9 +392,10 @@ fn silent_peer_is_noticed_within_seconds() {
 
 #[test]
 fn json_reports_a_failed_run() {
+    let _cpu = cpu();
     let port = free_port();
     let p = port.to_string();
-    let srv = server(&["write-bw", "-p", &p], port);
+    let mut srv = server(&["write-bw", "-p", &p], port);
     let cli = Proc::spawn(&mut fabdiag(&[
         "write-bw",
         "127.0.0.1",
@@ -427,27 +407,19 @@ fn json_reports_a_failed_run() {
         "4096:8192",
         "--json",
     ]));
-    std::thread::sleep(Duration::from_millis(2800));
+    // the server prints each size's row once both sides have its results
+    srv.wait_for("the 4096 row", LIMIT, |out, _| out.contains("\n        4096  "));
     srv.signal(Signal::SIGKILL);
     let o = cli.wait(Duration::from_secs(20));
     assert_eq!(o.code, Some(2));
     let j = o.json();
     assert_eq!(j["error"]["kind"], "runtime");
-    assert!(j["error"]["message"].as_str().unwrap().contains("during run"));
-    // the size finished before the failure is kept
+    let msg = j["error"]["message"].as_str().unwrap();
+    assert!(msg.starts_with("peer closed the control connection during"), "{msg}");
+    // the size finished before the failure is kept, and only that one
     assert_eq!(j["results"][0]["size_bytes"], 4096);
+    assert_eq!(j["results"].as_array().unwrap().len(), 1);
     assert_eq!(j["config"]["provider"].as_str().unwrap().split(';').next(), Some("tcp"));
-}
-
-const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-fn config_frame() -> Vec<u8> {
-    serde_json::to_vec(&serde_json::json!({"type": "config", "params": {
-        "tool": "cxi_write_bw", "provider": "tcp;ofi_rxm", "iterations": 10, "duration_s": null,
-        "min_size": 8, "max_size": 8, "list_size": 4, "bidirectional": false, "use_idc": true,
-        "use_hrp": true, "unrestricted": false, "rdzv": false, "max_buf": 4096, "buf_align": 64,
-        "hugepages": null}}))
-    .unwrap()
 }
 
 /// A peer that passes the hello and then dies or goes silent, in the
@@ -455,8 +427,9 @@ fn config_frame() -> Vec<u8> {
 /// within seconds.
 #[test]
 fn peer_lost_after_the_handshake_in_every_phase() {
+    let _cpu = cpu();
     // client side: the server closes right after hello
-    let port = fake_server(|mut s| {
+    let port = scripted::server(|mut s| {
         let _ = read_frame(&mut s);
         frame(&mut s, &hello("cxi_write_bw", VERSION));
     });
@@ -471,7 +444,7 @@ fn peer_lost_after_the_handshake_in_every_phase() {
         o.stderr
     );
     // client side: the server answers hello, then says nothing at all
-    let port = fake_server(|mut s| {
+    let port = scripted::server(|mut s| {
         let _ = read_frame(&mut s);
         frame(&mut s, &hello("cxi_write_bw", VERSION));
         std::thread::sleep(Duration::from_secs(15));
@@ -530,7 +503,7 @@ fn peer_lost_after_the_handshake_in_every_phase() {
 #[test]
 fn latency_and_atomic_tools_refuse_other_versions() {
     for (tool, name) in [("send-lat", "cxi_send_lat"), ("atomic-lat", "cxi_atomic_lat")] {
-        let port = fake_server(move |mut s| {
+        let port = scripted::server(move |mut s| {
             let _ = read_frame(&mut s);
             frame(&mut s, &hello(name, "9.9.0"));
             std::thread::sleep(Duration::from_secs(2));

@@ -22,6 +22,7 @@ impl Drop for Restore {
 
 #[test]
 fn hugepages_refused_when_short_and_used_when_reserved() {
+    let _cpu = cpu();
     let before = read(NR);
     let _restore = Restore(before);
     // 16 MiB buffers on each side of --local: 8 pages each

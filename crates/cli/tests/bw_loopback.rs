@@ -17,27 +17,11 @@ fn sizes_of(doc: &Value) -> Vec<u64> {
 }
 
 fn check_pair(tool: &str, provider: &str, extra: &[&str], iters: u64, list: u64, want_sizes: &[u64], bidir: bool) {
-    let port = free_port();
-    let p = port.to_string();
-    let srv = server(&[tool, "-p", &p, "--json"], port);
     let n = iters.to_string();
     let l = list.to_string();
-    let mut args = vec![
-        tool,
-        "127.0.0.1",
-        "-p",
-        &p,
-        "-P",
-        provider,
-        "-n",
-        &n,
-        "-l",
-        &l,
-        "--json",
-    ];
+    let mut args = vec!["-P", provider, "-n", &n, "-l", &l, "--json"];
     args.extend_from_slice(extra);
-    let c = run(&args, LIMIT);
-    let s = srv.wait(LIMIT);
+    let (c, s) = pair(tool, &["--json"], &args);
     assert_eq!(c.code, Some(0), "client failed: {}", c.stderr);
     assert_eq!(s.code, Some(0), "server failed: {}", s.stderr);
     let (cj, sj) = (c.json(), s.json());
@@ -99,6 +83,7 @@ fn check_pair(tool: &str, provider: &str, extra: &[&str], iters: u64, list: u64,
 
 #[test]
 fn tcp_write_read_send_unidirectional_range() {
+    let _cpu = cpu();
     for tool in ["write-bw", "read-bw", "send-bw"] {
         check_pair(
             tool,
@@ -114,6 +99,7 @@ fn tcp_write_read_send_unidirectional_range() {
 
 #[test]
 fn tcp_bidirectional_single_size() {
+    let _cpu = cpu();
     for tool in ["write-bw", "read-bw", "send-bw"] {
         check_pair(tool, "tcp", &["-s", "65536", "-b"], 20, 32, &[65536], true);
     }
@@ -121,6 +107,7 @@ fn tcp_bidirectional_single_size() {
 
 #[test]
 fn shm_all_tools_both_directions() {
+    let _cpu = cpu();
     for tool in ["write-bw", "read-bw", "send-bw"] {
         check_pair(
             tool,
@@ -145,11 +132,13 @@ fn shm_all_tools_both_directions() {
 
 #[test]
 fn sockets_provider_write() {
+    let _cpu = cpu();
     check_pair("write-bw", "sockets", &["-s", "4096"], 10, 16, &[4096], false);
 }
 
 #[test]
 fn non_power_of_two_size_overlap_and_alignment() {
+    let _cpu = cpu();
     // a single size need not be a power of two; a tiny --buf-sz makes every
     // operation of a batch overlap (spec §2.8) and must still work
     check_pair(
@@ -174,31 +163,16 @@ fn non_power_of_two_size_overlap_and_alignment() {
 
 #[test]
 fn duration_mode_runs_each_size_for_its_duration() {
-    let port = free_port();
-    let p = port.to_string();
-    let srv = server(&["write-bw", "-p", &p, "--json"], port);
-    let c = run(
-        &[
-            "write-bw",
-            "127.0.0.1",
-            "-p",
-            &p,
-            "-D",
-            "1",
-            "-s",
-            "4096:8192",
-            "--json",
-        ],
-        LIMIT,
-    );
-    let s = srv.wait(LIMIT);
+    let _cpu = cpu();
+    let (c, s) = pair("write-bw", &["--json"], &["-D", "1", "-s", "4096:8192", "--json"]);
     assert_eq!(c.code, Some(0), "{}", c.stderr);
     assert_eq!(s.code, Some(0), "{}", s.stderr);
     let j = c.json();
     assert_eq!(j["config"]["mode"]["kind"], "duration");
     for r in j["results"].as_array().unwrap() {
         let ns = r["elapsed_ns"].as_u64().unwrap();
-        assert!((1_000_000_000..3_000_000_000).contains(&ns), "elapsed {ns} ns");
+        // at least the duration; the upper bound only catches a hang
+        assert!((1_000_000_000..10_000_000_000).contains(&ns), "elapsed {ns} ns");
         assert!(r["iterations"].as_u64().unwrap() >= 1);
         assert_eq!(r["ops"].as_u64().unwrap(), r["iterations"].as_u64().unwrap() * 256);
     }
@@ -207,14 +181,8 @@ fn duration_mode_runs_each_size_for_its_duration() {
 
 #[test]
 fn legacy_text_output_shape_on_both_sides() {
-    let port = free_port();
-    let p = port.to_string();
-    let srv = server(&["read-bw", "-p", &p], port);
-    let c = run(
-        &["read-bw", "127.0.0.1", "-p", &p, "-n", "10", "-s", "1024:2048"],
-        LIMIT,
-    );
-    let s = srv.wait(LIMIT);
+    let _cpu = cpu();
+    let (c, s) = pair("read-bw", &[], &["-n", "10", "-s", "1024:2048"]);
     assert_eq!(c.code, Some(0), "{}", c.stderr);
     let sep = "-".repeat(51);
     let cl: Vec<&str> = c.stdout.lines().collect();
@@ -260,6 +228,7 @@ fn legacy_text_output_shape_on_both_sides() {
 
 #[test]
 fn local_mode_runs_both_sides_in_one_command() {
+    let _cpu = cpu();
     let c = run(&["write-bw", "--local", "-n", "20", "-s", "8:64", "--json"], LIMIT);
     assert_eq!(c.code, Some(0), "{}", c.stderr);
     assert_eq!(sizes_of(&c.json()), vec![8, 16, 32, 64]);
@@ -270,6 +239,7 @@ fn local_mode_runs_both_sides_in_one_command() {
 
 #[test]
 fn min_bw_threshold_has_its_own_exit_code() {
+    let _cpu = cpu();
     let pass = run(
         &["write-bw", "--local", "-n", "10", "--min-bw", "0.001", "--json"],
         LIMIT,

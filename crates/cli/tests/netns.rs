@@ -84,7 +84,6 @@ fn wait_listen_in_ns(pid: u32, port: u16) {
 }
 
 fn require_root() {
-    // SAFETY: geteuid has no preconditions.
     let euid = nix::unistd::geteuid().as_raw();
     assert_eq!(
         euid, 0,
@@ -95,6 +94,7 @@ fn require_root() {
 #[test]
 fn two_hosts_over_veth_all_tools() {
     require_root();
+    let _cpu = cpu();
     let ns = Netns::new(1);
     for (k, (tool, extra)) in [
         ("write-bw", &["-s", "1024:65536"][..]),
@@ -141,6 +141,7 @@ fn two_hosts_over_veth_all_tools() {
 #[test]
 fn unreachable_server_in_another_namespace() {
     require_root();
+    let _cpu = cpu();
     let ns = Netns::new(2);
     // nothing listens on 198.18.2.1: refused at once, not a hang
     let o = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "198.18.2.1", "-p", "49194"])).wait(Duration::from_secs(15));
@@ -166,11 +167,13 @@ fn unreachable_server_in_another_namespace() {
 #[test]
 fn link_cut_mid_run_is_noticed_on_both_sides() {
     require_root();
+    let _cpu = cpu();
     let ns = Netns::new(3);
     let srv = Proc::spawn(&mut ns.cmd(&ns.a, &["write-bw", "-p", "49200"]));
     wait_listen_in_ns(srv.pid(), 49200);
-    let cli = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "198.18.3.1", "-p", "49200", "-D", "60"]));
-    std::thread::sleep(Duration::from_millis(1500));
+    let mut cli = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "198.18.3.1", "-p", "49200", "-D", "60"]));
+    cli.wait_for("the table header", SHORT, |out, _| out.contains("Size[B]"));
+    std::thread::sleep(Duration::from_millis(200));
     let tag = ns.a.trim_start_matches("fdA").to_string();
     // pull the cable: the server's end goes down
     ip(&["-n", &ns.a, "link", "set", &format!("va{tag}"), "down"]);
@@ -187,6 +190,7 @@ fn link_cut_mid_run_is_noticed_on_both_sides() {
 #[test]
 fn latency_tools_across_veth() {
     require_root();
+    let _cpu = cpu();
     let ns = Netns::new(4);
     for (k, tool) in ["send-lat", "write-lat", "read-lat"].into_iter().enumerate() {
         let port = 49300 + k as u16;

@@ -6,6 +6,7 @@ use crate::{consts, ffi, load, FabricError};
 use std::collections::BTreeSet;
 use std::ffi::{CStr, CString};
 use std::ptr;
+use std::sync::OnceLock;
 
 /// What a test needs from a provider.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,11 +178,17 @@ fn provider_matches(wanted: &str, actual: &str) -> bool {
 }
 
 /// Names of every RDM provider present, for error messages and `--list`.
+/// Asked of libfabric once per process: a full fi_getinfo costs tens of
+/// milliseconds, and the set does not change while a process runs.
 pub fn provider_names() -> Result<Vec<String>, FabricError> {
+    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+    if let Some(n) = NAMES.get() {
+        return Ok(n.clone());
+    }
     load()?;
     let all = getinfo(0, 0, None)?;
     let set: BTreeSet<String> = all.entries().map(|e| e.provider.clone()).collect();
-    Ok(set.into_iter().collect())
+    Ok(NAMES.get_or_init(|| set.into_iter().collect()).clone())
 }
 
 /// Lists the endpoints matching `q`, or says precisely why there are none.

@@ -40,14 +40,23 @@ pub fn hello(tool: Tool) -> Hello {
 
 /// Runs `spec` as the client of the server at `host:port`.
 pub fn client(spec: TestSpec, env: &Env, host: &str, port: u16, sink: &mut dyn Sink) -> Result<Report, Failure> {
-    let mut net = FabricNet::default();
-    let (fam, clock) = prepare(&spec, env, &mut net, sink)?;
+    client_on(&mut FabricNet::default(), spec, env, (host, port), sink)
+}
+
+fn client_on(
+    net: &mut FabricNet,
+    spec: TestSpec,
+    env: &Env,
+    (host, port): (&str, u16),
+    sink: &mut dyn Sink,
+) -> Result<Report, Failure> {
+    let (fam, clock) = prepare(&spec, env, net, sink)?;
     sink.event(Event::Phase(Phase::Connect));
     let mut ctl = fabdiag_proto::connect(host, port).map_err(|e| Failure::early(Phase::Connect, e))?;
     sink.event(Event::Phase(Phase::Hello));
     ctl.handshake(&hello(spec.tool))
         .map_err(|e| Failure::early(Phase::Hello, e))?;
-    client_run(spec, &*fam, clock, env, &mut net, &mut ctl, sink)
+    client_run(spec, &*fam, clock, env, net, &mut ctl, sink)
 }
 
 /// What a client settles before any network traffic: the spec, the
@@ -116,8 +125,10 @@ fn serve_control(mut ctl: Control, hello: &Hello, env: &Env, sink: &mut dyn Sink
 
 /// `--local`: a server thread on a free loopback port and a client here.
 pub fn local(spec: TestSpec, env: &Env, sink: &mut dyn Sink) -> Result<Report, Failure> {
-    // the provider is checked before starting a server that would wait forever
-    prepare(&spec, env, &mut FabricNet::default(), &mut Silent)?;
+    // the provider is checked before starting a server that would wait
+    // forever (the client reuses what this check discovered)
+    let mut net = FabricNet::default();
+    prepare(&spec, env, &mut net, &mut Silent)?;
     let listener = Listener::bind_loopback().map_err(|e| Failure::early(Phase::Connect, e))?;
     let port = listener.port();
     let (tool, senv) = (spec.tool, env.clone());
@@ -134,7 +145,7 @@ pub fn local(spec: TestSpec, env: &Env, sink: &mut dyn Sink) -> Result<Report, F
                 SessionError::Internal(format!("cannot start the local server: {e}")),
             )
         })?;
-    let report = client(spec, env, "127.0.0.1", port, sink)?;
+    let report = client_on(&mut net, spec, env, ("127.0.0.1", port), sink)?;
     let problem = match server.join() {
         Ok(Ok(())) => return Ok(report),
         Ok(Err(msg)) => msg,

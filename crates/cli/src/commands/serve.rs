@@ -112,8 +112,9 @@ impl Server {
         }
     }
 
-    /// A worker has exited: its test's line.
-    fn finished(&mut self, mut w: Running, status: ExitStatus) {
+    /// A worker has exited: its test's line. `stopped_by` names the signal
+    /// that stopped the server (which ended the worker).
+    fn finished(&mut self, mut w: Running, status: ExitStatus, stopped_by: Option<&str>) {
         // the pipe closes with the worker: every line it wrote is here
         while let Ok(line) = w.lines.recv() {
             w.take(line);
@@ -133,7 +134,10 @@ impl Server {
                     Some(sig) => format!("signal {sig}"),
                     None => format!("exit status {}", status.code().unwrap_or(-1)),
                 };
-                let msg = format!("the test's worker process crashed ({how}) during {}", w.phase);
+                let msg = match stopped_by {
+                    Some(sig) => format!("the server was stopped by {sig} during {}", w.phase),
+                    None => format!("the test's worker process crashed ({how}) during {}", w.phase),
+                };
                 self.log(w.peer, w.tool.as_deref(), Err(&msg), None);
             }
         }
@@ -279,17 +283,17 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     loop {
         let sig = stop.load(Ordering::Relaxed);
         if sig != 0 {
-            if let Some(mut w) = running.take() {
-                let _ = w.child.kill();
-                if let Ok(status) = w.child.wait() {
-                    server.finished(w, status);
-                }
-            }
             let name = if sig == Signal::SIGINT as usize {
                 "SIGINT"
             } else {
                 "SIGTERM"
             };
+            if let Some(mut w) = running.take() {
+                let _ = w.child.kill();
+                if let Ok(status) = w.child.wait() {
+                    server.finished(w, status, Some(name));
+                }
+            }
             eprintln!("{prog}: stopped by {name} after {} connections", server.served);
             return exit::OK;
         }
@@ -298,7 +302,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             match w.child.try_wait() {
                 Ok(Some(status)) => {
                     if let Some(w) = running.take() {
-                        server.finished(w, status);
+                        server.finished(w, status, None);
                     }
                 }
                 // done, but not gone: whatever holds it, the test is over

@@ -19,7 +19,7 @@ use std::os::fd::AsFd;
 /// The hidden subcommand `fabdiag serve` starts its workers with.
 pub const COMMAND: &str = "__serve-worker";
 /// Test hook: the worker aborts (as a provider crash would end it) when it
-/// enters this phase, e.g. "run".
+/// enters this phase, e.g. "run", or "run:cxi_read_bw" for one tool only.
 pub const CRASH_HOOK: &str = "FABDIAG_TEST_CRASH_IN_PHASE";
 
 /// A line from a worker to its server.
@@ -63,9 +63,13 @@ impl Sink for Reporter {
                 });
             }
             Event::Phase(p) => {
-                send(&Line::Phase { phase: p.to_string() });
-                if self.crash_at.as_deref() == Some(&p.to_string()) {
-                    std::process::abort();
+                let phase = p.to_string();
+                send(&Line::Phase { phase: phase.clone() });
+                if let Some(hook) = &self.crash_at {
+                    let (at, tool) = hook.split_once(':').unwrap_or((hook, ""));
+                    if at == phase && (tool.is_empty() || self.tool.as_deref() == Some(tool)) {
+                        std::process::abort();
+                    }
                 }
             }
             Event::Warning(w) => eprintln!("fabdiag serve: {w}"),

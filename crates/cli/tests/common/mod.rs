@@ -1,21 +1,53 @@
-//! Test harness: real fabdiag processes, bounded in time, on loopback or in
-//! network namespaces of our own. Every wait has a deadline so a hang fails
-//! the test instead of stalling CI.
+//! The one harness of the integration tests: real fabdiag processes,
+//! bounded in time, on loopback or in network namespaces of our own.
+//!
+//! - Every wait has a deadline, so a hang fails the test instead of
+//!   stalling CI.
+//! - `cpu()`: tests that start fabric processes (which busy-poll) hold this
+//!   lock, so on a 2-core machine no two of them share the CPUs and a test
+//!   never measures another test's load.
+//! - `free_port()`: control ports come from a range below the kernel's
+//!   ephemeral ports (which libfabric's own endpoints use) and are never
+//!   handed out twice in one test process.
+//! - `pair`, `expect_failure`, `one_line` and the `scripted` peers are the
+//!   shapes every test file uses.
 #![allow(dead_code)]
 
 pub use nix::sys::signal::Signal;
 use std::io::Read;
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+pub const LIMIT: Duration = Duration::from_secs(60);
+pub const SHORT: Duration = Duration::from_secs(10);
 
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_fabdiag")
 }
 
-/// A port nobody listens on right now.
+static CPU: Mutex<()> = Mutex::new(());
+
+/// Held by every test that runs busy-polling fabric processes.
+pub fn cpu() -> MutexGuard<'static, ()> {
+    // a failed test poisons the lock; the next one may still run
+    CPU.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A TCP port for a server: free now, below the ephemeral range, and not
+/// given to any other test of this process.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = 20000 + (std::process::id() % 60) as u16 * 200;
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let p = base + n % 12000;
+        if TcpListener::bind(("0.0.0.0", p)).is_ok() {
+            return p;
+        }
+    }
 }
 
 pub struct Output {
@@ -30,22 +62,44 @@ impl Output {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
     }
+
+    /// Exactly one line on stderr, and no panic.
+    pub fn one_line(&self) -> &str {
+        one_line(&self.stderr)
+    }
 }
 
+pub fn one_line(stderr: &str) -> &str {
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "expected one line on stderr, got:\n{stderr}");
+    lines[0]
+}
+
+pub fn no_panic(o: &Output) {
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+}
+
+/// A running process whose output is collected as it comes.
 pub struct Proc {
     child: Child,
     started: Instant,
-    // Pipes are drained by threads from the start, so a child that writes
-    // more than a pipe buffer never blocks on us.
-    out: Option<std::thread::JoinHandle<String>>,
-    err: Option<std::thread::JoinHandle<String>>,
+    out: Arc<Mutex<String>>,
+    err: Arc<Mutex<String>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
 }
 
-fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+fn drain(mut r: impl Read + Send + 'static, into: Arc<Mutex<String>>) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = r.read_to_string(&mut s);
-        s
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = r.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            if let Ok(mut s) = into.lock() {
+                s.push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        }
     })
 }
 
@@ -57,13 +111,20 @@ impl Proc {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn");
-        let out = child.stdout.take().map(drain);
-        let err = child.stderr.take().map(drain);
+        let (out, err) = (Arc::default(), Arc::default());
+        let mut readers = Vec::new();
+        if let Some(o) = child.stdout.take() {
+            readers.push(drain(o, Arc::clone(&out)));
+        }
+        if let Some(e) = child.stderr.take() {
+            readers.push(drain(e, Arc::clone(&err)));
+        }
         Proc {
             child,
             started: Instant::now(),
             out,
             err,
+            readers,
         }
     }
 
@@ -71,38 +132,60 @@ impl Proc {
         self.child.id()
     }
 
-    /// Waits at most `limit`; kills the process and panics past it.
+    pub fn stdout_now(&self) -> String {
+        self.out.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    pub fn stderr_now(&self) -> String {
+        self.err.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Waits until `pred` holds for (stdout, stderr) so far; panics past
+    /// `limit` or if the process ends first.
+    pub fn wait_for(&mut self, what: &str, limit: Duration, pred: impl Fn(&str, &str) -> bool) {
+        let t0 = Instant::now();
+        loop {
+            if pred(&self.stdout_now(), &self.stderr_now()) {
+                return;
+            }
+            assert!(self.alive(), "ended before {what}; stderr:\n{}", self.stderr_now());
+            assert!(
+                t0.elapsed() < limit,
+                "no {what} within {limit:?}; stderr:\n{}",
+                self.stderr_now()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits at most `limit` from now; kills the process and panics past it.
     pub fn wait(mut self, limit: Duration) -> Output {
+        let t0 = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                let stdout = self
-                    .out
-                    .take()
-                    .map(|h| h.join().unwrap_or_default())
-                    .unwrap_or_default();
-                let stderr = self
-                    .err
-                    .take()
-                    .map(|h| h.join().unwrap_or_default())
-                    .unwrap_or_default();
+                for r in self.readers.drain(..) {
+                    let _ = r.join();
+                }
                 return Output {
                     code: status.code(),
-                    stdout,
-                    stderr,
+                    stdout: self.stdout_now(),
+                    stderr: self.stderr_now(),
                     elapsed: self.started.elapsed(),
                 };
             }
-            if self.started.elapsed() > limit {
+            if t0.elapsed() > limit {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
-                let err = self
-                    .err
-                    .take()
-                    .map(|h| h.join().unwrap_or_default())
-                    .unwrap_or_default();
-                panic!("process did not finish within {limit:?}; stderr:\n{err}");
+                panic!(
+                    "process did not finish within {limit:?}; stderr:\n{}",
+                    self.stderr_now()
+                );
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
@@ -131,17 +214,24 @@ pub fn run(args: &[&str], limit: Duration) -> Output {
 
 /// Starts a server and waits until its port accepts connections.
 pub fn server(args: &[&str], port: u16) -> Proc {
-    let p = Proc::spawn(&mut fabdiag(args));
-    wait_listening("127.0.0.1", port);
+    let mut p = Proc::spawn(&mut fabdiag(args));
+    wait_listening(&mut p, "127.0.0.1", port);
     p
 }
 
-pub fn wait_listening(host: &str, port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(10);
+/// Waits until `host:port` accepts connections while `p` still runs (so a
+/// server that failed to bind is reported, not mistaken for another).
+pub fn wait_listening(p: &mut Proc, host: &str, port: u16) {
+    let deadline = Instant::now() + SHORT;
     while Instant::now() < deadline {
-        if std::net::TcpStream::connect((host, port)).is_ok() {
-            // that probe was a stranger to the server: it is rejected and the
-            // server keeps listening
+        assert!(
+            p.alive(),
+            "server ended before listening on {port}:\n{}",
+            p.stderr_now()
+        );
+        if TcpStream::connect((host, port)).is_ok() {
+            // that probe was a stranger to the server: it is turned away and
+            // the server keeps listening
             return;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -149,4 +239,113 @@ pub fn wait_listening(host: &str, port: u16) {
     panic!("server never listened on {host}:{port}");
 }
 
-pub const LIMIT: Duration = Duration::from_secs(60);
+/// A server of `tool` with `server_args` and a client of it with
+/// `client_args` (the address and port are added): both outcomes.
+pub fn pair(tool: &str, server_args: &[&str], client_args: &[&str]) -> (Output, Output) {
+    let port = free_port();
+    let p = port.to_string();
+    let mut sargs = vec![tool, "-p", &p];
+    sargs.extend_from_slice(server_args);
+    let srv = server(&sargs, port);
+    let mut cargs = vec![tool, "127.0.0.1", "-p", &p];
+    cargs.extend_from_slice(client_args);
+    let c = run(&cargs, LIMIT);
+    let s = srv.wait(LIMIT);
+    (c, s)
+}
+
+/// Starts `tool`'s server and a client running for 30 s (`extra` on both
+/// sides), waits until the run is under way, sends `sig` to the server
+/// (`victim_is_server`) or the client, and returns the survivor's outcome
+/// and how long it took to end.
+pub fn mid_run(tool: &str, victim_is_server: bool, sig: Signal, extra: &[&str]) -> (Output, Duration) {
+    let port = free_port();
+    let p = port.to_string();
+    let mut sargs = vec![tool, "-p", p.as_str()];
+    sargs.extend_from_slice(extra);
+    let srv = server(&sargs, port);
+    let mut cargs = vec![tool, "127.0.0.1", "-p", p.as_str(), "-D", "30"];
+    cargs.extend_from_slice(extra);
+    let mut cli = Proc::spawn(&mut fabdiag(&cargs));
+    // the client prints its table's header when the run starts
+    cli.wait_for("the table header", SHORT, |out, _| {
+        out.contains("Size[B]") || out.contains("     Bytes ")
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let t0 = Instant::now();
+    let (victim, survivor) = if victim_is_server { (srv, cli) } else { (cli, srv) };
+    victim.signal(sig);
+    let out = survivor.wait(Duration::from_secs(20));
+    let took = t0.elapsed();
+    drop(victim);
+    no_panic(&out);
+    (out, took)
+}
+
+/// Runs `args` and checks: exit `code`, one line on stderr containing
+/// `message`. Returns that line.
+pub fn expect_failure(args: &[&str], code: i32, message: &str) -> String {
+    let o = run(args, LIMIT);
+    assert_eq!(o.code, Some(code), "{args:?}: {}", o.stderr);
+    let l = o.one_line().to_string();
+    assert!(l.contains(message), "{args:?}: {l}");
+    l
+}
+
+/// Peers that speak fabdiag's control protocol by hand: to show how a
+/// client or server copes with one that stops, lies or babbles.
+pub mod scripted {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+
+    pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+    pub fn frame(stream: &mut TcpStream, payload: &[u8]) {
+        let mut v = (payload.len() as u32).to_be_bytes().to_vec();
+        v.extend_from_slice(payload);
+        stream.write_all(&v).unwrap();
+    }
+
+    pub fn read_frame(stream: &mut TcpStream) -> Option<serde_json::Value> {
+        let mut hdr = [0u8; 4];
+        stream.read_exact(&mut hdr).ok()?;
+        let mut p = vec![0u8; u32::from_be_bytes(hdr) as usize];
+        stream.read_exact(&mut p).ok()?;
+        serde_json::from_slice(&p).ok()
+    }
+
+    pub fn hello(tool: &str, version: &str) -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({"type": "hello", "magic": "fabdiag-control", "protocol": 1, "tool": tool, "version": version})).unwrap()
+    }
+
+    /// A write_bw client's run parameters, as a client sends them.
+    pub fn config_frame() -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({"type": "config", "params": {
+            "tool": "cxi_write_bw", "provider": "tcp;ofi_rxm", "iterations": 10, "duration_s": null,
+            "min_size": 8, "max_size": 8, "list_size": 4, "bidirectional": false, "use_idc": true,
+            "use_hrp": true, "unrestricted": false, "rdzv": false, "max_buf": 4096, "buf_align": 64,
+            "hugepages": null}}))
+        .unwrap()
+    }
+
+    /// Connects to a server and passes the hello as `tool`.
+    pub fn client(port: u16, tool: &str) -> TcpStream {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        frame(&mut s, &hello(tool, VERSION));
+        let reply = read_frame(&mut s).expect("the server answers the hello");
+        assert_eq!(reply["type"], "hello", "{reply}");
+        s
+    }
+
+    /// A fake server: accepts one connection and answers with `reply`.
+    pub fn server(reply: impl FnOnce(TcpStream) + Send + 'static) -> u16 {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            if let Ok((s, _)) = l.accept() {
+                reply(s);
+            }
+        });
+        port
+    }
+}
