@@ -185,18 +185,7 @@ pub fn resolve(latency: bool, raw: &Raw) -> Result<Action<Invocation>, OptionErr
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn run(lat: bool, args: &[&str]) -> Result<Action<Invocation>, OptionError> {
-        let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        resolve(lat, &layout(lat).parse(&a).map_err(OptionError::Invalid)?)
-    }
-
-    fn err(lat: bool, args: &[&str]) -> String {
-        match run(lat, args) {
-            Err(OptionError::Invalid(m)) | Err(OptionError::Unavailable(m)) => m,
-            other => panic!("expected an error for {args:?}, got {other:?}"),
-        }
-    }
+    use crate::testing::{err, run};
 
     #[test]
     fn usage_matches_the_originals() {
@@ -253,7 +242,7 @@ Atomic Types:
 
     #[test]
     fn names_defaults_and_rules() {
-        let Action::Run(o) = run(false, &[]).unwrap() else {
+        let Action::Run(o) = run(Tool::AtomicBw, &[]).unwrap() else {
             panic!()
         };
         let s = &o.spec;
@@ -263,7 +252,7 @@ Atomic Types:
         );
         assert!(s.use_hrp && s.use_idc && !s.unrestricted);
         let Action::Run(o) = run(
-            false,
+            Tool::AtomicBw,
             &["h", "-A", "cswap", "-C", "eq", "-T", "uint128", "-D", "2", "-b"],
         )
         .unwrap() else {
@@ -273,30 +262,30 @@ Atomic Types:
             (o.spec.op, o.spec.ty, o.spec.duration_s, o.spec.bidirectional),
             (AmoOp::Cswap, AmoType::Uint128, Some(2), true)
         );
-        let Action::Run(o) = run(false, &["h", "--matching", "--fetching"]).unwrap() else {
+        let Action::Run(o) = run(Tool::AtomicBw, &["h", "--matching", "--fetching"]).unwrap() else {
             panic!()
         };
         assert!(
             o.spec.unrestricted && !o.spec.use_idc && !o.spec.use_hrp,
             "matching forces unrestricted, no IDC; fetching no HRP"
         );
-        let Action::Run(o) = run(true, &[]).unwrap() else {
+        let Action::Run(o) = run(Tool::AtomicLat, &[]).unwrap() else {
             panic!()
         };
         assert_eq!((o.spec.iterations, o.spec.list_size), (100, 1));
-        assert_eq!(err(false, &["-A", "PROD"]), "Invalid atomic operation: PROD");
-        assert_eq!(err(false, &["-C", "XX"]), "Invalid CSWAP operation: XX");
-        assert_eq!(err(false, &["-T", "int4"]), "Invalid atomic type: int4");
+        assert_eq!(err(Tool::AtomicBw, &["-A", "PROD"]), "Invalid atomic operation: PROD");
+        assert_eq!(err(Tool::AtomicBw, &["-C", "XX"]), "Invalid CSWAP operation: XX");
+        assert_eq!(err(Tool::AtomicBw, &["-T", "int4"]), "Invalid atomic type: int4");
         assert_eq!(
-            err(false, &["-A", "bor", "-T", "float"]),
+            err(Tool::AtomicBw, &["-A", "bor", "-T", "float"]),
             "Invalid Op and Type combination: BOR FLOAT"
         );
         assert_eq!(
-            err(true, &["-A", "cswap", "-C", "lt", "-T", "double_complex"]),
+            err(Tool::AtomicLat, &["-A", "cswap", "-C", "lt", "-T", "double_complex"]),
             "Invalid Op and Type combination: CSWAP LT DOUBLE_COMPLEX"
         );
-        assert_eq!(err(false, &["-s", "8"]), "invalid option -- 's'");
-        assert_eq!(err(true, &["-l", "8"]), "invalid option -- 'l'");
-        assert_eq!(err(true, &["-b"]), "invalid option -- 'b'");
+        assert_eq!(err(Tool::AtomicBw, &["-s", "8"]), "invalid option -- 's'");
+        assert_eq!(err(Tool::AtomicLat, &["-l", "8"]), "invalid option -- 'l'");
+        assert_eq!(err(Tool::AtomicLat, &["-b"]), "invalid option -- 'b'");
     }
 }

@@ -146,19 +146,7 @@ pub fn resolve(tool: BwTool, raw: &Raw) -> Result<Action<Invocation>, OptionErro
 mod tests {
     use super::*;
     use crate::resolve::RunMode;
-
-    fn run(tool: BwTool, args: &[&str]) -> Result<Action<Invocation>, OptionError> {
-        let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let raw = layout(tool).parse(&a).map_err(OptionError::Invalid)?;
-        resolve(tool, &raw)
-    }
-
-    fn err(tool: BwTool, args: &[&str]) -> String {
-        match run(tool, args) {
-            Err(OptionError::Invalid(m)) | Err(OptionError::Unavailable(m)) => m,
-            other => panic!("expected an error for {args:?}, got {other:?}"),
-        }
-    }
+    use crate::testing::{err, run};
 
     #[test]
     fn usage_matches_the_seed_for_original_options() {

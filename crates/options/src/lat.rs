@@ -161,19 +161,7 @@ pub fn resolve(tool: LatTool, raw: &Raw) -> Result<Action<Invocation>, OptionErr
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn run(tool: LatTool, args: &[&str]) -> Result<Action<Invocation>, OptionError> {
-        let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let raw = layout(tool).parse(&a).map_err(OptionError::Invalid)?;
-        resolve(tool, &raw)
-    }
-
-    fn err(tool: LatTool, args: &[&str]) -> String {
-        match run(tool, args) {
-            Err(OptionError::Invalid(m)) | Err(OptionError::Unavailable(m)) => m,
-            other => panic!("expected an error for {args:?}, got {other:?}"),
-        }
-    }
+    use crate::testing::{err, run};
 
     /// The spec's usage texts (Appendix A), but for the -d line.
     const SEND_LAT_USAGE: &str = "Usage:

@@ -47,3 +47,25 @@ pub fn parse(tool: Tool, args: &[String]) -> Result<Action<Invocation>, OptionEr
         Family::Atomic { latency } => amo::resolve(latency, &raw),
     }
 }
+
+/// The option tests' one way in: the same parse as the binary.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{parse, Action, Invocation, OptionError};
+    use fabdiag_report::Tool;
+
+    pub fn run(tool: impl Into<Tool>, args: &[&str]) -> Result<Action<Invocation>, OptionError> {
+        let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        parse(tool.into(), &a)
+    }
+
+    /// The message of an expected refusal (getopt's own without " (see -h)").
+    pub fn err(tool: impl Into<Tool>, args: &[&str]) -> String {
+        match run(tool, args) {
+            Err(OptionError::Invalid(m)) | Err(OptionError::Unavailable(m)) => {
+                m.trim_end_matches(" (see -h)").to_string()
+            }
+            other => panic!("expected an error for {args:?}, got {other:?}"),
+        }
+    }
+}

@@ -1,5 +1,5 @@
-//! The control connection: connect/listen, handshake, symmetric exchanges
-//! and barriers, and liveness. A reader thread owns the receive half (so
+//! The control connection: connect/listen, handshake, sending and
+//! receiving per phase, and liveness (exchanges and barriers are `Link`'s). A reader thread owns the receive half (so
 //! heartbeats are consumed even while the main thread is busy measuring) and
 //! a heartbeat thread shares the send half under a mutex, one whole frame at
 //! a time.
@@ -293,36 +293,6 @@ impl Control {
         Ok(())
     }
 
-    /// Symmetric exchange: the client sends first, the server receives first.
-    pub fn exchange(&mut self, phase: Phase, msg: &Message) -> Result<Message, ProtoError> {
-        match self.role {
-            Role::Client => {
-                self.send(phase, msg)?;
-                self.expect(phase)
-            }
-            Role::Server => {
-                let m = self.expect(phase)?;
-                self.send(phase, msg)?;
-                Ok(m)
-            }
-        }
-    }
-
-    /// Both sides reach `phase` (for `size`) before either goes on.
-    pub fn barrier(&mut self, phase: Phase, size: Option<u64>) -> Result<(), ProtoError> {
-        match self.exchange(phase, &Message::Barrier { phase, size })? {
-            Message::Barrier { phase: p, size: s } if p == phase && s == size => Ok(()),
-            Message::Barrier { phase: p, size: s } => Err(ProtoError::Desync {
-                phase,
-                theirs: format!("{p}{}", s.map(|s| format!(" (size {s})")).unwrap_or_default()),
-            }),
-            other => Err(ProtoError::Unexpected {
-                phase,
-                got: other.kind().into(),
-            }),
-        }
-    }
-
     /// The client's hello: sends ours, checks the server's tool and
     /// MAJOR.MINOR version, as the originals do; heartbeats start once it
     /// succeeds.
@@ -542,6 +512,7 @@ impl Listener {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Link;
     use std::io::Write;
 
     fn hello(tool: &str, version: &str) -> Hello {

@@ -12,11 +12,13 @@
 mod channel;
 mod error;
 mod frame;
+mod link;
 mod message;
 
 pub use channel::{connect, Control, Listener, Rejection, Role};
 pub use error::ProtoError;
 pub use frame::{read_frame, write_frame, MAX_FRAME};
+pub use link::{Alone, Link};
 pub use message::{Hello, Message, Phase, RegionDesc, MAGIC, PROTOCOL};
 
 use std::time::Duration;

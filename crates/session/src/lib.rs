@@ -15,7 +15,6 @@
 mod driver;
 mod env;
 mod family;
-mod link;
 mod memory;
 mod net;
 mod outcome;
@@ -29,7 +28,7 @@ mod tests;
 
 pub use driver::{DriveError, LatClock};
 pub use env::{Env, Hooks, DEFAULT_SVC_ID};
-pub use link::{Alone, Link};
+pub use fabdiag_proto::{Alone, Link};
 pub use outcome::{Failure, FailureKind, Report, SessionError, Side};
 pub use probe::{atomic_support, providers, AtomicSupport};
 pub use provider::{candidates, choose, PREFERENCE};

@@ -45,6 +45,27 @@ pub struct MemoryPlan {
     pub hugepages: Option<HugePageSize>,
 }
 
+impl MemoryPlan {
+    /// Two buffers of `len` bytes, the initiator with the originals'
+    /// pattern and the target zeroed, each used only if this side plays
+    /// that part (the bandwidth and latency tools, spec §2.5).
+    pub fn roles(len: u64, initiator: bool, target: bool, hugepages: Option<HugePageSize>) -> MemoryPlan {
+        MemoryPlan {
+            initiator: Buffer {
+                len,
+                used: initiator,
+                init: Init::Fill(INITIATOR_FILL),
+            },
+            target: Buffer {
+                len,
+                used: target,
+                init: Init::Fill(0),
+            },
+            hugepages,
+        }
+    }
+}
+
 /// What was allocated, for the banner.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemFacts {
@@ -131,25 +152,9 @@ pub fn view<R>(ep: &Endpoint, region: RegionId, f: impl FnOnce(&[u8]) -> R) -> R
 mod tests {
     use super::*;
 
-    fn plan(initiator_used: bool, target_used: bool, len: u64) -> MemoryPlan {
-        MemoryPlan {
-            initiator: Buffer {
-                len,
-                used: initiator_used,
-                init: Init::Fill(INITIATOR_FILL),
-            },
-            target: Buffer {
-                len,
-                used: target_used,
-                init: Init::Fill(0),
-            },
-            hugepages: None,
-        }
-    }
-
     #[test]
     fn a_side_registers_one_page_for_a_buffer_it_does_not_use() {
-        let (bufs, facts) = allocate(&plan(true, false, 3 * page_size() + 1)).unwrap();
+        let (bufs, facts) = allocate(&MemoryPlan::roles(3 * page_size() + 1, true, false, None)).unwrap();
         assert_eq!(bufs[0].len() as u64, 4 * page_size());
         assert_eq!(bufs[1].len() as u64, page_size());
         assert!(bufs[0].as_slice().iter().all(|&b| b == INITIATOR_FILL));

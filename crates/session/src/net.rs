@@ -6,11 +6,11 @@
 
 use crate::driver::{Drive, DriverConfig, FabricDriver, INITIATOR, TARGET};
 use crate::env::Env;
-use crate::link::Link;
 use crate::memory::{self, MemFacts, MemoryPlan};
 use crate::outcome::SessionError;
 use crate::provider;
 use fabdiag_fabric::{AtomicSpec, Capability, Endpoint, FabricError, InfoList, PeerId, RemoteRegion};
+use fabdiag_proto::Link;
 use fabdiag_proto::{Message, Phase, ProtoError, RegionDesc};
 use std::net::IpAddr;
 

@@ -17,11 +17,11 @@
 use crate::driver::LatClock;
 use crate::env::Env;
 use crate::family::{self, Facts, FamilyRun, Rows};
-use crate::link::Link;
 use crate::net::{FabricNet, Net, Port};
 use crate::outcome::{Failure, Report, SessionError};
 use crate::sink::{Event, Silent, Sink};
 use crate::spec::{ClockKind, TestSpec};
+use fabdiag_proto::Link;
 use fabdiag_proto::{Control, Hello, Listener, Message, Phase, ProtoError, MAGIC, PROTOCOL};
 use fabdiag_report::{Role, Row, RunDesc, Tool};
 use std::net::TcpStream;
@@ -229,15 +229,7 @@ pub(crate) fn client_run(
                 params: spec.to_wire()?,
             },
         )?;
-        let mut side = Side {
-            role: Role::Client,
-            fam,
-            clock: &clock,
-            env,
-            link: &mut *link,
-            sink: &mut *sink,
-        };
-        side.run(&mut *port, &mut p)
+        Side::new(Role::Client, fam, &clock, env, link, sink).run(&mut *port, &mut p)
     })();
     p.conclude(r, link)
 }
@@ -291,15 +283,7 @@ pub(crate) fn server_run(
             &fam.memory(Role::Server),
         )?;
         fam.check(&*port)?;
-        let mut side = Side {
-            role: Role::Server,
-            fam: &*fam,
-            clock: &LatClock::Raw,
-            env,
-            link: &mut *link,
-            sink: &mut *sink,
-        };
-        side.run(&mut *port, &mut p)
+        Side::new(Role::Server, &*fam, &LatClock::Raw, env, link, sink).run(&mut *port, &mut p)
     })();
     p.conclude(r, link)
 }
@@ -314,7 +298,25 @@ struct Side<'a> {
     sink: &'a mut dyn Sink,
 }
 
-impl Side<'_> {
+impl<'a> Side<'a> {
+    fn new(
+        role: Role,
+        fam: &'a dyn FamilyRun,
+        clock: &'a LatClock,
+        env: &'a Env,
+        link: &'a mut dyn Link,
+        sink: &'a mut dyn Sink,
+    ) -> Self {
+        Side {
+            role,
+            fam,
+            clock,
+            env,
+            link,
+            sink,
+        }
+    }
+
     /// From the endpoint exchange to the end of the run.
     fn run(&mut self, port: &mut dyn Port, p: &mut Progress) -> Result<(), SessionError> {
         p.enter(Phase::Endpoint, self.sink);

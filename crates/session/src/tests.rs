@@ -7,7 +7,6 @@
 use crate::driver::{peer, Drive, DriveError, DriverConfig, LatClock, SyncHost};
 use crate::env::Env;
 use crate::family;
-use crate::link::Link;
 use crate::memory::{MemFacts, MemoryPlan};
 use crate::net::{Net, Port};
 use crate::outcome::{Failure, FailureKind, Report, SessionError, Side};
@@ -17,6 +16,7 @@ use crate::spec::{TestSpec, AMO_STRIDE};
 use fabdiag_engine::amo::Scheme;
 use fabdiag_engine::{Activity, BwDriver, LatDriver, Measure, Step, SyncPoint};
 use fabdiag_fabric::{AtomicSpec, Capability, FabricError};
+use fabdiag_proto::Link;
 use fabdiag_proto::{Message, Phase, ProtoError};
 use fabdiag_report::{Hugepages, Role, Row, Tool};
 use std::net::IpAddr;
@@ -586,9 +586,9 @@ fn atomic_verdicts_are_traded_and_a_wrong_value_fails_both_sides() {
 /// standing in for the peer (the shape of a single-process loopback test).
 #[test]
 fn the_driver_runs_with_no_peer_process() {
-    use crate::link::Alone;
     use crate::net::FabricNet;
     use fabdiag_engine::{run_size, Mode};
+    use fabdiag_proto::Alone;
     fabdiag_fabric::load().expect("libfabric must be installed (scripts/install-deps.sh)");
     for provider in ["tcp", "shm"] {
         let mut spec = TestSpec::new(Tool::WriteBw);

@@ -16,13 +16,13 @@ pub use lat::LatClock;
 #[cfg(test)]
 pub(crate) use peer::SyncHost;
 
-use crate::link::Link;
 use crate::memory;
 use fabdiag_engine::amo::{Operands, Scheme};
 use fabdiag_engine::{Activity, BwDriver, LatDriver, Stepper};
 use fabdiag_fabric::{
     AtomicOperands, AtomicSpec, Completion, Endpoint, FabricError, OpFlags, PeerId, Posted, RegionId, RemoteRegion,
 };
+use fabdiag_proto::Link;
 use fabdiag_proto::{Message, Phase, ProtoError};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

@@ -5,8 +5,8 @@
 //! the fabric driver and the tests' fake drivers implement.
 
 use super::{DriveError, FabricDriver};
-use crate::link::Link;
 use fabdiag_engine::{Activity, Measure, SyncPoint};
+use fabdiag_proto::Link;
 use fabdiag_proto::{Message, Phase, ProtoError};
 
 /// What the peer-sync code needs from a driver.

@@ -4,7 +4,7 @@
 
 use super::{test_mode, Facts, FamilyRun, Rows};
 use crate::driver::{Drive, DriverConfig, LatClock, Op};
-use crate::memory::{Buffer, Init, MemoryPlan, INITIATOR_FILL};
+use crate::memory::MemoryPlan;
 use crate::outcome::SessionError;
 use crate::spec::TestSpec;
 use fabdiag_engine::{buffer_size, run_size, sizes, Activity};
@@ -43,20 +43,15 @@ impl FamilyRun for Bandwidth {
 
     fn memory(&self, role: Role) -> MemoryPlan {
         let s = &self.spec;
+        // spec §2.5: a full buffer for each role this side plays
         let len = buffer_size(s.max_size, s.buf_align, s.list_size, s.max_buf);
-        MemoryPlan {
-            initiator: Buffer {
-                len,
-                used: role == Role::Client || s.bidirectional,
-                init: Init::Fill(INITIATOR_FILL),
-            },
-            target: Buffer {
-                len,
-                used: role == Role::Server || s.bidirectional,
-                init: Init::Fill(0),
-            },
-            hugepages: s.hugepages,
-        }
+        let both = s.bidirectional;
+        MemoryPlan::roles(
+            len,
+            role == Role::Client || both,
+            role == Role::Server || both,
+            s.hugepages,
+        )
     }
 
     fn describe(&self, f: &Facts<'_>) -> RunDesc {

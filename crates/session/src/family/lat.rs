@@ -7,7 +7,7 @@
 
 use super::{test_mode, Facts, FamilyRun, Rows};
 use crate::driver::{Drive, DriverConfig, LatClock, Op};
-use crate::memory::{Buffer, Init, MemoryPlan, INITIATOR_FILL};
+use crate::memory::MemoryPlan;
 use crate::outcome::SessionError;
 use crate::spec::TestSpec;
 use fabdiag_engine::{run_lat_size, sizes, Activity};
@@ -43,20 +43,8 @@ impl FamilyRun for Latency {
 
     fn memory(&self, role: Role) -> MemoryPlan {
         let both = self.tool == LatTool::SendLat;
-        let len = self.spec.max_size;
-        MemoryPlan {
-            initiator: Buffer {
-                len,
-                used: both || role == Role::Client,
-                init: Init::Fill(INITIATOR_FILL),
-            },
-            target: Buffer {
-                len,
-                used: both || role == Role::Server,
-                init: Init::Fill(0),
-            },
-            hugepages: self.spec.hugepages,
-        }
+        let (initiator, target) = (both || role == Role::Client, both || role == Role::Server);
+        MemoryPlan::roles(self.spec.max_size, initiator, target, self.spec.hugepages)
     }
 
     fn describe(&self, f: &Facts<'_>) -> RunDesc {

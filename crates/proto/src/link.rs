@@ -1,11 +1,11 @@
-//! The control connection as sessions and drivers see it: ordered
+//! The control connection as sessions and drivers use it: ordered
 //! messages per phase, symmetric exchanges (client first) and barriers,
-//! liveness, and telling the peer why we give up. `proto::Control` is the
-//! real one; `Alone` stands in when there is no peer process at all (a
+//! liveness, and telling the peer why we give up. `Control` is the real
+//! one; `Alone` stands in when there is no peer process at all (a
 //! single-process loopback test): its barriers pass at once and its "peer"
 //! reports no operations of its own. Tests substitute in-memory links.
 
-use fabdiag_proto::{Control, Message, Phase, ProtoError, Role};
+use crate::{Control, Message, Phase, ProtoError, Role};
 use std::collections::VecDeque;
 use std::net::IpAddr;
 
