@@ -38,10 +38,18 @@ pub fn read_frame(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
     }
     let len = u32::from_be_bytes(hdr);
     if len > MAX_FRAME {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("frame of {len} bytes announced (limit {MAX_FRAME})"),
-        ));
+        // a stranger speaking a text protocol (HTTP, SSH, a typo'd nc) shows
+        // as a huge length: say what it sent instead
+        let text = hdr.iter().all(|b| b.is_ascii_graphic() || *b == b' ');
+        let what = if text {
+            format!(
+                "received text starting {:?}, not a fabdiag frame",
+                String::from_utf8_lossy(&hdr)
+            )
+        } else {
+            format!("frame of {len} bytes announced (limit {MAX_FRAME})")
+        };
+        return Err(io::Error::new(io::ErrorKind::InvalidData, what));
     }
     let mut payload = vec![0u8; len as usize];
     r.read_exact(&mut payload)?;
@@ -69,6 +77,8 @@ mod tests {
         );
         let short = [0u8, 0, 0, 9, b'x'];
         assert!(read_frame(&mut &short[..]).is_err());
+        let http = read_frame(&mut &b"GET / HTTP/1.0\r\n"[..]).unwrap_err().to_string();
+        assert_eq!(http, "received text starting \"GET \", not a fabdiag frame");
         let torn = [0u8, 0];
         assert!(read_frame(&mut &torn[..]).is_err());
     }

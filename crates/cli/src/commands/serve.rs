@@ -66,6 +66,7 @@ impl Running {
 struct Server {
     prog: String,
     json: bool,
+    /// Connections answered: tests, rejections and the busy ones.
     served: u64,
 }
 
@@ -322,6 +323,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                         listener.port(),
                         w.peer.ip()
                     );
+                    server.served += 1;
                     server.log(peer, None, Err(&format!("turned away: {msg}")), None);
                     turn_away(stream, msg);
                 }
