@@ -408,3 +408,28 @@ fn bad_serve_options_and_busy_port() {
     let port = l.local_addr().unwrap().port().to_string();
     expect_failure(&["serve", "-p", &port], 2, "port already in use");
 }
+
+#[test]
+fn provider_and_domain_limits_apply_to_every_test() {
+    let _cpu = cpu();
+    let port = free_port();
+    let p = port.to_string();
+    let mut proc = Proc::spawn(&mut fabdiag(&["serve", "-p", &p, "-P", "shm", "--json"]));
+    wait_listening(&mut proc, "127.0.0.1", port);
+    let s = Serve { proc, port };
+    s.wait_lines(1);
+    let o = s.client(&["write-bw", "-n", "5", "-P", "tcp"]);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(
+        o.one_line().contains(
+            "peer failed during config: provider mismatch: the client uses 'tcp;ofi_rxm', this server was given -P shm"
+        ),
+        "{}",
+        o.stderr
+    );
+    let o = s.client(&["send-lat", "-n", "5", "-P", "shm"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let lines = s.wait_lines(3);
+    assert_eq!(lines[2]["config"]["provider"], "shm");
+    s.stop(Signal::SIGTERM);
+}
