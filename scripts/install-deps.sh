@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs everything fabdiag needs to build, test and benchmark on Debian 12
-# (as root): libfabric (headers, library, fi_info/fi_pingpong), a C compiler
-# for the libfabric shim, iproute2 for the two-host namespace tests, iperf3
-# for the benchmark, and a Rust toolchain with rustfmt and clippy.
+# Installs everything fabdiag needs to build, test, package and benchmark on
+# Debian 12 (as root): libfabric (headers, library, fi_info/fi_pingpong), a C
+# compiler for the libfabric shim, iproute2 for the two-host namespace tests,
+# iperf3 for the benchmark, dpkg-dev and man-db for the package and its
+# manual pages, and a Rust toolchain with rustfmt and clippy.
 set -euo pipefail
 
 need_rust="1.87.0"
@@ -18,7 +19,8 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
     libfabric-dev libfabric-bin libfabric1 \
     build-essential pkg-config ca-certificates \
-    iproute2 iperf3 procps >/dev/null
+    iproute2 iperf3 procps \
+    dpkg-dev binutils man-db bash >/dev/null
 
 version_ok() {
     command -v cargo >/dev/null 2>&1 || return 1

@@ -54,6 +54,9 @@ fn run() -> u8 {
             exit::OK
         }
         "providers" => commands::probe::providers(),
+        "doctor" => argv.with("fabdiag doctor", "doctor", 2, commands::doctor::run),
+        "completions" => argv.with("fabdiag completions", "completions", 2, commands::docs::completions),
+        "manpages" => argv.with("fabdiag manpages", "manpages", 2, commands::docs::manpages),
         "atomic-support" => argv.with(
             "fabdiag atomic-support",
             "atomic-support",

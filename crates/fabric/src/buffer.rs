@@ -34,6 +34,20 @@ impl HugePageSize {
     }
 }
 
+/// Configured and free huge pages of that size; None where the kernel has
+/// no such pool.
+pub fn hugepage_pool(size: HugePageSize) -> (Option<u64>, Option<u64>) {
+    let read = |file: &str| -> Option<u64> {
+        let dir = size.sysfs().trim_end_matches("/free_hugepages");
+        std::fs::read_to_string(format!("{dir}/{file}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    (read("nr_hugepages"), read("free_hugepages"))
+}
+
 /// Free huge pages of that size, from sysfs.
 pub fn free_hugepages(size: HugePageSize) -> Result<u64, FabricError> {
     let path = size.sysfs();

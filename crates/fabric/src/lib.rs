@@ -13,7 +13,7 @@ mod endpoint;
 mod error;
 mod ffi;
 
-pub use buffer::{free_hugepages, page_size, HostBuffer, HugePageSize};
+pub use buffer::{free_hugepages, hugepage_pool, page_size, HostBuffer, HugePageSize};
 pub use discovery::{discover, Capability, InfoList, ProviderInfo, Query};
 pub use endpoint::{
     atomic_datatype, atomic_op, AtomicKind, AtomicOperands, AtomicSpec, AtomicValue, Completion, Endpoint, OpFlags,
@@ -56,6 +56,19 @@ pub fn load_from(path: &str) -> Result<(), FabricError> {
         }
     });
     outcome.clone().map_err(FabricError::LibraryMissing)
+}
+
+/// The file libfabric was loaded from, as this process maps it.
+pub fn library_path() -> Option<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| {
+            std::path::Path::new(p)
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libfabric.so"))
+        })
+        .map(str::to_string)
 }
 
 /// libfabric's runtime version as "MAJOR.MINOR".

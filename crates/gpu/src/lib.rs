@@ -10,6 +10,31 @@ use std::os::raw::{c_char, c_int, c_uint};
 
 pub const DEFAULT_LIBRARY: &str = "libcuda.so.1";
 
+/// The runtime libraries the originals load for the other GPU types.
+pub const HIP_LIBRARY: &str = "libamdhip64.so";
+pub const LEVEL_ZERO_LIBRARY: &str = "libze_loader.so.1";
+
+/// Can `library` be loaded here? (For reporting which GPU runtimes a node
+/// has; the library is unloaded again.)
+pub fn library_present(library: &str) -> Result<(), String> {
+    let c = CString::new(library).map_err(|_| "bad library name".to_string())?;
+    // SAFETY: c is NUL-terminated; RTLD_LAZY resolves no symbol yet.
+    let lib = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) };
+    if lib.is_null() {
+        // SAFETY: dlerror returns a thread-local string or null.
+        let e = unsafe { libc::dlerror() };
+        return Err(if e.is_null() {
+            "cannot be loaded".to_string()
+        } else {
+            // SAFETY: non-null dlerror results are NUL-terminated.
+            unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
+        });
+    }
+    // SAFETY: lib is the handle dlopen just returned, closed once.
+    unsafe { libc::dlclose(lib) };
+    Ok(())
+}
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum GpuError {
     #[error(

@@ -3,14 +3,18 @@
 //! come from it); `resolve` holds the checks they share; `bw`, `lat` and
 //! `amo` resolve each family's options into an `Invocation` (a run spec for
 //! the session library plus what the binary does with the outcome);
-//! `serve` and `traffic` are the other commands' lines. Option values keep
+//! `serve` and `traffic` are the other commands' lines; `man` and
+//! `completions` turn the same tables into manual pages and shell
+//! completion scripts. Option values keep
 //! the originals' defaults, ranges and messages. Nothing here prints,
 //! exits or touches the network.
 
 pub mod amo;
 pub mod bw;
+pub mod completions;
 mod getopt;
 pub mod lat;
+pub mod man;
 mod numbers;
 pub mod resolve;
 pub mod serve;

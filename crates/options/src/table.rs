@@ -457,6 +457,20 @@ const SPECS: &[Spec] = &[
     ),
 ];
 
+/// One option as `-h`, man pages and completions show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptionDoc {
+    pub short: Option<char>,
+    pub long: &'static str,
+    pub takes_arg: bool,
+    /// The usage text's left column, e.g. "-s, --size=MIN[:MAX]".
+    pub left: &'static str,
+    /// Help lines, filled in for the tool.
+    pub help: Vec<String>,
+    /// One of fabdiag's additions (not an original option).
+    pub fabdiag: bool,
+}
+
 /// What differs between tools in their command line.
 pub struct Layout {
     /// Original options, in the originals' usage order.
@@ -488,6 +502,26 @@ impl Layout {
             .replace("{size}", &self.default_size.to_string())
     }
 
+    /// Every option shown in `-h`, as documentation needs it.
+    pub fn documented(&self) -> Vec<OptionDoc> {
+        let sections = [(false, self.opts), (true, self.extensions)];
+        let mut out = Vec::new();
+        for (fabdiag, ids) in sections {
+            for s in ids.iter().filter_map(|id| SPECS.iter().find(|s| s.def.id == *id)) {
+                let Some(left) = s.left else { continue };
+                out.push(OptionDoc {
+                    short: s.def.short,
+                    long: s.def.long,
+                    takes_arg: s.def.takes_arg,
+                    left,
+                    help: s.help.iter().map(|l| self.fill(l)).collect(),
+                    fabdiag,
+                });
+            }
+        }
+        out
+    }
+
     /// The `-h` text: the originals' layout, then fabdiag's own options.
     pub fn usage(&self, prog: &str) -> String {
         let w = self.width;
@@ -497,15 +531,15 @@ impl Layout {
         o.push_str(&format!("{:w$}Start a server and wait for connection\n", ""));
         o.push_str(&format!("  {prog} ADDR [OPTIONS]\n"));
         o.push_str(&format!("{:w$}Connect to server with address ADDR\n", ""));
-        for (title, ids) in [("Options:", self.opts), ("fabdiag options:", self.extensions)] {
-            if title.starts_with("fabdiag") {
+        let docs = self.documented();
+        for (title, fabdiag) in [("Options:", false), ("fabdiag options:", true)] {
+            if fabdiag {
                 o.push_str(self.trailer);
             }
             o.push_str(&format!("\n{title}\n"));
-            for s in ids.iter().filter_map(|id| SPECS.iter().find(|s| s.def.id == *id)) {
-                let Some(left) = s.left else { continue };
-                let left = format!("  {left}");
-                let mut lines = s.help.iter().map(|l| self.fill(l));
+            for d in docs.iter().filter(|d| d.fabdiag == fabdiag) {
+                let left = format!("  {}", d.left);
+                let mut lines = d.help.iter();
                 if left.len() >= w {
                     // too long for the column: on a line of its own
                     o.push_str(&format!("{left}\n"));

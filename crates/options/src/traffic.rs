@@ -5,6 +5,11 @@ use crate::getopt::{self, OptDef, Parsed};
 use crate::numbers::parse_strtoul;
 use fabdiag_report::traffic::{Dir, TrafficTest};
 
+/// Every option as (short, long, takes an argument), for completions.
+pub fn options() -> impl Iterator<Item = (Option<char>, &'static str, bool)> {
+    DEFS.iter().map(|d| (d.short, d.long, d.takes_arg))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum T {
     Json,

@@ -10,6 +10,7 @@ pub mod amo_text;
 mod banner;
 pub mod bw_text;
 pub mod catalog;
+pub mod doctor;
 pub mod json;
 pub mod lat_text;
 pub mod legacy;

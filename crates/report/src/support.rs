@@ -129,6 +129,9 @@ pub fn overview(version: &str) -> String {
     s.push_str("  serve [-p PORT]\n              Answer every tool above, client after client (like iperf3 -s)\n");
     s.push_str("  host-traffic\n              Host <-> GPU memory <-> compute traffic, as gc-hosttraffictest (CUDA)\n");
     s.push_str("  providers   List libfabric providers and domains on this machine\n");
+    s.push_str("  doctor [--json]\n              What this node has, and which tools can run on it\n");
+    s.push_str("  completions bash|zsh|fish\n              Print a shell completion script\n");
+    s.push_str("  manpages DIR\n              Write the manual pages into DIR\n");
     s.push_str("  atomic-support [-P PROV] [--json]\n              Which atomic op/type/form each provider supports (fi_*atomicvalid)\n");
     s.push_str("\nInstalled under an original name (e.g. a cxi_write_bw symlink), fabdiag\nbehaves as that tool.\n");
     s

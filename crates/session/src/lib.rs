@@ -14,7 +14,7 @@
 
 mod driver;
 mod env;
-mod family;
+pub(crate) mod family;
 mod memory;
 mod net;
 mod outcome;
@@ -29,8 +29,9 @@ mod tests;
 pub use driver::{DriveError, LatClock};
 pub use env::{Env, Hooks, DEFAULT_SVC_ID};
 pub use fabdiag_proto::{Alone, Link};
+pub use family::capability;
 pub use outcome::{Failure, FailureKind, Report, SessionError, Side};
-pub use probe::{atomic_support, providers, AtomicSupport};
+pub use probe::{atomic_support, provider_caps, providers, AtomicSupport};
 pub use provider::{candidates, choose, PREFERENCE};
 pub use session::{client, hello, local, serve_one, serve_stream, VERSION};
 pub use sink::{Event, Silent, Sink};

@@ -6,8 +6,9 @@
 use crate::family::atomic_spec;
 use fabdiag_engine::amo::{libfabric_op, validate, AmoOp, CSWAP_OPS, OPS, TYPES};
 use fabdiag_fabric::{discover, Capability, Endpoint, FabricError, HostBuffer, Query};
+use fabdiag_report::doctor::ProviderCaps;
 use fabdiag_report::support::{AmoSupport, ProviderRow};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Every provider/domain with RMA write, RMA read or messaging.
 pub fn providers() -> Result<Vec<ProviderRow>, FabricError> {
@@ -40,6 +41,46 @@ pub fn providers() -> Result<Vec<ProviderRow>, FabricError> {
             rma_write: c[0],
             rma_read: c[1],
             msg: c[2],
+        })
+        .collect())
+}
+
+/// Every provider with its domains and what it can do here (for `doctor`).
+pub fn provider_caps() -> Result<Vec<ProviderCaps>, FabricError> {
+    let caps = [
+        Capability::RmaWrite,
+        Capability::RmaRead,
+        Capability::Msg,
+        Capability::Atomic,
+        Capability::RmaWriteHmem,
+    ];
+    let mut by: BTreeMap<String, (BTreeSet<String>, [bool; 5])> = BTreeMap::new();
+    for (i, cap) in caps.into_iter().enumerate() {
+        match discover(&Query {
+            capability: Some(cap),
+            ..Default::default()
+        }) {
+            Ok(list) => {
+                for e in list.entries() {
+                    let entry = by.entry(e.provider.clone()).or_default();
+                    entry.0.insert(e.domain.clone());
+                    entry.1[i] = true;
+                }
+            }
+            Err(e @ FabricError::LibraryMissing(_)) => return Err(e),
+            Err(_) => {}
+        }
+    }
+    Ok(by
+        .into_iter()
+        .map(|(provider, (domains, c))| ProviderCaps {
+            provider,
+            domains: domains.into_iter().collect(),
+            rma_write: c[0],
+            rma_read: c[1],
+            msg: c[2],
+            atomic: c[3],
+            hmem: c[4],
         })
         .collect())
 }

@@ -1,6 +1,9 @@
 //! One module per command: the pair tools (`pair`), `serve` and its
-//! per-test `worker`, the provider probes (`probe`), and `host_traffic`.
+//! per-test `worker`, the provider probes (`probe`), `doctor`,
+//! `host_traffic`, and the generated `docs` (completions, man pages).
 
+pub mod docs;
+pub mod doctor;
 pub mod host_traffic;
 pub mod pair;
 pub mod probe;

@@ -254,6 +254,13 @@ pub fn pair(tool: &str, server_args: &[&str], client_args: &[&str]) -> (Output, 
     (c, s)
 }
 
+/// Does a failure line name the measured part of a run? A fault injected
+/// "mid-run" lands just after the run starts, where the first size's
+/// pre-run barrier may still be in progress: both are the run.
+pub fn mid_run_phase(line: &str) -> bool {
+    line.contains("during run") || line.contains("during pre-run")
+}
+
 /// Starts `tool`'s server and a client running for 30 s (`extra` on both
 /// sides), waits until the run is under way, sends `sig` to the server
 /// (`victim_is_server`) or the client, and returns the survivor's outcome

@@ -34,11 +34,7 @@ impl Bandwidth {
 
 impl FamilyRun for Bandwidth {
     fn capability(&self) -> Capability {
-        match self.tool {
-            BwTool::WriteBw => Capability::RmaWrite,
-            BwTool::ReadBw => Capability::RmaRead,
-            BwTool::SendBw => Capability::Msg,
-        }
+        super::capability(self.tool.into())
     }
 
     fn memory(&self, role: Role) -> MemoryPlan {

@@ -34,11 +34,7 @@ fn activity(role: Role) -> Activity {
 
 impl FamilyRun for Latency {
     fn capability(&self) -> Capability {
-        match self.tool {
-            LatTool::WriteLat => Capability::RmaWrite,
-            LatTool::ReadLat => Capability::RmaRead,
-            LatTool::SendLat => Capability::Msg,
-        }
+        super::capability(self.tool.into())
     }
 
     fn memory(&self, role: Role) -> MemoryPlan {

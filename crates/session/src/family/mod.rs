@@ -19,7 +19,7 @@ use crate::outcome::SessionError;
 use crate::sink::{Event, Sink};
 use crate::spec::TestSpec;
 use fabdiag_fabric::Capability;
-use fabdiag_report::{Family, Role, Row, RunDesc, TestMode};
+use fabdiag_report::{BwTool, Family, LatTool, Role, Row, RunDesc, TestMode, Tool};
 
 pub(crate) trait FamilyRun {
     fn capability(&self) -> Capability;
@@ -71,6 +71,16 @@ pub(crate) fn plan(spec: &TestSpec, env: &Env) -> Result<Box<dyn FamilyRun>, Ses
         Family::Latency(tool) => Box::new(lat::Latency::new(tool, spec.clone())),
         Family::Atomic { latency } => Box::new(atomic::Atomic::new(latency, spec.clone(), env)?),
     })
+}
+
+/// What a provider must offer to run `tool`.
+pub fn capability(tool: Tool) -> Capability {
+    match tool.family() {
+        Family::Bandwidth(BwTool::WriteBw) | Family::Latency(LatTool::WriteLat) => Capability::RmaWrite,
+        Family::Bandwidth(BwTool::ReadBw) | Family::Latency(LatTool::ReadLat) => Capability::RmaRead,
+        Family::Bandwidth(BwTool::SendBw) | Family::Latency(LatTool::SendLat) => Capability::Msg,
+        Family::Atomic { .. } => Capability::Atomic,
+    }
 }
 
 pub(crate) fn test_mode(spec: &TestSpec) -> TestMode {

@@ -1,0 +1,221 @@
+//! `fabdiag doctor [--json]`: what this node has for fabdiag, and which
+//! tools can run on it. It exits 4 when nothing fabdiag runs is usable,
+//! so it can gate a node in a prolog script.
+
+use super::load_libfabric;
+use crate::output::print_stdout;
+use crate::{exit, VERSION};
+use fabdiag_fabric::{hugepage_pool, HugePageSize};
+use fabdiag_report::doctor::{self, Clock, Doctor, GpuDevice, GpuRuntime, HugePool, Libfabric, ToolStatus};
+use fabdiag_report::Tool;
+use std::collections::BTreeSet;
+
+fn libfabric() -> Libfabric {
+    match load_libfabric() {
+        Ok(()) => Libfabric {
+            found: true,
+            path: fabdiag_fabric::library_path(),
+            version: fabdiag_fabric::library_version().ok(),
+            error: None,
+        },
+        Err(e) => Libfabric {
+            found: false,
+            path: None,
+            version: None,
+            error: Some(e.to_string()),
+        },
+    }
+}
+
+fn gpus() -> Vec<GpuRuntime> {
+    let nvidia = match fabdiag_gpu::Cuda::load().and_then(|c| c.devices()) {
+        Ok(devs) => GpuRuntime {
+            kind: "NVIDIA".into(),
+            library: fabdiag_gpu::DEFAULT_LIBRARY.into(),
+            found: true,
+            devices: devs
+                .iter()
+                .map(|d| GpuDevice {
+                    index: d.ordinal.max(0) as u32,
+                    name: d.name.clone(),
+                    pci_bus_id: d.pci_bus_id.clone(),
+                })
+                .collect(),
+            error: None,
+        },
+        Err(e) => GpuRuntime {
+            kind: "NVIDIA".into(),
+            library: fabdiag_gpu::DEFAULT_LIBRARY.into(),
+            found: !matches!(e, fabdiag_gpu::GpuError::NoDriver { .. }),
+            devices: Vec::new(),
+            error: Some(e.to_string()),
+        },
+    };
+    // fabdiag allocates on NVIDIA GPUs only so far; for the others it says
+    // whether the runtime the originals load is here
+    let other = |kind: &str, library: &str| {
+        let present = fabdiag_gpu::library_present(library);
+        GpuRuntime {
+            kind: kind.into(),
+            library: library.into(),
+            found: present.is_ok(),
+            devices: Vec::new(),
+            error: Some(match present {
+                Ok(()) => "runtime present; fabdiag does not list its devices yet".into(),
+                Err(e) => format!("not found ({e})"),
+            }),
+        }
+    };
+    vec![
+        nvidia,
+        other("AMD", fabdiag_gpu::HIP_LIBRARY),
+        other("INTEL", fabdiag_gpu::LEVEL_ZERO_LIBRARY),
+    ]
+}
+
+fn hugepages() -> Vec<HugePool> {
+    [HugePageSize::TwoMiB, HugePageSize::OneGiB]
+        .into_iter()
+        .map(|h| {
+            let (total, free) = hugepage_pool(h);
+            HugePool {
+                size: h.label().into(),
+                total,
+                free,
+            }
+        })
+        .collect()
+}
+
+fn clock() -> Clock {
+    let (cycle_counter_mhz, calibration_error) = match fabdiag_clock::calibrate(true) {
+        Ok(c) => (Some(c.mhz), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let invariant_tsc = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("flags"))
+        .map(|flags| flags.contains(" constant_tsc") && flags.contains(" nonstop_tsc"));
+    let mut governors = BTreeSet::new();
+    if let Ok(dir) = std::fs::read_dir("/sys/devices/system/cpu") {
+        for e in dir.flatten() {
+            if let Ok(g) = std::fs::read_to_string(e.path().join("cpufreq/scaling_governor")) {
+                governors.insert(g.trim().to_string());
+            }
+        }
+    }
+    Clock {
+        cycle_counter_mhz,
+        calibration_error,
+        invariant_tsc,
+        governors: governors.into_iter().collect(),
+    }
+}
+
+/// Providers that run the atomic tools' default (SUM on UINT64): a
+/// provider may claim FI_ATOMIC and support no operation at all.
+fn atomic_defaults() -> BTreeSet<String> {
+    fabdiag_session::atomic_support(None)
+        .map(|s| {
+            s.cells
+                .iter()
+                .filter(|c| c.op == "SUM" && c.atomic_type == "UINT64" && !c.fetching && c.usable())
+                .map(|c| c.provider.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn tools(lib: &Libfabric, providers: &[fabdiag_report::doctor::ProviderCaps], gpus: &[GpuRuntime]) -> Vec<ToolStatus> {
+    let atomic_ok = if lib.found { atomic_defaults() } else { BTreeSet::new() };
+    let mut out: Vec<ToolStatus> = Tool::all()
+        .map(|t| {
+            let cap = fabdiag_session::capability(t);
+            let able: Vec<String> = providers
+                .iter()
+                .filter(|p| match cap {
+                    fabdiag_fabric::Capability::RmaWrite => p.rma_write,
+                    fabdiag_fabric::Capability::RmaRead => p.rma_read,
+                    fabdiag_fabric::Capability::Msg => p.msg,
+                    fabdiag_fabric::Capability::Atomic => p.atomic && atomic_ok.contains(&p.provider),
+                    fabdiag_fabric::Capability::RmaWriteHmem => p.hmem,
+                })
+                .map(|p| p.provider.clone())
+                .collect();
+            let reason = match (&lib.error, able.is_empty()) {
+                (Some(e), _) => Some(e.clone()),
+                (None, true) => Some(format!("no provider here offers {}", cap.describe())),
+                (None, false) => None,
+            };
+            ToolStatus {
+                tool: t.original_name().into(),
+                command: format!("fabdiag {}", t.subcommand()),
+                runnable: reason.is_none(),
+                providers: able,
+                reason,
+            }
+        })
+        .collect();
+    let nvidia = gpus.iter().find(|g| g.kind == "NVIDIA");
+    let reason = match nvidia.and_then(|g| g.error.clone()) {
+        Some(e) => e,
+        None => "the CUDA measurement is not in this build yet".into(),
+    };
+    out.push(ToolStatus {
+        tool: "gc-hosttraffictest".into(),
+        command: "fabdiag host-traffic".into(),
+        runnable: false,
+        providers: Vec::new(),
+        reason: Some(reason),
+    });
+    out
+}
+
+pub fn run(prog: &str, args: &[String]) -> u8 {
+    let mut json = false;
+    for a in args {
+        match a.as_str() {
+            "--json" => json = true,
+            "-h" | "--help" => {
+                print_stdout(&format!(
+                    "Usage:\n  {prog} [--json]\n\nWhat this node has for fabdiag (libfabric, providers, GPUs, huge pages,\nclocks) and which tools can run on it; exits 4 when none can.\n"
+                ));
+                return exit::OK;
+            }
+            other => {
+                eprintln!("{prog}: unexpected argument '{other}' (usage: {prog} [--json])");
+                return exit::USAGE;
+            }
+        }
+    }
+    let lib = libfabric();
+    let providers = if lib.found {
+        fabdiag_session::provider_caps().unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let gpus = gpus();
+    let tools = tools(&lib, &providers, &gpus);
+    let usable = tools.iter().any(|t| t.runnable);
+    let d = Doctor {
+        fabdiag_version: VERSION.into(),
+        libfabric: lib,
+        providers,
+        gpus,
+        hugepages: hugepages(),
+        clock: clock(),
+        tools,
+        usable,
+    };
+    if json {
+        print_stdout(&(serde_json::to_string_pretty(&d).unwrap_or_else(|_| "{}".into()) + "\n"));
+    } else {
+        print_stdout(&doctor::text(&d));
+    }
+    if usable {
+        exit::OK
+    } else {
+        exit::UNAVAILABLE
+    }
+}

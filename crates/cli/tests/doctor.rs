@@ -1,0 +1,167 @@
+//! `fabdiag doctor` on this node: with libfabric (providers, tools that can
+//! run), without it (exit 4, every tool says why), without a GPU, and with
+//! and without huge pages reserved; the JSON parsed each time.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+fn doctor(env: &[(&str, &str)]) -> (Output, Value) {
+    let mut cmd = fabdiag(&["doctor", "--json"]);
+    cmd.envs(env.iter().copied());
+    let o = Proc::spawn(&mut cmd).wait(LIMIT);
+    let j = o.json();
+    (o, j)
+}
+
+fn tool<'a>(j: &'a Value, name: &str) -> &'a Value {
+    j["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tool"] == name)
+        .unwrap_or_else(|| panic!("{name} missing: {j}"))
+}
+
+#[test]
+fn with_libfabric_every_pair_tool_can_run() {
+    let _cpu = cpu();
+    let (o, j) = doctor(&[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(j["libfabric"]["found"], true);
+    assert_eq!(j["libfabric"]["version"], "1.17");
+    assert!(
+        j["libfabric"]["path"].as_str().unwrap().contains("libfabric.so"),
+        "{}",
+        j["libfabric"]
+    );
+    let providers: Vec<&str> = j["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["provider"].as_str().unwrap())
+        .collect();
+    for p in ["tcp;ofi_rxm", "shm", "sockets"] {
+        assert!(providers.contains(&p), "{providers:?}");
+    }
+    let tcp = j["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["provider"] == "tcp;ofi_rxm")
+        .unwrap();
+    assert_eq!(
+        (&tcp["rma_write"], &tcp["atomic"]),
+        (&Value::Bool(true), &Value::Bool(true))
+    );
+    assert!(tcp["domains"].as_array().unwrap().iter().any(|d| d == "lo"), "{tcp}");
+    for t in ["cxi_write_bw", "cxi_send_lat", "cxi_atomic_lat"] {
+        let s = tool(&j, t);
+        assert_eq!(s["runnable"], true, "{s}");
+        assert!(
+            s["providers"].as_array().unwrap().iter().any(|p| p == "tcp;ofi_rxm"),
+            "{s}"
+        );
+    }
+    assert_eq!(j["usable"], true);
+    // the clocks: a calibrated counter or the reason it cannot be
+    let c = &j["clock"];
+    assert!(
+        c["cycle_counter_mhz"].as_f64().is_some() || c["calibration_error"].is_string(),
+        "{c}"
+    );
+    // the text page has every section
+    let t = run(&["doctor"], LIMIT);
+    assert_eq!(t.code, Some(0));
+    for section in [
+        "libfabric\n",
+        "providers ",
+        "GPUs\n",
+        "huge pages\n",
+        "clocks\n",
+        "tools\n",
+    ] {
+        assert!(t.stdout.contains(section), "{section}: {}", t.stdout);
+    }
+    assert!(t.stdout.contains("  cxi_write_bw         yes ("), "{}", t.stdout);
+}
+
+#[test]
+fn without_libfabric_nothing_runs_and_every_tool_says_why() {
+    let (o, j) = doctor(&[("FABDIAG_LIBFABRIC", "/nonexistent/libfabric.so.1")]);
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    assert_eq!(j["libfabric"]["found"], false);
+    assert!(j["libfabric"]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("cannot load libfabric"));
+    assert!(j["providers"].as_array().unwrap().is_empty());
+    for t in j["tools"].as_array().unwrap() {
+        assert_eq!(t["runnable"], false, "{t}");
+        assert!(!t["reason"].as_str().unwrap().is_empty(), "{t}");
+    }
+    assert_eq!(tool(&j, "cxi_read_bw")["reason"], j["libfabric"]["error"]);
+    assert_eq!(j["usable"], false);
+    let t = run(&["doctor"], LIMIT);
+    assert_eq!(t.code, Some(0), "the text form on this machine still finds libfabric");
+}
+
+#[test]
+fn without_a_gpu_the_gpu_runtimes_are_reported_missing() {
+    if std::path::Path::new("/proc/driver/nvidia").exists() {
+        eprintln!("SKIPPED: an NVIDIA driver is present; this checks the no-GPU report");
+        return;
+    }
+    let (_, j) = doctor(&[]);
+    let gpus = j["gpus"].as_array().unwrap();
+    let kinds: Vec<&str> = gpus.iter().map(|g| g["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, vec!["NVIDIA", "AMD", "INTEL"]);
+    let nvidia = &gpus[0];
+    assert_eq!(nvidia["found"], false);
+    assert!(nvidia["devices"].as_array().unwrap().is_empty());
+    assert!(
+        nvidia["error"].as_str().unwrap().starts_with("no NVIDIA driver"),
+        "{nvidia}"
+    );
+    let h = tool(&j, "gc-hosttraffictest");
+    assert_eq!(h["runnable"], false);
+    assert!(h["reason"].as_str().unwrap().starts_with("no NVIDIA driver"), "{h}");
+}
+
+const NR: &str = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages";
+
+struct Restore(String);
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = std::fs::write(NR, &self.0);
+    }
+}
+
+#[test]
+fn huge_pages_configured_and_free_are_reported() {
+    let _cpu = cpu();
+    let before = std::fs::read_to_string(NR).expect("2M huge page pool (needs root to change)");
+    let _restore = Restore(before.trim().to_string());
+    let two_mib = |j: &Value| {
+        j["hugepages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["size"] == "2M")
+            .cloned()
+            .unwrap()
+    };
+    std::fs::write(NR, "0").expect("write nr_hugepages (needs root)");
+    let (_, j) = doctor(&[]);
+    let h = two_mib(&j);
+    assert_eq!((h["total"].as_u64(), h["free"].as_u64()), (Some(0), Some(0)), "{h}");
+    std::fs::write(NR, "4").unwrap();
+    let (_, j) = doctor(&[]);
+    let h = two_mib(&j);
+    let granted = std::fs::read_to_string(NR).unwrap().trim().parse::<u64>().unwrap();
+    assert_eq!(h["total"].as_u64(), Some(granted), "{h}");
+    assert_eq!(h["free"].as_u64(), Some(granted), "nothing uses them: {h}");
+    if granted < 4 {
+        eprintln!("note: the kernel granted only {granted} of 4 huge pages");
+    }
+}

@@ -1,0 +1,145 @@
+//! Shell completions for bash, zsh and fish, from the same option tables
+//! that print `-h`. The tables are turned into a `clap::Command` only to
+//! hand it to `clap_complete`, which knows each shell's completion
+//! machinery (fabdiag's own getopt parser stays the one that parses).
+//! Pure: scripts are returned as text.
+
+use crate::layout;
+use clap::{Arg, ArgAction, Command};
+pub use clap_complete::Shell;
+use fabdiag_report::Tool;
+
+/// A command with a tool's options (hidden aliases left out).
+fn tool_command(name: &'static str, tool: Tool) -> Command {
+    let mut cmd = Command::new(name)
+        .about(tool.summary())
+        // the tools' own -h and -V are in their tables
+        .disable_help_flag(true)
+        .disable_version_flag(true);
+    for d in layout(tool).documented() {
+        let mut arg = Arg::new(d.long)
+            .long(d.long)
+            .help(d.help.first().cloned().unwrap_or_default());
+        if let Some(c) = d.short {
+            arg = arg.short(c);
+        }
+        arg = if d.takes_arg {
+            arg.action(ArgAction::Set).num_args(1)
+        } else {
+            arg.action(ArgAction::SetTrue)
+        };
+        cmd = cmd.arg(arg);
+    }
+    cmd.arg(Arg::new("ADDR").help("The server's address (a client)"))
+}
+
+fn flag(long: &'static str, short: Option<char>, takes_arg: bool, help: &'static str) -> Arg {
+    let arg = Arg::new(long).long(long).help(help);
+    let arg = match short {
+        Some(c) => arg.short(c),
+        None => arg,
+    };
+    if takes_arg {
+        arg.action(ArgAction::Set).num_args(1)
+    } else {
+        arg.action(ArgAction::SetTrue)
+    }
+}
+
+/// The host traffic test's command line.
+fn traffic_command(name: &'static str) -> Command {
+    let mut cmd = Command::new(name)
+        .about("Host <-> GPU traffic, as gc-hosttraffictest")
+        .disable_help_flag(true)
+        .disable_version_flag(true);
+    for (short, long, takes_arg) in crate::traffic::options() {
+        cmd = cmd.arg(flag(long, short, takes_arg, ""));
+    }
+    cmd
+}
+
+/// fabdiag with every subcommand.
+fn fabdiag() -> Command {
+    let mut cmd = Command::new("fabdiag")
+        .about("Fabric diagnostics on libfabric")
+        .disable_help_subcommand(true);
+    for t in Tool::all() {
+        cmd = cmd.subcommand(tool_command(t.subcommand(), t));
+    }
+    cmd.subcommand(
+        Command::new("serve")
+            .about("One server for every tool, client after client")
+            .arg(flag("port", Some('p'), true, "The port to listen on"))
+            .arg(flag("provider", Some('P'), true, "Run only clients of this provider"))
+            .arg(flag("device", Some('d'), true, "Device (libfabric domain) name"))
+            .arg(flag("json", None, false, "One JSON line per served test")),
+    )
+    .subcommand(traffic_command("host-traffic"))
+    .subcommand(Command::new("providers").about("libfabric providers and domains on this machine"))
+    .subcommand(
+        Command::new("atomic-support")
+            .about("Which atomics each provider supports")
+            .arg(flag("provider", Some('P'), true, "Only this provider"))
+            .arg(flag("json", None, false, "JSON instead of tables")),
+    )
+    .subcommand(
+        Command::new("doctor")
+            .about("What this node has, and which tools can run on it")
+            .arg(flag("json", None, false, "JSON instead of text")),
+    )
+    .subcommand(
+        Command::new("completions")
+            .about("Print a shell completion script")
+            .arg(Arg::new("SHELL").value_parser(["bash", "zsh", "fish"])),
+    )
+    .subcommand(
+        Command::new("manpages")
+            .about("Write the manual pages into a directory")
+            .arg(Arg::new("DIR")),
+    )
+}
+
+/// The completion script of `shell` for `name`: "fabdiag" or an original
+/// tool name such as "cxi_write_bw".
+pub fn script(shell: Shell, name: &str) -> Option<String> {
+    let mut cmd = if name == "fabdiag" {
+        fabdiag()
+    } else if name == "gc-hosttraffictest" {
+        traffic_command("gc-hosttraffictest")
+    } else {
+        let tool = Tool::from_original(name)?;
+        tool_command(tool.original_name(), tool)
+    };
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut cmd, name, &mut out);
+    String::from_utf8(out).ok()
+}
+
+/// Every name completions are installed for.
+pub fn names() -> Vec<&'static str> {
+    let mut v = vec!["fabdiag", "gc-hosttraffictest"];
+    v.extend(Tool::all().map(Tool::original_name));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_and_shell_gets_a_script_with_its_options() {
+        for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+            for name in names() {
+                let s = script(shell, name).unwrap_or_else(|| panic!("{shell} {name}"));
+                assert!(s.contains(name), "{shell} {name}");
+            }
+            let f = script(shell, "fabdiag").unwrap();
+            for word in ["write-bw", "atomic-lat", "serve", "doctor", "bidirectional"] {
+                assert!(f.contains(word), "{shell}: {word}");
+            }
+            let w = script(shell, "cxi_send_bw").unwrap();
+            assert!(w.contains("rdzv") && w.contains("min-bw"), "{shell}");
+        }
+        assert!(script(Shell::Bash, "cxi_nothing").is_none());
+    }
+}

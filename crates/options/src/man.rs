@@ -1,0 +1,326 @@
+//! Manual pages, from the same option tables that print `-h`, so the two
+//! cannot drift: fabdiag(1), one page per tool under its subcommand
+//! (`fabdiag-write-bw`) and its original name (`cxi_write_bw`), and pages
+//! for `serve` and the host traffic test. Pure: pages are returned as roff
+//! text; writing them somewhere is the caller's business.
+
+use crate::table::OptionDoc;
+use crate::{layout, serve, traffic};
+use fabdiag_report::{Family, Tool};
+use roff::{bold, italic, roman, Inline, Roff};
+
+/// One page: its file name without the section (`cxi_write_bw`) and roff.
+pub struct Page {
+    pub name: String,
+    pub roff: String,
+}
+
+fn header(r: &mut Roff, name: &str, version: &str) {
+    let title = name.to_ascii_uppercase();
+    // title, section, then the footer's middle (the version stands in for a
+    // date, so pages are reproducible), its left (source) and the manual
+    let source = format!("fabdiag {version}");
+    r.control("TH", [title.as_str(), "1", version, source.as_str(), "fabdiag manual"]);
+}
+
+fn para(r: &mut Roff, text: &str) {
+    r.control("PP", []).text([roman(text)]);
+}
+
+/// The page section of options, as `.TP` items, each help line on its
+/// own line as `-h` shows it.
+fn options(r: &mut Roff, docs: &[&OptionDoc]) {
+    for d in docs {
+        r.control("TP", []).text([bold(d.left.trim())]);
+        for (i, line) in d.help.iter().enumerate() {
+            if i > 0 {
+                r.control("br", []);
+            }
+            r.text([roman(line.as_str())]);
+        }
+    }
+}
+
+/// A block shown exactly as the program prints it.
+fn verbatim(r: &mut Roff, text: &str) {
+    r.control("nf", []);
+    for line in text.lines() {
+        r.text([roman(line)]);
+    }
+    r.control("fi", []);
+}
+
+const EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "Success."),
+    ("1", "Invalid option or argument (as the originals)."),
+    (
+        "2",
+        "The run failed: the peer died or went silent, a fabric or control-protocol error, the port in use, no server, a data check (an atomic target's final value) failed.",
+    ),
+    ("3", "The run completed but --min-bw or --max-lat was missed."),
+    (
+        "4",
+        "This machine cannot do it: libfabric missing, unknown provider or domain, a capability or atomic the provider lacks, too few huge pages, GPU memory requested, a cycle counter that cannot be calibrated.",
+    ),
+];
+
+fn exit_status(r: &mut Roff) {
+    r.control("SH", ["EXIT STATUS"]);
+    for (code, what) in EXIT_STATUS {
+        r.control("TP", []).text([bold(*code)]);
+        r.text([roman(*what)]);
+    }
+}
+
+fn environment(r: &mut Roff) {
+    r.control("SH", ["ENVIRONMENT"]);
+    r.control("TP", []).text([bold("FABDIAG_LIBFABRIC")]);
+    r.text([roman(
+        "The libfabric shared object to load instead of libfabric.so.1 (libfabric is loaded at run time).",
+    )]);
+    r.control("TP", [])
+        .text([bold("FI_PROVIDER, FI_LOG_LEVEL, FI_CXI_*, ...")]);
+    r.text([roman("libfabric's own variables apply as usual.")]);
+}
+
+fn see_also(r: &mut Roff, pages: &[&str]) {
+    r.control("SH", ["SEE ALSO"]);
+    let mut line: Vec<Inline> = Vec::new();
+    for (i, p) in pages.iter().enumerate() {
+        if i > 0 {
+            line.push(roman(", "));
+        }
+        line.push(bold(*p));
+        line.push(roman("(1)"));
+    }
+    line.push(roman(", "));
+    line.push(bold("fi_info"));
+    line.push(roman("(1), and /usr/share/doc/fabdiag/README.md"));
+    r.text(line);
+}
+
+/// What a tool measures, in a few words.
+fn what(tool: Tool) -> &'static str {
+    match tool {
+        Tool::WriteBw => "one-sided RDMA write bandwidth",
+        Tool::ReadBw => "one-sided RDMA read bandwidth",
+        Tool::SendBw => "two-sided send/receive bandwidth",
+        Tool::SendLat => "two-sided send latency (a round trip, halved)",
+        Tool::WriteLat => "one-sided RDMA write latency (post to completion)",
+        Tool::ReadLat => "one-sided RDMA read latency (post to completion)",
+        Tool::AtomicBw => "the rate of remote atomic operations",
+        Tool::AtomicLat => "the latency of remote atomic operations",
+    }
+}
+
+/// What a tool does, for its DESCRIPTION.
+fn description(tool: Tool) -> String {
+    let what = what(tool);
+    let rest = match tool.family() {
+        Family::Bandwidth(_) => {
+            "Both sides print a summary of the run, then one row per size: the size, the operations this side initiated (a dash on a server that initiates none), the bandwidth in MB/s (10^6 bytes per second; both directions summed when bidirectional) and the packet rate in 2048-byte packets."
+        }
+        Family::Latency(_) => {
+            "Both sides print a summary; the client then prints, per size, the operations measured and the minimum, maximum, mean and standard deviation of their latency in microseconds (every sample with --report-all). After each size both sides compare how many operations they saw, so a de-synchronised run is an error, not a number."
+        }
+        Family::Atomic { .. } => {
+            "Each side first asks its provider whether it supports the operation on the type in the needed form and refuses cleanly if not. After the run every target that was hit is checked against the value the operations must have produced; a wrong value is an error naming both values."
+        }
+    };
+    format!(
+        "{} measures {what} between two processes, usually on two nodes, over any fabric libfabric drives (cxi, verbs, efa, tcp, shm, ...). It re-creates HPE's {} with the same options, defaults and text output. Started without an address it is a server that waits for one client on TCP port 49194; started with the server's address it is the client, which decides every run parameter. {rest}",
+        tool.original_name(),
+        tool.original_name()
+    )
+}
+
+/// Deliberate differences, per family (the README has the whole list).
+fn differences(tool: Tool) -> Vec<&'static str> {
+    let mut d = vec![
+        "The control protocol is fabdiag's own (length-prefixed JSON with heartbeats): it does not interoperate with HPE's binaries, and each side notices a dead or silent peer in every phase.",
+        "Numbers are stricter: no sign and no trailing garbage; -l, -p, -t and -r are range-checked as typed.",
+        "Bad options print one line on stderr instead of the usage text.",
+        "Run options given to a server are reported as ignored instead of being ignored silently.",
+    ];
+    match tool.family() {
+        Family::Bandwidth(_) => d.extend([
+            "Bandwidth durations are computed in 64 bits (the original's wrapped past 4294 s), and IDC (FI_INJECT) is decided per size.",
+            "HRP has no libfabric control and is shown as Disabled - Not Applicable.",
+        ]),
+        Family::Latency(_) => d.extend([
+            "--latency-gap waits the requested time (the original waited far less).",
+            "Statistics cannot divide by zero, and --clock cycles with a failed calibration is an error.",
+        ]),
+        Family::Atomic { .. } => d.extend([
+            "The target's final value is verified; atomics are never injected; CSWAP and AXOR always fetch.",
+        ]),
+    }
+    d
+}
+
+fn tool_page(tool: Tool, name: &str, synopsis_prog: &str, version: &str) -> Page {
+    let lay = layout(tool);
+    let docs = lay.documented();
+    let mut r = Roff::new();
+    header(&mut r, name, version);
+    r.control("SH", ["NAME"]);
+    r.text([roman(format!(
+        "{}, fabdiag {} - {} over libfabric",
+        tool.original_name(),
+        tool.subcommand(),
+        what(tool)
+    ))]);
+    r.control("SH", ["SYNOPSIS"]);
+    r.text([bold(synopsis_prog), roman(" [-d DEV] [-p PORT]")]);
+    r.control("br", []);
+    r.text([bold(synopsis_prog), roman(" "), italic("ADDR"), roman(" [OPTIONS]")]);
+    r.control("SH", ["DESCRIPTION"]);
+    r.text([roman(description(tool))]);
+    r.control("SH", ["OPTIONS"]);
+    options(&mut r, &docs.iter().filter(|d| !d.fabdiag).collect::<Vec<_>>());
+    if !lay.trailer.is_empty() {
+        para(&mut r, "Names are accepted in any letter case:");
+        verbatim(&mut r, lay.trailer.trim());
+    }
+    r.control("SH", ["FABDIAG OPTIONS"]);
+    para(&mut r, "Additions to the original options.");
+    options(&mut r, &docs.iter().filter(|d| d.fabdiag).collect::<Vec<_>>());
+    exit_status(&mut r);
+    r.control("SH", ["JSON"]);
+    r.text([roman(
+        "With --json the tool prints one JSON document on stdout (schema_version 1: the run's configuration, one result per size, the threshold verdict, and the error of a failed run, with the sizes that finished). The schema is described in /usr/share/doc/fabdiag/README.md, section JSON.",
+    )]);
+    r.control("SH", ["DIFFERENCES FROM THE ORIGINALS"]);
+    for d in differences(tool) {
+        r.control("IP", ["\\(bu", "2"]).text([roman(d)]);
+    }
+    environment(&mut r);
+    see_also(&mut r, &["fabdiag", "fabdiag-serve"]);
+    Page {
+        name: name.into(),
+        roff: r.render(),
+    }
+}
+
+fn overview_page(version: &str) -> Page {
+    let mut r = Roff::new();
+    header(&mut r, "fabdiag", version);
+    r.control("SH", ["NAME"]);
+    r.text([roman("fabdiag - fabric and accelerator-link diagnostics on libfabric")]);
+    r.control("SH", ["SYNOPSIS"]);
+    r.text([bold("fabdiag"), roman(" "), italic("COMMAND"), roman(" [OPTIONS]")]);
+    r.control("SH", ["DESCRIPTION"]);
+    r.text([roman(
+        "fabdiag re-creates HPE Slingshot's CXI diagnostics and Graphcore's gc-hosttraffictest on libfabric, so the same command lines and text output work on any fabric libfabric drives, and adds JSON, thresholds with their own exit codes, a server for every tool, and clear one-line errors for every fault. Installed under an original name (cxi_write_bw, ...), fabdiag behaves as that tool.",
+    )]);
+    r.control("SH", ["COMMANDS"]);
+    verbatim(&mut r, &fabdiag_report::support::overview(version));
+    r.control("TP", [])
+        .text([bold("fabdiag completions"), roman(" bash|zsh|fish")]);
+    r.text([roman("Print a shell completion script.")]);
+    r.control("TP", []).text([bold("fabdiag manpages"), roman(" DIR")]);
+    r.text([roman("Write these manual pages into DIR.")]);
+    exit_status(&mut r);
+    environment(&mut r);
+    let mut also: Vec<String> = Tool::all().map(|t| t.original_name().to_string()).collect();
+    also.extend(["fabdiag-serve".to_string(), "gc-hosttraffictest".to_string()]);
+    let refs: Vec<&str> = also.iter().map(String::as_str).collect();
+    see_also(&mut r, &refs);
+    Page {
+        name: "fabdiag".into(),
+        roff: r.render(),
+    }
+}
+
+fn text_page(name: &str, summary: &str, description: &str, usage: &str, version: &str) -> Page {
+    let mut r = Roff::new();
+    header(&mut r, name, version);
+    r.control("SH", ["NAME"]);
+    r.text([roman(format!("{name} - {summary}"))]);
+    r.control("SH", ["DESCRIPTION"]);
+    r.text([roman(description)]);
+    r.control("SH", ["USAGE"]);
+    verbatim(&mut r, usage);
+    exit_status(&mut r);
+    see_also(&mut r, &["fabdiag"]);
+    Page {
+        name: name.into(),
+        roff: r.render(),
+    }
+}
+
+/// Every page fabdiag installs.
+pub fn pages(version: &str) -> Vec<Page> {
+    let mut out = vec![overview_page(version)];
+    for t in Tool::all() {
+        out.push(tool_page(t, t.original_name(), t.original_name(), version));
+        let sub = format!("fabdiag-{}", t.subcommand());
+        out.push(tool_page(t, &sub, &format!("fabdiag {}", t.subcommand()), version));
+    }
+    out.push(text_page(
+        "fabdiag-serve",
+        "one server for every fabdiag tool",
+        "fabdiag serve answers any fabdiag client, of any tool and under any name, client after client, like iperf3 -s. Each test runs in its own worker process, so a client that dies, stalls or lies, or a provider that crashes, ends only its own test. One test runs at a time; a client arriving meanwhile is told the server is busy. Every connection ends in one log line, or one JSON line with --json. SIGINT and SIGTERM stop it cleanly.",
+        &serve::serve_usage("fabdiag serve"),
+        version,
+    ));
+    let traffic_desc = "Host <-> GPU memory <-> compute traffic on NVIDIA GPUs, as Graphcore's gc-hosttraffictest: the host copies to and from a device buffer through the copy engines while kernels read or write the same buffer, and each figure is its own bytes over its own time.";
+    for name in ["gc-hosttraffictest", "fabdiag-host-traffic"] {
+        let prog = if name == "gc-hosttraffictest" {
+            name
+        } else {
+            "fabdiag host-traffic"
+        };
+        out.push(text_page(
+            name,
+            "host and GPU memory traffic test",
+            traffic_desc,
+            &traffic::usage(prog),
+            version,
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_a_page_under_both_names_with_every_option_of_its_help() {
+        let pages = pages("9.9.9");
+        for t in Tool::all() {
+            for name in [t.original_name().to_string(), format!("fabdiag-{}", t.subcommand())] {
+                let p = pages
+                    .iter()
+                    .find(|p| p.name == name)
+                    .unwrap_or_else(|| panic!("{name}"));
+                assert!(
+                    p.roff.contains(&format!("\n.TH {} 1 9.9.9", name.to_ascii_uppercase())),
+                    "{name}"
+                );
+                // every option the tool's -h shows is on its page
+                for d in layout(t).documented() {
+                    let shown = d.left.trim().replace('-', "\\-");
+                    assert!(p.roff.contains(&shown), "{name}: {}", d.left);
+                }
+                for section in [
+                    "SYNOPSIS",
+                    "OPTIONS",
+                    "FABDIAG OPTIONS",
+                    "EXIT STATUS",
+                    "JSON",
+                    "DIFFERENCES",
+                ] {
+                    assert!(
+                        p.roff.contains(&format!(".SH {section}")) || p.roff.contains(&format!(".SH \"{section}")),
+                        "{name}: {section}"
+                    );
+                }
+            }
+        }
+        for name in ["fabdiag", "fabdiag-serve", "gc-hosttraffictest", "fabdiag-host-traffic"] {
+            assert!(pages.iter().any(|p| p.name == name), "{name}");
+        }
+    }
+}
