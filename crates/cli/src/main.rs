@@ -55,6 +55,7 @@ fn run() -> u8 {
         }
         "providers" => commands::probe::providers(),
         "doctor" => argv.with("fabdiag doctor", "doctor", 2, commands::doctor::run),
+        commands::doctor::PROBE => commands::doctor::probe(),
         "completions" => argv.with("fabdiag completions", "completions", 2, commands::docs::completions),
         "manpages" => argv.with("fabdiag manpages", "manpages", 2, commands::docs::manpages),
         "atomic-support" => argv.with(

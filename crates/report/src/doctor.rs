@@ -22,6 +22,12 @@ pub struct Libfabric {
     /// The shared object loaded (from the process's mappings).
     pub path: Option<String>,
     pub version: Option<String>,
+    /// Device-memory interfaces (FI_HMEM_CUDA, ...) this libfabric can use
+    /// on this node, as its initialisation reports them; None when it could
+    /// not be told.
+    pub hmem_interfaces: Option<Vec<String>>,
+    /// Those it reports unusable here (not built in, or no runtime).
+    pub hmem_unsupported: Vec<String>,
     /// Why it could not be loaded.
     pub error: Option<String>,
 }
@@ -109,6 +115,21 @@ pub fn text(d: &Doctor) -> String {
             p.as_deref().unwrap_or("loaded"),
             v.as_deref().unwrap_or("?")
         )),
+    }
+    if d.libfabric.found {
+        let usable = match &d.libfabric.hmem_interfaces {
+            None => "unknown (libfabric did not say)".to_string(),
+            Some(v) if v.is_empty() => "none".to_string(),
+            Some(v) => v.join(", "),
+        };
+        o.push_str(&format!("  GPU memory interfaces: {usable}"));
+        if !d.libfabric.hmem_unsupported.is_empty() {
+            o.push_str(&format!(
+                " (not usable here: {})",
+                d.libfabric.hmem_unsupported.join(", ")
+            ));
+        }
+        o.push('\n');
     }
     o.push_str("\nproviders        write read msg  atomic hmem  domains\n");
     if d.providers.is_empty() {

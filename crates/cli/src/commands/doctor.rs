@@ -10,18 +10,79 @@ use fabdiag_report::doctor::{self, Clock, Doctor, GpuDevice, GpuRuntime, HugePoo
 use fabdiag_report::Tool;
 use std::collections::BTreeSet;
 
+/// The hidden subcommand that lets libfabric initialise with its log on.
+pub const PROBE: &str = "__hmem-probe";
+
+/// The device-memory interfaces libfabric knows (FI_HMEM_SYSTEM aside).
+const HMEM_IFACES: [&str; 5] = [
+    "FI_HMEM_CUDA",
+    "FI_HMEM_ROCR",
+    "FI_HMEM_ZE",
+    "FI_HMEM_NEURON",
+    "FI_HMEM_SYNAPSEAI",
+];
+
+/// In the probe process: initialise libfabric's providers (their hmem
+/// set-up logs each interface it cannot use).
+pub fn probe() -> u8 {
+    match load_libfabric().and_then(|()| fabdiag_session::providers()) {
+        Ok(_) => exit::OK,
+        Err(_) => exit::UNAVAILABLE,
+    }
+}
+
+/// Which GPU interfaces libfabric can use here: libfabric 1.17 has no call
+/// that says, but its initialisation logs "Hmem iface X not supported" for
+/// every interface it cannot (not built in, or no runtime); a child
+/// process runs that initialisation with the log on.
+fn hmem_interfaces() -> (Option<Vec<String>>, Vec<String>) {
+    let out = std::env::current_exe().and_then(|exe| {
+        std::process::Command::new(exe)
+            .arg(PROBE)
+            .env("FI_LOG_LEVEL", "info")
+            .stdin(std::process::Stdio::null())
+            .output()
+    });
+    let Ok(out) = out else { return (None, Vec::new()) };
+    let log = String::from_utf8_lossy(&out.stderr);
+    let unsupported: Vec<String> = log
+        .lines()
+        .filter_map(|l| l.split("Hmem iface ").nth(1))
+        .filter_map(|rest| rest.strip_suffix(" not supported"))
+        .map(str::to_string)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !log.contains("ofi_hmem_init") {
+        return (None, unsupported);
+    }
+    let usable = HMEM_IFACES
+        .iter()
+        .filter(|i| !unsupported.iter().any(|u| u == *i))
+        .map(|i| i.to_string())
+        .collect();
+    (Some(usable), unsupported)
+}
+
 fn libfabric() -> Libfabric {
     match load_libfabric() {
-        Ok(()) => Libfabric {
-            found: true,
-            path: fabdiag_fabric::library_path(),
-            version: fabdiag_fabric::library_version().ok(),
-            error: None,
-        },
+        Ok(()) => {
+            let (hmem_interfaces, hmem_unsupported) = hmem_interfaces();
+            Libfabric {
+                found: true,
+                path: fabdiag_fabric::library_path(),
+                version: fabdiag_fabric::library_version().ok(),
+                hmem_interfaces,
+                hmem_unsupported,
+                error: None,
+            }
+        }
         Err(e) => Libfabric {
             found: false,
             path: None,
             version: None,
+            hmem_interfaces: None,
+            hmem_unsupported: Vec::new(),
             error: Some(e.to_string()),
         },
     }
