@@ -1,88 +1,169 @@
 #!/usr/bin/env bash
-# fabdiag next to independent peers on this machine, same provider, same
-# sizes; prints each figure and the ratio. Not a test: numbers depend on
-# the machine. Usage: scripts/bench.sh [iterations]
+# fabdiag side by side with independent peers on this machine: same
+# provider, size, iterations and window, two processes each, runs
+# alternating (fabdiag, peer, fabdiag, peer, ...), medians, and the ratio
+# of fabdiag's speed to the peer's (above 1: fabdiag is faster). The
+# settings each pair was matched on are printed beside it. Not a test: the
+# numbers depend on the machine and its load.
 #
-#  1. ping-pong shape, tcp and shm: `fi_pingpong -e rdm` (libfabric-bin)
-#     against `fabdiag send-bw -l 1` (one message, then the receiver's
-#     zero-byte response). Compared as microseconds per round trip:
-#     fi_pingpong's usec/xfer is per one-way transfer (half a round trip,
-#     both legs full size); one fabdiag iteration is a full round trip
-#     (full-size message, empty reply, and fabdiag also waits for the send's
-#     own completion, as the originals wait for every ACK).
-#  2. latency, tcp and shm: fi_pingpong's usec/xfer (half its round trip)
-#     against `fabdiag send-lat` (mean of round trip / 2, no gap): the same
-#     quantity, so the ratio is like for like.
-#  3. streaming, tcp: `iperf3` over loopback TCP (the kernel ceiling that
-#     libfabric's tcp provider sits on) against `fabdiag write-bw`
-#     (64 KiB RMA writes, 256 per batch), in Gbit/s.
+# usage: scripts/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--quick]
+#   --runs      alternations per row (default 3; the median is reported)
+#   --iters     iterations of latency and message-rate rows (default 20000)
+#   --fabtests  a directory holding fabtests' binaries (fi_rdm_pingpong,
+#               fi_rdm_tagged_bw, fi_rma_bw), e.g. built from libfabric's
+#               sources; without it only Debian's fi_pingpong and iperf3 are
+#               compared
+#   --quick     fewer sizes
+#
+# Rows:
+#   latency    fabdiag send-lat (mean of round trip / 2, --latency-gap 0)
+#              vs fi_pingpong -e rdm and fi_rdm_pingpong (usec/xfer: their
+#              time per one-way transfer), one message in flight
+#   msg rate   fabdiag send-bw -l W (a batch of W sends, then the receiver's
+#              empty response) vs fi_rdm_tagged_bw -W W (a window of W
+#              tagged sends, no response), in million messages per second
+#   bandwidth  fabdiag write-bw (RMA writes, delivery complete) vs
+#              fi_rma_bw -o write -U (delivery complete) and, on tcp, iperf3
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
-ITERS="${1:-5000}"
+
+RUNS=3
+ITERS=20000
+FT=""
+QUICK=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --runs) RUNS="$2"; shift 2 ;;
+        --iters) ITERS="$2"; shift 2 ;;
+        --fabtests) FT="$2"; shift 2 ;;
+        --quick) QUICK=1; shift ;;
+        *) echo "bench.sh: unknown argument '$1'" >&2; exit 1 ;;
+    esac
+done
 cargo build --release -q
 B=target/release/fabdiag
-port=51000
+port=$((52000 + RANDOM % 4000))
+WINDOW=64
 
-pingpong() { # provider size port -> usec per round trip
-    local p=$1 s=$2 cp=$3
-    timeout 60 fi_pingpong -p "$p" -e rdm -S "$s" -I "$ITERS" -B "$cp" >/dev/null 2>&1 &
-    sleep 0.5
-    timeout 60 fi_pingpong -p "$p" -e rdm -S "$s" -I "$ITERS" -P "$cp" 127.0.0.1 2>/dev/null | awk 'NR==2 {printf "%.2f\n", 2 * $7}'
-    wait
-}
+next_port() { port=$((port + 1)); echo "$port"; }
 
-fabdiag_us() { # provider size -> usec per iteration
-    local p=$1 s=$2 sp=$3
-    $B send-bw -p "$sp" >/dev/null 2>&1 &
-    sleep 0.3
-    $B send-bw 127.0.0.1 -p "$sp" -P "$p" -s "$s" -l 1 -n "$ITERS" --json |
-        python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.2f" % (r["elapsed_ns"]/1000/r["iterations"]))'
-    wait
-}
+median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
-printf '%-8s %6s  %16s  %16s  %s\n' provider size "fi_pingpong RTT" "fabdiag RTT" "ratio peer/fabdiag (1.00 = same speed)"
-for p in tcp shm; do
-    for s in 64 4096 65536; do
-        a=$(pingpong "$p" "$s" $((port++)))
-        b=$(fabdiag_us "$p" "$s" $((port++)))
-        printf '%-8s %6s  %13s us  %13s us  %.2f\n' "$p" "$s" "$a" "$b" "$(echo "$a / $b" | bc -l)"
-    done
-done
+# --- one measurement each; every function prints one number -----------------
 
-echo
-pp_oneway() { # provider size port -> usec per one-way transfer
-    local p=$1 s=$2 cp=$3
-    timeout 60 fi_pingpong -p "$p" -e rdm -S "$s" -I "$ITERS" -B "$cp" >/dev/null 2>&1 &
-    sleep 0.5
-    timeout 60 fi_pingpong -p "$p" -e rdm -S "$s" -I "$ITERS" -P "$cp" 127.0.0.1 2>/dev/null | awk 'NR==2 {print $7}'
-    wait
-}
-lat_oneway() { # provider size port -> mean one-way usec
-    local p=$1 s=$2 sp=$3
+fabdiag_lat() { # provider size -> one-way usec (mean)
+    local p=$1 s=$2 sp; sp=$(next_port)
     $B send-lat -p "$sp" >/dev/null 2>&1 &
+    local srv=$!
     sleep 0.3
-    $B send-lat 127.0.0.1 -p "$sp" -P "$p" -s "$s" -n "$ITERS" --latency-gap 0 --json |
-        python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.2f" % (r["mean_ns"]/1000))'
-    wait
+    $B send-lat 127.0.0.1 -p "$sp" -P "$p" -s "$s" -n "$ITERS" --warmup 100 --latency-gap 0 --json |
+        python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.3f" % (r["mean_ns"]/1000))'
+    wait "$srv" || true
 }
-printf '%-8s %6s  %16s  %16s  %s\n' provider size "fi_pingpong 1-way" "send-lat 1-way" "ratio peer/fabdiag"
-for p in tcp shm; do
-    for s in 8 4096; do
-        a=$(pp_oneway "$p" "$s" $((port++)))
-        b=$(lat_oneway "$p" "$s" $((port++)))
-        printf '%-8s %6s  %13s us  %13s us  %.2f\n' "$p" "$s" "$a" "$b" "$(echo "$a / $b" | bc -l)"
+
+pingpong_lat() { # provider size -> usec/xfer (Debian's fi_pingpong)
+    local p=$1 s=$2 cp; cp=$(next_port)
+    timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$ITERS" -B "$cp" >/dev/null 2>&1 &
+    local srv=$!
+    sleep 0.4
+    timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$ITERS" -P "$cp" 127.0.0.1 2>/dev/null | awk 'NR==2 {print $7}'
+    wait "$srv" || true
+}
+
+fabtests_run() { # binary args... -> fabtests' result line (client side)
+    local bin=$1; shift
+    local oob; oob=$(next_port)
+    local src; src=$(next_port)
+    timeout 120 "$FT/$bin" "$@" -E="$oob" >/dev/null 2>&1 &
+    local srv=$!
+    sleep 0.4
+    timeout 120 "$FT/$bin" "$@" -E="$oob" -B "$src" 127.0.0.1 2>/dev/null | tail -1
+    wait "$srv" || true
+}
+
+ft_lat() { # provider size -> usec/xfer (fabtests fi_rdm_pingpong)
+    fabtests_run fi_rdm_pingpong -p "$1" -S "$2" -I "$ITERS" -w 100 | awk '{print $6}'
+}
+
+fabdiag_rate() { # provider size -> million messages per second
+    local p=$1 s=$2 sp; sp=$(next_port)
+    $B send-bw -p "$sp" >/dev/null 2>&1 &
+    local srv=$!
+    sleep 0.3
+    $B send-bw 127.0.0.1 -p "$sp" -P "$p" -s "$s" -l "$WINDOW" -n $((ITERS * 10 / WINDOW)) --json |
+        python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.4f" % (r["ops"]*1000/r["elapsed_ns"]))'
+    wait "$srv" || true
+}
+
+ft_rate() { # provider size -> Mxfers/sec (fabtests fi_rdm_tagged_bw)
+    fabtests_run fi_rdm_tagged_bw -p "$1" -S "$2" -I $((ITERS * 10)) -W "$WINDOW" -w 1000 | awk '{print $7}'
+}
+
+fabdiag_bw() { # provider size -> Gbit/s
+    local p=$1 s=$2 sp; sp=$(next_port)
+    $B write-bw -p "$sp" >/dev/null 2>&1 &
+    local srv=$!
+    sleep 0.3
+    $B write-bw 127.0.0.1 -p "$sp" -P "$p" -s "$s" -l "$WINDOW" -D 2 --json |
+        python3 -c 'import json,sys; print("%.3f" % json.load(sys.stdin)["results"][0]["bw_gbit_per_s"])'
+    wait "$srv" || true
+}
+
+ft_bw() { # provider size -> Gbit/s (fabtests fi_rma_bw, delivery complete)
+    fabtests_run fi_rma_bw -p "$1" -S "$2" -I 20000 -W "$WINDOW" -o write -U | awk '{print $5 * 8 / 1000}'
+}
+
+iperf_bw() { # (ignored) (ignored) -> Gbit/s of one TCP stream over loopback
+    local ip; ip=$(next_port)
+    iperf3 -s -1 -p "$ip" >/dev/null 2>&1 &
+    local srv=$!
+    sleep 0.4
+    iperf3 -c 127.0.0.1 -p "$ip" -t 2 -J | python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))'
+    wait "$srv" || true
+}
+
+# --- rows ---------------------------------------------------------------------
+
+# row KIND PROVIDER SIZE FAB_FN PEER_FN PEER_NAME SETTINGS: alternating runs,
+# medians, and fabdiag's speed over the peer's
+row() {
+    local kind=$1 p=$2 s=$3 ffn=$4 pfn=$5 pname=$6 settings=$7
+    local fa=() pa=()
+    for _ in $(seq "$RUNS"); do
+        fa+=("$($ffn "$p" "$s")")
+        pa+=("$($pfn "$p" "$s")")
+    done
+    local fm pm ratio
+    fm=$(printf '%s\n' "${fa[@]}" | median)
+    pm=$(printf '%s\n' "${pa[@]}" | median)
+    if [ "$kind" = latency ]; then
+        ratio=$(awk -v f="$fm" -v p="$pm" 'BEGIN {printf "%.2f", p / f}')
+    else
+        ratio=$(awk -v f="$fm" -v p="$pm" 'BEGIN {printf "%.2f", f / p}')
+    fi
+    printf '%-9s %-4s %6s  %10s  %-16s %10s  %5s  %s\n' "$kind" "$p" "$s" "$fm" "$pname" "$pm" "$ratio" "$settings"
+}
+
+echo "fabdiag $($B --version | awk '{print $2}'), $(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), libfabric $(dpkg-query -W -f='${Version}' libfabric1 2>/dev/null), $RUNS alternating runs, medians"
+printf '%-9s %-4s %6s  %10s  %-16s %10s  %5s  %s\n' kind prov size fabdiag peer peer "speed" "matched settings"
+if [ "$QUICK" = 1 ]; then sizes="8 4096"; else sizes="8 64 1024 4096"; fi
+for p in shm tcp; do
+    for s in $sizes; do
+        row latency "$p" "$s" fabdiag_lat pingpong_lat fi_pingpong "usec one-way; $ITERS iterations, one message in flight, transmit-complete sends"
+        if [ -n "$FT" ]; then
+            row latency "$p" "$s" fabdiag_lat ft_lat fi_rdm_pingpong "usec one-way; $ITERS iterations (+100 warmup), one message in flight"
+        fi
     done
 done
-
-echo
-ip=$((port++))
-iperf3 -s -1 -p "$ip" >/dev/null 2>&1 &
-sleep 0.5
-ig=$(iperf3 -c 127.0.0.1 -p "$ip" -t 5 -J | python3 -c 'import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))')
-sp=$((port++))
-$B write-bw -p "$sp" >/dev/null 2>&1 &
-sleep 0.3
-fg=$($B write-bw 127.0.0.1 -p "$sp" -P tcp -D 5 --json | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["results"][0]["bw_gbit_per_s"])')
-wait
-printf 'streaming over loopback: iperf3 %s Gbit/s, fabdiag write-bw (tcp) %s Gbit/s, ratio fabdiag/iperf3 %.2f\n' "$ig" "$fg" "$(echo "$fg / $ig" | bc -l)"
+if [ -n "$FT" ]; then
+    for p in shm tcp; do
+        for s in $sizes; do
+            row "msg rate" "$p" "$s" fabdiag_rate ft_rate fi_rdm_tagged_bw "M msg/s; window $WINDOW; fabdiag waits for the receiver's response per window, fabtests does not"
+        done
+    done
+    for p in shm tcp; do
+        row bandwidth "$p" 65536 fabdiag_bw ft_bw fi_rma_bw "Gbit/s; RMA write, window $WINDOW, delivery complete on both (fi_rma_bw -U)"
+    done
+fi
+row bandwidth tcp 65536 fabdiag_bw iperf_bw iperf3 "Gbit/s; write-bw window $WINDOW over tcp;ofi_rxm vs one iperf3 TCP stream"
