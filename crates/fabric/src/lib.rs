@@ -36,11 +36,38 @@ pub fn load() -> Result<(), FabricError> {
     load_from(DEFAULT_LIBRARY)
 }
 
+/// Removes shared-memory regions that libfabric's shm provider left behind
+/// for an earlier process with this process's PID. The provider (1.17,
+/// prov/shm/src/smr_ep.c) names a region "<pid>:<uid>:<endpoint index>"
+/// under /dev/shm and cannot open an endpoint whose region already exists
+/// (EBUSY); a process killed with SIGKILL (or one that left its endpoint
+/// open after a failed run) leaves its regions behind, and PIDs come round
+/// again. Run once, before this process opens any endpoint, every region
+/// named with its PID and its user is stale: no live process in this PID
+/// namespace has that PID. Another user's regions are never touched.
+fn clear_stale_shm_regions() {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let prefix = format!("{}:{uid}:", std::process::id());
+    let Ok(dir) = std::fs::read_dir("/dev/shm") else { return };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let ours = name
+            .strip_prefix(&prefix)
+            .is_some_and(|idx| !idx.is_empty() && idx.bytes().all(|b| b.is_ascii_digit()));
+        if ours {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// Loads libfabric from `path` (a soname or a file) if no library is loaded
 /// yet; a program that lets its user choose the library calls this first.
 /// Later calls return the first outcome, whatever their path.
 pub fn load_from(path: &str) -> Result<(), FabricError> {
     let outcome = LOADED.get_or_init(|| {
+        clear_stale_shm_regions();
         let path = path.to_string();
         let cpath = CString::new(path.clone()).map_err(|_| format!("bad library path {path:?}"))?;
         let mut err = [0 as c_char; 512];
