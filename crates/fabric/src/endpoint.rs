@@ -20,6 +20,14 @@ pub struct RegionId(pub usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PeerId(u64);
 
+impl PeerId {
+    /// A peer by its address-vector index (`insert_peer` returns real
+    /// ones; stand-in endpoints in tests take any).
+    pub fn from_index(index: u64) -> PeerId {
+        PeerId(index)
+    }
+}
+
 /// What a peer needs to read or write one of our buffers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RemoteRegion {
@@ -34,6 +42,11 @@ pub struct OpFlags {
     /// Hand the payload to the provider at post time (FI_INJECT); the closest
     /// libfabric notion to CXI's Immediate Data Commands.
     pub inject: bool,
+    /// Ask for no completion entry: for an injected send whose delivery the
+    /// peer will confirm anyway. Honoured only with `inject` (the buffer is
+    /// then free at once) and where the endpoint has selective completion;
+    /// `Endpoint::completes` says whether an operation will complete.
+    pub silent: bool,
 }
 
 /// Which libfabric atomic call: fi_atomic, fi_fetch_atomic (old value
@@ -150,6 +163,8 @@ pub struct Endpoint {
     tx_size: u64,
     rx_size: u64,
     delivery_complete: bool,
+    /// Transmits are bound with FI_SELECTIVE_COMPLETION.
+    selective: bool,
     scratch: Vec<ffi::RawCompletion>,
     leak: bool,
 }
@@ -217,6 +232,7 @@ impl Endpoint {
             tx_size: pi.tx_size.max(1),
             rx_size: pi.rx_size.max(1),
             delivery_complete: pi.delivery_complete,
+            selective: false,
             scratch: vec![ffi::RawCompletion::default(); 64],
             leak: false,
         };
@@ -239,11 +255,14 @@ impl Endpoint {
         check("fi_av_open", unsafe { ffi::fdg_av_open(e.domain, &mut e.av) })?;
         // SAFETY: the AV was just opened.
         e.av_h = Handle(unsafe { ffi::fdg_av_fid(e.av) });
-        // SAFETY: domain, info, cq and av are live; on failure the shim
-        // closes the half-made endpoint itself and leaves ep null.
+        let mut selective = 0;
+        // SAFETY: domain, info, cq and av are live; selective is a local the
+        // shim writes; on failure the shim closes the half-made endpoint
+        // itself and leaves ep null.
         check("fi_endpoint", unsafe {
-            ffi::fdg_endpoint(e.domain, info, e.cq, e.av, &mut e.ep)
+            ffi::fdg_endpoint(e.domain, info, e.cq, e.av, &mut e.ep, &mut selective)
         })?;
+        e.selective = selective != 0;
         // SAFETY: the endpoint was just opened and enabled.
         e.ep_h = Handle(unsafe { ffi::fdg_ep_fid(e.ep) });
         for (i, buf) in buffers.into_iter().enumerate() {
@@ -417,8 +436,13 @@ impl Endpoint {
         Ok(rem.addr + off)
     }
 
+    /// Will an operation posted with `f` leave a completion entry?
+    pub fn completes(&self, f: OpFlags) -> bool {
+        !(f.silent && f.inject && self.selective)
+    }
+
     fn flags(&self, f: OpFlags) -> u64 {
-        let mut flags = consts::completion();
+        let mut flags = if self.completes(f) { consts::completion() } else { 0 };
         if f.inject {
             flags |= consts::inject();
         }
@@ -593,6 +617,7 @@ impl Endpoint {
         let raddr = Self::remote(rem, roff, n)?;
         let mut flags = self.flags(OpFlags {
             inject: f.inject && spec.kind == AtomicKind::Plain,
+            silent: false,
         });
         if spec.kind != AtomicKind::Plain {
             // a fetched value arrives with the completion anyway

@@ -89,6 +89,7 @@ extern "C" {
         cq: *mut FidCq,
         av: *mut FidAv,
         ep: *mut *mut FidEp,
+        selective: *mut c_int,
     ) -> c_int;
     pub fn fdg_fabric_fid(f: *mut FidFabric) -> *mut Fid;
     pub fn fdg_domain_fid(d: *mut FidDomain) -> *mut Fid;

@@ -192,15 +192,28 @@ int fdg_av_open(struct fid_domain *domain, struct fid_av **av)
 	return fi_av_open(domain, &attr, av, NULL);
 }
 
-/* Opens the endpoint and binds it to the CQ (both directions) and AV. */
+/* Opens the endpoint and binds it to the CQ (both directions) and AV.
+ * Transmits are bound with FI_SELECTIVE_COMPLETION where the provider
+ * takes it, so an operation posted without FI_COMPLETION leaves no CQ
+ * entry; *selective says whether it did. */
 int fdg_endpoint(struct fid_domain *domain, struct fi_info *info,
-		 struct fid_cq *cq, struct fid_av *av, struct fid_ep **ep)
+		 struct fid_cq *cq, struct fid_av *av, struct fid_ep **ep,
+		 int *selective)
 {
 	int ret = fi_endpoint(domain, info, ep, NULL);
 
 	if (ret)
 		return ret;
-	ret = fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV);
+	/* receives always complete (selective applies to the direction it is
+	 * bound with, and fi_recv carries no FI_COMPLETION of its own) */
+	*selective = 1;
+	ret = fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION);
+	if (ret) {
+		*selective = 0;
+		ret = fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT);
+	}
+	if (!ret)
+		ret = fi_ep_bind(*ep, &cq->fid, FI_RECV);
 	if (!ret)
 		ret = fi_ep_bind(*ep, &av->fid, 0);
 	if (!ret)
