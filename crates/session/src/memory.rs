@@ -7,9 +7,10 @@
 //! registration kind in the fabric crate) without changing any family.
 //! Never prints, never decides what a value should be.
 
+use crate::driver::Wire;
 use crate::spec::AMO_STRIDE;
 use fabdiag_engine::amo::{AmoType, Operands, Val};
-use fabdiag_fabric::{free_hugepages, page_size, Endpoint, FabricError, HostBuffer, HugePageSize, RegionId};
+use fabdiag_fabric::{free_hugepages, page_size, FabricError, HostBuffer, HugePageSize, RegionId};
 use fabdiag_report::Hugepages;
 
 /// Where a slot's compare operand sits (its operand is at +0).
@@ -124,7 +125,7 @@ pub fn allocate(plan: &MemoryPlan) -> Result<(Vec<HostBuffer>, MemFacts), Fabric
 /// Puts one iteration's operands into the first `slots` slots of `region`
 /// (never while an operation that reads them is in flight).
 pub fn write_operands(
-    ep: &mut Endpoint,
+    ep: &mut (impl Wire + ?Sized),
     region: RegionId,
     ty: AmoType,
     o: Operands,
@@ -141,7 +142,7 @@ pub fn write_operands(
 }
 
 /// Looks at `region`'s bytes as they are now.
-pub fn view<R>(ep: &Endpoint, region: RegionId, f: impl FnOnce(&[u8]) -> R) -> Result<R, FabricError> {
+pub fn view<R>(ep: &(impl Wire + ?Sized), region: RegionId, f: impl FnOnce(&[u8]) -> R) -> Result<R, FabricError> {
     let mem = ep
         .region(region)
         .ok_or_else(|| FabricError::Bounds(format!("no local region {}", region.0)))?;

@@ -4,12 +4,12 @@
 //! answers the other's batch; and the follower, which starts a batch only
 //! once the leader has, so no message is left in flight when it stops.
 
-use super::{peer, DriveError, FabricDriver, Op};
+use super::{peer, DriveError, FabricDriver, Op, Wire};
 use fabdiag_engine::{Activity, BwDriver, Measure, Step, SyncPoint};
 use fabdiag_fabric::Posted;
 use fabdiag_proto::{Message, Phase, ProtoError};
 
-impl FabricDriver<'_> {
+impl<W: Wire + ?Sized> FabricDriver<'_, W> {
     fn iteration_inner(&mut self, size: u64) -> Result<Step, DriveError> {
         match (self.cfg.op, self.cfg.activity, self.cfg.bidirectional) {
             (_, Activity::Passive, _) => Err(DriveError::Protocol("a passive side runs no iterations".into())),
@@ -48,11 +48,16 @@ impl FabricDriver<'_> {
 
     fn follow(&mut self, size: u64) -> Result<Step, DriveError> {
         let started = self.base_data + self.iteration * self.cfg.list_size;
+        let mut round = 0u32;
         loop {
             if self.rx_data > started {
                 return self.bidirectional_send_iteration(size);
             }
             self.progress()?;
+            round = round.wrapping_add(1);
+            if !round.is_multiple_of(16) {
+                continue;
+            }
             match self.link.poll(Phase::Run)? {
                 None => {}
                 Some(
@@ -74,7 +79,7 @@ impl FabricDriver<'_> {
     }
 }
 
-impl BwDriver for FabricDriver<'_> {
+impl<W: Wire + ?Sized> BwDriver for FabricDriver<'_, W> {
     type Error = DriveError;
 
     fn barrier(&mut self, point: SyncPoint, size: u64) -> Result<(), DriveError> {

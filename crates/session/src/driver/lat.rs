@@ -2,7 +2,7 @@
 //! write or read waited for, or send_lat's round trip (our message out, the
 //! server's echo back) halved; and the clocks that time it.
 
-use super::{peer, DriveError, FabricDriver, Op};
+use super::{peer, DriveError, FabricDriver, Op, Wire};
 use fabdiag_clock::Calibration;
 use fabdiag_engine::{Activity, LatDriver, Measure, SyncPoint};
 use fabdiag_fabric::Posted;
@@ -40,7 +40,7 @@ impl LatClock {
     }
 }
 
-impl FabricDriver<'_> {
+impl<W: Wire + ?Sized> FabricDriver<'_, W> {
     fn measure_inner(&mut self, size: u64) -> Result<u64, DriveError> {
         if let Op::Atomic(plan) = self.cfg.op {
             self.load_operands(plan, 1)?;
@@ -53,7 +53,6 @@ impl FabricDriver<'_> {
                 self.watch()?;
             }
         }
-        self.tx_posted += 1;
         let ns = if self.cfg.op == Op::Send {
             // a round trip: our message out, the server's echo back; halved
             self.wait_until(|d| d.tx_done >= d.tx_posted && d.rx_data >= want_echo)?;
@@ -68,7 +67,7 @@ impl FabricDriver<'_> {
     }
 }
 
-impl LatDriver for FabricDriver<'_> {
+impl<W: Wire + ?Sized> LatDriver for FabricDriver<'_, W> {
     type Error = DriveError;
 
     fn barrier(&mut self, point: SyncPoint, size: u64) -> Result<(), DriveError> {

@@ -8,13 +8,17 @@
 //! written only through `crate::memory`. Never prints.
 
 mod bw;
+#[cfg(test)]
+mod fake;
 mod lat;
 pub(crate) mod peer;
 mod watch;
+pub(crate) mod wire;
 
 pub use lat::LatClock;
 #[cfg(test)]
 pub(crate) use peer::SyncHost;
+pub(crate) use wire::{Post, What, Wire};
 
 use crate::memory;
 use fabdiag_engine::amo::{Operands, Scheme};
@@ -100,8 +104,8 @@ pub trait Drive: BwDriver<Error = DriveError> + LatDriver<Error = DriveError> {
     fn finish(self: Box<Self>);
 }
 
-pub struct FabricDriver<'a> {
-    ep: &'a mut Endpoint,
+pub struct FabricDriver<'a, W: Wire + ?Sized = Endpoint> {
+    ep: &'a mut W,
     link: &'a mut dyn Link,
     peer: PeerId,
     peer_target: RemoteRegion,
@@ -129,14 +133,19 @@ pub struct FabricDriver<'a> {
     amo_loaded: Option<Operands>,
     /// Set by `finish`: the run ended well, so the endpoint may be closed.
     clean: bool,
-    last_progress: Instant,
+    /// Completions seen in the whole run; the stall watch compares it.
+    completions: u64,
+    /// `completions` when the watch last saw it change, and since when it
+    /// has not changed (u64::MAX: re-arm at the next look).
+    watch_seen: u64,
+    watch_since: Instant,
     last_ctl_check: Instant,
     current_size: u64,
 }
 
-impl<'a> FabricDriver<'a> {
+impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
     pub fn new(
-        ep: &'a mut Endpoint,
+        ep: &'a mut W,
         link: &'a mut dyn Link,
         peer: (PeerId, RemoteRegion),
         cfg: DriverConfig,
@@ -165,7 +174,9 @@ impl<'a> FabricDriver<'a> {
             amo_next: None,
             amo_loaded: None,
             clean: false,
-            last_progress: Instant::now(),
+            completions: 0,
+            watch_seen: u64::MAX,
+            watch_since: Instant::now(),
             last_ctl_check: Instant::now(),
             current_size: 0,
         };
@@ -226,9 +237,9 @@ impl<'a> FabricDriver<'a> {
                 self.tx_done += 1;
             }
         }
-        if n > 0 {
-            self.last_progress = Instant::now();
-        }
+        // (no clock read here: the stall watch looks at this count now and
+        // then, which keeps the hot path free of time stamps)
+        self.completions += n as u64;
         while self.responses_owed > 0 {
             if self.send_response()? == Posted::Busy {
                 break;
@@ -236,25 +247,44 @@ impl<'a> FabricDriver<'a> {
             self.responses_owed -= 1;
         }
         while let Some(&len) = self.echoes_owed.front() {
-            let inject = self.inject_ok(len);
-            if self.ep.send(INITIATOR, 0, len, self.peer, OpFlags { inject }, 0)? == Posted::Busy {
+            if self.send_at(0, len)? == Posted::Busy {
                 break;
             }
-            self.tx_posted += 1;
             self.echoes_sent += 1;
             self.echoes_owed.pop_front();
         }
         Ok(n)
     }
 
-    /// The zero-length message that closes a send_bw batch.
-    fn send_response(&mut self) -> Result<Posted, DriveError> {
-        let inject = self.inject_ok(0);
-        let p = self.ep.send(INITIATOR, 0, 0, self.peer, OpFlags { inject }, 0)?;
-        if p == Posted::Queued {
+    /// The flags of a send of `len` bytes: injected up to the IDC limit,
+    /// and then without a completion entry, since every send of these
+    /// tools is confirmed by the peer (send_bw's response ends a batch only
+    /// once all of it arrived; send_lat's echo answers each message).
+    fn send_flags(&self, len: u64) -> OpFlags {
+        let inject = self.inject_ok(len);
+        OpFlags { inject, silent: inject }
+    }
+
+    /// Posts a send of `len` bytes from our initiator at `off`; counts it as
+    /// awaited only if it will leave a completion.
+    fn send_at(&mut self, off: u64, len: u64) -> Result<Posted, DriveError> {
+        let f = self.send_flags(len);
+        let p = self.ep.post(&Post {
+            what: What::Send,
+            off,
+            len,
+            peer: self.peer,
+            flags: f,
+        })?;
+        if p == Posted::Queued && self.ep.completes(f) {
             self.tx_posted += 1;
         }
         Ok(p)
+    }
+
+    /// The zero-length message that closes a send_bw batch.
+    fn send_response(&mut self) -> Result<Posted, DriveError> {
+        self.send_at(0, 0)
     }
 
     fn inject_ok(&self, size: u64) -> bool {
@@ -280,14 +310,13 @@ impl<'a> FabricDriver<'a> {
         let mut st = Stepper::new(size, self.cfg.align, registered, self.cfg.max_buf);
         let inject = self.inject_ok(size);
         let mut posted = 0;
-        self.last_progress = Instant::now();
+        self.rearm_watch();
         while posted < self.cfg.list_size {
             let off = st.peek();
             match self.post(size, off, inject)? {
                 Posted::Queued => {
                     st.next_offset();
                     posted += 1;
-                    self.tx_posted += 1;
                 }
                 // queue full: retire completions, then retry the same slot
                 Posted::Busy => {
@@ -300,23 +329,36 @@ impl<'a> FabricDriver<'a> {
         Ok(())
     }
 
+    /// Posts one operation of the run; counts it as awaited if it will
+    /// leave a completion (sends may not: see `send_flags`).
     fn post(&mut self, size: u64, off: u64, inject: bool) -> Result<Posted, DriveError> {
-        let flags = OpFlags { inject };
-        let (peer, target) = (self.peer, &self.peer_target);
-        Ok(match self.cfg.op {
-            Op::Write => self.ep.write(INITIATOR, off, size, peer, target, off, flags, 0)?,
-            Op::Read => self.ep.read(INITIATOR, off, size, peer, target, off, 0)?,
-            Op::Send => self.ep.send(INITIATOR, off, size, peer, flags, 0)?,
-            Op::Atomic(plan) => {
+        let flags = OpFlags { inject, silent: false };
+        let target = &self.peer_target;
+        let what = match self.cfg.op {
+            Op::Write => What::Write(target),
+            Op::Read => What::Read(target),
+            Op::Send => return self.send_at(off, size),
+            Op::Atomic(ref plan) => {
                 let ops = AtomicOperands {
                     region: INITIATOR,
                     operand: off,
                     compare: off + memory::AMO_COMPARE_AT,
                     result: plan.result_base + off,
                 };
-                self.ep.atomic(&plan.spec, &ops, peer, target, off, flags, 0)?
+                What::Atomic(&plan.spec, ops, target)
             }
-        })
+        };
+        let p = self.ep.post(&Post {
+            what,
+            off,
+            len: size,
+            peer: self.peer,
+            flags,
+        })?;
+        if p == Posted::Queued {
+            self.tx_posted += 1;
+        }
+        Ok(p)
     }
 
     /// Puts this iteration's operands into the first `slots` slots (unless
@@ -342,7 +384,7 @@ impl<'a> FabricDriver<'a> {
     }
 }
 
-impl Drop for FabricDriver<'_> {
+impl<W: Wire + ?Sized> Drop for FabricDriver<'_, W> {
     fn drop(&mut self) {
         if !self.clean {
             self.ep.leak_on_drop();
@@ -350,7 +392,7 @@ impl Drop for FabricDriver<'_> {
     }
 }
 
-impl Drive for FabricDriver<'_> {
+impl<W: Wire + ?Sized> Drive for FabricDriver<'_, W> {
     fn settle(&mut self, done: &dyn Fn(&[u8]) -> bool, limit: Duration) -> Result<(Duration, Vec<u8>), DriveError> {
         let t0 = Instant::now();
         while !memory::view(self.ep, TARGET, done)? && t0.elapsed() < limit {

@@ -1,0 +1,225 @@
+//! The driver against a fake provider that completes every operation at
+//! once and plays the peer's part (an echo per message, or a response per
+//! batch): the driver's bookkeeping, checked, and its cost per operation,
+//! measurable without a fabric. `scripts/hotloop.sh` runs the ignored
+//! `hot_loop_*` tests under callgrind and reports instructions per
+//! operation, which do not depend on the machine's load.
+
+use super::{DriverConfig, FabricDriver, LatClock, Op, Post, What, Wire};
+use fabdiag_engine::{run_lat_size, run_size, Activity, LatConfig, Mode};
+use fabdiag_fabric::{Completion, FabricError, OpFlags, PeerId, Posted, RegionId, RemoteRegion};
+use fabdiag_proto::Alone;
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// What the fake peer does with our sends.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Peer {
+    /// Nothing (one-sided operations).
+    Quiet,
+    /// Sends every message back (send_lat's server).
+    Echo,
+    /// An empty response after every `n` messages (send_bw's receiver).
+    Response(u64),
+}
+
+pub(crate) struct FakeWire {
+    peer: Peer,
+    queue: VecDeque<Completion>,
+    memory: Vec<u8>,
+    sends: u64,
+    pub posted: u64,
+    pub tx_completions: u64,
+    pub recvs_posted: u64,
+}
+
+impl FakeWire {
+    pub fn new(peer: Peer) -> FakeWire {
+        FakeWire {
+            peer,
+            queue: VecDeque::with_capacity(1024),
+            memory: vec![0; 1 << 20],
+            sends: 0,
+            posted: 0,
+            tx_completions: 0,
+            recvs_posted: 0,
+        }
+    }
+
+    fn arrives(&mut self, len: u64) {
+        self.queue.push_back(Completion {
+            context: 0,
+            len,
+            is_recv: true,
+        });
+    }
+}
+
+impl Wire for FakeWire {
+    fn inject_size(&self) -> u64 {
+        4096
+    }
+    fn rx_depth(&self) -> u64 {
+        1024
+    }
+    fn region_len(&self, _: RegionId) -> u64 {
+        self.memory.len() as u64
+    }
+    fn region(&self, _: RegionId) -> Option<&[u8]> {
+        Some(&self.memory)
+    }
+    fn region_mut(&mut self, _: RegionId) -> Option<&mut [u8]> {
+        Some(&mut self.memory)
+    }
+    fn completes(&self, f: OpFlags) -> bool {
+        !(f.silent && f.inject)
+    }
+    fn post(&mut self, p: &Post<'_>) -> Result<Posted, FabricError> {
+        self.posted += 1;
+        if self.completes(p.flags) {
+            self.tx_completions += 1;
+            self.queue.push_back(Completion::default());
+        }
+        if let What::Send = p.what {
+            self.sends += 1;
+            match self.peer {
+                Peer::Echo => self.arrives(p.len),
+                Peer::Response(n) if self.sends.is_multiple_of(n) => self.arrives(0),
+                _ => {}
+            }
+        }
+        Ok(Posted::Queued)
+    }
+    fn recv(&mut self, _: RegionId, _: u64, _: u64, _: u64) -> Result<Posted, FabricError> {
+        self.recvs_posted += 1;
+        Ok(Posted::Queued)
+    }
+    fn poll(&mut self, out: &mut [Completion]) -> Result<usize, FabricError> {
+        let n = out.len().min(self.queue.len());
+        for (o, c) in out.iter_mut().zip(self.queue.drain(..n)) {
+            *o = c;
+        }
+        Ok(n)
+    }
+    fn leak_on_drop(&mut self) {}
+}
+
+fn config(op: Op, list: u64, max_size: u64) -> DriverConfig {
+    DriverConfig {
+        op,
+        activity: Activity::Active,
+        bidirectional: false,
+        list_size: list,
+        align: 64,
+        max_buf: u64::MAX,
+        use_idc: true,
+        unrestricted: false,
+        max_size,
+        echo: false,
+        clock: LatClock::Raw,
+    }
+}
+
+fn target() -> (PeerId, RemoteRegion) {
+    (
+        PeerId::from_index(0),
+        RemoteRegion {
+            addr: 0,
+            key: 0,
+            len: 1 << 20,
+        },
+    )
+}
+
+/// Write batches: every write posted and completed, counted once.
+fn writes(iterations: u64, list: u64, size: u64) -> (u64, FakeWire) {
+    let mut w = FakeWire::new(Peer::Quiet);
+    let mut link = Alone::default();
+    let r = {
+        let mut d = FabricDriver::new(&mut w, &mut link, target(), config(Op::Write, list, size)).unwrap();
+        run_size(&mut d, Activity::Active, Mode::Iterations(iterations), size, list).unwrap()
+    };
+    (r.own.ops, w)
+}
+
+/// send_bw's client: batches closed by the peer's response.
+fn send_batches(iterations: u64, list: u64, size: u64) -> (u64, FakeWire) {
+    let mut w = FakeWire::new(Peer::Response(list));
+    let mut link = Alone::default();
+    let r = {
+        let mut d = FabricDriver::new(&mut w, &mut link, target(), config(Op::Send, list, size)).unwrap();
+        run_size(&mut d, Activity::Active, Mode::Iterations(iterations), size, list).unwrap()
+    };
+    (r.own.ops, w)
+}
+
+/// send_lat's client: one message, its echo, timed.
+fn pings(iterations: u64, size: u64) -> (u64, FakeWire) {
+    let mut w = FakeWire::new(Peer::Echo);
+    let mut link = Alone::default();
+    let lc = LatConfig {
+        mode: Mode::Iterations(iterations),
+        warmup: 0,
+        gap: Duration::ZERO,
+        keep_all: false,
+    };
+    let r = {
+        let mut d = FabricDriver::new(&mut w, &mut link, target(), config(Op::Send, 1, size)).unwrap();
+        run_lat_size(&mut d, Activity::Active, &lc, size).unwrap()
+    };
+    (r.iterations, w)
+}
+
+#[test]
+fn every_write_is_posted_and_completed_once() {
+    let (ops, w) = writes(10, 16, 64);
+    assert_eq!((ops, w.posted, w.tx_completions), (160, 160, 160));
+}
+
+#[test]
+fn injected_sends_leave_no_completion_and_batches_wait_for_the_response() {
+    // 8 B: injected, so no completion entries; each batch of 16 ends with
+    // the peer's response
+    let (ops, w) = send_batches(10, 16, 8);
+    assert_eq!((ops, w.posted, w.tx_completions), (160, 160, 0));
+    // 8 KiB: past the IDC limit, so each send completes
+    let (ops, w) = send_batches(10, 16, 8192);
+    assert_eq!((ops, w.posted, w.tx_completions), (160, 160, 160));
+}
+
+#[test]
+fn every_ping_waits_for_its_echo_and_reposts_the_receive() {
+    let (n, w) = pings(100, 8);
+    assert_eq!((n, w.posted, w.tx_completions), (100, 100, 0));
+    // the initial receives, and one re-post per echo
+    assert!(w.recvs_posted >= 100, "{}", w.recvs_posted);
+}
+
+fn hot_loop_ops() -> u64 {
+    std::env::var("FABDIAG_HOTLOOP_OPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000)
+}
+
+/// The driver's own work per operation (scripts/hotloop.sh).
+#[test]
+#[ignore = "a measurement for scripts/hotloop.sh, not a check"]
+fn hot_loop_write() {
+    let n = hot_loop_ops();
+    assert_eq!(writes(n / 64, 64, 8).0, n / 64 * 64);
+}
+
+#[test]
+#[ignore = "a measurement for scripts/hotloop.sh, not a check"]
+fn hot_loop_send_bw() {
+    let n = hot_loop_ops();
+    assert_eq!(send_batches(n / 64, 64, 8).0, n / 64 * 64);
+}
+
+#[test]
+#[ignore = "a measurement for scripts/hotloop.sh, not a check"]
+fn hot_loop_send_lat() {
+    let n = hot_loop_ops();
+    assert_eq!(pings(n, 8).0, n);
+}
