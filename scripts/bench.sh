@@ -7,7 +7,7 @@
 # numbers depend on the machine and its load.
 #
 # usage: scripts/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--quick]
-#   --runs      alternations per row (default 3; the median is reported)
+#   --runs      alternations per row (default 5; the median is reported)
 #   --iters     iterations of latency and message-rate rows (default 20000)
 #   --fabtests  a directory holding fabtests' binaries (fi_rdm_pingpong,
 #               fi_rdm_tagged_bw, fi_rma_bw), e.g. built from libfabric's
@@ -28,7 +28,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
-RUNS=3
+RUNS=5
 ITERS=20000
 FT=""
 QUICK=0
@@ -44,6 +44,18 @@ done
 cargo build --release -q
 B=target/release/fabdiag
 port=$((52000 + RANDOM % 4000))
+# Servers on CPU 0 and clients on CPU 1, for fabdiag and every peer alike:
+# two busy-polling processes left to the scheduler share a CPU now and then,
+# which swings results by 2x on a 2-CPU machine.
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+    SRV="taskset -c 0"
+    CLI="taskset -c 1"
+    PINNED="server CPU 0, client CPU 1"
+else
+    SRV=""
+    CLI=""
+    PINNED="not pinned"
+fi
 WINDOW=64
 
 next_port() { port=$((port + 1)); echo "$port"; }
@@ -54,20 +66,20 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR 
 
 fabdiag_lat() { # provider size -> one-way usec (mean)
     local p=$1 s=$2 sp; sp=$(next_port)
-    $B send-lat -p "$sp" >/dev/null 2>&1 &
+    $SRV $B send-lat -p "$sp" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.3
-    $B send-lat 127.0.0.1 -p "$sp" -P "$p" -s "$s" -n "$ITERS" --warmup 100 --latency-gap 0 --json |
+    $CLI $B send-lat 127.0.0.1 -p "$sp" -P "$p" -s "$s" -n "$ITERS" --warmup 100 --latency-gap 0 --json |
         python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.3f" % (r["mean_ns"]/1000))'
     wait "$srv" || true
 }
 
 pingpong_lat() { # provider size -> usec/xfer (Debian's fi_pingpong)
     local p=$1 s=$2 cp; cp=$(next_port)
-    timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$ITERS" -B "$cp" >/dev/null 2>&1 &
+    $SRV timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$ITERS" -B "$cp" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.4
-    timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$ITERS" -P "$cp" 127.0.0.1 2>/dev/null | awk 'NR==2 {print $7}'
+    $CLI timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$ITERS" -P "$cp" 127.0.0.1 2>/dev/null | awk 'NR==2 {print $7}'
     wait "$srv" || true
 }
 
@@ -75,10 +87,10 @@ fabtests_run() { # binary args... -> fabtests' result line (client side)
     local bin=$1; shift
     local oob; oob=$(next_port)
     local src; src=$(next_port)
-    timeout 120 "$FT/$bin" "$@" -E="$oob" >/dev/null 2>&1 &
+    $SRV timeout 120 "$FT/$bin" "$@" -E="$oob" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.4
-    timeout 120 "$FT/$bin" "$@" -E="$oob" -B "$src" 127.0.0.1 2>/dev/null | tail -1
+    $CLI timeout 120 "$FT/$bin" "$@" -E="$oob" -B "$src" 127.0.0.1 2>/dev/null | tail -1
     wait "$srv" || true
 }
 
@@ -88,10 +100,10 @@ ft_lat() { # provider size -> usec/xfer (fabtests fi_rdm_pingpong)
 
 fabdiag_rate() { # provider size -> million messages per second
     local p=$1 s=$2 sp; sp=$(next_port)
-    $B send-bw -p "$sp" >/dev/null 2>&1 &
+    $SRV $B send-bw -p "$sp" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.3
-    $B send-bw 127.0.0.1 -p "$sp" -P "$p" -s "$s" -l "$WINDOW" -n $((ITERS * 10 / WINDOW)) --json |
+    $CLI $B send-bw 127.0.0.1 -p "$sp" -P "$p" -s "$s" -l "$WINDOW" -n $((ITERS * 10 / WINDOW)) --json |
         python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.4f" % (r["ops"]*1000/r["elapsed_ns"]))'
     wait "$srv" || true
 }
@@ -102,10 +114,10 @@ ft_rate() { # provider size -> Mxfers/sec (fabtests fi_rdm_tagged_bw)
 
 fabdiag_bw() { # provider size -> Gbit/s
     local p=$1 s=$2 sp; sp=$(next_port)
-    $B write-bw -p "$sp" >/dev/null 2>&1 &
+    $SRV $B write-bw -p "$sp" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.3
-    $B write-bw 127.0.0.1 -p "$sp" -P "$p" -s "$s" -l "$WINDOW" -D 2 --json |
+    $CLI $B write-bw 127.0.0.1 -p "$sp" -P "$p" -s "$s" -l "$WINDOW" -D 2 --json |
         python3 -c 'import json,sys; print("%.3f" % json.load(sys.stdin)["results"][0]["bw_gbit_per_s"])'
     wait "$srv" || true
 }
@@ -116,10 +128,10 @@ ft_bw() { # provider size -> Gbit/s (fabtests fi_rma_bw, delivery complete)
 
 iperf_bw() { # (ignored) (ignored) -> Gbit/s of one TCP stream over loopback
     local ip; ip=$(next_port)
-    iperf3 -s -1 -p "$ip" >/dev/null 2>&1 &
+    $SRV iperf3 -s -1 -p "$ip" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.4
-    iperf3 -c 127.0.0.1 -p "$ip" -t 2 -J | python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))'
+    $CLI iperf3 -c 127.0.0.1 -p "$ip" -t 2 -J | python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))'
     wait "$srv" || true
 }
 
@@ -145,7 +157,7 @@ row() {
     printf '%-9s %-4s %6s  %10s  %-16s %10s  %5s  %s\n' "$kind" "$p" "$s" "$fm" "$pname" "$pm" "$ratio" "$settings"
 }
 
-echo "fabdiag $($B --version | awk '{print $2}'), $(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), libfabric $(dpkg-query -W -f='${Version}' libfabric1 2>/dev/null), $RUNS alternating runs, medians"
+echo "fabdiag $($B --version | awk '{print $2}'), $(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), libfabric $(dpkg-query -W -f='${Version}' libfabric1 2>/dev/null), $RUNS alternating runs, medians, $PINNED"
 printf '%-9s %-4s %6s  %10s  %-16s %10s  %5s  %s\n' kind prov size fabdiag peer peer "speed" "matched settings"
 if [ "$QUICK" = 1 ]; then sizes="8 4096"; else sizes="8 64 1024 4096"; fi
 for p in shm tcp; do
