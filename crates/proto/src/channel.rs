@@ -179,6 +179,12 @@ impl Control {
         Self::start(stream, Role::Server)
     }
 
+    /// The client's side of a connection made elsewhere (a sweep rank
+    /// that introduced itself on the stream first); the hello is next.
+    pub fn client(stream: TcpStream) -> Result<Self, ProtoError> {
+        Self::start(stream, Role::Client)
+    }
+
     pub fn role(&self) -> Role {
         self.role
     }

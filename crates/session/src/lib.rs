@@ -23,6 +23,7 @@ mod provider;
 mod session;
 mod sink;
 mod spec;
+mod station;
 #[cfg(test)]
 mod tests;
 
@@ -36,3 +37,4 @@ pub use provider::{candidates, choose, PREFERENCE};
 pub use session::{client, hello, local, serve_one, serve_stream, VERSION};
 pub use sink::{Event, Silent, Sink};
 pub use spec::{ClockKind, SpecError, TestSpec, AMO_STRIDE, MAX_LIST, MAX_SIZE};
+pub use station::{reusable, Station, StationStats};

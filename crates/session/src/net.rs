@@ -22,14 +22,14 @@ pub trait Net {
     /// Opens this side's endpoint: `provider` (None: the best one), the
     /// domain from `-d` or else the one whose network holds `near`, and the
     /// plan's buffers registered with it.
-    fn open(
-        &mut self,
+    fn open<'n>(
+        &'n mut self,
         provider: Option<&str>,
         env: &Env,
         cap: Capability,
         near: Option<IpAddr>,
         plan: &MemoryPlan,
-    ) -> Result<Box<dyn Port>, SessionError>;
+    ) -> Result<Box<dyn Port + 'n>, SessionError>;
 }
 
 pub trait Port {
@@ -90,14 +90,28 @@ impl Net for FabricNet {
         Ok(())
     }
 
-    fn open(
+    fn open<'n>(
+        &'n mut self,
+        provider: Option<&str>,
+        env: &Env,
+        cap: Capability,
+        near: Option<IpAddr>,
+        plan: &MemoryPlan,
+    ) -> Result<Box<dyn Port + 'n>, SessionError> {
+        Ok(Box::new(self.open_port(provider, env, cap, near, plan)?))
+    }
+}
+
+impl FabricNet {
+    /// `open` with the concrete port, for a `Station` that keeps it.
+    pub(crate) fn open_port(
         &mut self,
         provider: Option<&str>,
         env: &Env,
         cap: Capability,
         near: Option<IpAddr>,
         plan: &MemoryPlan,
-    ) -> Result<Box<dyn Port>, SessionError> {
+    ) -> Result<FabricPort, SessionError> {
         let list = self.list(Query {
             provider: provider.map(str::to_string),
             device: env.device.clone(),
@@ -106,11 +120,11 @@ impl Net for FabricNet {
         let idx = provider::choose(list, near);
         let (buffers, memory) = memory::allocate(plan)?;
         let ep = Endpoint::open(list, idx, buffers)?;
-        Ok(Box::new(FabricPort { ep, memory, peer: None }))
+        Ok(FabricPort { ep, memory, peer: None })
     }
 }
 
-struct FabricPort {
+pub(crate) struct FabricPort {
     ep: Endpoint,
     memory: MemFacts,
     peer: Option<(PeerId, RemoteRegion)>,
@@ -202,5 +216,40 @@ impl Port for FabricPort {
             .peer
             .ok_or_else(|| SessionError::Internal("driver asked for before the peer was known".into()))?;
         Ok(Box::new(FabricDriver::new(&mut self.ep, link, peer, cfg)?))
+    }
+}
+
+/// A port lent out by its keeper (a `Station` keeps one between tests).
+impl<P: Port + ?Sized> Port for &mut P {
+    fn provider(&self) -> &str {
+        (**self).provider()
+    }
+    fn domain(&self) -> &str {
+        (**self).domain()
+    }
+    fn delivery_complete(&self) -> bool {
+        (**self).delivery_complete()
+    }
+    fn memory(&self) -> &MemFacts {
+        (**self).memory()
+    }
+    fn atomic_valid(&self, spec: &AtomicSpec) -> Result<bool, SessionError> {
+        (**self).atomic_valid(spec)
+    }
+    fn atomic_defect(&self, spec: &AtomicSpec) -> Option<&'static str> {
+        (**self).atomic_defect(spec)
+    }
+    fn advertise(&self) -> Result<Message, SessionError> {
+        (**self).advertise()
+    }
+    fn connect(&mut self, peer: Message) -> Result<(String, String), SessionError> {
+        (**self).connect(peer)
+    }
+    fn driver<'a>(
+        &'a mut self,
+        link: &'a mut dyn Link,
+        cfg: DriverConfig,
+    ) -> Result<Box<dyn Drive + 'a>, SessionError> {
+        (**self).driver(link, cfg)
     }
 }

@@ -62,7 +62,7 @@ fn client_on(
 /// What a client settles before any network traffic: the spec, the
 /// family, the clock (cycle-counter calibration takes 0.2 s and can fail on
 /// its own), and whether this side's provider can run the test at all.
-fn prepare(
+pub(crate) fn prepare(
     spec: &TestSpec,
     env: &Env,
     net: &mut dyn Net,

@@ -139,14 +139,14 @@ impl Net for FakeNet {
     fn check(&mut self, _: &Env, _: Capability) -> Result<(), SessionError> {
         Ok(())
     }
-    fn open(
-        &mut self,
+    fn open<'n>(
+        &'n mut self,
         _: Option<&str>,
         _: &Env,
         _: Capability,
         _: Option<IpAddr>,
         plan: &MemoryPlan,
-    ) -> Result<Box<dyn Port>, SessionError> {
+    ) -> Result<Box<dyn Port + 'n>, SessionError> {
         if self.fail_open {
             return Err(FabricError::UnknownDomain {
                 provider: "fake".into(),
