@@ -18,6 +18,7 @@ pub mod man;
 mod numbers;
 pub mod resolve;
 pub mod serve;
+pub mod sweep;
 pub mod table;
 pub mod traffic;
 

@@ -1,5 +1,5 @@
 //! One module per command: the pair tools (`pair`), `serve` and its
-//! per-test `worker`, the provider probes (`probe`), `doctor`,
+//! per-test `worker`, the cluster `sweep`, the provider probes (`probe`), `doctor`,
 //! `host_traffic`, and the generated `docs` (completions, man pages).
 
 pub mod docs;
@@ -8,6 +8,7 @@ pub mod host_traffic;
 pub mod pair;
 pub mod probe;
 pub mod serve;
+pub mod sweep;
 pub mod worker;
 
 use fabdiag_session::{Env, Hooks};

@@ -1,0 +1,508 @@
+//! `fabdiag sweep`: every pair of ranks tests its link once. Resolves the
+//! options and who this rank is, then: `--plan` prints the schedule;
+//! `--simulate N` runs the coordinator and N stand-in ranks here; else
+//! rank 0 runs the coordinator in a thread and every rank (rank 0 too)
+//! runs pair tests as ordered. Only rank 0 prints (the report) unless a
+//! rank fails on its own; the exit code says what the sweep found.
+
+use super::{load_libfabric, with_hooks};
+use crate::output::print_stdout;
+use crate::{exit, VERSION};
+use fabdiag_options::sweep::{OutlierReference, SweepOptions};
+use fabdiag_options::{Action, Invocation, OptionError, RunMode};
+use fabdiag_report::threshold::Threshold;
+use fabdiag_sweep::analysis::{Better, Reference, Rules};
+use fabdiag_sweep::coordinator::{self, CoordConfig, Coordinated, Node, Observer, PairRecord, StepKind};
+use fabdiag_sweep::report::{self, Limits, Metric, SweepDoc};
+use fabdiag_sweep::runner::{FabricRunner, SimRunner};
+use fabdiag_sweep::schedule::Schedule;
+use fabdiag_sweep::worker::{self, PairRunner, WorkerConfig};
+use fabdiag_sweep::{launch, SweepError};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::{IsTerminal, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Slow links or nodes were found (and nothing worse).
+pub const OUTLIERS: u8 = 5;
+
+fn fail(prog: &str, code: u8, msg: &str) -> u8 {
+    eprintln!("{prog}: {msg}");
+    code
+}
+
+pub fn run(prog: &str, args: &[String]) -> u8 {
+    let opts = match fabdiag_options::sweep::sweep(args) {
+        Ok(Action::Run(o)) => o,
+        Ok(_) => {
+            print_stdout(&fabdiag_options::sweep::sweep_usage(prog));
+            return exit::OK;
+        }
+        Err(OptionError::Invalid(m)) | Err(OptionError::Unavailable(m)) => return fail(prog, exit::USAGE, &m),
+    };
+    let inv = match fabdiag_options::parse(opts.tool, &opts.tool_args) {
+        Ok(Action::Run(inv)) => inv,
+        Ok(_) => {
+            print_stdout(&fabdiag_options::usage(
+                opts.tool,
+                &format!("{prog} --tool {}", opts.tool.subcommand()),
+            ));
+            return exit::OK;
+        }
+        Err(OptionError::Invalid(m)) => return fail(prog, exit::USAGE, &format!("{}: {m}", opts.tool.subcommand())),
+        Err(OptionError::Unavailable(m)) => return fail(prog, exit::UNAVAILABLE, &m),
+    };
+    if inv.mode != RunMode::Server {
+        return fail(
+            prog,
+            exit::USAGE,
+            "a sweep finds its peers itself: give no address and no --local",
+        );
+    }
+    let setup = Setup::new(&opts, &inv);
+    if opts.plan {
+        return plan(prog, &opts, &setup);
+    }
+    if let Some(n) = opts.simulate {
+        return simulate(prog, &opts, &setup, n);
+    }
+    real(prog, &opts, inv, &setup)
+}
+
+/// What every rank derives from the options alike.
+struct Setup {
+    metric: Metric,
+    rules: Rules,
+    limits: Limits,
+    pair_timeout: Duration,
+    options: serde_json::Value,
+    test: serde_json::Value,
+}
+
+impl Setup {
+    fn new(o: &SweepOptions, inv: &Invocation) -> Setup {
+        let lat = o.tool.is_latency();
+        let spec = &inv.spec;
+        let sizes = if spec.min_size == spec.max_size {
+            "".to_string()
+        } else {
+            format!("{}-", spec.min_size)
+        };
+        let metric = Metric {
+            name: if lat { "latency" } else { "bandwidth" }.into(),
+            unit: if lat { "us" } else { "MB/s" }.into(),
+            better: if lat { Better::Lower } else { Better::Higher },
+            test: format!("{} {sizes}{} B", o.tool.subcommand(), spec.max_size),
+        };
+        let rules = Rules {
+            fraction: o.fraction,
+            reference: match o.reference {
+                OutlierReference::Median => Reference::Median,
+                OutlierReference::Best => Reference::Best,
+            },
+            z: o.score,
+            node_fraction: o.node_fraction,
+        };
+        let limits = match inv.threshold {
+            Some(Threshold::MinBw(v)) => Limits {
+                min_bw_mb_s: Some(v),
+                max_lat_us: None,
+            },
+            Some(Threshold::MaxLat(v)) => Limits {
+                min_bw_mb_s: None,
+                max_lat_us: Some(v),
+            },
+            None => Limits::default(),
+        };
+        // a duration run lasts that long per size; give a round the whole
+        // of it and a minute for set-up and stragglers
+        let mut sizes = 1u64;
+        let mut s = spec.min_size.max(1);
+        while s < spec.max_size {
+            s = s.saturating_mul(2);
+            sizes += 1;
+        }
+        let default_timeout = 60 + spec.duration_s.unwrap_or(0) * sizes;
+        let pair_timeout = Duration::from_secs(o.pair_timeout_s.unwrap_or(default_timeout));
+        let test = spec.to_wire().unwrap_or(serde_json::Value::Null);
+        let options = serde_json::json!({
+            "tool": o.tool.subcommand(),
+            "tool_options": o.tool_args,
+            "retest": o.retest,
+            "join_timeout_s": o.join_timeout_s,
+            "pair_timeout_s": pair_timeout.as_secs(),
+            "test": test,
+        });
+        Setup {
+            metric,
+            rules,
+            limits,
+            pair_timeout,
+            options,
+            test,
+        }
+    }
+
+    fn coord_config(&self, o: &SweepOptions, size: usize, earlier: Vec<PairRecord>) -> CoordConfig {
+        CoordConfig {
+            size,
+            test: self.test.clone(),
+            version: VERSION.into(),
+            join_timeout: Duration::from_secs(o.join_timeout_s),
+            step_timeout: self.pair_timeout,
+            better: self.metric.better,
+            rules: self.rules,
+            retest: o.retest,
+            earlier,
+        }
+    }
+
+    fn worker_config(&self, o: &SweepOptions, rank: usize, size: usize, coordinator: String) -> WorkerConfig {
+        WorkerConfig {
+            rank,
+            size,
+            host: hostname(),
+            coordinator,
+            version: VERSION.into(),
+            join_timeout: Duration::from_secs(o.join_timeout_s),
+            idle_limit: self.pair_timeout + Duration::from_secs(30),
+            step_timeout: self.pair_timeout,
+        }
+    }
+}
+
+fn hostname() -> String {
+    std::env::var("FABDIAG_NODE_NAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn plan(prog: &str, o: &SweepOptions, setup: &Setup) -> u8 {
+    let n = match o.ranks {
+        Some(n) => n,
+        None => match launch::resolve(&|k| std::env::var(k).ok(), o.coordinator.as_deref()) {
+            Ok(l) => l.size,
+            Err(_) => return fail(prog, exit::USAGE, "--plan needs --ranks N (or a launcher's rank count)"),
+        },
+    };
+    let Some(s) = Schedule::new(n) else {
+        return fail(prog, exit::USAGE, "a sweep needs at least 2 ranks");
+    };
+    let t0 = Instant::now();
+    let mut count = 0usize;
+    let mut text = String::new();
+    for r in 0..s.rounds() {
+        let pairs = s.round(r);
+        count += pairs.len();
+        if n <= 32 {
+            let list: Vec<String> = pairs.iter().map(|p| format!("{}>{}", p.client, p.server)).collect();
+            let idle = s.idle(r).map(|i| format!("  (idle: {i})")).unwrap_or_default();
+            text.push_str(&format!("round {:>3}: {}{idle}\n", r + 1, list.join(" ")));
+        }
+    }
+    let cpu = t0.elapsed();
+    let per_pair = format!(
+        "each round lasts one pair test ({}) plus the per-round overhead (measured: under 0.1 s with 8 ranks here, see the README)",
+        setup.metric.test
+    );
+    print_stdout(&format!(
+        "{text}{n} ranks: {} rounds of {} pairs ({} pairs in all, client>server); schedule computed in {:.3} s\n{per_pair}\nsuspects re-tested alone afterwards: up to {}\n",
+        s.rounds(),
+        s.pairs_per_round(),
+        count,
+        cpu.as_secs_f64(),
+        o.retest
+    ));
+    exit::OK
+}
+
+/// Progress on a terminal, and results written as they arrive.
+struct Watch {
+    bar: Option<ProgressBar>,
+    out: Option<std::fs::File>,
+    out_error: Option<String>,
+}
+
+impl Watch {
+    fn new(dir: Option<&Path>, rounds: usize) -> Result<Watch, String> {
+        let out = match dir {
+            Some(d) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(d.join("pairs.jsonl"))
+                    .map_err(|e| format!("cannot write {}: {e}", d.join("pairs.jsonl").display()))?,
+            ),
+            None => None,
+        };
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = ProgressBar::new(rounds as u64);
+            if let Ok(style) =
+                ProgressStyle::with_template("{msg} [{bar:30}] round {pos}/{len}, {elapsed} elapsed, about {eta} left")
+            {
+                b.set_style(style.progress_chars("=> "));
+            }
+            b.set_message("joining");
+            b
+        });
+        Ok(Watch {
+            bar,
+            out,
+            out_error: None,
+        })
+    }
+}
+
+impl Observer for Watch {
+    fn joined(&mut self, nodes: &[Node]) {
+        if let Some(b) = &self.bar {
+            let ok = nodes.iter().filter(|n| n.status == coordinator::NodeStatus::Ok).count();
+            b.set_message(format!("{ok}/{} ranks", nodes.len()));
+        }
+    }
+    fn step(&mut self, kind: StepKind, index: usize, of: usize) {
+        if let Some(b) = &self.bar {
+            match kind {
+                StepKind::Round => b.set_position(index as u64),
+                StepKind::Retest => b.set_message(format!("re-test {}/{of}", index + 1)),
+            }
+        }
+    }
+    fn pair(&mut self, rec: &PairRecord) {
+        if let Some(f) = self.out.as_mut() {
+            let line = serde_json::to_string(rec).unwrap_or_default();
+            if let Err(e) = writeln!(f, "{line}").and_then(|_| f.flush()) {
+                self.out_error
+                    .get_or_insert_with(|| format!("cannot record a result: {e}"));
+            }
+        }
+    }
+}
+
+/// The earlier results in DIR (for --resume), checked against this sweep.
+fn earlier(dir: &Path, size: usize, test: &serde_json::Value) -> Result<Vec<PairRecord>, SweepError> {
+    let bad = |reason: String| SweepError::Resume {
+        path: dir.display().to_string(),
+        reason,
+    };
+    let meta: serde_json::Value = std::fs::read_to_string(dir.join("meta.json"))
+        .map_err(|e| bad(format!("meta.json: {e}")))
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| bad(format!("meta.json: {e}"))))?;
+    if meta["size"] != serde_json::json!(size) || meta["test"] != *test {
+        return Err(bad(format!(
+            "it holds a sweep of {} ranks with other test options; this one has {size} ranks",
+            meta["size"]
+        )));
+    }
+    let text = std::fs::read_to_string(dir.join("pairs.jsonl")).unwrap_or_default();
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        // a line cut short by a crash is skipped: that pair runs again
+        if let Ok(rec) = serde_json::from_str::<PairRecord>(line) {
+            if rec.a < size && rec.b < size {
+                out.push(rec);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<PairRecord>, String> {
+    let Some(dir) = o.output.as_deref().map(PathBuf::from) else {
+        return Ok(Vec::new());
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if o.resume {
+        return earlier(&dir, size, &setup.test).map_err(|e| e.to_string());
+    }
+    if dir.join("pairs.jsonl").exists() {
+        std::fs::remove_file(dir.join("pairs.jsonl")).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
+    }
+    let meta = serde_json::json!({ "size": size, "test": setup.test });
+    std::fs::write(dir.join("meta.json"), meta.to_string())
+        .map_err(|e| format!("cannot write {}: {e}", dir.join("meta.json").display()))?;
+    Ok(Vec::new())
+}
+
+/// The report: written to --output, printed, and its exit code.
+fn conclude(prog: &str, o: &SweepOptions, setup: &Setup, sweep: &Coordinated, libfabric: Option<String>) -> u8 {
+    let doc = report::build(report::Inputs {
+        sweep,
+        metric: setup.metric.clone(),
+        rules: setup.rules,
+        limits: setup.limits,
+        options: setup.options.clone(),
+        fabdiag_version: VERSION,
+        libfabric_version: libfabric,
+    });
+    let json = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    let text = report::text(&doc);
+    let mut code = verdict_code(&doc);
+    if let Some(dir) = o.output.as_deref().map(Path::new) {
+        for (name, body) in [("sweep.json", json.as_str()), ("summary.txt", text.as_str())] {
+            if let Err(e) = std::fs::write(dir.join(name), body) {
+                eprintln!("{prog}: cannot write {}: {e}", dir.join(name).display());
+                code = code.max(exit::RUNTIME);
+            }
+        }
+    }
+    print_stdout(&if o.json { json + "\n" } else { text });
+    code
+}
+
+fn verdict_code(doc: &SweepDoc) -> u8 {
+    let v = &doc.verdict;
+    if v.failed_pairs > 0 || v.untested_pairs > 0 || !v.lost_nodes.is_empty() {
+        exit::RUNTIME
+    } else if !v.threshold_pairs.is_empty() || !v.threshold_nodes.is_empty() {
+        exit::THRESHOLD
+    } else if v.slow_links > 0 || v.slow_nodes > 0 {
+        OUTLIERS
+    } else {
+        exit::OK
+    }
+}
+
+fn bind_coordinator(addr: &str) -> Result<TcpListener, String> {
+    let port = addr
+        .rsplit_once(':')
+        .and_then(|(_, p)| p.parse::<u16>().ok())
+        .ok_or_else(|| format!("invalid coordinator '{addr}'"))?;
+    TcpListener::bind(("0.0.0.0", port)).map_err(|e| {
+        SweepError::Listen {
+            port,
+            reason: e.to_string(),
+        }
+        .to_string()
+    })
+}
+
+/// Rank 0: the coordinator in a thread, its own rank here.
+fn lead(
+    prog: &str,
+    o: &SweepOptions,
+    setup: &Setup,
+    size: usize,
+    listener: TcpListener,
+    mine: WorkerConfig,
+    runner: &mut dyn PairRunner,
+) -> Result<Coordinated, String> {
+    let earlier = prepare_output(o, size, setup)?;
+    let rounds = Schedule::new(size).map_or(0, |s| s.rounds());
+    let mut watch = Watch::new(o.output.as_deref().map(Path::new), rounds)?;
+    let cfg = setup.coord_config(o, size, earlier);
+    let coord = std::thread::Builder::new()
+        .name("fabdiag-coordinator".into())
+        .spawn(move || {
+            let r = coordinator::coordinate(listener, &cfg, &mut watch);
+            if let Some(b) = &watch.bar {
+                b.finish_and_clear();
+            }
+            (r, watch.out_error)
+        })
+        .map_err(|e| format!("cannot start the coordinator: {e}"))?;
+    if let Err(e) = worker::work(&mine, runner) {
+        eprintln!("{prog}: rank 0: {e}");
+    }
+    match coord.join() {
+        Ok((Ok(c), out_error)) => {
+            if let Some(e) = out_error {
+                eprintln!("{prog}: {e}");
+            }
+            Ok(c)
+        }
+        Ok((Err(e), _)) => Err(e.to_string()),
+        Err(_) => Err("the coordinator thread panicked".into()),
+    }
+}
+
+fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
+    let l = match launch::resolve(&|k| std::env::var(k).ok(), o.coordinator.as_deref()) {
+        Ok(l) => l,
+        Err(m) => return fail(prog, exit::USAGE, &m),
+    };
+    let who = format!("{prog}: rank {}", l.rank);
+    let Some(coordinator) = l.coordinator.clone() else {
+        return fail(
+            &who,
+            exit::USAGE,
+            "no coordinator: pass --coordinator HOST:PORT (rank 0's host) or set FABDIAG_COORDINATOR",
+        );
+    };
+    if l.size < 2 {
+        return fail(&who, exit::USAGE, "a sweep needs at least 2 ranks");
+    }
+    if let Err(e) = load_libfabric() {
+        return fail(&who, exit::UNAVAILABLE, &e.to_string());
+    }
+    let mut env = with_hooks(inv.env.clone());
+    // several NICs per node: `-d a,b` gives local rank i the i-th
+    if let Some(list) = env.device.clone().filter(|d| d.contains(',')) {
+        let names: Vec<&str> = list.split(',').filter(|s| !s.is_empty()).collect();
+        env.device = names.get(l.local_rank % names.len().max(1)).map(|s| s.to_string());
+    }
+    let mut runner = match FabricRunner::new(env, 0) {
+        Ok(r) => r,
+        Err(e) => return fail(&who, exit::RUNTIME, &format!("cannot listen for pair tests: {e}")),
+    };
+    let mine = setup.worker_config(o, l.rank, l.size, coordinator.clone());
+    if l.rank != 0 {
+        return match worker::work(&mine, &mut runner) {
+            Ok(_) => exit::OK,
+            Err(e @ SweepError::Refused(_)) => fail(&who, exit::USAGE, &e.to_string()),
+            Err(e) => fail(&who, exit::RUNTIME, &e.to_string()),
+        };
+    }
+    let listener = match bind_coordinator(&coordinator) {
+        Ok(x) => x,
+        Err(m) => return fail(&who, exit::RUNTIME, &m),
+    };
+    match lead(prog, o, setup, l.size, listener, mine, &mut runner) {
+        Ok(c) => conclude(prog, o, setup, &c, fabdiag_fabric::library_version().ok()),
+        Err(m) => fail(&who, exit::RUNTIME, &m),
+    }
+}
+
+/// N stand-in ranks in threads, speaking the real protocol over loopback.
+fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
+    let listener = match TcpListener::bind("127.0.0.1:0") {
+        Ok(l) => l,
+        Err(e) => return fail(prog, exit::RUNTIME, &format!("cannot listen: {e}")),
+    };
+    let addr = match listener.local_addr() {
+        Ok(a) => a.to_string(),
+        Err(e) => return fail(prog, exit::RUNTIME, &e.to_string()),
+    };
+    let pause = Duration::from_millis(o.sim_pair_ms);
+    let mut ranks = Vec::new();
+    for rank in 1..n {
+        let cfg = setup.worker_config(o, rank, n, addr.clone());
+        let spawned = std::thread::Builder::new()
+            .name(format!("sim-rank-{rank}"))
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                worker::work(&cfg, &mut SimRunner { pause })
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            });
+        match spawned {
+            Ok(h) => ranks.push(h),
+            Err(e) => return fail(prog, exit::RUNTIME, &format!("cannot start simulated rank {rank}: {e}")),
+        }
+    }
+    let mine = setup.worker_config(o, 0, n, addr);
+    let outcome = lead(prog, o, setup, n, listener, mine, &mut SimRunner { pause });
+    for (i, h) in ranks.into_iter().enumerate() {
+        if let Ok(Err(e)) = h.join() {
+            eprintln!("{prog}: simulated rank {}: {e}", i + 1);
+        }
+    }
+    match outcome {
+        Ok(c) => conclude(prog, o, setup, &c, None),
+        Err(m) => fail(prog, exit::RUNTIME, &m),
+    }
+}

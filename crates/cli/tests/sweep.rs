@@ -1,0 +1,425 @@
+//! `fabdiag sweep` with real processes: ranks started with FABDIAG_RANK /
+//! FABDIAG_SIZE and an explicit coordinator, on loopback and across eight
+//! network namespaces on a bridge (198.18.0.0/15) with faults planted by
+//! `tc`: a slowed link, a slowed node, a rank that never joins, a rank
+//! killed mid-sweep. What is asserted is what the sweep guarantees (every
+//! pair once, the report's shape, who is named, exit codes), never a
+//! figure that depends on load. Needs root and iproute2 (CI has both);
+//! without them the namespace test fails loudly instead of skipping.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A small test for every pair: 10 iterations of 16 writes of 64 KiB.
+const SMALL: &[&str] = &["-P", "tcp", "-s", "65536", "-n", "10", "-l", "16"];
+
+fn rank(r: usize, n: usize, coord: &str, extra: &[&str]) -> Command {
+    let mut c = fabdiag(&["sweep", "--coordinator", coord]);
+    c.args(SMALL).args(extra);
+    c.env("FABDIAG_RANK", r.to_string()).env("FABDIAG_SIZE", n.to_string());
+    c
+}
+
+/// Starts ranks 1..n, runs rank 0 to the end; returns rank 0's output and
+/// the others'.
+fn sweep(n: usize, extra0: &[&str], extra: &[&str]) -> (Output, Vec<Output>) {
+    let coord = format!("127.0.0.1:{}", free_port());
+    let others: Vec<Proc> = (1..n).map(|r| Proc::spawn(&mut rank(r, n, &coord, extra))).collect();
+    let zero = Proc::spawn(&mut rank(0, n, &coord, &[extra, extra0].concat())).wait(LIMIT * 2);
+    let rest = others.into_iter().map(|p| p.wait(LIMIT)).collect();
+    (zero, rest)
+}
+
+fn pairs_measured(doc: &Value) -> usize {
+    doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["value"].is_number())
+        .count()
+}
+
+#[test]
+fn four_ranks_on_loopback_test_every_pair_once_with_one_endpoint_each() {
+    let _cpu = cpu();
+    let dir = tempdir("sweep4");
+    let (zero, rest) = sweep(4, &["--json", "--output", &dir], &[]);
+    assert_eq!(zero.code, Some(0), "rank 0: {}", zero.stderr);
+    for (i, o) in rest.iter().enumerate() {
+        assert_eq!(o.code, Some(0), "rank {}: {}", i + 1, o.stderr);
+        // nothing is printed by the other ranks when all is well
+        assert_eq!((o.stdout.as_str(), o.stderr.as_str()), ("", ""), "rank {}", i + 1);
+    }
+    let doc = zero.json();
+    assert_eq!(doc["schema"], "fabdiag-sweep/1");
+    assert_eq!(doc["schedule"]["rounds"], 3);
+    assert_eq!(pairs_measured(&doc), 6);
+    let mut keys: Vec<(u64, u64)> = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["a"].as_u64().unwrap(), p["b"].as_u64().unwrap()))
+        .collect();
+    keys.sort();
+    assert_eq!(keys, [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]);
+    // the matrix is symmetric with an empty diagonal
+    let m = &doc["matrix"];
+    for a in 0..4 {
+        assert!(m[a][a].is_null());
+        for b in 0..4 {
+            assert_eq!(m[a][b], m[b][a]);
+        }
+    }
+    // each rank opened its endpoint once and reused it for every pair
+    for node in doc["nodes"].as_array().unwrap() {
+        assert_eq!(node["status"], "ok");
+        assert_eq!(node["endpoint_opens"], 1, "{node}");
+    }
+    assert!(doc["overhead"]["round_mean_s"].is_number());
+    assert_eq!(doc["overhead"]["steps"].as_array().unwrap().len(), 3);
+    assert!(doc["libfabric_version"].is_string());
+    assert_eq!(doc["verdict"]["failed_pairs"], 0);
+    // results were written as they came, and the report at the end
+    let lines = std::fs::read_to_string(format!("{dir}/pairs.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 6);
+    let text = std::fs::read_to_string(format!("{dir}/summary.txt")).unwrap();
+    assert!(
+        text.starts_with("fabdiag sweep: 4 nodes, 6 pairs in 3 rounds, write-bw 65536 B"),
+        "{text}"
+    );
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(format!("{dir}/sweep.json")).unwrap()).unwrap();
+    assert_eq!(saved["pairs"], doc["pairs"]);
+
+    // --resume: every pair has a result, so nothing runs again
+    let (again, rest) = sweep(4, &["--json", "--output", &dir, "--resume"], &[]);
+    assert_eq!(again.code, Some(0), "{}", again.stderr);
+    assert!(rest.iter().all(|o| o.code == Some(0)));
+    let d2 = again.json();
+    assert_eq!(pairs_measured(&d2), 6);
+    assert_eq!(d2["overhead"]["steps"].as_array().unwrap().len(), 0, "no round ran");
+    assert_eq!(
+        std::fs::read_to_string(format!("{dir}/pairs.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        6
+    );
+}
+
+#[test]
+fn a_rank_that_never_joins_is_reported_missing_and_the_rest_complete() {
+    let _cpu = cpu();
+    let coord = format!("127.0.0.1:{}", free_port());
+    let n = 4;
+    // rank 2 is never started
+    let others: Vec<Proc> = [1, 3]
+        .iter()
+        .map(|&r| Proc::spawn(&mut rank(r, n, &coord, &["--join-timeout", "3"])))
+        .collect();
+    let zero = Proc::spawn(&mut rank(0, n, &coord, &["--join-timeout", "3", "--json"])).wait(LIMIT);
+    for p in others {
+        let o = p.wait(LIMIT);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+    }
+    assert_eq!(zero.code, Some(2), "incomplete sweep: {}", zero.stderr);
+    let doc = zero.json();
+    assert_eq!(doc["nodes"][2]["status"], "missing");
+    assert!(doc["nodes"][2]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("never joined within 3 s"));
+    assert_eq!(pairs_measured(&doc), 3, "0-1, 0-3 and 1-3 still ran");
+    assert_eq!(doc["verdict"]["untested_pairs"], 3);
+    let untested: Vec<&Value> = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["untested"] == true)
+        .collect();
+    assert!(untested.iter().all(|p| p["a"] == 2 || p["b"] == 2));
+    assert!(untested[0]["error"].as_str().unwrap().contains("rank 2"));
+}
+
+#[test]
+fn a_rank_killed_mid_sweep_is_lost_and_the_others_pairs_complete() {
+    let _cpu = cpu();
+    let dir = tempdir("sweepkill");
+    let coord = format!("127.0.0.1:{}", free_port());
+    let n = 4;
+    // bigger pairs, so rank 3 can be killed while the sweep runs
+    let big: &[&str] = &["-n", "200", "--pair-timeout", "20"];
+    let mut others: Vec<Proc> = (1..n).map(|r| Proc::spawn(&mut rank(r, n, &coord, big))).collect();
+    let zero = Proc::spawn(&mut rank(0, n, &coord, &[big, &["--json", "--output", &dir]].concat()));
+    // wait for the first round's results, then kill rank 3
+    let deadline = Instant::now() + LIMIT;
+    while std::fs::read_to_string(format!("{dir}/pairs.jsonl")).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(Instant::now() < deadline, "no round finished");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    others[2].signal(Signal::SIGKILL);
+    let zero = zero.wait(LIMIT * 2);
+    assert_eq!(zero.code, Some(2), "{}", zero.stderr);
+    let doc = zero.json();
+    assert_eq!(doc["nodes"][3]["status"], "lost", "{}", doc["nodes"][3]);
+    let measured = pairs_measured(&doc);
+    // the pairs of ranks 0, 1 and 2 all ran; rank 3 did at most its first
+    let others_ok = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["a"] != 3 && p["b"] != 3)
+        .all(|p| p["value"].is_number());
+    assert!(others_ok, "{}", doc["pairs"]);
+    assert!((3..=4).contains(&measured), "{measured} measured");
+    assert_eq!(doc["pairs"].as_array().unwrap().len(), 6, "every pair is in the report");
+    for p in others.drain(..2) {
+        let o = p.wait(LIMIT);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+    }
+}
+
+#[test]
+fn bad_options_fail_at_once_with_one_line() {
+    let o = run(&["sweep", "--outlier-fraction", "2"], SHORT);
+    assert_eq!(o.code, Some(1));
+    assert_eq!(
+        o.one_line(),
+        "fabdiag sweep: invalid --outlier-fraction: '2' (must be between 0 and 1)"
+    );
+    let o = run(&["sweep", "-s", "banana"], SHORT);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(o.one_line().starts_with("fabdiag sweep: write-bw: "), "{}", o.stderr);
+    // no launcher and no FABDIAG_RANK
+    let o = run(&["sweep", "--coordinator", "127.0.0.1:1"], SHORT);
+    assert_eq!(o.code, Some(1));
+    assert!(o.one_line().contains("FABDIAG_RANK"), "{}", o.stderr);
+    // a size rank 0 does not share is refused, on that rank, at once
+    let coord = format!("127.0.0.1:{}", free_port());
+    let zero = Proc::spawn(&mut rank(0, 2, &coord, &["--join-timeout", "5", "--json"]));
+    let stray = Proc::spawn(&mut rank(1, 3, &coord, &["--join-timeout", "5"])).wait(LIMIT);
+    assert_eq!(stray.code, Some(1), "{}", stray.stderr);
+    assert!(
+        stray.one_line().contains("started with 3 ranks, rank 0 with 2"),
+        "{}",
+        stray.stderr
+    );
+    let zero = zero.wait(LIMIT);
+    assert_eq!(zero.code, Some(2));
+    // a coordinator that is not there: bounded, one line
+    let t = Instant::now();
+    let mut c = rank(1, 2, "127.0.0.1:1", &["--join-timeout", "2"]);
+    let o = Proc::spawn(&mut c).wait(LIMIT);
+    assert_eq!(o.code, Some(2));
+    assert!(
+        o.one_line()
+            .contains("cannot reach the sweep coordinator at 127.0.0.1:1 within 2 s"),
+        "{}",
+        o.stderr
+    );
+    assert!(t.elapsed() < LIMIT);
+}
+
+#[test]
+fn plan_and_simulation_need_no_fabric() {
+    let o = run(&["sweep", "--plan", "--ranks", "5"], SHORT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.stdout.lines().filter(|l| l.starts_with("round")).count(), 5);
+    assert!(
+        o.stdout.contains("5 ranks: 5 rounds of 2 pairs (10 pairs in all"),
+        "{}",
+        o.stdout
+    );
+    let o = run(&["sweep", "--simulate", "64", "--json"], LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let doc = o.json();
+    assert_eq!(pairs_measured(&doc), 64 * 63 / 2);
+    assert_eq!(doc["overhead"]["steps"].as_array().unwrap().len(), 63);
+}
+
+fn tempdir(tag: &str) -> String {
+    let d = std::env::temp_dir().join(format!("fabdiag-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d.display().to_string()
+}
+
+/// Eight "nodes": namespaces fdn<i> whose veth ends meet on a bridge in a
+/// switch namespace, node i at 198.18.10.<i+1>.
+struct Cluster {
+    tag: String,
+    n: usize,
+}
+
+fn sh(args: &[&str]) {
+    let o = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("{} must be installed (scripts/install-deps.sh): {e}", args[0]));
+    assert!(
+        o.status.success(),
+        "{}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+impl Cluster {
+    fn new(n: usize) -> Cluster {
+        assert_eq!(
+            nix::unistd::geteuid().as_raw(),
+            0,
+            "the namespace tests need root (CI runs as root); run the suite as root"
+        );
+        let tag = format!("{}", std::process::id() % 100000);
+        let c = Cluster { tag, n };
+        let sw = c.switch();
+        sh(&["ip", "netns", "add", &sw]);
+        sh(&["ip", "-n", &sw, "link", "add", "br0", "type", "bridge"]);
+        sh(&["ip", "-n", &sw, "link", "set", "br0", "up"]);
+        for i in 0..n {
+            let ns = c.node(i);
+            let (inner, outer) = (format!("e{i}x{}", c.tag), format!("p{i}x{}", c.tag));
+            sh(&["ip", "netns", "add", &ns]);
+            sh(&["ip", "link", "add", &inner, "type", "veth", "peer", "name", &outer]);
+            sh(&["ip", "link", "set", &inner, "netns", &ns]);
+            sh(&["ip", "link", "set", &outer, "netns", &sw]);
+            sh(&["ip", "-n", &ns, "link", "set", &inner, "name", "eth0"]);
+            sh(&[
+                "ip",
+                "-n",
+                &ns,
+                "addr",
+                "add",
+                &format!("{}/24", c.ip(i)),
+                "dev",
+                "eth0",
+            ]);
+            sh(&["ip", "-n", &ns, "link", "set", "eth0", "up"]);
+            sh(&["ip", "-n", &ns, "link", "set", "lo", "up"]);
+            sh(&["ip", "-n", &sw, "link", "set", &outer, "master", "br0"]);
+            sh(&["ip", "-n", &sw, "link", "set", &outer, "up"]);
+        }
+        c
+    }
+    fn switch(&self) -> String {
+        format!("fdsw{}", self.tag)
+    }
+    fn node(&self, i: usize) -> String {
+        format!("fdn{i}x{}", self.tag)
+    }
+    fn ip(&self, i: usize) -> String {
+        format!("198.18.10.{}", i + 1)
+    }
+    /// Node i's traffic to node j (both ways) at `rate`: htb with a u32
+    /// filter on the destination, on each node's own interface.
+    fn slow_link(&self, i: usize, j: usize, rate: &str) {
+        for (from, to) in [(i, j), (j, i)] {
+            let ns = self.node(from);
+            let tc = |a: &[&str]| sh(&[&["ip", "netns", "exec", &ns, "tc"][..], a].concat());
+            tc(&[
+                "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "10",
+            ]);
+            tc(&[
+                "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:10", "htb", "rate", "10gbit",
+            ]);
+            tc(&[
+                "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:20", "htb", "rate", rate,
+            ]);
+            let dst = format!("{}/32", self.ip(to));
+            tc(&[
+                "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "u32", "match", "ip", "dst", &dst,
+                "flowid", "1:20",
+            ]);
+        }
+    }
+    /// Everything into and out of node i at `rate` (tbf on both veth ends).
+    fn slow_node(&self, i: usize, rate: &str) {
+        let outer = format!("p{i}x{}", self.tag);
+        for (ns, dev) in [(self.node(i), "eth0".to_string()), (self.switch(), outer)] {
+            sh(&[
+                "ip", "netns", "exec", &ns, "tc", "qdisc", "add", "dev", &dev, "root", "tbf", "rate", rate, "burst",
+                "32kb", "latency", "400ms",
+            ]);
+        }
+    }
+    fn rank(&self, r: usize, port: u16, extra: &[&str]) -> Command {
+        let ns = self.node(r);
+        let coord = format!("{}:{port}", self.ip(0));
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &ns, bin(), "sweep", "--coordinator", &coord]);
+        c.args(extra);
+        c.env("FABDIAG_RANK", r.to_string())
+            .env("FABDIAG_SIZE", self.n.to_string())
+            .env("FABDIAG_NODE_NAME", format!("node{r}"));
+        c
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for i in 0..self.n {
+            let _ = Command::new("ip").args(["netns", "del", &self.node(i)]).status();
+        }
+        let _ = Command::new("ip").args(["netns", "del", &self.switch()]).status();
+    }
+}
+
+#[test]
+fn eight_namespaces_name_the_slowed_link_and_the_slowed_node() {
+    let _cpu = cpu();
+    let c = Cluster::new(8);
+    c.slow_link(2, 5, "40mbit");
+    c.slow_node(6, "40mbit");
+    let port = free_port();
+    let args: &[&str] = &["-P", "tcp", "-s", "65536", "-n", "8", "-l", "16", "--retest", "4"];
+    let others: Vec<Proc> = (1..8).map(|r| Proc::spawn(&mut c.rank(r, port, args))).collect();
+    let zero = Proc::spawn(&mut c.rank(0, port, &[args, &["--json"]].concat())).wait(LIMIT * 4);
+    for (i, p) in others.into_iter().enumerate() {
+        let o = p.wait(LIMIT);
+        assert_eq!(o.code, Some(0), "rank {}: {}", i + 1, o.stderr);
+    }
+    let doc = zero.json();
+    let figures: Vec<String> = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| format!("{}-{}:{:.1}", p["a"], p["b"], p["value"].as_f64().unwrap_or(-1.0)))
+        .collect();
+    let summary = format!("{:#}\n{}", doc["analysis"], figures.join(" "));
+    assert_eq!(
+        zero.code,
+        Some(5),
+        "slow links or nodes found: {}\n{summary}",
+        zero.stderr
+    );
+    assert_eq!(pairs_measured(&doc), 28);
+    // every node is named by its own address: the domain that reaches the peer
+    assert_eq!(
+        doc["nodes"][3]["addr"].as_str().unwrap().split(':').next(),
+        Some("198.18.10.4")
+    );
+    let nodes: Vec<u64> = doc["analysis"]["slow_nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["node"].as_u64().unwrap())
+        .collect();
+    assert_eq!(nodes, [6], "{summary}");
+    let links: Vec<(u64, u64)> = doc["analysis"]["slow_links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["a"].as_u64().unwrap(), f["b"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(links, [(2, 5)], "{summary}");
+    // the slowed link was re-tested alone and is still slow
+    let re = doc["retests"].as_array().unwrap();
+    assert!(
+        re.iter()
+            .any(|r| r["a"] == 2 && r["b"] == 5 && r["verdict"] == "confirmed"),
+        "{re:?}"
+    );
+}

@@ -1,0 +1,401 @@
+//! The command line of `fabdiag sweep`: its own options (long only, from
+//! one table that also prints `-h`) and, passed through untouched, the
+//! pair tool's options (`-s`, `-n`, `-D`, `-b`, `-P`, `-d`, `--min-bw`,
+//! `--max-lat`, ...), which the tool's own parser resolves. Nothing here
+//! prints or touches the network.
+
+use crate::resolve::{Action, OptionError};
+use fabdiag_report::Tool;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum W {
+    Tool,
+    Lat,
+    Coordinator,
+    Output,
+    Resume,
+    Plan,
+    Ranks,
+    Json,
+    Fraction,
+    Reference,
+    Score,
+    NodeFraction,
+    Retest,
+    JoinTimeout,
+    PairTimeout,
+    Simulate,
+    SimPairMs,
+    Help,
+}
+
+/// (id, name, value, help)
+const TABLE: &[(W, &str, Option<&str>, &str)] = &[
+    (
+        W::Tool,
+        "tool",
+        Some("TOOL"),
+        "The pair test: write-bw (default), read-bw, send-bw, write-lat, read-lat, send-lat, atomic-bw, atomic-lat",
+    ),
+    (W::Lat, "lat", None, "Latency instead of bandwidth (--tool write-lat)"),
+    (
+        W::Coordinator,
+        "coordinator",
+        Some("HOST:PORT"),
+        "Rank 0's address for the others (default: FABDIAG_COORDINATOR, or under Slurm the step's first node)",
+    ),
+    (
+        W::Output,
+        "output",
+        Some("DIR"),
+        "Write results there as they arrive, and the report at the end",
+    ),
+    (
+        W::Resume,
+        "resume",
+        None,
+        "With --output: run only the pairs that have no measured result there",
+    ),
+    (
+        W::Plan,
+        "plan",
+        None,
+        "Print the schedule and its cost without running it",
+    ),
+    (
+        W::Ranks,
+        "ranks",
+        Some("N"),
+        "The number of ranks for --plan (default: the launcher's)",
+    ),
+    (
+        W::Json,
+        "json",
+        None,
+        "Print the JSON document instead of the text summary",
+    ),
+    (
+        W::Fraction,
+        "outlier-fraction",
+        Some("F"),
+        "A pair is an outlier below F of the reference ... (default 0.75)",
+    ),
+    (
+        W::Reference,
+        "outlier-reference",
+        Some("REF"),
+        "... the median of all pairs (default) or the best",
+    ),
+    (
+        W::Score,
+        "outlier-score",
+        Some("Z"),
+        "... and more than Z scaled MADs worse than the median (default 3.5)",
+    ),
+    (
+        W::NodeFraction,
+        "node-fraction",
+        Some("F"),
+        "A node is slow when more than F of its pairs are outliers (default 0.5)",
+    ),
+    (
+        W::Retest,
+        "retest",
+        Some("N"),
+        "Re-test up to N suspect pairs alone (default 8; 0: none)",
+    ),
+    (
+        W::JoinTimeout,
+        "join-timeout",
+        Some("SECS"),
+        "How long rank 0 waits for every rank to join (default 60)",
+    ),
+    (
+        W::PairTimeout,
+        "pair-timeout",
+        Some("SECS"),
+        "How long one round may take before a silent rank is lost (default: 60, more with -D)",
+    ),
+    (
+        W::Simulate,
+        "simulate",
+        Some("N"),
+        "Simulate N ranks in this process over loopback, each pair test a fixed pause",
+    ),
+    (
+        W::SimPairMs,
+        "sim-pair-ms",
+        Some("MS"),
+        "The simulated pair test's length (default 1)",
+    ),
+    (W::Help, "help", None, "Print this help text and exit"),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum OutlierReference {
+    Median,
+    Best,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepOptions {
+    pub tool: Tool,
+    /// The pair tool's options, for its own parser.
+    pub tool_args: Vec<String>,
+    pub coordinator: Option<String>,
+    pub output: Option<String>,
+    pub resume: bool,
+    pub plan: bool,
+    pub ranks: Option<usize>,
+    pub json: bool,
+    pub fraction: f64,
+    pub reference: OutlierReference,
+    pub score: f64,
+    pub node_fraction: f64,
+    pub retest: usize,
+    pub join_timeout_s: u64,
+    pub pair_timeout_s: Option<u64>,
+    pub simulate: Option<usize>,
+    pub sim_pair_ms: u64,
+}
+
+pub fn sweep_usage(prog: &str) -> String {
+    let mut s = format!(
+        "Usage:
+  srun -N NODES {prog} [OPTIONS] [TOOL OPTIONS]
+  mpirun -n RANKS {prog} [OPTIONS] [TOOL OPTIONS]
+  FABDIAG_RANK=R FABDIAG_SIZE=N {prog} --coordinator HOST:PORT [OPTIONS] [TOOL OPTIONS]
+                         Test every pair of ranks once and name the slow link or node
+
+Options:
+"
+    );
+    for (_, name, val, help) in TABLE {
+        let left = match val {
+            Some(v) => format!("      --{name}={v}"),
+            None => format!("      --{name}"),
+        };
+        if left.len() < 25 {
+            s.push_str(&format!("{left:<25}{help}\n"));
+        } else {
+            s.push_str(&format!("{left}\n{:<25}{help}\n", ""));
+        }
+    }
+    s.push_str(
+        "
+TOOL OPTIONS are the pair tool's own (see fabdiag TOOL -h): size (-s),
+iterations (-n) or duration (-D), bidirectional (-b), provider (-P),
+domain (-d; a comma-separated list is chosen from by local rank), and
+--min-bw MB/s or --max-lat us, which every pair and node must meet.
+
+Exit status: 0 all pairs measured and none slow, 1 bad options, 2 pairs
+failed or ranks were lost, 3 a threshold was missed, 4 unavailable here,
+5 slow links or nodes found.
+",
+    );
+    s
+}
+
+fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, OptionError> {
+    v.parse()
+        .map_err(|_| OptionError::Invalid(format!("invalid --{name}: '{v}'")))
+}
+
+fn fraction(name: &str, v: &str) -> Result<f64, OptionError> {
+    let f: f64 = number(name, v)?;
+    if f.is_finite() && f > 0.0 && f < 1.0 {
+        Ok(f)
+    } else {
+        Err(OptionError::Invalid(format!(
+            "invalid --{name}: '{v}' (must be between 0 and 1)"
+        )))
+    }
+}
+
+pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
+    let mut o = SweepOptions {
+        tool: Tool::WriteBw,
+        tool_args: Vec::new(),
+        coordinator: None,
+        output: None,
+        resume: false,
+        plan: false,
+        ranks: None,
+        json: false,
+        fraction: 0.75,
+        reference: OutlierReference::Median,
+        score: 3.5,
+        node_fraction: 0.5,
+        retest: 8,
+        join_timeout_s: 60,
+        pair_timeout_s: None,
+        simulate: None,
+        sim_pair_ms: 1,
+    };
+    let mut tool_given = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "-h" {
+            return Ok(Action::Help);
+        }
+        let Some(long) = a.strip_prefix("--") else {
+            o.tool_args.push(a.clone());
+            continue;
+        };
+        let (name, inline) = match long.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (long, None),
+        };
+        let Some(&(id, _, val, _)) = TABLE.iter().find(|(_, n, _, _)| *n == name) else {
+            o.tool_args.push(a.clone());
+            continue;
+        };
+        let value = match (val, inline) {
+            (None, None) => String::new(),
+            (None, Some(_)) => {
+                return Err(OptionError::Invalid(format!(
+                    "option '--{name}' doesn't allow an argument"
+                )))
+            }
+            (Some(_), Some(v)) => v,
+            (Some(_), None) => it
+                .next()
+                .cloned()
+                .ok_or_else(|| OptionError::Invalid(format!("option '--{name}' requires an argument")))?,
+        };
+        match id {
+            W::Help => return Ok(Action::Help),
+            W::Tool => {
+                let t = Tool::from_subcommand(&value)
+                    .or_else(|| Tool::from_original(&value))
+                    .ok_or_else(|| OptionError::Invalid(format!("invalid --tool: '{value}' (see -h)")))?;
+                tool_given = Some(t);
+            }
+            W::Lat => {
+                if tool_given.is_none() {
+                    tool_given = Some(Tool::WriteLat);
+                }
+                if tool_given.is_some_and(|t| !t.is_latency()) {
+                    return Err(OptionError::Invalid(
+                        "--lat and a bandwidth --tool contradict each other".into(),
+                    ));
+                }
+            }
+            W::Coordinator => o.coordinator = Some(value),
+            W::Output => o.output = Some(value),
+            W::Resume => o.resume = true,
+            W::Plan => o.plan = true,
+            W::Ranks => o.ranks = Some(number(name, &value)?),
+            W::Json => o.json = true,
+            W::Fraction => o.fraction = fraction(name, &value)?,
+            W::NodeFraction => o.node_fraction = fraction(name, &value)?,
+            W::Reference => {
+                o.reference = match value.as_str() {
+                    "median" => OutlierReference::Median,
+                    "best" => OutlierReference::Best,
+                    _ => {
+                        return Err(OptionError::Invalid(format!(
+                            "invalid --outlier-reference: '{value}' (median or best)"
+                        )))
+                    }
+                }
+            }
+            W::Score => {
+                o.score = number(name, &value)?;
+                if !(o.score.is_finite() && o.score >= 0.0) {
+                    return Err(OptionError::Invalid(format!("invalid --outlier-score: '{value}'")));
+                }
+            }
+            W::Retest => o.retest = number(name, &value)?,
+            W::JoinTimeout => o.join_timeout_s = number(name, &value)?,
+            W::PairTimeout => o.pair_timeout_s = Some(number(name, &value)?),
+            W::Simulate => o.simulate = Some(number(name, &value)?),
+            W::SimPairMs => o.sim_pair_ms = number(name, &value)?,
+        }
+    }
+    if let Some(t) = tool_given {
+        o.tool = t;
+    }
+    if o.resume && o.output.is_none() {
+        return Err(OptionError::Invalid(
+            "--resume needs --output DIR (where the earlier results are)".into(),
+        ));
+    }
+    if o.join_timeout_s == 0 || o.pair_timeout_s == Some(0) {
+        return Err(OptionError::Invalid(
+            "--join-timeout and --pair-timeout must be at least 1 s".into(),
+        ));
+    }
+    if o.simulate.is_some_and(|n| n < 2) || o.ranks.is_some_and(|n| n < 2) {
+        return Err(OptionError::Invalid("a sweep needs at least 2 ranks".into()));
+    }
+    Ok(Action::Run(o))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(a: &[&str]) -> Result<Action<SweepOptions>, OptionError> {
+        sweep(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    fn ok(a: &[&str]) -> SweepOptions {
+        match run(a) {
+            Ok(Action::Run(o)) => o,
+            other => panic!("{a:?}: {other:?}"),
+        }
+    }
+
+    fn err(a: &[&str]) -> String {
+        match run(a) {
+            Err(OptionError::Invalid(m)) => m,
+            other => panic!("{a:?}: expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn own_options_and_tool_options_are_split() {
+        let o = ok(&[
+            "-s",
+            "4096",
+            "--tool=read-bw",
+            "--min-bw",
+            "900",
+            "--output",
+            "/tmp/x",
+            "-n",
+            "50",
+            "--retest",
+            "2",
+        ]);
+        assert_eq!(o.tool, Tool::ReadBw);
+        assert_eq!(o.tool_args, ["-s", "4096", "--min-bw", "900", "-n", "50"]);
+        assert_eq!((o.output.as_deref(), o.retest), (Some("/tmp/x"), 2));
+        assert_eq!(ok(&["--lat"]).tool, Tool::WriteLat);
+        assert_eq!(ok(&["--tool", "cxi_send_lat", "--lat"]).tool, Tool::SendLat);
+        assert_eq!(ok(&[]).tool, Tool::WriteBw);
+        assert_eq!(run(&["--help"]), Ok(Action::Help));
+    }
+
+    #[test]
+    fn bad_values_are_one_line_errors() {
+        assert!(err(&["--tool", "nope"]).contains("--tool"));
+        assert!(err(&["--outlier-fraction", "1.5"]).contains("between 0 and 1"));
+        assert!(err(&["--retest", "-1"]).contains("--retest"));
+        assert!(err(&["--resume"]).contains("--output"));
+        assert!(err(&["--coordinator"]).contains("requires an argument"));
+        assert!(err(&["--plan=yes"]).contains("doesn't allow"));
+        assert!(err(&["--tool", "write-bw", "--lat"]).contains("contradict"));
+        assert!(err(&["--simulate", "1"]).contains("at least 2"));
+        assert!(err(&["--pair-timeout", "0"]).contains("at least 1 s"));
+    }
+
+    #[test]
+    fn help_lists_every_option() {
+        let h = sweep_usage("fabdiag sweep");
+        for (_, name, _, _) in TABLE {
+            assert!(h.contains(&format!("--{name}")), "{name}");
+        }
+    }
+}

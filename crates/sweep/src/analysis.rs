@@ -1,0 +1,481 @@
+//! Which pairs and nodes are slow. A pair is an outlier when it is both
+//! slower than a fraction of the reference (the median of all pairs, or
+//! the best) and far from the median in robust terms (its distance over
+//! 1.4826 × the median absolute deviation): the fraction alone would flag
+//! noise in a tight matrix of small numbers, the score alone would flag
+//! a 2 % dip when every pair is nearly identical. A node is slow when more
+//! than a fraction of its tested pairs are outliers: its pairs are then
+//! reported once, as that node, and not as N−1 slow links. Pure: no I/O;
+//! O(pairs) time with one copy of the values (10,000 nodes: 50 M pairs).
+
+use serde::{Deserialize, Serialize};
+
+/// Which way is better for the measured figure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    /// Bandwidth (MB/s).
+    Higher,
+    /// Latency (µs).
+    Lower,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reference {
+    Median,
+    Best,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rules {
+    /// An outlier is worse than this fraction of the reference.
+    pub fraction: f64,
+    pub reference: Reference,
+    /// ... and its robust score (in MADs) is above this.
+    pub z: f64,
+    /// A node is slow when more than this fraction of its pairs are outliers.
+    pub node_fraction: f64,
+}
+
+impl Default for Rules {
+    fn default() -> Rules {
+        Rules {
+            fraction: 0.75,
+            reference: Reference::Median,
+            z: 3.5,
+            node_fraction: 0.5,
+        }
+    }
+}
+
+/// Results of every pair, the upper triangle of an N × N matrix; NaN: no
+/// result (failed or not run).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matrix {
+    n: usize,
+    vals: Vec<f32>,
+}
+
+impl Matrix {
+    pub fn new(n: usize) -> Matrix {
+        Matrix {
+            n,
+            vals: vec![f32::NAN; n * n.saturating_sub(1) / 2],
+        }
+    }
+
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    fn index(&self, a: usize, b: usize) -> Option<usize> {
+        let (i, j) = (a.min(b), a.max(b));
+        // row i holds pairs (i, i+1..n): offset = i·n − i(i+1)/2
+        (i != j && j < self.n).then(|| i * self.n - i * (i + 1) / 2 + (j - i - 1))
+    }
+
+    pub fn set(&mut self, a: usize, b: usize, v: f64) {
+        if let Some(k) = self.index(a, b) {
+            self.vals[k] = v as f32;
+        }
+    }
+
+    pub fn get(&self, a: usize, b: usize) -> Option<f64> {
+        self.index(a, b)
+            .and_then(|k| self.vals.get(k))
+            .filter(|v| v.is_finite())
+            .map(|&v| v as f64)
+    }
+
+    /// Every measured pair (a < b) with its value.
+    pub fn measured(&self) -> impl Iterator<Item = (usize, usize, f64)> + '_ {
+        (0..self.n).flat_map(move |a| (a + 1..self.n).filter_map(move |b| self.get(a, b).map(|v| (a, b, v))))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairFlag {
+    pub a: usize,
+    pub b: usize,
+    pub value: f64,
+    /// value relative to the median and the best (1.0: as good).
+    pub of_median: f64,
+    pub of_best: f64,
+    /// Robust score: how many scaled MADs worse than the median.
+    pub score: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeFlag {
+    pub node: usize,
+    /// The node's median over its measured pairs.
+    pub median: f64,
+    pub outlier_pairs: usize,
+    pub measured_pairs: usize,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    pub pairs: usize,
+    pub median: f64,
+    /// The median absolute deviation of the figures ...
+    pub mad: f64,
+    /// ... and of their natural logarithms (the score's scale).
+    pub log_mad: f64,
+    pub best: f64,
+    pub worst: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub better: Better,
+    pub rules: Rules,
+    pub stats: Stats,
+    /// Outlier pairs not explained by a slow node, worst first.
+    pub slow_links: Vec<PairFlag>,
+    /// Slow nodes, worst first.
+    pub slow_nodes: Vec<NodeFlag>,
+    /// Every node's median (None: no measured pair).
+    pub node_medians: Vec<Option<f64>>,
+}
+
+/// The median of `v` (reordered); 0 when empty.
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mid = v.len() / 2;
+    let (_, m, _) = v.select_nth_unstable_by(mid, f64::total_cmp);
+    let m = *m;
+    if v.len() % 2 == 1 {
+        return m;
+    }
+    let lower = v[..mid].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (lower + m) / 2.0
+}
+
+impl Analysis {
+    /// "Goodness" relative to `reference`: 1.0 as good, 0.5 half as good.
+    fn relative(better: Better, v: f64, reference: f64) -> f64 {
+        match better {
+            Better::Higher if reference > 0.0 => v / reference,
+            Better::Lower if v > 0.0 => reference / v,
+            _ => 1.0,
+        }
+    }
+
+    fn score(better: Better, v: f64, stats: &Stats) -> f64 {
+        if v <= 0.0 || stats.median <= 0.0 {
+            return if better == Better::Higher && v < stats.median {
+                f64::INFINITY
+            } else {
+                0.0
+            };
+        }
+        let ratio = (stats.median / v).ln();
+        let worse_by = match better {
+            Better::Higher => ratio,
+            Better::Lower => -ratio,
+        };
+        let scale = 1.4826 * stats.log_mad;
+        if scale > 0.0 {
+            worse_by / scale
+        } else if worse_by > 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        }
+    }
+
+    /// Median, spread, best and worst of `vals` (reordered).
+    fn stats(better: Better, vals: &mut [f64]) -> Stats {
+        let mut stats = Stats {
+            pairs: vals.len(),
+            ..Stats::default()
+        };
+        if vals.is_empty() {
+            return stats;
+        }
+        let (lo, hi) = vals.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+        (stats.best, stats.worst) = match better {
+            Better::Higher => (hi, lo),
+            Better::Lower => (lo, hi),
+        };
+        stats.median = median(vals);
+        let mut logs: Vec<f64> = vals.iter().map(|v| v.max(f64::MIN_POSITIVE).ln()).collect();
+        let log_median = median(&mut logs);
+        for l in logs.iter_mut() {
+            *l = (*l - log_median).abs();
+        }
+        stats.log_mad = median(&mut logs);
+        for v in vals.iter_mut() {
+            *v = (*v - stats.median).abs();
+        }
+        stats.mad = median(vals);
+        stats
+    }
+
+    fn outlier(better: Better, rules: &Rules, stats: &Stats, v: f64) -> bool {
+        let reference = match rules.reference {
+            Reference::Median => stats.median,
+            Reference::Best => stats.best,
+        };
+        Self::relative(better, v, reference) < rules.fraction && Self::score(better, v, stats) > rules.z
+    }
+
+    /// Two passes. A slow node drags N−1 pairs down, which in a small
+    /// sweep is a quarter of them or more: enough to inflate the spread
+    /// that pairs are judged against. So nodes whose median pair is an
+    /// outlier among the nodes' medians are found first and their pairs
+    /// left out of the figures every pair is then judged against.
+    pub fn of(m: &Matrix, better: Better, rules: Rules) -> Analysis {
+        let n = m.n();
+        let node_medians: Vec<Option<f64>> = (0..n)
+            .map(|x| {
+                let mut mine: Vec<f64> = (0..n).filter_map(|y| m.get(x, y)).collect();
+                (!mine.is_empty()).then(|| median(&mut mine))
+            })
+            .collect();
+        let mut medians: Vec<f64> = node_medians.iter().flatten().copied().collect();
+        let node_stats = Self::stats(better, &mut medians);
+        let suspect: Vec<bool> = node_medians
+            .iter()
+            .map(|x| x.is_some_and(|v| Self::outlier(better, &rules, &node_stats, v)))
+            .collect();
+        let mut vals: Vec<f64> = m
+            .measured()
+            .filter(|&(a, b, _)| !suspect[a] && !suspect[b])
+            .map(|(_, _, v)| v)
+            .collect();
+        if vals.len() < 3 {
+            vals = m.measured().map(|(_, _, v)| v).collect();
+        }
+        let mut stats = Self::stats(better, &mut vals);
+        drop(vals);
+        // the figures of all pairs, for the report
+        let (mut lo, mut hi, mut count) = (f64::INFINITY, f64::NEG_INFINITY, 0);
+        for (_, _, v) in m.measured() {
+            (lo, hi, count) = (lo.min(v), hi.max(v), count + 1);
+        }
+        if count > 0 {
+            stats.pairs = count;
+            (stats.best, stats.worst) = match better {
+                Better::Higher => (hi, lo),
+                Better::Lower => (lo, hi),
+            };
+        }
+        let mut outliers = Vec::new();
+        let mut per_node = vec![(0usize, 0usize); n];
+        for (a, b, v) in m.measured() {
+            per_node[a].1 += 1;
+            per_node[b].1 += 1;
+            if Self::outlier(better, &rules, &stats, v) {
+                per_node[a].0 += 1;
+                per_node[b].0 += 1;
+                outliers.push(PairFlag {
+                    a,
+                    b,
+                    value: v,
+                    of_median: Self::relative(better, v, stats.median),
+                    of_best: Self::relative(better, v, stats.best),
+                    score: Self::score(better, v, &stats),
+                });
+            }
+        }
+        let slow = |x: usize| {
+            let (bad, all) = per_node[x];
+            all >= 2 && bad as f64 > rules.node_fraction * all as f64
+        };
+        let mut slow_nodes: Vec<NodeFlag> = (0..n)
+            .filter(|&x| slow(x))
+            .map(|x| NodeFlag {
+                node: x,
+                median: node_medians[x].unwrap_or(0.0),
+                outlier_pairs: per_node[x].0,
+                measured_pairs: per_node[x].1,
+            })
+            .collect();
+        let worse = |x: f64, y: f64| match better {
+            Better::Higher => x.total_cmp(&y),
+            Better::Lower => y.total_cmp(&x),
+        };
+        slow_nodes.sort_by(|p, q| worse(p.median, q.median));
+        let mut slow_links: Vec<PairFlag> = outliers.into_iter().filter(|p| !slow(p.a) && !slow(p.b)).collect();
+        slow_links.sort_by(|p, q| worse(p.value, q.value));
+        Analysis {
+            better,
+            rules,
+            stats,
+            slow_links,
+            slow_nodes,
+            node_medians,
+        }
+    }
+
+    /// Is `v` an outlier by these rules against this sweep's figures?
+    pub fn is_outlier(&self, v: f64) -> bool {
+        Self::outlier(self.better, &self.rules, &self.stats, v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic "noisy" value around `base` (±5 %).
+    fn noisy(base: f64, a: usize, b: usize) -> f64 {
+        let h = (a * 7919 + b * 104_729) % 1000;
+        base * (0.95 + 0.1 * h as f64 / 1000.0)
+    }
+
+    fn matrix(n: usize, f: impl Fn(usize, usize) -> f64) -> Matrix {
+        let mut m = Matrix::new(n);
+        for a in 0..n {
+            for b in a + 1..n {
+                m.set(a, b, f(a, b));
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn triangle_indexing_covers_every_pair_once() {
+        let n = 9;
+        let mut m = Matrix::new(n);
+        let mut k = 0.0;
+        for a in 0..n {
+            for b in a + 1..n {
+                k += 1.0;
+                m.set(b, a, k);
+            }
+        }
+        assert_eq!(m.measured().count(), 36);
+        assert_eq!(m.get(0, 1), Some(1.0));
+        assert_eq!(m.get(8, 7), Some(36.0));
+        assert_eq!(m.get(3, 3), None);
+        assert_eq!(m.get(3, 9), None);
+    }
+
+    #[test]
+    fn a_planted_slow_link_is_named() {
+        let m = matrix(16, |a, b| {
+            if (a, b) == (3, 11) {
+                2000.0
+            } else {
+                noisy(10_000.0, a, b)
+            }
+        });
+        let an = Analysis::of(&m, Better::Higher, Rules::default());
+        assert_eq!(an.slow_nodes, vec![]);
+        assert_eq!(an.slow_links.len(), 1, "{:?}", an.slow_links);
+        assert_eq!((an.slow_links[0].a, an.slow_links[0].b), (3, 11));
+        assert!((an.slow_links[0].of_median - 0.2).abs() < 0.02);
+    }
+
+    #[test]
+    fn a_planted_slow_node_is_one_node_not_many_links() {
+        let m = matrix(12, |a, b| {
+            if a == 5 || b == 5 {
+                noisy(3000.0, a, b)
+            } else {
+                noisy(10_000.0, a, b)
+            }
+        });
+        let an = Analysis::of(&m, Better::Higher, Rules::default());
+        assert_eq!(an.slow_nodes.len(), 1, "{:?}", an.slow_nodes);
+        assert_eq!(an.slow_nodes[0].node, 5);
+        assert_eq!(an.slow_nodes[0].outlier_pairs, 11);
+        assert_eq!(an.slow_links, vec![]);
+    }
+
+    #[test]
+    fn a_uniformly_noisy_matrix_has_no_outliers() {
+        let m = matrix(32, |a, b| noisy(10_000.0, a, b));
+        let an = Analysis::of(&m, Better::Higher, Rules::default());
+        assert_eq!((an.slow_links.len(), an.slow_nodes.len()), (0, 0));
+        // identical values: MAD 0, and nothing is worse than the median
+        let flat = Analysis::of(&matrix(8, |_, _| 5.0), Better::Lower, Rules::default());
+        assert_eq!((flat.slow_links.len(), flat.slow_nodes.len()), (0, 0));
+    }
+
+    #[test]
+    fn a_tenth_of_the_median_is_an_outlier_even_in_a_noisy_matrix() {
+        // ±40 % noise, as on a loaded 2-core machine: a linear score could
+        // not flag even a zero here; the log score flags the slow node
+        let wide = |a: usize, b: usize| {
+            let h = (a * 7919 + b * 104_729) % 1000;
+            40.0 * (0.6 + 0.8 * h as f64 / 1000.0)
+        };
+        let m = matrix(8, |a, b| if a == 6 || b == 6 { 4.5 } else { wide(a, b) });
+        let an = Analysis::of(&m, Better::Higher, Rules::default());
+        assert_eq!(an.slow_nodes.iter().map(|f| f.node).collect::<Vec<_>>(), [6]);
+        assert_eq!(an.slow_links, vec![]);
+        assert!(Analysis::of(&matrix(8, wide), Better::Higher, Rules::default())
+            .slow_links
+            .is_empty());
+    }
+
+    #[test]
+    fn a_slow_node_and_a_slow_link_in_a_small_noisy_sweep() {
+        // 8 nodes: node 6's seven pairs are a quarter of all, and would
+        // inflate the spread every pair is judged against
+        let wide = |a: usize, b: usize| {
+            let h = (a * 7919 + b * 104_729) % 1000;
+            50.0 * (0.55 + 1.5 * h as f64 / 1000.0)
+        };
+        let m = matrix(8, |a, b| match (a, b) {
+            (_, 6) | (6, _) => 4.6,
+            (2, 5) => 4.5,
+            _ => wide(a, b),
+        });
+        let an = Analysis::of(&m, Better::Higher, Rules::default());
+        assert_eq!(an.slow_nodes.iter().map(|f| f.node).collect::<Vec<_>>(), [6]);
+        assert_eq!(an.slow_links.iter().map(|f| (f.a, f.b)).collect::<Vec<_>>(), [(2, 5)]);
+    }
+
+    #[test]
+    fn latency_outliers_are_the_high_ones() {
+        let m = matrix(10, |a, b| if (a, b) == (2, 7) { 40.0 } else { noisy(2.0, a, b) });
+        let an = Analysis::of(&m, Better::Lower, Rules::default());
+        assert_eq!(an.slow_links.len(), 1);
+        assert_eq!((an.slow_links[0].a, an.slow_links[0].b), (2, 7));
+        assert!(an.is_outlier(40.0) && !an.is_outlier(2.0));
+        assert_eq!(an.stats.best, m.measured().map(|x| x.2).fold(f64::INFINITY, f64::min));
+    }
+
+    #[test]
+    fn the_rules_are_configurable() {
+        // a link at 0.8 of the median: not an outlier by default (0.75) ...
+        let m = matrix(16, |a, b| {
+            if (a, b) == (0, 1) {
+                8000.0
+            } else {
+                noisy(10_000.0, a, b)
+            }
+        });
+        assert!(Analysis::of(&m, Better::Higher, Rules::default()).slow_links.is_empty());
+        // ... but it is with a fraction of 0.9
+        let strict = Rules {
+            fraction: 0.9,
+            ..Rules::default()
+        };
+        assert_eq!(Analysis::of(&m, Better::Higher, strict).slow_links.len(), 1);
+        // and never with a score limit no value reaches
+        let lax = Rules { z: 1e9, ..strict };
+        assert!(Analysis::of(&m, Better::Higher, lax).slow_links.is_empty());
+    }
+
+    #[test]
+    fn missing_pairs_are_left_out() {
+        let mut m = matrix(6, |a, b| noisy(100.0, a, b));
+        m.set(0, 1, f64::NAN);
+        let an = Analysis::of(&m, Better::Higher, Rules::default());
+        assert_eq!(an.stats.pairs, 14);
+        assert!(Analysis::of(&Matrix::new(4), Better::Higher, Rules::default())
+            .slow_links
+            .is_empty());
+    }
+}

@@ -1,0 +1,517 @@
+//! Rank 0's coordinator: waits for the ranks to join (bounded), then runs
+//! the schedule step by step (one round, or one re-test, per step): every
+//! live rank gets an order (a pair test or idle) and must answer within
+//! the step's limit, or it is declared lost, its connection closed and its
+//! remaining pairs recorded as not tested, with the reason. One thread and
+//! one connection per rank: orders go out and answers are read in rank
+//! order, each read bounded by the step's deadline, so a stalled rank
+//! costs one step limit once, never a hang. Never prints: what happens
+//! goes to an `Observer`, and the whole sweep comes back as `Coordinated`.
+
+use crate::analysis::{Analysis, Better, Matrix, Rules};
+use crate::error::SweepError;
+use crate::schedule::{Pair, Schedule};
+use crate::wire::{self, PairRole, ReadFail, RowFigure, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
+use serde::{Deserialize, Serialize};
+use std::io::ErrorKind;
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant, SystemTime};
+
+#[derive(Clone, Debug)]
+pub struct CoordConfig {
+    pub size: usize,
+    /// The pair test every pair runs (the runner's parameters).
+    pub test: serde_json::Value,
+    pub version: String,
+    pub join_timeout: Duration,
+    /// How long one step (a round, or a re-test) may take.
+    pub step_timeout: Duration,
+    pub better: Better,
+    pub rules: Rules,
+    /// How many suspect pairs to re-test alone.
+    pub retest: usize,
+    /// Results of an earlier run (--resume): measured pairs are not run
+    /// again; failed or untested ones are.
+    pub earlier: Vec<PairRecord>,
+}
+
+/// What the coordinator tells whoever watches (progress, output files).
+pub trait Observer {
+    fn joined(&mut self, _nodes: &[Node]) {}
+    fn step(&mut self, _kind: StepKind, _index: usize, _of: usize) {}
+    fn pair(&mut self, _rec: &PairRecord) {}
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    Round,
+    Retest,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeStatus {
+    Ok,
+    /// Never joined.
+    Missing,
+    /// Joined, then stopped answering or went away.
+    Lost,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Node {
+    pub rank: usize,
+    pub host: Option<String>,
+    /// Where its pair tests listened.
+    pub addr: Option<String>,
+    pub status: NodeStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Endpoints it opened in the whole sweep, and the time that took.
+    pub endpoint_opens: u64,
+    pub endpoint_open_s: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairRecord {
+    /// The pair, low rank first.
+    pub a: usize,
+    pub b: usize,
+    pub client: usize,
+    pub server: usize,
+    /// The schedule round (None: a re-test).
+    pub round: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<RowFigure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Not run at all (a rank missing or lost), as opposed to run and failed.
+    #[serde(default)]
+    pub untested: bool,
+    pub elapsed_s: f64,
+    pub measure_s: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub kind: StepKind,
+    pub index: usize,
+    pub pairs: usize,
+    /// From the first order sent to the last answer read.
+    pub wall_s: f64,
+    /// The longest measuring part of its pair tests.
+    pub measure_s: f64,
+    /// Everything else: set-up of each pair test plus coordination.
+    pub overhead_s: f64,
+    /// The coordinator's own share: sending orders and reading answers,
+    /// outside the waiting.
+    pub coordinator_cpu_s: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Coordinated {
+    pub nodes: Vec<Node>,
+    /// One record per pair, in schedule order (earlier results first).
+    pub pairs: Vec<PairRecord>,
+    pub retests: Vec<PairRecord>,
+    pub steps: Vec<StepRecord>,
+    pub join_s: f64,
+    #[serde(with = "humantime_serde_compat")]
+    pub started: SystemTime,
+    #[serde(with = "humantime_serde_compat")]
+    pub ended: SystemTime,
+}
+
+/// Times as RFC 3339 text in the JSON.
+mod humantime_serde_compat {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::SystemTime;
+
+    pub fn serialize<S: Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_rfc3339_millis(*t).to_string())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
+        let text = String::deserialize(d)?;
+        humantime::parse_rfc3339(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+impl Coordinated {
+    /// The matrix of measured figures (re-tests not included).
+    pub fn matrix(&self) -> Matrix {
+        let mut m = Matrix::new(self.nodes.len());
+        for p in &self.pairs {
+            if let Some(v) = p.value {
+                m.set(p.a, p.b, v);
+            }
+        }
+        m
+    }
+
+    pub fn analyse(&self, better: Better, rules: Rules) -> Analysis {
+        Analysis::of(&self.matrix(), better, rules)
+    }
+}
+
+struct Rank {
+    conn: Option<TcpStream>,
+    node: Node,
+}
+
+struct Coordinator<'a> {
+    cfg: &'a CoordConfig,
+    obs: &'a mut dyn Observer,
+    ranks: Vec<Rank>,
+    step: u64,
+    steps: Vec<StepRecord>,
+}
+
+/// Runs the whole sweep as rank 0's coordinator on `listener`.
+pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observer) -> Result<Coordinated, SweepError> {
+    let started = SystemTime::now();
+    let epoch = Instant::now();
+    let ranks = (0..cfg.size)
+        .map(|rank| Rank {
+            conn: None,
+            node: Node {
+                rank,
+                host: None,
+                addr: None,
+                status: NodeStatus::Missing,
+                reason: None,
+                endpoint_opens: 0,
+                endpoint_open_s: 0.0,
+            },
+        })
+        .collect();
+    let mut c = Coordinator {
+        cfg,
+        obs,
+        ranks,
+        step: 0,
+        steps: Vec::new(),
+    };
+    c.join(&listener)?;
+    drop(listener);
+    let join_s = epoch.elapsed().as_secs_f64();
+    let nodes: Vec<Node> = c.ranks.iter().map(|r| r.node.clone()).collect();
+    c.obs.joined(&nodes);
+
+    let mut pairs = Vec::new();
+    let measured = |p: &PairRecord| p.value.is_some() && p.round.is_some();
+    let done: std::collections::HashSet<(usize, usize)> =
+        cfg.earlier.iter().filter(|p| measured(p)).map(|p| (p.a, p.b)).collect();
+    pairs.extend(cfg.earlier.iter().filter(|p| measured(p)).cloned());
+    if let Some(s) = Schedule::new(cfg.size) {
+        for r in 0..s.rounds() {
+            let todo: Vec<Pair> = s.round(r).into_iter().filter(|p| !done.contains(&p.key())).collect();
+            c.obs.step(StepKind::Round, r, s.rounds());
+            if todo.is_empty() {
+                continue;
+            }
+            for rec in c.run_step(StepKind::Round, r, &todo) {
+                c.obs.pair(&rec);
+                pairs.push(rec);
+            }
+        }
+    }
+
+    // serial re-test of the suspects, with nothing else running
+    let mut retests = Vec::new();
+    if cfg.retest > 0 {
+        let mut m = Matrix::new(cfg.size);
+        for p in &pairs {
+            if let Some(v) = p.value {
+                m.set(p.a, p.b, v);
+            }
+        }
+        let an = Analysis::of(&m, cfg.better, cfg.rules);
+        let suspects: Vec<Pair> = an
+            .slow_links
+            .iter()
+            .take(cfg.retest)
+            .filter_map(|f| pairs.iter().find(|p| (p.a, p.b) == (f.a, f.b)))
+            .map(|p| Pair {
+                client: p.client,
+                server: p.server,
+            })
+            .collect();
+        for (i, p) in suspects.iter().enumerate() {
+            c.obs.step(StepKind::Retest, i, suspects.len());
+            for rec in c.run_step(StepKind::Retest, i, std::slice::from_ref(p)) {
+                c.obs.pair(&rec);
+                retests.push(rec);
+            }
+        }
+    }
+    c.finish();
+    Ok(Coordinated {
+        nodes: c.ranks.into_iter().map(|r| r.node).collect(),
+        pairs,
+        retests,
+        steps: c.steps,
+        join_s,
+        started,
+        ended: SystemTime::now(),
+    })
+}
+
+impl Coordinator<'_> {
+    fn join(&mut self, listener: &TcpListener) -> Result<(), SweepError> {
+        let deadline = Instant::now() + self.cfg.join_timeout;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| SweepError::Io(format!("coordinator listener: {e}")))?;
+        let mut joined = 0;
+        while joined < self.cfg.size && Instant::now() < deadline {
+            match listener.accept() {
+                Ok((s, _)) => {
+                    if self.admit(s) {
+                        joined += 1;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
+                    std::thread::sleep(Duration::from_millis(2))
+                }
+                Err(e) => return Err(SweepError::Io(format!("coordinator cannot accept: {e}"))),
+            }
+        }
+        let waited = self.cfg.join_timeout.as_secs();
+        for r in self.ranks.iter_mut().filter(|r| r.conn.is_none()) {
+            r.node.reason = Some(format!("never joined within {waited} s"));
+        }
+        Ok(())
+    }
+
+    /// Reads a newcomer's join and welcomes or refuses it.
+    fn admit(&mut self, s: TcpStream) -> bool {
+        let _ = s.set_nonblocking(false);
+        let _ = s.set_nodelay(true);
+        let _ = s.set_write_timeout(Some(self.cfg.step_timeout));
+        let refuse = |s: &TcpStream, reason: String| {
+            let _ = wire::send(s, &ToRank::Refused { reason });
+            false
+        };
+        let Ok(ToCoordinator::Join {
+            protocol,
+            version,
+            rank,
+            size,
+            host,
+            pair_port,
+        }) = wire::recv(&s, Some(Instant::now() + Duration::from_secs(5)))
+        else {
+            return false;
+        };
+        let major_minor = |v: &str| v.split('.').take(2).collect::<Vec<_>>().join(".");
+        if protocol != SWEEP_PROTOCOL || major_minor(&version) != major_minor(&self.cfg.version) {
+            return refuse(
+                &s,
+                format!(
+                    "rank {rank} runs fabdiag {version} (sweep protocol {protocol}), rank 0 runs {} (protocol {SWEEP_PROTOCOL})",
+                    self.cfg.version
+                ),
+            );
+        }
+        if size != self.cfg.size {
+            return refuse(
+                &s,
+                format!(
+                    "rank {rank} was started with {size} ranks, rank 0 with {}",
+                    self.cfg.size
+                ),
+            );
+        }
+        let Some(slot) = self.ranks.get_mut(rank) else {
+            return refuse(&s, format!("rank {rank} is out of range for {size} ranks"));
+        };
+        if slot.conn.is_some() {
+            let first = slot.node.host.clone().unwrap_or_default();
+            return refuse(
+                &s,
+                format!("rank {rank} joined twice (first from {first}, again from {host})"),
+            );
+        }
+        let Ok(ip) = s.peer_addr().map(|a| a.ip()) else {
+            return false;
+        };
+        if wire::send(
+            &s,
+            &ToRank::Welcome {
+                test: self.cfg.test.clone(),
+            },
+        )
+        .is_err()
+        {
+            return false;
+        }
+        slot.node.host = Some(host);
+        slot.node.addr = Some(std::net::SocketAddr::new(ip, pair_port).to_string());
+        slot.node.status = NodeStatus::Ok;
+        slot.conn = Some(s);
+        true
+    }
+
+    fn live(&self, rank: usize) -> bool {
+        self.ranks.get(rank).is_some_and(|r| r.conn.is_some())
+    }
+
+    fn lose(&mut self, rank: usize, why: String) {
+        if let Some(r) = self.ranks.get_mut(rank) {
+            if let Some(c) = r.conn.take() {
+                let _ = c.shutdown(std::net::Shutdown::Both);
+            }
+            r.node.status = NodeStatus::Lost;
+            r.node.reason = Some(why);
+        }
+    }
+
+    fn why_not(&self, rank: usize) -> String {
+        let node = &self.ranks[rank].node;
+        let host = node.host.as_deref().map(|h| format!(" ({h})")).unwrap_or_default();
+        match &node.reason {
+            Some(r) => format!("rank {rank}{host} {r}"),
+            None => format!("rank {rank}{host} is not available"),
+        }
+    }
+
+    /// One step: orders to every live rank, then every answer, bounded.
+    fn run_step(&mut self, kind: StepKind, index: usize, pairs: &[Pair]) -> Vec<PairRecord> {
+        self.step += 1;
+        let step = self.step;
+        let label = match kind {
+            StepKind::Round => format!("round {}", index + 1),
+            StepKind::Retest => format!("re-test {}", index + 1),
+        };
+        let t0 = Instant::now();
+        let mut cpu = Duration::ZERO;
+        let round = (kind == StepKind::Round).then_some(index);
+        let record = |p: &Pair| PairRecord {
+            a: p.key().0,
+            b: p.key().1,
+            client: p.client,
+            server: p.server,
+            round,
+            value: None,
+            rows: Vec::new(),
+            error: None,
+            untested: false,
+            elapsed_s: 0.0,
+            measure_s: 0.0,
+        };
+        let mut out: Vec<PairRecord> = pairs.iter().map(record).collect();
+        let mut order: Vec<Option<ToRank>> = vec![None; self.ranks.len()];
+        for (i, p) in pairs.iter().enumerate() {
+            match (self.live(p.client), self.live(p.server)) {
+                (true, true) => {
+                    let addr = |r: usize| self.ranks[r].node.addr.clone().unwrap_or_default();
+                    order[p.client] = Some(ToRank::Pair {
+                        step,
+                        role: PairRole::Client,
+                        peer: p.server,
+                        peer_addr: addr(p.server),
+                    });
+                    order[p.server] = Some(ToRank::Pair {
+                        step,
+                        role: PairRole::Server,
+                        peer: p.client,
+                        peer_addr: addr(p.client),
+                    });
+                }
+                (c, _) => {
+                    let gone = if c { p.server } else { p.client };
+                    out[i].untested = true;
+                    out[i].error = Some(format!("not tested: {}", self.why_not(gone)));
+                }
+            }
+        }
+        let tick = Instant::now();
+        for (rank, slot) in order.iter_mut().enumerate() {
+            let Some(conn) = self.ranks[rank].conn.as_ref() else {
+                continue;
+            };
+            let msg = slot.take().unwrap_or(ToRank::Idle { step });
+            if let Err(e) = wire::send(conn, &msg) {
+                self.lose(rank, format!("could not be sent its order for {label} ({e})"));
+            }
+        }
+        cpu += tick.elapsed();
+        let deadline = Instant::now() + self.cfg.step_timeout;
+        let mut answers: Vec<Option<SideOutcome>> = vec![None; self.ranks.len()];
+        for (rank, answer) in answers.iter_mut().enumerate() {
+            while let Some(conn) = self.ranks[rank].conn.as_ref() {
+                match wire::recv::<ToCoordinator>(conn, Some(deadline)) {
+                    Ok(ToCoordinator::Done { step: s, outcome }) if s == step => {
+                        let tick = Instant::now();
+                        let n = &mut self.ranks[rank].node;
+                        n.endpoint_opens = outcome.opens;
+                        n.endpoint_open_s = outcome.open_s;
+                        *answer = Some(outcome);
+                        cpu += tick.elapsed();
+                        break;
+                    }
+                    // a late answer to an earlier step, or a stray join
+                    Ok(_) => continue,
+                    Err(ReadFail::Timeout) => {
+                        let secs = self.cfg.step_timeout.as_secs_f64();
+                        self.lose(
+                            rank,
+                            format!("stopped answering: no answer within {secs:.0} s in {label}"),
+                        );
+                    }
+                    Err(e) => self.lose(rank, format!("was lost in {label}: {e}")),
+                }
+            }
+        }
+        let mut measure_s: f64 = 0.0;
+        for (i, p) in pairs.iter().enumerate() {
+            if out[i].untested {
+                continue;
+            }
+            let rec = &mut out[i];
+            match (answers[p.client].take(), answers[p.server].take()) {
+                (Some(c), s) => {
+                    rec.elapsed_s = c.elapsed_s;
+                    rec.measure_s = c.measure_s;
+                    measure_s = measure_s.max(c.measure_s);
+                    rec.rows = c.rows;
+                    rec.value = c.value;
+                    rec.error = match (c.error, s.and_then(|s| s.error)) {
+                        (Some(ce), Some(se)) if ce != se => Some(format!("{ce} (server rank {}: {se})", p.server)),
+                        (Some(ce), _) => Some(ce),
+                        (None, Some(se)) if rec.value.is_none() => Some(format!("server rank {}: {se}", p.server)),
+                        (None, _) => None,
+                    };
+                    if rec.error.is_some() {
+                        rec.value = None;
+                    }
+                }
+                (None, _) => {
+                    rec.error = Some(format!("client {}", self.why_not(p.client)));
+                }
+            }
+        }
+        let wall_s = t0.elapsed().as_secs_f64();
+        self.steps.push(StepRecord {
+            kind,
+            index,
+            pairs: pairs.len(),
+            wall_s,
+            measure_s,
+            overhead_s: (wall_s - measure_s).max(0.0),
+            coordinator_cpu_s: cpu.as_secs_f64(),
+        });
+        out
+    }
+
+    fn finish(&mut self) {
+        for r in self.ranks.iter_mut() {
+            if let Some(c) = r.conn.take() {
+                let _ = wire::send(&c, &ToRank::Finish);
+            }
+        }
+    }
+}

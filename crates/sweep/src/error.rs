@@ -1,0 +1,30 @@
+//! Every way a sweep can fail as a whole (a failed pair is not one: it is
+//! recorded and the sweep goes on), each with its one-line message.
+
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error("cannot reach the sweep coordinator at {addr} within {} s: {reason}", .waited.as_secs())]
+    Unreachable {
+        addr: String,
+        waited: Duration,
+        reason: String,
+    },
+    #[error("cannot resolve the coordinator address '{addr}': {reason}")]
+    Resolve { addr: String, reason: String },
+    #[error("the coordinator refused this rank: {0}")]
+    Refused(String),
+    #[error("lost the coordinator: {0}")]
+    Lost(String),
+    #[error("cannot listen for the coordinator on port {port}: {reason}")]
+    Listen { port: u16, reason: String },
+    #[error("{0}")]
+    Io(String),
+    #[error("cannot resume from {path}: {reason}")]
+    Resume { path: String, reason: String },
+    #[error("cannot write {path}: {reason}")]
+    Output { path: String, reason: String },
+    #[error("{0}")]
+    Config(String),
+}

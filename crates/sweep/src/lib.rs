@@ -1,0 +1,21 @@
+//! The cluster sweep: every pair of ranks runs the pair tools' own test
+//! once, in rounds of disjoint pairs, and the result names the slow link or
+//! node. `schedule` says who tests whom when; `coordinator` (rank 0) runs
+//! the rounds and re-tests over the `wire` protocol; `worker` is every
+//! rank's side, running pair tests through a `runner` (the real session
+//! over libfabric, or a fixed pause for the coordination simulation);
+//! `analysis` finds outliers; `report` builds the JSON document and the
+//! text summary; `launch` reads who this rank is from a launcher's
+//! variables. Never prints, never exits, never reads the environment.
+
+pub mod analysis;
+pub mod coordinator;
+mod error;
+pub mod launch;
+pub mod report;
+pub mod runner;
+pub mod schedule;
+pub mod wire;
+pub mod worker;
+
+pub use error::SweepError;

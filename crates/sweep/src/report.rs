@@ -1,0 +1,470 @@
+//! The sweep's result as a person and a script read it: `SweepDoc` (the
+//! schema-versioned JSON document: nodes, matrix, every pair, re-tests,
+//! analysis, thresholds, overhead) and its one-page text summary. Pure
+//! functions of a finished sweep: no I/O, no exit codes (the binary maps
+//! `Verdict` to one).
+
+use crate::analysis::{Analysis, Better, Rules};
+use crate::coordinator::{Coordinated, Node, NodeStatus, PairRecord, StepKind, StepRecord};
+use crate::schedule::Schedule;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write;
+
+pub const SCHEMA: &str = "fabdiag-sweep/1";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// "bandwidth" or "latency".
+    pub name: String,
+    /// "MB/s" or "us".
+    pub unit: String,
+    pub better: Better,
+    /// What every pair ran, e.g. "write-bw 65536 B".
+    pub test: String,
+}
+
+/// Pass/fail limits on every pair (in the metric's unit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    pub min_bw_mb_s: Option<f64>,
+    pub max_lat_us: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeSummary {
+    #[serde(flatten)]
+    pub node: Node,
+    pub median: Option<f64>,
+    pub pairs_measured: usize,
+    pub pairs_failed: usize,
+    pub slow: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetestVerdict {
+    /// Still an outlier (or failed) when tested alone.
+    Confirmed,
+    /// Normal when tested alone: the first figure was load or noise.
+    Cleared,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Retest {
+    pub a: usize,
+    pub b: usize,
+    pub first: Option<f64>,
+    pub alone: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub verdict: RetestVerdict,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleSummary {
+    pub rounds: usize,
+    pub pairs_per_round: usize,
+    pub total_pairs: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Overhead {
+    /// Waiting for every rank to join.
+    pub join_s: f64,
+    /// Per round: wall time beyond the longest measurement.
+    pub round_mean_s: f64,
+    pub round_max_s: f64,
+    /// The coordinator's own work per round (orders and answers).
+    pub coordinator_mean_s: f64,
+    /// Endpoint openings, all ranks together, and their time.
+    pub endpoint_opens: u64,
+    pub endpoint_open_s: f64,
+    pub steps: Vec<StepRecord>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub failed_pairs: usize,
+    pub untested_pairs: usize,
+    pub lost_nodes: Vec<usize>,
+    /// Pairs and nodes below --min-bw / above --max-lat.
+    pub threshold_pairs: Vec<(usize, usize)>,
+    pub threshold_nodes: Vec<usize>,
+    pub slow_links: usize,
+    pub slow_nodes: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepDoc {
+    pub schema: String,
+    pub fabdiag_version: String,
+    pub libfabric_version: Option<String>,
+    pub options: serde_json::Value,
+    pub metric: Metric,
+    pub started: String,
+    pub ended: String,
+    pub schedule: ScheduleSummary,
+    pub nodes: Vec<NodeSummary>,
+    /// N × N, symmetric, null where there is no figure.
+    pub matrix: Vec<Vec<Option<f64>>>,
+    pub pairs: Vec<PairRecord>,
+    pub retests: Vec<Retest>,
+    pub analysis: Analysis,
+    pub limits: Limits,
+    pub overhead: Overhead,
+    pub verdict: Verdict,
+}
+
+pub struct Inputs<'a> {
+    pub sweep: &'a Coordinated,
+    pub metric: Metric,
+    pub rules: Rules,
+    pub limits: Limits,
+    pub options: serde_json::Value,
+    pub fabdiag_version: &'a str,
+    pub libfabric_version: Option<String>,
+}
+
+fn misses(limits: &Limits, better: Better, v: f64) -> bool {
+    match better {
+        Better::Higher => limits.min_bw_mb_s.is_some_and(|m| v < m),
+        Better::Lower => limits.max_lat_us.is_some_and(|m| v > m),
+    }
+}
+
+pub fn build(i: Inputs<'_>) -> SweepDoc {
+    let s = i.sweep;
+    let n = s.nodes.len();
+    let better = i.metric.better;
+    let an = s.analyse(better, i.rules);
+    let m = s.matrix();
+    let slow: std::collections::HashSet<usize> = an.slow_nodes.iter().map(|f| f.node).collect();
+    let nodes: Vec<NodeSummary> = s
+        .nodes
+        .iter()
+        .map(|node| {
+            let mine = s.pairs.iter().filter(|p| p.a == node.rank || p.b == node.rank);
+            let (ok, failed) = mine.fold(
+                (0, 0),
+                |(o, f), p| {
+                    if p.value.is_some() {
+                        (o + 1, f)
+                    } else {
+                        (o, f + 1)
+                    }
+                },
+            );
+            NodeSummary {
+                node: node.clone(),
+                median: an.node_medians.get(node.rank).copied().flatten(),
+                pairs_measured: ok,
+                pairs_failed: failed,
+                slow: slow.contains(&node.rank),
+            }
+        })
+        .collect();
+    let matrix = (0..n).map(|a| (0..n).map(|b| m.get(a, b)).collect()).collect();
+    let retests = s
+        .retests
+        .iter()
+        .map(|r| {
+            let first = s.pairs.iter().find(|p| (p.a, p.b) == (r.a, r.b)).and_then(|p| p.value);
+            let bad = r.value.is_none_or(|v| an.is_outlier(v));
+            Retest {
+                a: r.a,
+                b: r.b,
+                first,
+                alone: r.value,
+                error: r.error.clone(),
+                verdict: if bad {
+                    RetestVerdict::Confirmed
+                } else {
+                    RetestVerdict::Cleared
+                },
+            }
+        })
+        .collect::<Vec<_>>();
+    let rounds: Vec<&StepRecord> = s.steps.iter().filter(|x| x.kind == StepKind::Round).collect();
+    let mean = |f: &dyn Fn(&StepRecord) -> f64| {
+        if rounds.is_empty() {
+            0.0
+        } else {
+            rounds.iter().map(|x| f(x)).sum::<f64>() / rounds.len() as f64
+        }
+    };
+    let overhead = Overhead {
+        join_s: s.join_s,
+        round_mean_s: mean(&|x| x.overhead_s),
+        round_max_s: rounds.iter().map(|x| x.overhead_s).fold(0.0, f64::max),
+        coordinator_mean_s: mean(&|x| x.coordinator_cpu_s),
+        endpoint_opens: s.nodes.iter().map(|x| x.endpoint_opens).sum(),
+        endpoint_open_s: s.nodes.iter().map(|x| x.endpoint_open_s).sum(),
+        steps: s.steps.clone(),
+    };
+    // a cleared re-test takes its pair off the slow links
+    let cleared: std::collections::HashSet<(usize, usize)> = retests
+        .iter()
+        .filter(|r| r.verdict == RetestVerdict::Cleared)
+        .map(|r| (r.a, r.b))
+        .collect();
+    let mut an = an;
+    an.slow_links.retain(|f| !cleared.contains(&(f.a, f.b)));
+    let threshold_pairs: Vec<(usize, usize)> = s
+        .pairs
+        .iter()
+        .filter(|p| p.value.is_some_and(|v| misses(&i.limits, better, v)))
+        .map(|p| (p.a, p.b))
+        .collect();
+    let threshold_nodes = nodes
+        .iter()
+        .filter(|x| x.median.is_some_and(|v| misses(&i.limits, better, v)))
+        .map(|x| x.node.rank)
+        .collect();
+    let verdict = Verdict {
+        failed_pairs: s.pairs.iter().filter(|p| p.error.is_some() && !p.untested).count(),
+        untested_pairs: s.pairs.iter().filter(|p| p.untested).count(),
+        lost_nodes: s
+            .nodes
+            .iter()
+            .filter(|x| x.status != NodeStatus::Ok)
+            .map(|x| x.rank)
+            .collect(),
+        threshold_pairs,
+        threshold_nodes,
+        slow_links: an.slow_links.len(),
+        slow_nodes: an.slow_nodes.len(),
+    };
+    let sched = Schedule::new(n);
+    SweepDoc {
+        schema: SCHEMA.into(),
+        fabdiag_version: i.fabdiag_version.into(),
+        libfabric_version: i.libfabric_version,
+        options: i.options,
+        metric: i.metric,
+        started: humantime::format_rfc3339_millis(s.started).to_string(),
+        ended: humantime::format_rfc3339_millis(s.ended).to_string(),
+        schedule: ScheduleSummary {
+            rounds: sched.map_or(0, |x| x.rounds()),
+            pairs_per_round: sched.map_or(0, |x| x.pairs_per_round()),
+            total_pairs: sched.map_or(0, |x| x.total_pairs()),
+        },
+        nodes,
+        matrix,
+        pairs: s.pairs.clone(),
+        retests,
+        analysis: an,
+        limits: i.limits,
+        overhead,
+        verdict,
+    }
+}
+
+/// "rank 3 (host)", with the address when the host name is not unique
+/// (several ranks on a node, or network namespaces).
+fn name(doc: &SweepDoc, rank: usize) -> String {
+    let Some(node) = doc.nodes.get(rank).map(|x| &x.node) else {
+        return format!("rank {rank}");
+    };
+    let Some(h) = node.host.as_deref() else {
+        return format!("rank {rank}");
+    };
+    let shared = doc
+        .nodes
+        .iter()
+        .any(|x| x.node.rank != rank && x.node.host.as_deref() == Some(h));
+    match node.addr.as_deref().and_then(|a| a.rsplit_once(':')).filter(|_| shared) {
+        Some((ip, _)) => format!("rank {rank} ({h} {ip})"),
+        None => format!("rank {rank} ({h})"),
+    }
+}
+
+/// The one-page text summary.
+pub fn text(doc: &SweepDoc) -> String {
+    let mut o = String::new();
+    let u = &doc.metric.unit;
+    let an = &doc.analysis;
+    let better = match doc.metric.better {
+        Better::Higher => "higher is better",
+        Better::Lower => "lower is better",
+    };
+    let _ = writeln!(
+        o,
+        "fabdiag sweep: {} nodes, {} pairs in {} rounds, {} ({u}, {better})",
+        doc.nodes.len(),
+        doc.schedule.total_pairs,
+        doc.schedule.rounds,
+        doc.metric.test
+    );
+    let measured = doc.pairs.iter().filter(|p| p.value.is_some()).count();
+    let _ = writeln!(
+        o,
+        "pairs: {measured} measured, {} failed, {} not tested; median {:.2} {u}, best {:.2}, worst {:.2}",
+        doc.verdict.failed_pairs, doc.verdict.untested_pairs, an.stats.median, an.stats.best, an.stats.worst
+    );
+    let _ = writeln!(
+        o,
+        "rules: outlier below {} of the {} and more than {} MADs from the median; slow node: over {} of its pairs",
+        an.rules.fraction,
+        match an.rules.reference {
+            crate::analysis::Reference::Median => "median",
+            crate::analysis::Reference::Best => "best",
+        },
+        an.rules.z,
+        an.rules.node_fraction
+    );
+    let section = |o: &mut String, title: &str, lines: Vec<String>| {
+        if lines.is_empty() {
+            let _ = writeln!(o, "{title}: none");
+        } else {
+            let _ = writeln!(o, "{title}:");
+            for l in lines {
+                let _ = writeln!(o, "  {l}");
+            }
+        }
+    };
+    section(
+        &mut o,
+        "slow nodes",
+        an.slow_nodes
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}: median {:.2} {u}, {} of {} pairs slow",
+                    name(doc, f.node),
+                    f.median,
+                    f.outlier_pairs,
+                    f.measured_pairs
+                )
+            })
+            .collect(),
+    );
+    section(
+        &mut o,
+        "slow links",
+        an.slow_links
+            .iter()
+            .map(|f| {
+                let re = doc
+                    .retests
+                    .iter()
+                    .find(|r| (r.a, r.b) == (f.a, f.b))
+                    .map(|r| match (&r.verdict, r.alone) {
+                        (RetestVerdict::Confirmed, Some(v)) => format!("; alone {v:.2}: confirmed"),
+                        (RetestVerdict::Confirmed, None) => "; alone: failed, confirmed".to_string(),
+                        (RetestVerdict::Cleared, v) => format!("; alone {:.2}: cleared", v.unwrap_or(0.0)),
+                    })
+                    .unwrap_or_default();
+                format!(
+                    "{} <-> {}: {:.2} {u} ({:.2} of median, {:.2} of best, score {:.1}){re}",
+                    name(doc, f.a),
+                    name(doc, f.b),
+                    f.value,
+                    f.of_median,
+                    f.of_best,
+                    f.score
+                )
+            })
+            .collect(),
+    );
+    let cleared: Vec<String> = doc
+        .retests
+        .iter()
+        .filter(|r| r.verdict == RetestVerdict::Cleared)
+        .map(|r| {
+            format!(
+                "{} <-> {}: {:.2} in the sweep, {:.2} alone",
+                name(doc, r.a),
+                name(doc, r.b),
+                r.first.unwrap_or(0.0),
+                r.alone.unwrap_or(0.0)
+            )
+        })
+        .collect();
+    if !cleared.is_empty() {
+        section(&mut o, "cleared by re-test", cleared);
+    }
+    section(
+        &mut o,
+        "missing or lost nodes",
+        doc.nodes
+            .iter()
+            .filter(|x| x.node.status != NodeStatus::Ok)
+            .map(|x| {
+                format!(
+                    "{}: {}",
+                    name(doc, x.node.rank),
+                    x.node.reason.as_deref().unwrap_or("unknown")
+                )
+            })
+            .collect(),
+    );
+    section(
+        &mut o,
+        "failed pairs",
+        doc.pairs
+            .iter()
+            .filter(|p| p.error.is_some())
+            .take(20)
+            .map(|p| {
+                format!(
+                    "{} <-> {}: {}",
+                    name(doc, p.a),
+                    name(doc, p.b),
+                    p.error.as_deref().unwrap_or("")
+                )
+            })
+            .collect(),
+    );
+    let mut order: Vec<&PairRecord> = doc.pairs.iter().filter(|p| p.value.is_some()).collect();
+    order.sort_by(|p, q| {
+        let (x, y) = (p.value.unwrap_or(0.0), q.value.unwrap_or(0.0));
+        match doc.metric.better {
+            Better::Higher => x.total_cmp(&y),
+            Better::Lower => y.total_cmp(&x),
+        }
+    });
+    section(
+        &mut o,
+        "slowest pairs",
+        order
+            .iter()
+            .take(5)
+            .map(|p| {
+                format!(
+                    "{} <-> {}: {:.2} {u}",
+                    name(doc, p.a),
+                    name(doc, p.b),
+                    p.value.unwrap_or(0.0)
+                )
+            })
+            .collect(),
+    );
+    if doc.limits.min_bw_mb_s.is_some() || doc.limits.max_lat_us.is_some() {
+        let _ = writeln!(
+            o,
+            "thresholds: {} pairs and {} nodes missed them",
+            doc.verdict.threshold_pairs.len(),
+            doc.verdict.threshold_nodes.len()
+        );
+    }
+    if doc.nodes.len() <= 64 {
+        let _ = writeln!(o, "node medians ({u}):");
+        for x in &doc.nodes {
+            let v = x.median.map_or("-".to_string(), |v| format!("{v:.2}"));
+            let flag = if x.slow { "  slow" } else { "" };
+            let _ = writeln!(o, "  {:<28} {v:>12}{flag}", name(doc, x.node.rank));
+        }
+    }
+    let ov = &doc.overhead;
+    let _ = writeln!(
+        o,
+        "overhead: join {:.2} s; per round beyond the measurement {:.1} ms mean, {:.1} ms max; coordinator {:.3} ms per round; {} endpoint opens ({:.2} s)",
+        ov.join_s,
+        ov.round_mean_s * 1e3,
+        ov.round_max_s * 1e3,
+        ov.coordinator_mean_s * 1e3,
+        ov.endpoint_opens,
+        ov.endpoint_open_s
+    );
+    o
+}

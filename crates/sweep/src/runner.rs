@@ -1,0 +1,203 @@
+//! The two `PairRunner`s. `FabricRunner` runs the pair tools' own session
+//! (`fabdiag_session::Station`, the same choreography as `fabdiag
+//! write-bw` and friends) over libfabric, keeping its endpoint between
+//! tests. `SimRunner` stands in for a pair test with a fixed pause, for
+//! the coordination simulation. Neither prints.
+
+use crate::analysis::Better;
+use crate::wire::{self, PairRole, RowFigure, SideOutcome};
+use crate::worker::{Order, PairRunner};
+use fabdiag_proto::Phase;
+use fabdiag_session::{Env, Event, Sink, Station, TestSpec};
+use serde::{Deserialize, Serialize};
+use std::io::ErrorKind;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+/// What a client says first on a pair connection, so a server takes only
+/// the client it was ordered to test (never a late one from a past step).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Intro {
+    step: u64,
+    rank: usize,
+}
+
+/// The figure the sweep compares for a tool.
+pub fn better(spec: &TestSpec) -> Better {
+    if spec.tool.is_latency() {
+        Better::Lower
+    } else {
+        Better::Higher
+    }
+}
+
+pub struct FabricRunner {
+    station: Station,
+    env: Env,
+    listener: TcpListener,
+    spec: Option<TestSpec>,
+}
+
+impl FabricRunner {
+    /// Listens for pair tests on every address, on `port` (0: any).
+    pub fn new(env: Env, port: u16) -> std::io::Result<FabricRunner> {
+        let listener = TcpListener::bind(("0.0.0.0", port))?;
+        listener.set_nonblocking(true)?;
+        Ok(FabricRunner {
+            station: Station::new(),
+            env,
+            listener,
+            spec: None,
+        })
+    }
+
+    fn accept(&self, order: &Order, deadline: Instant) -> Result<TcpStream, String> {
+        while Instant::now() < deadline {
+            match self.listener.accept() {
+                Ok((s, _)) => {
+                    let _ = s.set_nonblocking(false);
+                    let intro = wire::recv::<Intro>(&s, Some(Instant::now() + Duration::from_secs(5)));
+                    match intro {
+                        Ok(i) if i.step == order.step && i.rank == order.peer => return Ok(s),
+                        _ => continue,
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
+                    std::thread::sleep(Duration::from_millis(1))
+                }
+                Err(e) => return Err(format!("cannot accept the pair connection: {e}")),
+            }
+        }
+        Err(format!("rank {} never connected for the pair test", order.peer))
+    }
+
+    fn connect(&self, order: &Order, deadline: Instant) -> Result<TcpStream, String> {
+        let addr: SocketAddr = order
+            .peer_addr
+            .parse()
+            .map_err(|_| format!("bad peer address '{}'", order.peer_addr))?;
+        let left = deadline.saturating_duration_since(Instant::now());
+        let s = TcpStream::connect_timeout(&addr, left.min(fabdiag_proto::SILENCE_LIMIT))
+            .map_err(|e| format!("cannot connect to rank {} at {addr}: {e}", order.peer))?;
+        wire::send(
+            &s,
+            &Intro {
+                step: order.step,
+                rank: order.me,
+            },
+        )
+        .map_err(|e| format!("cannot introduce itself to rank {}: {e}", order.peer))?;
+        Ok(s)
+    }
+}
+
+/// Times the measuring part of a session: from its run phase to its end.
+#[derive(Default)]
+struct Timing {
+    run: Option<Instant>,
+    end: Option<Instant>,
+}
+
+impl Sink for Timing {
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Phase(Phase::Run) => self.run = Some(Instant::now()),
+            Event::End { .. } => self.end = Some(Instant::now()),
+            _ => {}
+        }
+    }
+}
+
+impl PairRunner for FabricRunner {
+    fn port(&self) -> u16 {
+        self.listener.local_addr().map(|a| a.port()).unwrap_or(0)
+    }
+
+    fn configure(&mut self, test: &serde_json::Value) -> Result<(), String> {
+        let spec = TestSpec::from_wire(test.clone()).map_err(|e| format!("rank 0's test: {e}"))?;
+        spec.validate().map_err(|e| format!("rank 0's test: {e}"))?;
+        self.spec = Some(spec);
+        Ok(())
+    }
+
+    fn run(&mut self, order: &Order, deadline: Instant) -> SideOutcome {
+        let t0 = Instant::now();
+        let mut timing = Timing::default();
+        let lat = self.spec.as_ref().is_some_and(|s| s.tool.is_latency());
+        let result = match self.spec.clone() {
+            None => Err("no test configured".to_string()),
+            Some(spec) => match order.role {
+                PairRole::Client => self.connect(order, deadline).and_then(|s| {
+                    self.station
+                        .client(spec, &self.env, s, &mut timing)
+                        .map_err(|f| f.to_string())
+                }),
+                PairRole::Server => self.accept(order, deadline).and_then(|s| {
+                    self.station
+                        .serve(&spec, &self.env, s, &mut timing)
+                        .map_err(|f| f.to_string())
+                }),
+            },
+        };
+        let stats = self.station.stats();
+        let mut out = SideOutcome {
+            elapsed_s: t0.elapsed().as_secs_f64(),
+            measure_s: match (timing.run, timing.end) {
+                (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
+                _ => 0.0,
+            },
+            opens: stats.opens,
+            open_s: stats.open_time.as_secs_f64(),
+            ..SideOutcome::default()
+        };
+        match result {
+            Ok(report) => {
+                out.rows = report
+                    .rows
+                    .iter()
+                    .filter_map(|r| {
+                        let v = if lat {
+                            r.mean_ns().map(|ns| ns as f64 / 1000.0)
+                        } else {
+                            r.bw_mb_s()
+                        };
+                        v.map(|value| RowFigure { size: r.size(), value })
+                    })
+                    .collect();
+                out.value = out.rows.last().map(|r| r.value);
+                if out.value.is_none() {
+                    out.error = Some("the test produced no figure".into());
+                }
+            }
+            Err(e) => out.error = Some(e),
+        }
+        out
+    }
+}
+
+/// A pair test replaced by a pause of fixed length: for showing the
+/// coordination scales without a fabric.
+pub struct SimRunner {
+    pub pause: Duration,
+}
+
+impl PairRunner for SimRunner {
+    fn port(&self) -> u16 {
+        1
+    }
+    fn configure(&mut self, _: &serde_json::Value) -> Result<(), String> {
+        Ok(())
+    }
+    fn run(&mut self, order: &Order, _: Instant) -> SideOutcome {
+        let t0 = Instant::now();
+        std::thread::sleep(self.pause);
+        // a steady figure with a little deterministic spread
+        let spread = ((order.me * 7919 + order.peer * 104_729) % 100) as f64;
+        SideOutcome {
+            value: Some(10_000.0 + spread),
+            elapsed_s: t0.elapsed().as_secs_f64(),
+            measure_s: t0.elapsed().as_secs_f64(),
+            ..SideOutcome::default()
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! The coordinator protocol: rank 0's coordinator and every rank speak it
+//! over one TCP connection each, in the pair tools' framing (4-byte length,
+//! JSON). A rank joins, is welcomed with the test every pair runs, then
+//! gets one order per step (a pair test or idle) and answers each with its
+//! outcome; `Finish` ends it. Every read has a deadline. No I/O policy
+//! beyond reading and writing one message.
+
+use serde::{Deserialize, Serialize};
+use std::io;
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// Told in every join; a rank of another protocol is refused.
+pub const SWEEP_PROTOCOL: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToCoordinator {
+    Join {
+        protocol: u32,
+        version: String,
+        rank: usize,
+        size: usize,
+        host: String,
+        /// Where this rank's pair tests listen (its address as the
+        /// coordinator sees it, this port).
+        pair_port: u16,
+    },
+    Done {
+        step: u64,
+        outcome: SideOutcome,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairRole {
+    Client,
+    Server,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToRank {
+    /// Joined: every pair test runs with these parameters.
+    Welcome {
+        test: serde_json::Value,
+    },
+    /// Not joined, and why (the rank says so and exits non-zero).
+    Refused {
+        reason: String,
+    },
+    Pair {
+        step: u64,
+        role: PairRole,
+        peer: usize,
+        /// The peer's pair listener, "ip:port".
+        peer_addr: String,
+    },
+    Idle {
+        step: u64,
+    },
+    Finish,
+}
+
+/// One side's account of a pair test.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SideOutcome {
+    /// The figure the sweep compares (MB/s or µs), when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// Each size's figure, for the full result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<RowFigure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The whole pair test on this side, and its measuring part (from the
+    /// run phase to the last row), in seconds.
+    pub elapsed_s: f64,
+    pub measure_s: f64,
+    /// Endpoints this rank has opened so far, and the time that took.
+    #[serde(default)]
+    pub opens: u64,
+    #[serde(default)]
+    pub open_s: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RowFigure {
+    pub size: u64,
+    pub value: f64,
+}
+
+/// How a read ended when it brought no message.
+#[derive(Debug)]
+pub enum ReadFail {
+    Timeout,
+    Closed,
+    Garbage(String),
+    Io(io::Error),
+}
+
+impl std::fmt::Display for ReadFail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadFail::Timeout => write!(f, "no answer in time"),
+            ReadFail::Closed => write!(f, "connection closed (the process exited or crashed)"),
+            ReadFail::Garbage(m) => write!(f, "sent garbage ({m})"),
+            ReadFail::Io(e) => write!(f, "connection broken ({e})"),
+        }
+    }
+}
+
+pub fn send<T: Serialize>(s: &TcpStream, msg: &T) -> io::Result<()> {
+    let payload = serde_json::to_vec(msg).map_err(io::Error::other)?;
+    let mut w = s;
+    fabdiag_proto::write_frame(&mut w, &payload)
+}
+
+/// Reads one message, waiting until `deadline` (None: no limit).
+pub fn recv<T: for<'de> Deserialize<'de>>(s: &TcpStream, deadline: Option<Instant>) -> Result<T, ReadFail> {
+    let wait = match deadline {
+        Some(d) => {
+            let left = d.saturating_duration_since(Instant::now());
+            // a zero timeout means "block forever" to the OS
+            Some(left.max(Duration::from_millis(1)))
+        }
+        None => None,
+    };
+    s.set_read_timeout(wait).map_err(ReadFail::Io)?;
+    let mut r = s;
+    match fabdiag_proto::read_frame(&mut r) {
+        Ok(Some(p)) => serde_json::from_slice(&p).map_err(|e| ReadFail::Garbage(e.to_string())),
+        Ok(None) => Err(ReadFail::Closed),
+        Err(e) => Err(match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => ReadFail::Timeout,
+            io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => {
+                ReadFail::Closed
+            }
+            io::ErrorKind::InvalidData => ReadFail::Garbage(e.to_string()),
+            _ => ReadFail::Io(e),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    #[test]
+    fn messages_round_trip_and_reads_are_bounded() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let a = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (b, _) = l.accept().unwrap();
+        let m = ToRank::Pair {
+            step: 3,
+            role: PairRole::Server,
+            peer: 7,
+            peer_addr: "198.18.0.8:4000".into(),
+        };
+        send(&a, &m).unwrap();
+        assert_eq!(recv::<ToRank>(&b, None).unwrap(), m);
+        let t = Instant::now();
+        let r = recv::<ToRank>(&b, Some(Instant::now() + Duration::from_millis(50)));
+        assert!(matches!(r, Err(ReadFail::Timeout)), "{r:?}");
+        assert!(t.elapsed() < Duration::from_secs(5));
+        drop(a);
+        assert!(matches!(recv::<ToRank>(&b, None), Err(ReadFail::Closed)));
+    }
+}

@@ -1,0 +1,141 @@
+//! One rank's side of the sweep: join the coordinator (retrying until the
+//! join deadline, since rank 0 may start last), take the test, then obey
+//! orders until `Finish`: run a pair test as client or server through a
+//! `PairRunner`, or stay idle, and answer each. Every wait is bounded: a
+//! coordinator that goes silent for longer than the idle limit ends this
+//! rank with an error. Never prints.
+
+use crate::error::SweepError;
+use crate::wire::{self, PairRole, ReadFail, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+/// Runs pair tests for a worker: the real one over libfabric, or a
+/// stand-in of fixed duration for the coordination simulation.
+pub trait PairRunner {
+    /// The port this rank's pair tests listen on.
+    fn port(&self) -> u16;
+    /// The coordinator's test parameters; an error refuses them.
+    fn configure(&mut self, test: &serde_json::Value) -> Result<(), String>;
+    /// One pair test; must return by `deadline`.
+    fn run(&mut self, order: &Order, deadline: Instant) -> SideOutcome;
+}
+
+/// A pair test as ordered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Order {
+    pub step: u64,
+    pub role: PairRole,
+    pub me: usize,
+    pub peer: usize,
+    pub peer_addr: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct WorkerConfig {
+    pub rank: usize,
+    pub size: usize,
+    pub host: String,
+    pub coordinator: String,
+    pub version: String,
+    pub join_timeout: Duration,
+    /// The longest the coordinator may say nothing (a step's limit and
+    /// some): then it is taken as gone.
+    pub idle_limit: Duration,
+    /// One pair test's limit.
+    pub step_timeout: Duration,
+}
+
+/// What the rank did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkerEnd {
+    pub tests: u64,
+    pub failed: u64,
+}
+
+fn connect(cfg: &WorkerConfig) -> Result<TcpStream, SweepError> {
+    let addrs: Vec<SocketAddr> = cfg
+        .coordinator
+        .to_socket_addrs()
+        .map_err(|e| SweepError::Resolve {
+            addr: cfg.coordinator.clone(),
+            reason: e.to_string(),
+        })?
+        .collect();
+    let start = Instant::now();
+    let mut last = String::from("no address");
+    while start.elapsed() < cfg.join_timeout {
+        for a in &addrs {
+            match TcpStream::connect_timeout(a, Duration::from_secs(1)) {
+                Ok(s) => return Ok(s),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(SweepError::Unreachable {
+        addr: cfg.coordinator.clone(),
+        waited: cfg.join_timeout,
+        reason: last,
+    })
+}
+
+pub fn work(cfg: &WorkerConfig, runner: &mut dyn PairRunner) -> Result<WorkerEnd, SweepError> {
+    let s = connect(cfg)?;
+    let _ = s.set_nodelay(true);
+    let io = |e: std::io::Error| SweepError::Lost(e.to_string());
+    s.set_write_timeout(Some(cfg.idle_limit)).map_err(io)?;
+    wire::send(
+        &s,
+        &ToCoordinator::Join {
+            protocol: SWEEP_PROTOCOL,
+            version: cfg.version.clone(),
+            rank: cfg.rank,
+            size: cfg.size,
+            host: cfg.host.clone(),
+            pair_port: runner.port(),
+        },
+    )
+    .map_err(io)?;
+    let lost = |e: ReadFail| SweepError::Lost(e.to_string());
+    match wire::recv::<ToRank>(&s, Some(Instant::now() + cfg.join_timeout + cfg.idle_limit)).map_err(lost)? {
+        ToRank::Welcome { test } => runner.configure(&test).map_err(SweepError::Config)?,
+        ToRank::Refused { reason } => return Err(SweepError::Refused(reason)),
+        other => return Err(SweepError::Lost(format!("unexpected first message {other:?}"))),
+    }
+    let mut end = WorkerEnd::default();
+    // the coordinator waits for every join (up to its join limit) before
+    // the first order
+    let mut limit = cfg.join_timeout + cfg.idle_limit;
+    loop {
+        let msg = wire::recv::<ToRank>(&s, Some(Instant::now() + limit)).map_err(|e| match e {
+            ReadFail::Timeout => SweepError::Lost(format!("the coordinator said nothing for {} s", limit.as_secs())),
+            other => lost(other),
+        })?;
+        limit = cfg.idle_limit;
+        let (step, outcome) = match msg {
+            ToRank::Finish => return Ok(end),
+            ToRank::Idle { step } => (step, SideOutcome::default()),
+            ToRank::Pair {
+                step,
+                role,
+                peer,
+                peer_addr,
+            } => {
+                let order = Order {
+                    step,
+                    role,
+                    me: cfg.rank,
+                    peer,
+                    peer_addr,
+                };
+                let out = runner.run(&order, Instant::now() + cfg.step_timeout);
+                end.tests += 1;
+                end.failed += u64::from(out.error.is_some());
+                (step, out)
+            }
+            ToRank::Welcome { .. } | ToRank::Refused { .. } => continue,
+        };
+        wire::send(&s, &ToCoordinator::Done { step, outcome }).map_err(io)?;
+    }
+}
