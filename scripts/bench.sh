@@ -6,7 +6,7 @@
 # settings each pair was matched on are printed beside it. Not a test: the
 # numbers depend on the machine and its load.
 #
-# usage: scripts/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--quick]
+# usage: [FABDIAG_BIN=path] scripts/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--quick]
 #   --runs      alternations per row (default 5; the median is reported)
 #   --iters     iterations of latency and message-rate rows (default 20000)
 #   --fabtests  a directory holding fabtests' binaries (fi_rdm_pingpong,
@@ -41,8 +41,13 @@ while [ $# -gt 0 ]; do
         *) echo "bench.sh: unknown argument '$1'" >&2; exit 1 ;;
     esac
 done
-cargo build --release -q
-B=target/release/fabdiag
+# FABDIAG_BIN: compare another build (e.g. an earlier commit's)
+if [ -n "${FABDIAG_BIN:-}" ]; then
+    B=$FABDIAG_BIN
+else
+    cargo build --release -q
+    B=target/release/fabdiag
+fi
 port=$((52000 + RANDOM % 4000))
 # Servers on CPU 0 and clients on CPU 1, for fabdiag and every peer alike:
 # two busy-polling processes left to the scheduler share a CPU now and then,

@@ -371,12 +371,18 @@ impl Drop for Cluster {
 fn eight_namespaces_name_the_slowed_link_and_the_slowed_node() {
     let _cpu = cpu();
     let c = Cluster::new(8);
-    c.slow_link(2, 5, "40mbit");
+    c.slow_link(2, 5, "20mbit");
     c.slow_node(6, "40mbit");
     let port = free_port();
-    let args: &[&str] = &["-P", "tcp", "-s", "65536", "-n", "8", "-l", "16", "--retest", "4"];
+    let dir = tempdir("sweepns");
+    let args: &[&str] = &["-P", "tcp", "-s", "65536", "-n", "4", "-l", "16", "--retest", "4"];
     let others: Vec<Proc> = (1..8).map(|r| Proc::spawn(&mut c.rank(r, port, args))).collect();
-    let zero = Proc::spawn(&mut c.rank(0, port, &[args, &["--json"]].concat())).wait(LIMIT * 4);
+    let zero = Proc::spawn(&mut c.rank(0, port, &[args, &["--json", "--output", &dir]].concat())).wait(LIMIT * 4);
+    // the one-page summary (shown with --nocapture; the README quotes one)
+    println!(
+        "{}",
+        std::fs::read_to_string(format!("{dir}/summary.txt")).unwrap_or_default()
+    );
     for (i, p) in others.into_iter().enumerate() {
         let o = p.wait(LIMIT);
         assert_eq!(o.code, Some(0), "rank {}: {}", i + 1, o.stderr);
@@ -396,6 +402,9 @@ fn eight_namespaces_name_the_slowed_link_and_the_slowed_node() {
         zero.stderr
     );
     assert_eq!(pairs_measured(&doc), 28);
+    for node in doc["nodes"].as_array().unwrap() {
+        assert_eq!(node["endpoint_opens"], 1, "one endpoint per rank: {node}");
+    }
     // every node is named by its own address: the domain that reaches the peer
     assert_eq!(
         doc["nodes"][3]["addr"].as_str().unwrap().split(':').next(),

@@ -108,7 +108,7 @@ pub struct StepRecord {
     pub overhead_s: f64,
     /// The coordinator's own share: sending orders and reading answers,
     /// outside the waiting.
-    pub coordinator_cpu_s: f64,
+    pub coordinator_busy_s: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -447,8 +447,9 @@ impl Coordinator<'_> {
                     Ok(ToCoordinator::Done { step: s, outcome }) if s == step => {
                         let tick = Instant::now();
                         let n = &mut self.ranks[rank].node;
-                        n.endpoint_opens = outcome.opens;
-                        n.endpoint_open_s = outcome.open_s;
+                        // cumulative on the rank; an idle answer carries none
+                        n.endpoint_opens = n.endpoint_opens.max(outcome.opens);
+                        n.endpoint_open_s = n.endpoint_open_s.max(outcome.open_s);
                         *answer = Some(outcome);
                         cpu += tick.elapsed();
                         break;
@@ -502,7 +503,7 @@ impl Coordinator<'_> {
             wall_s,
             measure_s,
             overhead_s: (wall_s - measure_s).max(0.0),
-            coordinator_cpu_s: cpu.as_secs_f64(),
+            coordinator_busy_s: cpu.as_secs_f64(),
         });
         out
     }
