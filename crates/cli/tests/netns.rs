@@ -16,16 +16,7 @@ struct Netns {
 }
 
 fn ip(args: &[&str]) {
-    let o = Command::new("ip")
-        .args(args)
-        .output()
-        .expect("iproute2 'ip' must be installed (scripts/install-deps.sh)");
-    assert!(
-        o.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    must(&[&["ip"][..], args].concat());
 }
 
 impl Netns {
@@ -81,14 +72,6 @@ fn wait_listen_in_ns(pid: u32, port: u16) {
         std::thread::sleep(Duration::from_millis(20));
     }
     panic!("server in namespace never listened on {port}");
-}
-
-fn require_root() {
-    let euid = nix::unistd::geteuid().as_raw();
-    assert_eq!(
-        euid, 0,
-        "the namespace tests need root (CI runs as root); run the suite as root"
-    );
 }
 
 #[test]

@@ -253,41 +253,24 @@ struct Cluster {
     n: usize,
 }
 
-fn sh(args: &[&str]) {
-    let o = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .unwrap_or_else(|e| panic!("{} must be installed (scripts/install-deps.sh): {e}", args[0]));
-    assert!(
-        o.status.success(),
-        "{}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
 impl Cluster {
     fn new(n: usize) -> Cluster {
-        assert_eq!(
-            nix::unistd::geteuid().as_raw(),
-            0,
-            "the namespace tests need root (CI runs as root); run the suite as root"
-        );
+        require_root();
         let tag = format!("{}", std::process::id() % 100000);
         let c = Cluster { tag, n };
         let sw = c.switch();
-        sh(&["ip", "netns", "add", &sw]);
-        sh(&["ip", "-n", &sw, "link", "add", "br0", "type", "bridge"]);
-        sh(&["ip", "-n", &sw, "link", "set", "br0", "up"]);
+        must(&["ip", "netns", "add", &sw]);
+        must(&["ip", "-n", &sw, "link", "add", "br0", "type", "bridge"]);
+        must(&["ip", "-n", &sw, "link", "set", "br0", "up"]);
         for i in 0..n {
             let ns = c.node(i);
             let (inner, outer) = (format!("e{i}x{}", c.tag), format!("p{i}x{}", c.tag));
-            sh(&["ip", "netns", "add", &ns]);
-            sh(&["ip", "link", "add", &inner, "type", "veth", "peer", "name", &outer]);
-            sh(&["ip", "link", "set", &inner, "netns", &ns]);
-            sh(&["ip", "link", "set", &outer, "netns", &sw]);
-            sh(&["ip", "-n", &ns, "link", "set", &inner, "name", "eth0"]);
-            sh(&[
+            must(&["ip", "netns", "add", &ns]);
+            must(&["ip", "link", "add", &inner, "type", "veth", "peer", "name", &outer]);
+            must(&["ip", "link", "set", &inner, "netns", &ns]);
+            must(&["ip", "link", "set", &outer, "netns", &sw]);
+            must(&["ip", "-n", &ns, "link", "set", &inner, "name", "eth0"]);
+            must(&[
                 "ip",
                 "-n",
                 &ns,
@@ -297,10 +280,10 @@ impl Cluster {
                 "dev",
                 "eth0",
             ]);
-            sh(&["ip", "-n", &ns, "link", "set", "eth0", "up"]);
-            sh(&["ip", "-n", &ns, "link", "set", "lo", "up"]);
-            sh(&["ip", "-n", &sw, "link", "set", &outer, "master", "br0"]);
-            sh(&["ip", "-n", &sw, "link", "set", &outer, "up"]);
+            must(&["ip", "-n", &ns, "link", "set", "eth0", "up"]);
+            must(&["ip", "-n", &ns, "link", "set", "lo", "up"]);
+            must(&["ip", "-n", &sw, "link", "set", &outer, "master", "br0"]);
+            must(&["ip", "-n", &sw, "link", "set", &outer, "up"]);
         }
         c
     }
@@ -318,7 +301,7 @@ impl Cluster {
     fn slow_link(&self, i: usize, j: usize, rate: &str) {
         for (from, to) in [(i, j), (j, i)] {
             let ns = self.node(from);
-            let tc = |a: &[&str]| sh(&[&["ip", "netns", "exec", &ns, "tc"][..], a].concat());
+            let tc = |a: &[&str]| must(&[&["ip", "netns", "exec", &ns, "tc"][..], a].concat());
             tc(&[
                 "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "10",
             ]);
@@ -339,7 +322,7 @@ impl Cluster {
     fn slow_node(&self, i: usize, rate: &str) {
         let outer = format!("p{i}x{}", self.tag);
         for (ns, dev) in [(self.node(i), "eth0".to_string()), (self.switch(), outer)] {
-            sh(&[
+            must(&[
                 "ip", "netns", "exec", &ns, "tc", "qdisc", "add", "dev", &dev, "root", "tbf", "rate", rate, "burst",
                 "32kb", "latency", "400ms",
             ]);

@@ -40,19 +40,26 @@ pub fn hello(tool: Tool) -> Hello {
 
 /// Runs `spec` as the client of the server at `host:port`.
 pub fn client(spec: TestSpec, env: &Env, host: &str, port: u16, sink: &mut dyn Sink) -> Result<Report, Failure> {
-    client_on(&mut FabricNet::default(), spec, env, (host, port), sink)
+    client_on(
+        &mut FabricNet::default(),
+        spec,
+        env,
+        || fabdiag_proto::connect(host, port),
+        sink,
+    )
 }
 
-fn client_on(
-    net: &mut FabricNet,
+/// A client over `net`, on the control connection `connect` makes.
+pub(crate) fn client_on(
+    net: &mut dyn Net,
     spec: TestSpec,
     env: &Env,
-    (host, port): (&str, u16),
+    connect: impl FnOnce() -> Result<Control, ProtoError>,
     sink: &mut dyn Sink,
 ) -> Result<Report, Failure> {
     let (fam, clock) = prepare(&spec, env, net, sink)?;
     sink.event(Event::Phase(Phase::Connect));
-    let mut ctl = fabdiag_proto::connect(host, port).map_err(|e| Failure::early(Phase::Connect, e))?;
+    let mut ctl = connect().map_err(|e| Failure::early(Phase::Connect, e))?;
     sink.event(Event::Phase(Phase::Hello));
     ctl.handshake(&hello(spec.tool))
         .map_err(|e| Failure::early(Phase::Hello, e))?;
@@ -62,7 +69,7 @@ fn client_on(
 /// What a client settles before any network traffic: the spec, the
 /// family, the clock (cycle-counter calibration takes 0.2 s and can fail on
 /// its own), and whether this side's provider can run the test at all.
-pub(crate) fn prepare(
+fn prepare(
     spec: &TestSpec,
     env: &Env,
     net: &mut dyn Net,
@@ -97,20 +104,37 @@ pub fn serve_one(listener: &Listener, only: Option<Tool>, env: &Env, sink: &mut 
             })
         })
         .map_err(|e| Failure::early(Phase::Connect, e))?;
-    serve_control(ctl, &hello, env, sink)
+    serve_control(&mut FabricNet::default(), ctl, &hello, env, sink)
 }
 
 /// Serves one connection accepted elsewhere (a `fabdiag serve` worker):
 /// any tool of this version.
 pub fn serve_stream(stream: TcpStream, env: &Env, sink: &mut dyn Sink) -> Result<Report, Failure> {
-    let mut ctl = Control::server(stream).map_err(|e| Failure::early(Phase::Connect, e))?;
-    let hello = ctl
-        .answer_hello(None, VERSION)
-        .map_err(|e| Failure::early(Phase::Hello, e))?;
-    serve_control(ctl, &hello, env, sink)
+    serve_stream_on(&mut FabricNet::default(), stream, None, env, sink)
 }
 
-fn serve_control(mut ctl: Control, hello: &Hello, env: &Env, sink: &mut dyn Sink) -> Result<Report, Failure> {
+/// Serves one connection over `net`: a client of `only`, or of any tool.
+pub(crate) fn serve_stream_on(
+    net: &mut dyn Net,
+    stream: TcpStream,
+    only: Option<Tool>,
+    env: &Env,
+    sink: &mut dyn Sink,
+) -> Result<Report, Failure> {
+    let mut ctl = Control::server(stream).map_err(|e| Failure::early(Phase::Connect, e))?;
+    let hello = ctl
+        .answer_hello(only.map(Tool::original_name), VERSION)
+        .map_err(|e| Failure::early(Phase::Hello, e))?;
+    serve_control(net, ctl, &hello, env, sink)
+}
+
+fn serve_control(
+    net: &mut dyn Net,
+    mut ctl: Control,
+    hello: &Hello,
+    env: &Env,
+    sink: &mut dyn Sink,
+) -> Result<Report, Failure> {
     let Some(tool) = Tool::from_original(&hello.tool) else {
         let e = SessionError::Mismatch(format!("this server runs no tool named '{}'", hello.tool));
         ctl.send_error(Phase::Hello, &e.to_string());
@@ -120,7 +144,7 @@ fn serve_control(mut ctl: Control, hello: &Hello, env: &Env, sink: &mut dyn Sink
         peer: ctl.peer_addr(),
         tool,
     });
-    server_run(tool, env, &mut FabricNet::default(), &mut ctl, sink)
+    server_run(tool, env, net, &mut ctl, sink)
 }
 
 /// `--local`: a server thread on a free loopback port and a client here.
@@ -145,7 +169,7 @@ pub fn local(spec: TestSpec, env: &Env, sink: &mut dyn Sink) -> Result<Report, F
                 SessionError::Internal(format!("cannot start the local server: {e}")),
             )
         })?;
-    let report = client_on(&mut net, spec, env, ("127.0.0.1", port), sink)?;
+    let report = client_on(&mut net, spec, env, || fabdiag_proto::connect("127.0.0.1", port), sink)?;
     let problem = match server.join() {
         Ok(Ok(())) => return Ok(report),
         Ok(Err(msg)) => msg,

@@ -15,7 +15,7 @@ use crate::family;
 use crate::memory::{Buffer, MemoryPlan};
 use crate::net::{FabricNet, FabricPort, Net, Port};
 use crate::outcome::{Failure, Report, SessionError};
-use crate::session::{client_run, hello, prepare, server_run, VERSION};
+use crate::session::{client_on, serve_stream_on};
 use crate::sink::Sink;
 use crate::spec::TestSpec;
 use fabdiag_fabric::Capability;
@@ -104,11 +104,7 @@ impl Station {
     ) -> Result<Report, Failure> {
         self.plan_for(&spec, env)
             .map_err(|e| Failure::early(Phase::Connect, e))?;
-        let (fam, clock) = prepare(&spec, env, self, sink)?;
-        let mut ctl = Control::client(stream).map_err(|e| Failure::early(Phase::Connect, e))?;
-        ctl.handshake(&hello(spec.tool))
-            .map_err(|e| Failure::early(Phase::Hello, e))?;
-        let r = client_run(spec, &*fam, clock, env, self, &mut ctl, sink);
+        let r = client_on(self, spec, env, || Control::client(stream), sink);
         self.settle(&r);
         r
     }
@@ -124,10 +120,7 @@ impl Station {
     ) -> Result<Report, Failure> {
         self.plan_for(spec, env)
             .map_err(|e| Failure::early(Phase::Connect, e))?;
-        let mut ctl = Control::server(stream).map_err(|e| Failure::early(Phase::Connect, e))?;
-        ctl.answer_hello(Some(spec.tool.original_name()), VERSION)
-            .map_err(|e| Failure::early(Phase::Hello, e))?;
-        let r = server_run(spec.tool, env, self, &mut ctl, sink);
+        let r = serve_stream_on(self, stream, Some(spec.tool), env, sink);
         self.settle(&r);
         r
     }

@@ -140,6 +140,17 @@ pub struct Analysis {
     pub node_medians: Vec<Option<f64>>,
 }
 
+/// The best and worst of `vals`, and how many there were.
+fn extremes(better: Better, vals: impl Iterator<Item = f64>) -> (f64, f64, usize) {
+    let (lo, hi, count) = vals.fold((f64::INFINITY, f64::NEG_INFINITY, 0), |(lo, hi, n), v| {
+        (lo.min(v), hi.max(v), n + 1)
+    });
+    match better {
+        Better::Higher => (hi, lo, count),
+        Better::Lower => (lo, hi, count),
+    }
+}
+
 /// The median of `v` (reordered); 0 when empty.
 fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() {
@@ -197,13 +208,7 @@ impl Analysis {
         if vals.is_empty() {
             return stats;
         }
-        let (lo, hi) = vals.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(v), hi.max(v))
-        });
-        (stats.best, stats.worst) = match better {
-            Better::Higher => (hi, lo),
-            Better::Lower => (lo, hi),
-        };
+        (stats.best, stats.worst, _) = extremes(better, vals.iter().copied());
         stats.median = median(vals);
         let mut logs: Vec<f64> = vals.iter().map(|v| v.max(f64::MIN_POSITIVE).ln()).collect();
         let log_median = median(&mut logs);
@@ -255,17 +260,10 @@ impl Analysis {
         }
         let mut stats = Self::stats(better, &mut vals);
         drop(vals);
-        // the figures of all pairs, for the report
-        let (mut lo, mut hi, mut count) = (f64::INFINITY, f64::NEG_INFINITY, 0);
-        for (_, _, v) in m.measured() {
-            (lo, hi, count) = (lo.min(v), hi.max(v), count + 1);
-        }
+        // best and worst of all pairs, slow nodes' too, for the report
+        let (best, worst, count) = extremes(better, m.measured().map(|(_, _, v)| v));
         if count > 0 {
-            stats.pairs = count;
-            (stats.best, stats.worst) = match better {
-                Better::Higher => (hi, lo),
-                Better::Lower => (lo, hi),
-            };
+            (stats.best, stats.worst, stats.pairs) = (best, worst, count);
         }
         let mut outliers = Vec::new();
         let mut per_node = vec![(0usize, 0usize); n];

@@ -142,18 +142,23 @@ mod humantime_serde_compat {
 impl Coordinated {
     /// The matrix of measured figures (re-tests not included).
     pub fn matrix(&self) -> Matrix {
-        let mut m = Matrix::new(self.nodes.len());
-        for p in &self.pairs {
-            if let Some(v) = p.value {
-                m.set(p.a, p.b, v);
-            }
-        }
-        m
+        matrix_of(self.nodes.len(), &self.pairs)
     }
 
     pub fn analyse(&self, better: Better, rules: Rules) -> Analysis {
         Analysis::of(&self.matrix(), better, rules)
     }
+}
+
+/// The measured figures of `pairs` among `n` ranks.
+fn matrix_of(n: usize, pairs: &[PairRecord]) -> Matrix {
+    let mut m = Matrix::new(n);
+    for p in pairs {
+        if let Some(v) = p.value {
+            m.set(p.a, p.b, v);
+        }
+    }
+    m
 }
 
 struct Rank {
@@ -222,13 +227,7 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
     // serial re-test of the suspects, with nothing else running
     let mut retests = Vec::new();
     if cfg.retest > 0 {
-        let mut m = Matrix::new(cfg.size);
-        for p in &pairs {
-            if let Some(v) = p.value {
-                m.set(p.a, p.b, v);
-            }
-        }
-        let an = Analysis::of(&m, cfg.better, cfg.rules);
+        let an = Analysis::of(&matrix_of(cfg.size, &pairs), cfg.better, cfg.rules);
         let suspects: Vec<Pair> = an
             .slow_links
             .iter()

@@ -201,6 +201,29 @@ impl Drop for Proc {
     }
 }
 
+/// Runs a set-up command (`ip`, `tc`, ...) that must succeed.
+pub fn must(args: &[&str]) {
+    let o = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("{} must be installed (scripts/install-deps.sh): {e}", args[0]));
+    assert!(
+        o.status.success(),
+        "{}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The namespace tests need root; CI runs as root.
+pub fn require_root() {
+    assert_eq!(
+        nix::unistd::geteuid().as_raw(),
+        0,
+        "the namespace tests need root (CI runs as root); run the suite as root"
+    );
+}
+
 pub fn fabdiag(args: &[&str]) -> Command {
     let mut c = Command::new(bin());
     c.args(args);

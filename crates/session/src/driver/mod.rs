@@ -247,7 +247,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
             self.responses_owed -= 1;
         }
         while let Some(&len) = self.echoes_owed.front() {
-            if self.send_at(0, len)? == Posted::Busy {
+            if self.send_at(0, len, self.inject_ok(len))? == Posted::Busy {
                 break;
             }
             self.echoes_sent += 1;
@@ -256,19 +256,14 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
         Ok(n)
     }
 
-    /// The flags of a send of `len` bytes: injected up to the IDC limit,
-    /// and then without a completion entry, since every send of these
-    /// tools is confirmed by the peer (send_bw's response ends a batch only
-    /// once all of it arrived; send_lat's echo answers each message).
-    fn send_flags(&self, len: u64) -> OpFlags {
-        let inject = self.inject_ok(len);
-        OpFlags { inject, silent: inject }
-    }
-
-    /// Posts a send of `len` bytes from our initiator at `off`; counts it as
-    /// awaited only if it will leave a completion.
-    fn send_at(&mut self, off: u64, len: u64) -> Result<Posted, DriveError> {
-        let f = self.send_flags(len);
+    /// Posts a send of `len` bytes from our initiator at `off`, injected
+    /// if `inject` (the caller's `inject_ok`, computed once per size in the
+    /// timed loop) and then without a completion entry, since every send of
+    /// these tools is confirmed by the peer (send_bw's response ends a
+    /// batch only once all of it arrived; send_lat's echo answers each
+    /// message). Counts it as awaited only if it will leave a completion.
+    fn send_at(&mut self, off: u64, len: u64, inject: bool) -> Result<Posted, DriveError> {
+        let f = OpFlags { inject, silent: inject };
         let p = self.ep.post(&Post {
             what: What::Send,
             off,
@@ -284,7 +279,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
 
     /// The zero-length message that closes a send_bw batch.
     fn send_response(&mut self) -> Result<Posted, DriveError> {
-        self.send_at(0, 0)
+        self.send_at(0, 0, self.inject_ok(0))
     }
 
     fn inject_ok(&self, size: u64) -> bool {
@@ -330,14 +325,14 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
     }
 
     /// Posts one operation of the run; counts it as awaited if it will
-    /// leave a completion (sends may not: see `send_flags`).
+    /// leave a completion (sends may not: see `send_at`).
     fn post(&mut self, size: u64, off: u64, inject: bool) -> Result<Posted, DriveError> {
         let flags = OpFlags { inject, silent: false };
         let target = &self.peer_target;
         let what = match self.cfg.op {
             Op::Write => What::Write(target),
             Op::Read => What::Read(target),
-            Op::Send => return self.send_at(off, size),
+            Op::Send => return self.send_at(off, size, inject),
             Op::Atomic(ref plan) => {
                 let ops = AtomicOperands {
                     region: INITIATOR,
