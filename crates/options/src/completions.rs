@@ -58,6 +58,17 @@ fn traffic_command(name: &'static str) -> Command {
     cmd
 }
 
+/// `fabdiag sweep`'s own options (the pair tool's follow them).
+fn sweep_command() -> Command {
+    let mut cmd = Command::new("sweep")
+        .about("Test every pair of ranks and name the slow link or node")
+        .disable_help_flag(true);
+    for (long, takes_arg, help) in crate::sweep::documented() {
+        cmd = cmd.arg(flag(long, None, takes_arg, help));
+    }
+    cmd
+}
+
 /// fabdiag with every subcommand.
 fn fabdiag() -> Command {
     let mut cmd = Command::new("fabdiag")
@@ -74,6 +85,7 @@ fn fabdiag() -> Command {
             .arg(flag("device", Some('d'), true, "Device (libfabric domain) name"))
             .arg(flag("json", None, false, "One JSON line per served test")),
     )
+    .subcommand(sweep_command())
     .subcommand(traffic_command("host-traffic"))
     .subcommand(Command::new("providers").about("libfabric providers and domains on this machine"))
     .subcommand(
@@ -134,7 +146,15 @@ mod tests {
                 assert!(s.contains(name), "{shell} {name}");
             }
             let f = script(shell, "fabdiag").unwrap();
-            for word in ["write-bw", "atomic-lat", "serve", "doctor", "bidirectional"] {
+            for word in [
+                "write-bw",
+                "atomic-lat",
+                "serve",
+                "doctor",
+                "bidirectional",
+                "sweep",
+                "outlier-fraction",
+            ] {
                 assert!(f.contains(word), "{shell}: {word}");
             }
             let w = script(shell, "cxi_send_bw").unwrap();

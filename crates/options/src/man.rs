@@ -1,11 +1,11 @@
 //! Manual pages, from the same option tables that print `-h`, so the two
 //! cannot drift: fabdiag(1), one page per tool under its subcommand
 //! (`fabdiag-write-bw`) and its original name (`cxi_write_bw`), and pages
-//! for `serve` and the host traffic test. Pure: pages are returned as roff
+//! for `serve`, `sweep` and the host traffic test. Pure: pages are returned as roff
 //! text; writing them somewhere is the caller's business.
 
 use crate::table::OptionDoc;
-use crate::{layout, serve, traffic};
+use crate::{layout, serve, sweep, traffic};
 use fabdiag_report::{Family, Tool};
 use roff::{bold, italic, roman, Inline, Roff};
 
@@ -223,7 +223,7 @@ fn overview_page(version: &str) -> Page {
     exit_status(&mut r);
     environment(&mut r);
     let mut also: Vec<String> = Tool::all().map(|t| t.original_name().to_string()).collect();
-    also.extend(["fabdiag-serve".to_string(), "gc-hosttraffictest".to_string()]);
+    also.extend(["fabdiag-serve", "fabdiag-sweep", "gc-hosttraffictest"].map(String::from));
     let refs: Vec<&str> = also.iter().map(String::as_str).collect();
     see_also(&mut r, &refs);
     Page {
@@ -262,6 +262,13 @@ pub fn pages(version: &str) -> Vec<Page> {
         "one server for every fabdiag tool",
         "fabdiag serve answers any fabdiag client, of any tool and under any name, client after client, like iperf3 -s. Each test runs in its own worker process, so a client that dies, stalls or lies, or a provider that crashes, ends only its own test. One test runs at a time; a client arriving meanwhile is told the server is busy. Every connection ends in one log line, or one JSON line with --json. SIGINT and SIGTERM stop it cleanly.",
         &serve::serve_usage("fabdiag serve"),
+        version,
+    ));
+    out.push(text_page(
+        "fabdiag-sweep",
+        "test every pair of ranks and name the slow link or node",
+        "fabdiag sweep runs one pair test (the same session code as fabdiag write-bw and the other tools) between every pair of ranks exactly once, in rounds of disjoint pairs, under srun, mpirun or any launcher that sets a rank and a size, and reports the slow links and nodes: a text summary on rank 0, or the JSON document (schema fabdiag-sweep/1, described in /usr/share/doc/fabdiag/README.md, section sweep) with --json. Every wait is bounded: ranks that never join or stop answering are reported with their untested pairs.",
+        &sweep::sweep_usage("fabdiag sweep"),
         version,
     ));
     let traffic_desc = "Host <-> GPU memory <-> compute traffic on NVIDIA GPUs, as Graphcore's gc-hosttraffictest: the host copies to and from a device buffer through the copy engines while kernels read or write the same buffer, and each figure is its own bytes over its own time.";
@@ -319,7 +326,13 @@ mod tests {
                 }
             }
         }
-        for name in ["fabdiag", "fabdiag-serve", "gc-hosttraffictest", "fabdiag-host-traffic"] {
+        for name in [
+            "fabdiag",
+            "fabdiag-serve",
+            "fabdiag-sweep",
+            "gc-hosttraffictest",
+            "fabdiag-host-traffic",
+        ] {
             assert!(pages.iter().any(|p| p.name == name), "{name}");
         }
     }

@@ -131,6 +131,12 @@ const TABLE: &[(W, &str, Option<&str>, &str)] = &[
     (W::Help, "help", None, "Print this help text and exit"),
 ];
 
+/// Every option as (long name, takes a value, help), for the completions
+/// and the manual page: the same table the parser and `-h` use.
+pub fn documented() -> impl Iterator<Item = (&'static str, bool, &'static str)> {
+    TABLE.iter().map(|(_, name, val, help)| (*name, val.is_some(), *help))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum OutlierReference {
     Median,

@@ -127,6 +127,7 @@ pub fn overview(version: &str) -> String {
         ));
     }
     s.push_str("  serve [-p PORT]\n              Answer every tool above, client after client (like iperf3 -s)\n");
+    s.push_str("  sweep       Test every pair of ranks (srun, mpirun) and name the slow link or node\n");
     s.push_str("  host-traffic\n              Host <-> GPU memory <-> compute traffic, as gc-hosttraffictest (CUDA)\n");
     s.push_str("  providers   List libfabric providers and domains on this machine\n");
     s.push_str("  doctor [--json]\n              What this node has, and which tools can run on it\n");
