@@ -46,7 +46,10 @@ fn pairs_measured(doc: &Value) -> usize {
 fn four_ranks_on_loopback_test_every_pair_once_with_one_endpoint_each() {
     let _cpu = cpu();
     let dir = tempdir("sweep4");
-    let (zero, rest) = sweep(4, &["--json", "--output", &dir], &[]);
+    // what this test checks is coverage, not outliers: on a loaded 2-core
+    // machine a pair can be slow by chance, so the rules here flag nothing
+    let calm: &[&str] = &["--outlier-fraction", "0.001"];
+    let (zero, rest) = sweep(4, &[&["--json", "--output", &dir][..], calm].concat(), &[]);
     assert_eq!(zero.code, Some(0), "rank 0: {}", zero.stderr);
     for (i, o) in rest.iter().enumerate() {
         assert_eq!(o.code, Some(0), "rank {}: {}", i + 1, o.stderr);
@@ -79,7 +82,13 @@ fn four_ranks_on_loopback_test_every_pair_once_with_one_endpoint_each() {
         assert_eq!(node["endpoint_opens"], 1, "{node}");
     }
     assert!(doc["overhead"]["round_mean_s"].is_number());
-    assert_eq!(doc["overhead"]["steps"].as_array().unwrap().len(), 3);
+    let rounds = doc["overhead"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["kind"] == "round")
+        .count();
+    assert_eq!(rounds, 3);
     assert!(doc["libfabric_version"].is_string());
     assert_eq!(doc["verdict"]["failed_pairs"], 0);
     // results were written as they came, and the report at the end
@@ -94,7 +103,7 @@ fn four_ranks_on_loopback_test_every_pair_once_with_one_endpoint_each() {
     assert_eq!(saved["pairs"], doc["pairs"]);
 
     // --resume: every pair has a result, so nothing runs again
-    let (again, rest) = sweep(4, &["--json", "--output", &dir, "--resume"], &[]);
+    let (again, rest) = sweep(4, &[&["--json", "--output", &dir, "--resume"][..], calm].concat(), &[]);
     assert_eq!(again.code, Some(0), "{}", again.stderr);
     assert!(rest.iter().all(|o| o.code == Some(0)));
     let d2 = again.json();
