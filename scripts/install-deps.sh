@@ -3,7 +3,9 @@
 # Debian 12 (as root): libfabric (headers, library, fi_info/fi_pingpong), a C
 # compiler for the libfabric shim, iproute2 for the two-host namespace tests,
 # iperf3 for the benchmark, dpkg-dev and man-db for the package and its
-# manual pages, and a Rust toolchain with rustfmt and clippy.
+# manual pages, Open MPI, Slurm and munge for the sweep's launcher tests,
+# Chromium for rendering the sweep's HTML report in a test, and a Rust
+# toolchain with rustfmt and clippy.
 set -euo pipefail
 
 need_rust="1.87.0"
@@ -20,7 +22,8 @@ apt-get install -y -qq --no-install-recommends \
     libfabric-dev libfabric-bin libfabric1 \
     build-essential pkg-config ca-certificates \
     iproute2 iperf3 procps \
-    dpkg-dev binutils man-db bash >/dev/null
+    dpkg-dev binutils man-db bash \
+    openmpi-bin slurm-wlm munge chromium >/dev/null
 
 version_ok() {
     command -v cargo >/dev/null 2>&1 || return 1

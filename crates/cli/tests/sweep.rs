@@ -232,6 +232,27 @@ fn bad_options_fail_at_once_with_one_line() {
 }
 
 #[test]
+fn when_rank_0_cannot_start_every_rank_is_told_at_once() {
+    let _cpu = cpu();
+    let coord = format!("127.0.0.1:{}", free_port());
+    let others: Vec<Proc> = (1..3).map(|r| Proc::spawn(&mut rank(r, 3, &coord, &[]))).collect();
+    let zero = Proc::spawn(&mut rank(0, 3, &coord, &["--output", "/proc/fabdiag-no-such-dir"])).wait(LIMIT);
+    assert_eq!(zero.code, Some(2), "{}", zero.stderr);
+    assert!(zero.one_line().contains("/proc/fabdiag-no-such-dir"), "{}", zero.stderr);
+    for (i, p) in others.into_iter().enumerate() {
+        // well inside the 60 s join timeout they would otherwise wait out
+        let o = p.wait(Duration::from_secs(20));
+        assert_eq!(o.code, Some(1), "rank {}: {}", i + 1, o.stderr);
+        assert!(
+            o.one_line().contains("rank 0 stopped") && o.stderr.contains("/proc/fabdiag-no-such-dir"),
+            "rank {}: {}",
+            i + 1,
+            o.stderr
+        );
+    }
+}
+
+#[test]
 fn plan_and_simulation_need_no_fabric() {
     let o = run(&["sweep", "--plan", "--ranks", "5"], SHORT);
     assert_eq!(o.code, Some(0), "{}", o.stderr);

@@ -26,6 +26,7 @@ enum W {
     PairTimeout,
     Simulate,
     SimPairMs,
+    SimSlow,
     Help,
 }
 
@@ -128,6 +129,12 @@ const TABLE: &[(W, &str, Option<&str>, &str)] = &[
         Some("MS"),
         "The simulated pair test's length (default 1)",
     ),
+    (
+        W::SimSlow,
+        "sim-slow",
+        Some("LIST"),
+        "Simulated ranks (3) and pairs (1-4) to make slow, comma-separated: what a report shows for them",
+    ),
     (W::Help, "help", None, "Print this help text and exit"),
 ];
 
@@ -163,6 +170,9 @@ pub struct SweepOptions {
     pub pair_timeout_s: Option<u64>,
     pub simulate: Option<usize>,
     pub sim_pair_ms: u64,
+    pub sim_slow_nodes: Vec<usize>,
+    /// Low rank first.
+    pub sim_slow_links: Vec<(usize, usize)>,
 }
 
 pub fn sweep_usage(prog: &str) -> String {
@@ -237,6 +247,8 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
         pair_timeout_s: None,
         simulate: None,
         sim_pair_ms: 1,
+        sim_slow_nodes: Vec::new(),
+        sim_slow_links: Vec::new(),
     };
     let mut tool_given = None;
     let mut it = args.iter();
@@ -317,6 +329,22 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
             W::PairTimeout => o.pair_timeout_s = Some(number(name, &value)?),
             W::Simulate => o.simulate = Some(number(name, &value)?),
             W::SimPairMs => o.sim_pair_ms = number(name, &value)?,
+            W::SimSlow => {
+                for item in value.split(',').filter(|x| !x.is_empty()) {
+                    match item.split_once('-') {
+                        Some((a, b)) => {
+                            let (a, b): (usize, usize) = (number(name, a)?, number(name, b)?);
+                            if a == b {
+                                return Err(OptionError::Invalid(format!(
+                                    "invalid --{name}: '{item}' is not a pair of two ranks"
+                                )));
+                            }
+                            o.sim_slow_links.push((a.min(b), a.max(b)));
+                        }
+                        None => o.sim_slow_nodes.push(number(name, item)?),
+                    }
+                }
+            }
         }
     }
     if let Some(t) = tool_given {
@@ -334,6 +362,19 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
     }
     if o.simulate.is_some_and(|n| n < 2) || o.ranks.is_some_and(|n| n < 2) {
         return Err(OptionError::Invalid("a sweep needs at least 2 ranks".into()));
+    }
+    let slow_ranks = o.sim_slow_nodes.iter().chain(o.sim_slow_links.iter().map(|(_, b)| b));
+    match (o.simulate, slow_ranks.max()) {
+        (None, Some(_)) => {
+            return Err(OptionError::Invalid("--sim-slow needs --simulate N".into()));
+        }
+        (Some(n), Some(&r)) if r >= n => {
+            return Err(OptionError::Invalid(format!(
+                "--sim-slow names rank {r}, but --simulate has ranks 0 to {}",
+                n - 1
+            )));
+        }
+        _ => {}
     }
     Ok(Action::Run(o))
 }
@@ -395,6 +436,12 @@ mod tests {
         assert!(err(&["--tool", "write-bw", "--lat"]).contains("contradict"));
         assert!(err(&["--simulate", "1"]).contains("at least 2"));
         assert!(err(&["--pair-timeout", "0"]).contains("at least 1 s"));
+        assert!(err(&["--sim-slow", "3"]).contains("needs --simulate"));
+        assert!(err(&["--simulate", "4", "--sim-slow", "1-4"]).contains("ranks 0 to 3"));
+        assert!(err(&["--simulate", "4", "--sim-slow", "2-2"]).contains("two ranks"));
+        assert!(err(&["--simulate", "4", "--sim-slow", "x"]).contains("--sim-slow"));
+        let o = ok(&["--simulate", "8", "--sim-slow", "3,5-1"]);
+        assert_eq!((o.sim_slow_nodes, o.sim_slow_links), (vec![3], vec![(1, 5)]));
     }
 
     #[test]

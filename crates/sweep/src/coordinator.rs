@@ -63,6 +63,9 @@ pub enum NodeStatus {
 pub struct Node {
     pub rank: usize,
     pub host: Option<String>,
+    /// Its domain (NIC), when the rank chose one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     /// Where its pair tests listened.
     pub addr: Option<String>,
     pub status: NodeStatus,
@@ -184,6 +187,7 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
             node: Node {
                 rank,
                 host: None,
+                device: None,
                 addr: None,
                 status: NodeStatus::Missing,
                 reason: None,
@@ -258,6 +262,33 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
     })
 }
 
+/// Rank 0 cannot start the sweep (its output directory, its own
+/// endpoint): every rank that joins within `wait` is refused with
+/// `reason`, so none of them waits out its join timeout for a sweep that
+/// never comes.
+pub fn refuse_all(listener: TcpListener, size: usize, wait: Duration, reason: &str) {
+    let deadline = Instant::now() + wait;
+    if listener.set_nonblocking(true).is_err() {
+        return;
+    }
+    let mut told = 0;
+    while told + 1 < size && Instant::now() < deadline {
+        match listener.accept() {
+            Ok((s, _)) => {
+                let _ = s.set_nonblocking(false);
+                let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
+                let _ = wire::recv::<ToCoordinator>(&s, Some(Instant::now() + Duration::from_secs(5)));
+                let _ = wire::send(&s, &ToRank::Refused { reason: reason.into() });
+                told += 1;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
+                std::thread::sleep(Duration::from_millis(2))
+            }
+            Err(_) => return,
+        }
+    }
+}
+
 impl Coordinator<'_> {
     fn join(&mut self, listener: &TcpListener) -> Result<(), SweepError> {
         let deadline = Instant::now() + self.cfg.join_timeout;
@@ -300,6 +331,7 @@ impl Coordinator<'_> {
             rank,
             size,
             host,
+            device,
             pair_port,
         }) = wire::recv(&s, Some(Instant::now() + Duration::from_secs(5)))
         else {
@@ -348,6 +380,7 @@ impl Coordinator<'_> {
             return false;
         }
         slot.node.host = Some(host);
+        slot.node.device = device;
         slot.node.addr = Some(std::net::SocketAddr::new(ip, pair_port).to_string());
         slot.node.status = NodeStatus::Ok;
         slot.conn = Some(s);

@@ -27,4 +27,6 @@ pub enum SweepError {
     Output { path: String, reason: String },
     #[error("{0}")]
     Config(String),
+    #[error("cannot draw the sweep's pictures: {0}")]
+    Picture(String),
 }

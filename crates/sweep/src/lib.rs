@@ -5,13 +5,15 @@
 //! rank's side, running pair tests through a `runner` (the real session
 //! over libfabric, or a fixed pause for the coordination simulation);
 //! `analysis` finds outliers; `report` builds the JSON document and the
-//! text summary; `launch` reads who this rank is from a launcher's
+//! text summary, `picture` the heatmap and histogram, `html` the page; `launch` reads who this rank is from a launcher's
 //! variables. Never prints, never exits, never reads the environment.
 
 pub mod analysis;
 pub mod coordinator;
 mod error;
+pub mod html;
 pub mod launch;
+pub mod picture;
 pub mod report;
 pub mod runner;
 pub mod schedule;

@@ -265,15 +265,19 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
     }
 }
 
-/// "rank 3 (host)", with the address when the host name is not unique
-/// (several ranks on a node, or network namespaces).
-fn name(doc: &SweepDoc, rank: usize) -> String {
+/// "rank 3 (host)", with its NIC when it chose one, else with the address
+/// when the host name is not unique (several ranks on a node, or network
+/// namespaces).
+pub(crate) fn name(doc: &SweepDoc, rank: usize) -> String {
     let Some(node) = doc.nodes.get(rank).map(|x| &x.node) else {
         return format!("rank {rank}");
     };
     let Some(h) = node.host.as_deref() else {
         return format!("rank {rank}");
     };
+    if let Some(d) = node.device.as_deref() {
+        return format!("rank {rank} ({h} {d})");
+    }
     let shared = doc
         .nodes
         .iter()
@@ -474,4 +478,94 @@ pub fn text(doc: &SweepDoc) -> String {
         ov.endpoint_open_s
     );
     o
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::analysis::Reference;
+    use crate::coordinator::{Node, NodeStatus};
+    use std::time::SystemTime;
+
+    /// A finished bandwidth sweep of `n` ranks: every pair at 100 MB/s
+    /// except `values`; `failed` pairs ran and failed; `missing` ranks never
+    /// joined (their pairs untested).
+    pub(crate) fn doc_with(
+        n: usize,
+        values: &[((usize, usize), f64)],
+        failed: &[(usize, usize)],
+        missing: &[usize],
+    ) -> SweepDoc {
+        let nodes = (0..n)
+            .map(|rank| Node {
+                rank,
+                host: Some(format!("host<{rank}>")),
+                device: None,
+                addr: Some(format!("198.18.0.{}:4000", rank % 250)),
+                status: if missing.contains(&rank) {
+                    NodeStatus::Missing
+                } else {
+                    NodeStatus::Ok
+                },
+                reason: missing.contains(&rank).then(|| "never joined".to_string()),
+                endpoint_opens: 1,
+                endpoint_open_s: 0.01,
+            })
+            .collect();
+        let mut pairs = Vec::new();
+        for a in 0..n {
+            for b in a + 1..n {
+                let untested = missing.contains(&a) || missing.contains(&b);
+                let fail = failed.contains(&(a, b));
+                let value = values.iter().find(|(p, _)| *p == (a, b)).map_or(100.0, |(_, v)| *v);
+                pairs.push(PairRecord {
+                    a,
+                    b,
+                    client: a,
+                    server: b,
+                    round: Some(0),
+                    value: (!untested && !fail).then_some(value),
+                    rows: Vec::new(),
+                    error: if untested {
+                        Some("rank missing".into())
+                    } else if fail {
+                        Some("provider error".into())
+                    } else {
+                        None
+                    },
+                    untested,
+                    elapsed_s: 0.1,
+                    measure_s: 0.1,
+                });
+            }
+        }
+        let sweep = Coordinated {
+            nodes,
+            pairs,
+            retests: Vec::new(),
+            steps: Vec::new(),
+            join_s: 0.0,
+            started: SystemTime::UNIX_EPOCH,
+            ended: SystemTime::UNIX_EPOCH,
+        };
+        build(Inputs {
+            sweep: &sweep,
+            metric: Metric {
+                name: "bandwidth".into(),
+                unit: "MB/s".into(),
+                better: Better::Higher,
+                test: "write-bw 65536 B".into(),
+            },
+            rules: Rules {
+                fraction: 0.75,
+                reference: Reference::Median,
+                z: 3.5,
+                node_fraction: 0.5,
+            },
+            limits: Limits::default(),
+            options: serde_json::Value::Null,
+            fabdiag_version: "test",
+            libfabric_version: None,
+        })
+    }
 }

@@ -176,9 +176,15 @@ impl PairRunner for FabricRunner {
 }
 
 /// A pair test replaced by a pause of fixed length: for showing the
-/// coordination scales without a fabric.
+/// coordination scales, and what a report looks like, without a fabric.
+#[derive(Clone, Debug, Default)]
 pub struct SimRunner {
     pub pause: Duration,
+    /// Ranks, and pairs (low rank first), whose figures are multiplied by
+    /// `slow_factor`: a simulated slow node or link.
+    pub slow_nodes: Vec<usize>,
+    pub slow_links: Vec<(usize, usize)>,
+    pub slow_factor: f64,
 }
 
 impl PairRunner for SimRunner {
@@ -192,9 +198,12 @@ impl PairRunner for SimRunner {
         let t0 = Instant::now();
         std::thread::sleep(self.pause);
         // a steady figure with a little deterministic spread
-        let spread = ((order.me * 7919 + order.peer * 104_729) % 100) as f64;
+        let (a, b) = (order.me.min(order.peer), order.me.max(order.peer));
+        let spread = ((a * 7919 + b * 104_729) % 100) as f64;
+        let slow = self.slow_nodes.contains(&a) || self.slow_nodes.contains(&b) || self.slow_links.contains(&(a, b));
+        let factor = if slow { self.slow_factor } else { 1.0 };
         SideOutcome {
-            value: Some(10_000.0 + spread),
+            value: Some((10_000.0 + spread) * factor),
             elapsed_s: t0.elapsed().as_secs_f64(),
             measure_s: t0.elapsed().as_secs_f64(),
             ..SideOutcome::default()

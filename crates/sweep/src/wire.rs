@@ -22,6 +22,9 @@ pub enum ToCoordinator {
         rank: usize,
         size: usize,
         host: String,
+        /// The domain (NIC) this rank's pair tests use, when one was chosen.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<String>,
         /// Where this rank's pair tests listen (its address as the
         /// coordinator sees it, this port).
         pair_port: u16,

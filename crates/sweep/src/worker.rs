@@ -36,6 +36,8 @@ pub struct WorkerConfig {
     pub rank: usize,
     pub size: usize,
     pub host: String,
+    /// The domain (NIC) this rank uses, reported in its join.
+    pub device: Option<String>,
     pub coordinator: String,
     pub version: String,
     pub join_timeout: Duration,
@@ -93,6 +95,7 @@ pub fn work(cfg: &WorkerConfig, runner: &mut dyn PairRunner) -> Result<WorkerEnd
             rank: cfg.rank,
             size: cfg.size,
             host: cfg.host.clone(),
+            device: cfg.device.clone(),
             pair_port: runner.port(),
         },
     )

@@ -17,7 +17,7 @@ use fabdiag_sweep::report::{self, Limits, Metric, SweepDoc};
 use fabdiag_sweep::runner::{FabricRunner, SimRunner};
 use fabdiag_sweep::schedule::Schedule;
 use fabdiag_sweep::worker::{self, PairRunner, WorkerConfig};
-use fabdiag_sweep::{launch, SweepError};
+use fabdiag_sweep::{html, launch, picture, SweepError};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::net::TcpListener;
@@ -71,6 +71,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
 }
 
 /// What every rank derives from the options alike.
+#[derive(Clone)]
 struct Setup {
     metric: Metric,
     rules: Rules,
@@ -163,6 +164,7 @@ impl Setup {
             rank,
             size,
             host: hostname(),
+            device: None,
             coordinator,
             version: VERSION.into(),
             join_timeout: Duration::from_secs(o.join_timeout_s),
@@ -343,15 +345,44 @@ fn conclude(prog: &str, o: &SweepOptions, setup: &Setup, sweep: &Coordinated, li
     let text = report::text(&doc);
     let mut code = verdict_code(&doc);
     if let Some(dir) = o.output.as_deref().map(Path::new) {
-        for (name, body) in [("sweep.json", json.as_str()), ("summary.txt", text.as_str())] {
-            if let Err(e) = std::fs::write(dir.join(name), body) {
-                eprintln!("{prog}: cannot write {}: {e}", dir.join(name).display());
-                code = code.max(exit::RUNTIME);
-            }
+        let write = |name: &str, body: &[u8]| {
+            std::fs::write(dir.join(name), body).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+        };
+        let written = write("sweep.json", json.as_bytes())
+            .and_then(|_| write("summary.txt", text.as_bytes()))
+            // the pictures come last, so a failure to draw loses no result
+            .and_then(|_| report_pages(&doc))
+            .and_then(|(page, heat)| write("report.html", page.as_bytes()).and_then(|_| write("heatmap.png", &heat)));
+        if let Err(m) = written {
+            eprintln!("{prog}: {m}");
+            code = code.max(exit::RUNTIME);
         }
     }
     print_stdout(&if o.json { json + "\n" } else { text });
     code
+}
+
+/// The HTML page and the heatmap PNG, drawn in a thread with a deadline:
+/// a drawing library that stalls must not keep the sweep from ending.
+fn report_pages(doc: &SweepDoc) -> Result<(String, Vec<u8>), String> {
+    const DRAW_LIMIT: Duration = Duration::from_secs(120);
+    let doc = doc.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("fabdiag-report".into())
+        .spawn(move || {
+            let drawn = picture::heatmap_png(&doc)
+                .and_then(|heat| Ok((html::page(&doc, &heat, &picture::histogram_png(&doc)?), heat)));
+            let _ = tx.send(drawn.map_err(|e| e.to_string()));
+        })
+        .map_err(|e| format!("cannot start drawing the report: {e}"))?;
+    match rx.recv_timeout(DRAW_LIMIT) {
+        Ok(r) => r,
+        Err(_) => Err(format!(
+            "drawing the report took over {} s; sweep.json and summary.txt hold the results",
+            DRAW_LIMIT.as_secs()
+        )),
+    }
 }
 
 fn verdict_code(doc: &SweepDoc) -> u8 {
@@ -385,16 +416,13 @@ fn bind_coordinator(addr: &str) -> Result<TcpListener, String> {
 fn lead(
     prog: &str,
     o: &SweepOptions,
-    setup: &Setup,
-    size: usize,
+    cfg: CoordConfig,
     listener: TcpListener,
     mine: WorkerConfig,
     runner: &mut dyn PairRunner,
 ) -> Result<Coordinated, String> {
-    let earlier = prepare_output(o, size, setup)?;
-    let rounds = Schedule::new(size).map_or(0, |s| s.rounds());
+    let rounds = Schedule::new(cfg.size).map_or(0, |s| s.rounds());
     let mut watch = Watch::new(o.output.as_deref().map(Path::new), rounds)?;
-    let cfg = setup.coord_config(o, size, earlier);
     let coord = std::thread::Builder::new()
         .name("fabdiag-coordinator".into())
         .spawn(move || {
@@ -426,6 +454,9 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
         Err(m) => return fail(prog, exit::USAGE, &m),
     };
     let who = format!("{prog}: rank {}", l.rank);
+    let mut setup = setup.clone();
+    setup.options["launcher"] = serde_json::json!(l.launcher);
+    let setup = &setup;
     let Some(coordinator) = l.coordinator.clone() else {
         return fail(
             &who,
@@ -445,12 +476,13 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
         let names: Vec<&str> = list.split(',').filter(|s| !s.is_empty()).collect();
         env.device = names.get(l.local_rank % names.len().max(1)).map(|s| s.to_string());
     }
-    let mut runner = match FabricRunner::new(env, 0) {
-        Ok(r) => r,
-        Err(e) => return fail(&who, exit::RUNTIME, &format!("cannot listen for pair tests: {e}")),
-    };
-    let mine = setup.worker_config(o, l.rank, l.size, coordinator.clone());
+    let mut mine = setup.worker_config(o, l.rank, l.size, coordinator.clone());
+    mine.device = env.device.clone();
     if l.rank != 0 {
+        let mut runner = match FabricRunner::new(env, 0) {
+            Ok(r) => r,
+            Err(e) => return fail(&who, exit::RUNTIME, &format!("cannot listen for pair tests: {e}")),
+        };
         return match worker::work(&mine, &mut runner) {
             Ok(_) => exit::OK,
             Err(e @ SweepError::Refused(_)) => fail(&who, exit::USAGE, &e.to_string()),
@@ -461,7 +493,21 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
         Ok(x) => x,
         Err(m) => return fail(&who, exit::RUNTIME, &m),
     };
-    match lead(prog, o, setup, l.size, listener, mine, &mut runner) {
+    // what can stop rank 0 before the sweep starts is told to every rank
+    let ready = FabricRunner::new(env, 0)
+        .map_err(|e| format!("cannot listen for pair tests: {e}"))
+        .and_then(|r| Ok((r, prepare_output(o, l.size, setup)?)));
+    let (mut runner, earlier) = match ready {
+        Ok(x) => x,
+        Err(m) => {
+            let code = fail(&who, exit::RUNTIME, &m);
+            let wait = Duration::from_secs(o.join_timeout_s);
+            coordinator::refuse_all(listener, l.size, wait, &format!("rank 0 stopped: {m}"));
+            return code;
+        }
+    };
+    let cfg = setup.coord_config(o, l.size, earlier);
+    match lead(prog, o, cfg, listener, mine, &mut runner) {
         Ok(c) => conclude(prog, o, setup, &c, fabdiag_fabric::library_version().ok()),
         Err(m) => fail(&who, exit::RUNTIME, &m),
     }
@@ -469,6 +515,10 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
 
 /// N stand-in ranks in threads, speaking the real protocol over loopback.
 fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
+    let earlier = match prepare_output(o, n, setup) {
+        Ok(e) => e,
+        Err(m) => return fail(prog, exit::RUNTIME, &m),
+    };
     let listener = match TcpListener::bind("127.0.0.1:0") {
         Ok(l) => l,
         Err(e) => return fail(prog, exit::RUNTIME, &format!("cannot listen: {e}")),
@@ -477,25 +527,33 @@ fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
         Ok(a) => a.to_string(),
         Err(e) => return fail(prog, exit::RUNTIME, &e.to_string()),
     };
-    let pause = Duration::from_millis(o.sim_pair_ms);
+    let sim = SimRunner {
+        pause: Duration::from_millis(o.sim_pair_ms),
+        slow_nodes: o.sim_slow_nodes.clone(),
+        slow_links: o.sim_slow_links.clone(),
+        // a slow pair moves a quarter of the data, or takes four times as long
+        slow_factor: if setup.metric.better == Better::Higher {
+            0.25
+        } else {
+            4.0
+        },
+    };
     let mut ranks = Vec::new();
     for rank in 1..n {
         let cfg = setup.worker_config(o, rank, n, addr.clone());
+        let mut runner = sim.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("sim-rank-{rank}"))
             .stack_size(256 * 1024)
-            .spawn(move || {
-                worker::work(&cfg, &mut SimRunner { pause })
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            });
+            .spawn(move || worker::work(&cfg, &mut runner).map(|_| ()).map_err(|e| e.to_string()));
         match spawned {
             Ok(h) => ranks.push(h),
             Err(e) => return fail(prog, exit::RUNTIME, &format!("cannot start simulated rank {rank}: {e}")),
         }
     }
     let mine = setup.worker_config(o, 0, n, addr);
-    let outcome = lead(prog, o, setup, n, listener, mine, &mut SimRunner { pause });
+    let mut runner = sim;
+    let outcome = lead(prog, o, setup.coord_config(o, n, earlier), listener, mine, &mut runner);
     for (i, h) in ranks.into_iter().enumerate() {
         if let Ok(Err(e)) = h.join() {
             eprintln!("{prog}: simulated rank {}: {e}", i + 1);

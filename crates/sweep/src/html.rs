@@ -1,0 +1,345 @@
+//! The sweep's one-page report as a self-contained HTML document: the
+//! verdict, the heatmap and histogram (PNG embedded as data URIs, so the
+//! one file can be mailed or attached to a ticket), the outlier tables,
+//! missing nodes, failed pairs and every node's median. A pure function of
+//! a finished `SweepDoc` and its pictures; everything that came from a
+//! rank (host names, error text) is escaped.
+
+use crate::analysis::Reference;
+use crate::coordinator::NodeStatus;
+use crate::report::{self, RetestVerdict, SweepDoc};
+use base64::Engine;
+use std::fmt::Write;
+
+/// `s` as HTML text.
+pub fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+fn img(png: &[u8], alt: &str) -> String {
+    format!(
+        "<img alt=\"{}\" src=\"data:image/png;base64,{}\">",
+        escape(alt),
+        base64::engine::general_purpose::STANDARD.encode(png)
+    )
+}
+
+const STYLE: &str = "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1100px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:22px 0 6px;border-bottom:1px solid #ccc}
+.meta{color:#555;font-size:13px}.verdict{padding:10px 14px;margin:12px 0;font-size:16px;font-weight:bold}
+.ok{background:#e3f4e3;border-left:6px solid #2e8b2e}.bad{background:#fbe3e3;border-left:6px solid #c81e1e}
+table{border-collapse:collapse;font-size:13px;margin:4px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
+th{background:#f0f0f0}td.n{text-align:right;font-variant-numeric:tabular-nums}.slow{color:#c81e1e;font-weight:bold}
+img{max-width:100%;border:1px solid #ddd;margin:4px 0}.none{color:#555;font-style:italic}";
+
+fn table(o: &mut String, head: &[&str], rows: Vec<Vec<String>>, empty: &str) {
+    if rows.is_empty() {
+        let _ = writeln!(o, "<p class=\"none\">{}</p>", escape(empty));
+        return;
+    }
+    o.push_str("<table><tr>");
+    for h in head {
+        let _ = write!(o, "<th>{}</th>", escape(h));
+    }
+    o.push_str("</tr>\n");
+    for r in rows {
+        o.push_str("<tr>");
+        for cell in r {
+            // cells are escaped by the caller; numbers are right-aligned
+            let numeric = cell.chars().next().is_some_and(|c| c.is_ascii_digit() || c == '-');
+            if numeric {
+                let _ = write!(o, "<td class=\"n\">{cell}</td>");
+            } else {
+                let _ = write!(o, "<td>{cell}</td>");
+            }
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</table>\n");
+}
+
+/// "1 slow link", "2 slow links".
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+fn num(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+/// The report page.
+pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
+    let u = escape(&doc.metric.unit);
+    let an = &doc.analysis;
+    let v = &doc.verdict;
+    let who = |r: usize| escape(&report::name(doc, r));
+    let mut o = String::new();
+    let title = format!("fabdiag sweep: {} nodes, {}", doc.nodes.len(), doc.metric.test);
+    let _ = writeln!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>",
+        escape(&title)
+    );
+    let _ = writeln!(o, "<h1>{}</h1>", escape(&title));
+    let _ = writeln!(
+        o,
+        "<p class=\"meta\">{} pairs in {} rounds; {} to {}; fabdiag {}, libfabric {}; schema {}</p>",
+        doc.schedule.total_pairs,
+        doc.schedule.rounds,
+        escape(&doc.started),
+        escape(&doc.ended),
+        escape(&doc.fabdiag_version),
+        escape(doc.libfabric_version.as_deref().unwrap_or("-")),
+        escape(&doc.schema)
+    );
+    let mut problems = Vec::new();
+    if !v.lost_nodes.is_empty() {
+        problems.push(count(v.lost_nodes.len(), "missing or lost node"));
+    }
+    if v.failed_pairs > 0 {
+        problems.push(count(v.failed_pairs, "failed pair"));
+    }
+    if v.untested_pairs > 0 {
+        problems.push(format!("{} not tested", count(v.untested_pairs, "pair")));
+    }
+    if v.slow_nodes > 0 {
+        problems.push(count(v.slow_nodes, "slow node"));
+    }
+    if v.slow_links > 0 {
+        problems.push(count(v.slow_links, "slow link"));
+    }
+    if !v.threshold_pairs.is_empty() || !v.threshold_nodes.is_empty() {
+        problems.push(format!(
+            "{} and {} below the threshold",
+            count(v.threshold_pairs.len(), "pair"),
+            count(v.threshold_nodes.len(), "node")
+        ));
+    }
+    if problems.is_empty() {
+        let _ = writeln!(o, "<div class=\"verdict ok\">No slow link or node, no failure</div>");
+    } else {
+        let _ = writeln!(o, "<div class=\"verdict bad\">{}</div>", escape(&problems.join("; ")));
+    }
+    let measured = doc
+        .pairs
+        .iter()
+        .filter(|p| p.round.is_some() && p.value.is_some())
+        .count();
+    let _ = writeln!(
+        o,
+        "<p>{measured} pairs measured: median {} {u}, best {}, worst {}. Outlier: below {} of the {} and more than {} scaled MADs from the median; a node is slow when over {} of its pairs are.</p>",
+        num(an.stats.median),
+        num(an.stats.best),
+        num(an.stats.worst),
+        an.rules.fraction,
+        match an.rules.reference {
+            Reference::Median => "median",
+            Reference::Best => "best",
+        },
+        an.rules.z,
+        an.rules.node_fraction
+    );
+    o.push_str("<h2>Heatmap</h2>\n");
+    o.push_str(&img(heatmap, "heatmap of every pair's result"));
+    o.push_str("\n<h2>Distribution</h2>\n");
+    o.push_str(&img(histogram, "histogram of pair results"));
+    o.push_str("\n<h2>Slow nodes</h2>\n");
+    table(
+        &mut o,
+        &[
+            "node",
+            &format!("median ({})", doc.metric.unit),
+            "slow pairs",
+            "measured pairs",
+        ],
+        an.slow_nodes
+            .iter()
+            .map(|f| {
+                vec![
+                    who(f.node),
+                    num(f.median),
+                    f.outlier_pairs.to_string(),
+                    f.measured_pairs.to_string(),
+                ]
+            })
+            .collect(),
+        "none",
+    );
+    o.push_str("<h2>Slow links</h2>\n");
+    table(
+        &mut o,
+        &[
+            "pair",
+            &format!("result ({})", doc.metric.unit),
+            "of median",
+            "of best",
+            "score",
+            "re-test alone",
+        ],
+        an.slow_links
+            .iter()
+            .map(|f| {
+                let re = doc
+                    .retests
+                    .iter()
+                    .find(|r| (r.a, r.b) == (f.a, f.b))
+                    .map(|r| match (&r.verdict, r.alone) {
+                        (RetestVerdict::Confirmed, Some(x)) => format!("{} confirmed", num(x)),
+                        (RetestVerdict::Confirmed, None) => "failed, confirmed".into(),
+                        (RetestVerdict::Cleared, x) => format!("{} cleared", num(x.unwrap_or(0.0))),
+                    })
+                    .unwrap_or_else(|| "not re-tested".into());
+                vec![
+                    format!("{} &harr; {}", who(f.a), who(f.b)),
+                    num(f.value),
+                    num(f.of_median),
+                    num(f.of_best),
+                    format!("{:.1}", f.score),
+                    escape(&re),
+                ]
+            })
+            .collect(),
+        "none",
+    );
+    let cleared: Vec<Vec<String>> = doc
+        .retests
+        .iter()
+        .filter(|r| r.verdict == RetestVerdict::Cleared)
+        .map(|r| {
+            vec![
+                format!("{} &harr; {}", who(r.a), who(r.b)),
+                num(r.first.unwrap_or(0.0)),
+                num(r.alone.unwrap_or(0.0)),
+            ]
+        })
+        .collect();
+    if !cleared.is_empty() {
+        o.push_str("<h2>Cleared by re-test</h2>\n");
+        table(&mut o, &["pair", "in the sweep", "alone"], cleared, "none");
+    }
+    o.push_str("<h2>Missing or lost nodes</h2>\n");
+    table(
+        &mut o,
+        &["node", "status", "reason"],
+        doc.nodes
+            .iter()
+            .filter(|x| x.node.status != NodeStatus::Ok)
+            .map(|x| {
+                vec![
+                    who(x.node.rank),
+                    match x.node.status {
+                        NodeStatus::Missing => "never joined".into(),
+                        NodeStatus::Lost => "lost".into(),
+                        NodeStatus::Ok => "ok".into(),
+                    },
+                    escape(x.node.reason.as_deref().unwrap_or("unknown")),
+                ]
+            })
+            .collect(),
+        "none",
+    );
+    let failed: Vec<_> = doc.pairs.iter().filter(|p| p.error.is_some() && !p.untested).collect();
+    let _ = writeln!(o, "<h2>Failed pairs ({})</h2>", failed.len());
+    table(
+        &mut o,
+        &["pair", "error"],
+        failed
+            .iter()
+            .take(200)
+            .map(|p| {
+                vec![
+                    format!("{} &harr; {}", who(p.a), who(p.b)),
+                    escape(p.error.as_deref().unwrap_or("")),
+                ]
+            })
+            .collect(),
+        "none",
+    );
+    if failed.len() > 200 {
+        let _ = writeln!(o, "<p class=\"none\">{} more in sweep.json</p>", failed.len() - 200);
+    }
+    o.push_str("<h2>Nodes</h2>\n");
+    table(
+        &mut o,
+        &[
+            "node",
+            &format!("median ({})", doc.metric.unit),
+            "measured",
+            "failed",
+            "",
+        ],
+        doc.nodes
+            .iter()
+            .map(|x| {
+                vec![
+                    who(x.node.rank),
+                    x.median.map_or("-".into(), num),
+                    x.pairs_measured.to_string(),
+                    x.pairs_failed.to_string(),
+                    if x.slow {
+                        "<span class=\"slow\">slow</span>".into()
+                    } else {
+                        String::new()
+                    },
+                ]
+            })
+            .collect(),
+        "none",
+    );
+    let ov = &doc.overhead;
+    let _ = writeln!(
+        o,
+        "<p class=\"meta\">Overhead: join {:.2} s; first round {:.0} ms beyond the measurement; later rounds {:.1} ms mean, {:.1} ms max.</p>",
+        ov.join_s,
+        ov.first_round_s * 1e3,
+        ov.round_mean_s * 1e3,
+        ov.round_max_s * 1e3
+    );
+    o.push_str("</body></html>\n");
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::doc_with;
+
+    #[test]
+    fn escapes_what_a_rank_sent() {
+        assert_eq!(escape("<a href='x'>&\""), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;");
+        let doc = doc_with(4, &[], &[(0, 2)], &[3]);
+        let html = page(&doc, b"png", b"png");
+        // host names are "host<r>" in the test document
+        assert!(!html.contains("host<"), "an unescaped host name: {html}");
+        assert!(html.contains("host&lt;3&gt;"));
+        assert!(html.contains("never joined"));
+        assert!(html.contains("provider error"));
+    }
+
+    #[test]
+    fn the_page_carries_its_pictures_and_verdict() {
+        let ok = page(&doc_with(4, &[], &[], &[]), b"heat", b"hist");
+        assert!(ok.contains("No slow link or node"));
+        assert!(ok.contains("data:image/png;base64,aGVhdA=="));
+        assert!(ok.contains("data:image/png;base64,aGlzdA=="));
+        assert!(ok.starts_with("<!DOCTYPE html>") && ok.trim_end().ends_with("</html>"));
+        let bad = page(&doc_with(6, &[((1, 4), 20.0)], &[], &[]), b"", b"");
+        assert!(bad.contains("1 slow link<") || bad.contains("1 slow link;"), "{bad}");
+        assert!(bad.contains("class=\"verdict bad\""));
+    }
+}

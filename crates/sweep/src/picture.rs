@@ -1,0 +1,488 @@
+//! The sweep's pictures, as PNG bytes: the N × N heatmap of pair results
+//! and the histogram of all pair figures. Pure functions of a finished
+//! `SweepDoc`: they draw with `plotters` into memory and encode with `png`;
+//! they never write a file (the binary decides where pictures go).
+//!
+//! Text is drawn with DejaVu Sans embedded in the binary (the `dejavu`
+//! crate), so a picture looks the same on a node with no fonts installed.
+
+use crate::analysis::Better;
+use crate::report::SweepDoc;
+use crate::SweepError;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::collections::HashMap;
+
+/// Colour of a pair that ran and failed.
+pub const FAILED: RGBColor = RGBColor(220, 30, 30);
+/// Colour of a pair that never ran (a rank missing or lost).
+pub const UNTESTED: RGBColor = RGBColor(190, 190, 190);
+/// The colour scale covers this fraction of the best figure up to the
+/// best: everything at or below half the best is the darkest colour, so a
+/// 25 % slow link stands out while a 2 % spread stays one colour.
+pub const SCALE_FLOOR: f64 = 0.5;
+
+/// The largest heatmap side in cells; above it ranks are grouped into
+/// blocks and a block shows its worst pair, so one bad link is never
+/// averaged away.
+const MAX_CELLS: usize = 1000;
+
+const FONT: &str = "sans-serif";
+
+fn font_ready() -> Result<(), SweepError> {
+    static ONCE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let ok = *ONCE.get_or_init(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok()
+            && plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold()).is_ok()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(SweepError::Picture("the embedded font could not be loaded".into()))
+    }
+}
+
+fn draw_err<E: std::fmt::Display>(e: E) -> SweepError {
+    SweepError::Picture(e.to_string())
+}
+
+/// What one heatmap cell shows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Cell {
+    Diagonal,
+    Value(f64),
+    Failed,
+    Untested,
+}
+
+impl Cell {
+    /// Which of two cells a block shows: a failure first, then the worse
+    /// figure, then a gap.
+    fn worse(self, other: Cell, better: Better) -> Cell {
+        use Cell::*;
+        match (self, other) {
+            (Failed, _) | (_, Failed) => Failed,
+            (Value(x), Value(y)) => match better {
+                Better::Higher => Value(x.min(y)),
+                Better::Lower => Value(x.max(y)),
+            },
+            (Value(x), _) | (_, Value(x)) => Value(x),
+            (Untested, _) | (_, Untested) => Untested,
+            (Diagonal, Diagonal) => Diagonal,
+        }
+    }
+}
+
+/// The cells of the matrix, grouped into blocks of `block` ranks a side
+/// so that a side has at most `max_cells`.
+pub fn cells(doc: &SweepDoc, max_cells: usize) -> (Vec<Vec<Cell>>, usize) {
+    let n = doc.nodes.len();
+    let block = n.div_ceil(max_cells.max(1)).max(1);
+    let side = n.div_ceil(block);
+    let mut state: HashMap<(usize, usize), Cell> = HashMap::new();
+    for p in &doc.pairs {
+        let c = match (p.value, p.untested) {
+            (Some(v), _) => Cell::Value(v),
+            (None, true) => Cell::Untested,
+            (None, false) => Cell::Failed,
+        };
+        // a re-test does not replace the sweep's figure in the picture
+        if p.round.is_some() || !state.contains_key(&(p.a, p.b)) {
+            state.insert((p.a, p.b), c);
+        }
+    }
+    let mut grid = vec![vec![Cell::Diagonal; side]; side];
+    for a in 0..n {
+        for b in 0..n {
+            if a == b {
+                continue;
+            }
+            let key = (a.min(b), a.max(b));
+            let c = state.get(&key).copied().unwrap_or(Cell::Untested);
+            let (i, j) = (a / block, b / block);
+            grid[i][j] = if grid[i][j] == Cell::Diagonal {
+                c
+            } else {
+                grid[i][j].worse(c, doc.metric.better)
+            };
+        }
+    }
+    (grid, block)
+}
+
+/// A figure as a fraction of the best (1: the best pair; lower: worse),
+/// for either direction of "better".
+pub fn of_best(v: f64, best: f64, better: Better) -> f64 {
+    if !(v > 0.0 && best > 0.0) {
+        return 0.0;
+    }
+    match better {
+        Better::Higher => v / best,
+        Better::Lower => best / v,
+    }
+}
+
+/// The colour of a figure on the scale.
+pub fn colour(q: f64) -> RGBColor {
+    let h = ((q - SCALE_FLOOR) / (1.0 - SCALE_FLOOR)).clamp(0.0, 1.0);
+    ViridisRGB::get_color(h)
+}
+
+fn cell_colour(c: Cell, best: f64, better: Better) -> RGBColor {
+    match c {
+        Cell::Diagonal => WHITE,
+        Cell::Value(v) => colour(of_best(v, best, better)),
+        Cell::Failed => FAILED,
+        Cell::Untested => UNTESTED,
+    }
+}
+
+fn encode(buf: &[u8], w: u32, h: u32) -> Result<Vec<u8>, SweepError> {
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header().map_err(draw_err)?;
+    writer.write_image_data(buf).map_err(draw_err)?;
+    writer.finish().map_err(draw_err)?;
+    Ok(out)
+}
+
+fn label(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// The heatmap: row and column are ranks, a cell's colour is its pair's
+/// figure against the best pair; failed pairs red, untested grey; slow
+/// nodes' rank labels in red.
+pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
+    font_ready()?;
+    let n = doc.nodes.len();
+    let (grid, block) = cells(doc, MAX_CELLS);
+    let side = grid.len();
+    let cell = (720 / side.max(1)).clamp(1, 28) as i32;
+    let plot = cell * side as i32;
+    let (left, top, right, bottom) = (70i32, 64i32, 130i32, 70i32);
+    let w = (left + plot + right).max(560);
+    let h = top + plot + bottom;
+    let mut buf = vec![255u8; (w * h * 3) as usize];
+    let better = doc.metric.better;
+    let best = doc.analysis.stats.best;
+    let slow: std::collections::HashSet<usize> = doc.analysis.slow_nodes.iter().map(|f| f.node).collect();
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (w as u32, h as u32)).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_err)?;
+        let text = |size: f64, pos: Pos| (FONT, size).into_font().color(&BLACK).pos(pos);
+        let title = format!("fabdiag sweep: {} ({}), {n} ranks", doc.metric.test, doc.metric.unit);
+        root.draw(&Text::new(
+            title,
+            (left, 10),
+            text(18.0, Pos::new(HPos::Left, VPos::Top)),
+        ))
+        .map_err(draw_err)?;
+        let sub = if block > 1 {
+            format!("each cell: a block of {block} x {block} ranks, showing its worst pair")
+        } else {
+            format!("row: rank, column: rank; {} pairs", doc.schedule.total_pairs)
+        };
+        root.draw(&Text::new(sub, (left, 34), text(13.0, Pos::new(HPos::Left, VPos::Top))))
+            .map_err(draw_err)?;
+        for (i, row) in grid.iter().enumerate() {
+            for (j, c) in row.iter().enumerate() {
+                let (x, y) = (left + j as i32 * cell, top + i as i32 * cell);
+                let col = cell_colour(*c, best, better);
+                root.draw(&Rectangle::new([(x, y), (x + cell, y + cell)], col.filled()))
+                    .map_err(draw_err)?;
+            }
+        }
+        root.draw(&Rectangle::new(
+            [(left - 1, top - 1), (left + plot, top + plot)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(draw_err)?;
+        // rank labels, as many as fit without overlapping
+        let step = ((16 + cell - 1) / cell).max(1) as usize;
+        let step = if side <= 8 { 1 } else { step.max(side.div_ceil(40)) };
+        for i in (0..side).step_by(step) {
+            let rank = i * block;
+            let red = (rank..(rank + block).min(n)).any(|r| slow.contains(&r));
+            let colour = if red { FAILED } else { BLACK };
+            let mid = i as i32 * cell + cell / 2;
+            let style = (FONT, 12.0).into_font().color(&colour);
+            root.draw(&Text::new(
+                rank.to_string(),
+                (left - 6, top + mid),
+                style.pos(Pos::new(HPos::Right, VPos::Center)),
+            ))
+            .map_err(draw_err)?;
+            let style = (FONT, 12.0).into_font().color(&colour);
+            root.draw(&Text::new(
+                rank.to_string(),
+                (left + mid, top + plot + 6),
+                style.pos(Pos::new(HPos::Center, VPos::Top)),
+            ))
+            .map_err(draw_err)?;
+        }
+        // a slow node may fall between labels, or be one pixel wide: a red
+        // mark beside both axes finds it
+        for &r in &slow {
+            let at = (r / block) as i32 * cell;
+            let len = cell.max(3);
+            root.draw(&Rectangle::new(
+                [(left - 4, top + at), (left - 1, top + at + len)],
+                FAILED.filled(),
+            ))
+            .map_err(draw_err)?;
+            root.draw(&Rectangle::new(
+                [(left + at, top + plot + 1), (left + at + len, top + plot + 4)],
+                FAILED.filled(),
+            ))
+            .map_err(draw_err)?;
+        }
+        root.draw(&Text::new(
+            "rank (slow nodes in red)",
+            (left + plot / 2, top + plot + 26),
+            text(13.0, Pos::new(HPos::Center, VPos::Top)),
+        ))
+        .map_err(draw_err)?;
+        // the colour scale, best at the top
+        let bx = left + plot + 24;
+        let bh = plot.clamp(120, 400);
+        for k in 0..bh {
+            let q = 1.0 - (1.0 - SCALE_FLOOR) * k as f64 / (bh - 1).max(1) as f64;
+            root.draw(&Rectangle::new(
+                [(bx, top + k), (bx + 16, top + k + 1)],
+                colour(q).filled(),
+            ))
+            .map_err(draw_err)?;
+        }
+        for (q, y) in [(1.0, top), (0.75, top + bh / 2), (SCALE_FLOOR, top + bh - 1)] {
+            let v = match better {
+                Better::Higher => best * q,
+                Better::Lower => best / q,
+            };
+            let s = if best > 0.0 {
+                format!("{} ({:.0}%)", label(v), q * 100.0)
+            } else {
+                format!("{:.0}%", q * 100.0)
+            };
+            root.draw(&Text::new(
+                s,
+                (bx + 20, y),
+                text(11.0, Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(draw_err)?;
+        }
+        let mut y = top + bh + 14;
+        for (c, what) in [(FAILED, "failed"), (UNTESTED, "not tested")] {
+            root.draw(&Rectangle::new([(bx, y), (bx + 16, y + 12)], c.filled()))
+                .map_err(draw_err)?;
+            root.draw(&Text::new(
+                what,
+                (bx + 20, y + 6),
+                text(11.0, Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(draw_err)?;
+            y += 18;
+        }
+        root.present().map_err(draw_err)?;
+    }
+    encode(&buf, w as u32, h as u32)
+}
+
+/// The histogram of every measured pair: outlier pairs stacked in red over
+/// the rest, the median as a line.
+pub fn histogram_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
+    font_ready()?;
+    let (w, h) = (720u32, 360u32);
+    let values: Vec<f64> = doc
+        .pairs
+        .iter()
+        .filter(|p| p.round.is_some())
+        .filter_map(|p| p.value)
+        .collect();
+    let flagged: std::collections::HashSet<(usize, usize)> = doc
+        .analysis
+        .slow_links
+        .iter()
+        .map(|f| (f.a, f.b))
+        .chain(
+            doc.pairs
+                .iter()
+                .filter(|p| p.value.is_some_and(|v| doc.analysis.is_outlier(v)))
+                .map(|p| (p.a, p.b)),
+        )
+        .collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = if values.is_empty() {
+        (0.0, 1.0)
+    } else if hi - lo < hi.abs() * 1e-6 {
+        (lo * 0.95, hi * 1.05 + 1e-9)
+    } else {
+        let pad = (hi - lo) * 0.02;
+        (lo - pad, hi + pad)
+    };
+    let bins = 30usize;
+    let width = (hi - lo) / bins as f64;
+    let mut normal = vec![0u32; bins];
+    let mut slow = vec![0u32; bins];
+    for p in doc.pairs.iter().filter(|p| p.round.is_some()) {
+        let Some(v) = p.value else { continue };
+        let i = (((v - lo) / width) as usize).min(bins - 1);
+        if flagged.contains(&(p.a, p.b)) {
+            slow[i] += 1;
+        } else {
+            normal[i] += 1;
+        }
+    }
+    let top = normal.iter().zip(&slow).map(|(a, b)| a + b).max().unwrap_or(0).max(1);
+    let mut buf = vec![255u8; (w * h * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("pair results: {} ({} pairs)", doc.metric.test, values.len()),
+                (FONT, 16.0),
+            )
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(48)
+            .build_cartesian_2d(lo..hi, 0u32..(top + top / 10 + 1))
+            .map_err(draw_err)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            // not max_light_lines(0): plotters 0.3.7 loops forever on it
+            .light_line_style(WHITE)
+            .x_labels(8)
+            .y_labels(6)
+            .x_label_formatter(&|v| label(*v))
+            .x_desc(doc.metric.unit.as_str())
+            .y_desc("pairs")
+            .label_style((FONT, 12.0))
+            .axis_desc_style((FONT, 13.0))
+            .draw()
+            .map_err(draw_err)?;
+        let blue = RGBColor(54, 92, 141);
+        for i in 0..bins {
+            let x0 = lo + i as f64 * width;
+            let x1 = x0 + width * 0.92;
+            if normal[i] > 0 {
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(x0, 0), (x1, normal[i])],
+                        blue.filled(),
+                    )))
+                    .map_err(draw_err)?;
+            }
+            if slow[i] > 0 {
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(x0, normal[i]), (x1, normal[i] + slow[i])],
+                        FAILED.filled(),
+                    )))
+                    .map_err(draw_err)?;
+            }
+        }
+        let med = doc.analysis.stats.median;
+        if !values.is_empty() && med > lo && med < hi {
+            chart
+                .draw_series(LineSeries::new(
+                    [(med, 0), (med, top + top / 10 + 1)],
+                    BLACK.stroke_width(2),
+                ))
+                .map_err(draw_err)?
+                .label(format!("median {}", label(med)))
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], BLACK.stroke_width(2)));
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .label_font((FONT, 12.0))
+                .position(SeriesLabelPosition::UpperMiddle)
+                .draw()
+                .map_err(draw_err)?;
+        }
+        root.present().map_err(draw_err)?;
+    }
+    encode(&buf, w, h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::doc_with;
+
+    fn decode(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+        let dec = png::Decoder::new(std::io::Cursor::new(bytes));
+        let mut r = dec.read_info().expect("png header");
+        let mut buf = vec![0; r.output_buffer_size().expect("size")];
+        let info = r.next_frame(&mut buf).expect("png frame");
+        buf.truncate(info.buffer_size());
+        (info.width, info.height, buf)
+    }
+
+    fn has(buf: &[u8], c: RGBColor) -> bool {
+        buf.chunks(3).any(|p| p == [c.0, c.1, c.2])
+    }
+
+    #[test]
+    fn heatmap_shows_each_state_in_its_colour() {
+        // rank 3 failed with rank 1; rank 4 missing; the rest at 100 but
+        // one pair at 60
+        let doc = doc_with(5, &[((0, 1), 60.0)], &[(1, 3)], &[4]);
+        let png = heatmap_png(&doc).expect("heatmap");
+        let (w, h, buf) = decode(&png);
+        assert!(w >= 560 && h > 5 * 28, "{w}x{h}");
+        assert!(has(&buf, FAILED), "a failed pair is red");
+        assert!(has(&buf, UNTESTED), "a missing rank's pairs are grey");
+        assert!(has(&buf, colour(1.0)), "the best pairs");
+        assert!(has(&buf, colour(0.6)), "the 60 % pair");
+        // and the colour of the 60 % pair is not the best pairs' colour
+        assert_ne!(colour(0.6), colour(1.0));
+    }
+
+    #[test]
+    fn a_big_sweep_is_drawn_in_blocks_that_keep_the_worst_pair() {
+        // the same grouping as 2,500 ranks in 1,000 cells, at a size a
+        // debug-build test draws quickly
+        let doc = doc_with(25, &[((7, 24), 10.0)], &[(2, 5)], &[]);
+        let (grid, block) = cells(&doc, 10);
+        assert_eq!(block, 3);
+        assert_eq!(grid.len(), 9);
+        assert_eq!(grid[7 / 3][24 / 3], Cell::Value(10.0));
+        assert_eq!(grid[24 / 3][7 / 3], Cell::Value(10.0));
+        assert_eq!(grid[0][1], Cell::Failed, "a failure outranks every figure");
+        assert_eq!(
+            grid[1][1],
+            Cell::Value(100.0),
+            "a block on the diagonal holds pairs too"
+        );
+        assert_eq!(grid[3][3], Cell::Value(100.0));
+    }
+
+    #[test]
+    fn latency_is_scaled_the_other_way() {
+        assert!((of_best(2.0, 1.0, Better::Lower) - 0.5).abs() < 1e-12);
+        assert!((of_best(50.0, 100.0, Better::Higher) - 0.5).abs() < 1e-12);
+        assert_eq!(of_best(0.0, 100.0, Better::Higher), 0.0);
+    }
+
+    #[test]
+    fn histogram_draws_outliers_in_red() {
+        let doc = doc_with(6, &[((0, 1), 20.0)], &[], &[]);
+        assert!(!doc.analysis.slow_links.is_empty(), "the test needs an outlier");
+        let (_, _, buf) = decode(&histogram_png(&doc).expect("histogram"));
+        assert!(has(&buf, FAILED));
+        let empty = doc_with(2, &[], &[(0, 1)], &[]);
+        histogram_png(&empty).expect("a histogram with no figure still draws");
+    }
+}
