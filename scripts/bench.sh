@@ -7,6 +7,7 @@
 # numbers depend on the machine and its load.
 #
 # usage: [FABDIAG_BIN=path] scripts/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--quick]
+#                                           [--only latency|rate|bandwidth] [--provider shm|tcp]
 #   --runs      alternations per row (default 5; the median is reported)
 #   --iters     iterations of latency and message-rate rows (default 20000)
 #   --fabtests  a directory holding fabtests' binaries (fi_rdm_pingpong,
@@ -14,6 +15,7 @@
 #               sources; without it only Debian's fi_pingpong and iperf3 are
 #               compared
 #   --quick     fewer sizes
+#   --only      one kind of row; --provider: one provider (default both)
 #
 # Rows:
 #   latency    fabdiag send-lat (mean of round trip / 2, --latency-gap 0)
@@ -32,12 +34,16 @@ RUNS=5
 ITERS=20000
 FT=""
 QUICK=0
+ONLY=""
+PROVS="shm tcp"
 while [ $# -gt 0 ]; do
     case "$1" in
         --runs) RUNS="$2"; shift 2 ;;
         --iters) ITERS="$2"; shift 2 ;;
         --fabtests) FT="$2"; shift 2 ;;
         --quick) QUICK=1; shift ;;
+        --only) ONLY="$2"; shift 2 ;;
+        --provider) PROVS="$2"; shift 2 ;;
         *) echo "bench.sh: unknown argument '$1'" >&2; exit 1 ;;
     esac
 done
@@ -165,7 +171,8 @@ row() {
 echo "fabdiag $($B --version | awk '{print $2}'), $(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), libfabric $(dpkg-query -W -f='${Version}' libfabric1 2>/dev/null), $RUNS alternating runs, medians, $PINNED"
 printf '%-9s %-4s %6s  %10s  %-16s %10s  %5s  %s\n' kind prov size fabdiag peer peer "speed" "matched settings"
 if [ "$QUICK" = 1 ]; then sizes="8 4096"; else sizes="8 64 1024 4096"; fi
-for p in shm tcp; do
+want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
+want latency && for p in $PROVS; do
     for s in $sizes; do
         row latency "$p" "$s" fabdiag_lat pingpong_lat fi_pingpong "usec one-way; $ITERS iterations, one message in flight, transmit-complete sends"
         if [ -n "$FT" ]; then
@@ -173,14 +180,18 @@ for p in shm tcp; do
         fi
     done
 done
-if [ -n "$FT" ]; then
-    for p in shm tcp; do
+if [ -n "$FT" ] && want rate; then
+    for p in $PROVS; do
         for s in $sizes; do
             row "msg rate" "$p" "$s" fabdiag_rate ft_rate fi_rdm_tagged_bw "M msg/s; window $WINDOW; fabdiag waits for the receiver's response per window, fabtests does not"
         done
     done
-    for p in shm tcp; do
+fi
+if [ -n "$FT" ] && want bandwidth; then
+    for p in $PROVS; do
         row bandwidth "$p" 65536 fabdiag_bw ft_bw fi_rma_bw "Gbit/s; RMA write, window $WINDOW, delivery complete on both (fi_rma_bw -U)"
     done
 fi
-row bandwidth tcp 65536 fabdiag_bw iperf_bw iperf3 "Gbit/s; write-bw window $WINDOW over tcp;ofi_rxm vs one iperf3 TCP stream"
+if want bandwidth && [[ " $PROVS " == *" tcp "* ]]; then
+    row bandwidth tcp 65536 fabdiag_bw iperf_bw iperf3 "Gbit/s; write-bw window $WINDOW over tcp;ofi_rxm vs one iperf3 TCP stream"
+fi

@@ -167,6 +167,32 @@ pub struct Endpoint {
     selective: bool,
     scratch: Vec<ffi::RawCompletion>,
     leak: bool,
+    hot: HotConsts,
+}
+
+/// The header constants the posting and polling paths use, read once at
+/// open: each read is a call into the shim, and the send path used three
+/// per operation (seen in callgrind: 14 instructions in the shim plus the
+/// calls, per operation).
+#[derive(Clone, Copy)]
+struct HotConsts {
+    completion: u64,
+    inject: u64,
+    delivery_complete: u64,
+    recv: u64,
+    eagain: i32,
+}
+
+impl HotConsts {
+    fn read() -> HotConsts {
+        HotConsts {
+            completion: consts::completion(),
+            inject: consts::inject(),
+            delivery_complete: consts::delivery_complete(),
+            recv: consts::recv(),
+            eagain: consts::eagain(),
+        }
+    }
 }
 
 impl Drop for Endpoint {
@@ -235,6 +261,7 @@ impl Endpoint {
             selective: false,
             scratch: vec![ffi::RawCompletion::default(); 64],
             leak: false,
+            hot: HotConsts::read(),
         };
         let mut fabric = ptr::null_mut();
         // SAFETY: info is a live entry of `list`; fabric receives a new
@@ -442,20 +469,20 @@ impl Endpoint {
     }
 
     fn flags(&self, f: OpFlags) -> u64 {
-        let mut flags = if self.completes(f) { consts::completion() } else { 0 };
+        let mut flags = if self.completes(f) { self.hot.completion } else { 0 };
         if f.inject {
-            flags |= consts::inject();
+            flags |= self.hot.inject;
         }
         if self.delivery_complete {
-            flags |= consts::delivery_complete();
+            flags |= self.hot.delivery_complete;
         }
         flags
     }
 
-    fn posted(call: &'static str, rc: i32) -> Result<Posted, FabricError> {
+    fn posted(&self, call: &'static str, rc: i32) -> Result<Posted, FabricError> {
         if rc == 0 {
             Ok(Posted::Queued)
-        } else if -rc == consts::eagain() {
+        } else if -rc == self.hot.eagain {
             Ok(Posted::Busy)
         } else {
             Err(FabricError::call(call, rc))
@@ -494,7 +521,7 @@ impl Endpoint {
                 context as *mut c_void,
             )
         };
-        Self::posted("fi_writemsg", rc)
+        self.posted("fi_writemsg", rc)
     }
 
     /// Reads `len` bytes from the peer's region into local region `id`.
@@ -527,7 +554,7 @@ impl Endpoint {
                 context as *mut c_void,
             )
         };
-        Self::posted("fi_readmsg", rc)
+        self.posted("fi_readmsg", rc)
     }
 
     /// Sends `len` bytes (0 allowed) of local region `id` at `off`.
@@ -542,10 +569,16 @@ impl Endpoint {
         context: u64,
     ) -> Result<Posted, FabricError> {
         let (buf, desc) = self.local(id, off, len)?;
+        if !self.completes(f) {
+            // SAFETY: buf..buf+len is in a buffer owned by self; an injected
+            // payload is copied before fi_inject returns.
+            let rc = unsafe { ffi::fdg_inject(self.ep, buf, len as usize, peer.0) };
+            return self.posted("fi_inject", rc);
+        }
         let flags = self.flags(f);
         // SAFETY: buf..buf+len is in a registered buffer owned by self.
         let rc = unsafe { ffi::fdg_send(self.ep, buf, len as usize, desc, peer.0, flags, context as *mut c_void) };
-        Self::posted("fi_sendmsg", rc)
+        self.posted("fi_sendmsg", rc)
     }
 
     /// Posts a receive of up to `len` bytes into local region `id` at `off`.
@@ -554,7 +587,7 @@ impl Endpoint {
         // SAFETY: buf..buf+len is in a registered buffer owned by self and
         // outlives the endpoint, so a late delivery cannot reach freed memory.
         let rc = unsafe { ffi::fdg_recv(self.ep, buf, len as usize, desc, context as *mut c_void) };
-        Self::posted("fi_recv", rc)
+        self.posted("fi_recv", rc)
     }
 
     /// A provider defect that would crash the process on this atomic,
@@ -645,7 +678,7 @@ impl Endpoint {
                 context as *mut c_void,
             )
         };
-        Self::posted("fi_atomicmsg", rc)
+        self.posted("fi_atomicmsg", rc)
     }
 
     /// Reads up to `out.len()` completions, driving progress. An error
@@ -656,11 +689,12 @@ impl Endpoint {
         let n = unsafe { ffi::fdg_cq_read(self.cq, self.scratch.as_mut_ptr(), max) };
         if n >= 0 {
             let n = n as usize;
+            let recv = self.hot.recv;
             for (o, s) in out.iter_mut().zip(&self.scratch[..n]) {
                 *o = Completion {
                     context: s.context,
                     len: s.len,
-                    is_recv: s.flags & consts::recv() != 0,
+                    is_recv: s.flags & recv != 0,
                 };
             }
             return Ok(n);

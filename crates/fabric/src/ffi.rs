@@ -145,6 +145,7 @@ extern "C" {
         flags: u64,
         context: *mut c_void,
     ) -> c_int;
+    pub fn fdg_inject(ep: *mut FidEp, buf: *mut c_void, len: usize, dest: u64) -> c_int;
     pub fn fdg_recv(ep: *mut FidEp, buf: *mut c_void, len: usize, desc: *mut c_void, context: *mut c_void) -> c_int;
     pub fn fdg_cq_read(cq: *mut FidCq, out: *mut RawCompletion, max: usize) -> c_long;
     pub fn fdg_cq_readerr(

@@ -25,6 +25,8 @@ pub(crate) enum Peer {
 
 pub(crate) struct FakeWire {
     peer: Peer,
+    /// The provider it stands for (the inject limit depends on it).
+    pub provider: &'static str,
     queue: VecDeque<Completion>,
     memory: Vec<u8>,
     sends: u64,
@@ -37,6 +39,7 @@ impl FakeWire {
     pub fn new(peer: Peer) -> FakeWire {
         FakeWire {
             peer,
+            provider: "fake",
             queue: VecDeque::with_capacity(1024),
             memory: vec![0; 1 << 20],
             sends: 0,
@@ -58,6 +61,9 @@ impl FakeWire {
 impl Wire for FakeWire {
     fn inject_size(&self) -> u64 {
         4096
+    }
+    fn provider(&self) -> &str {
+        self.provider
     }
     fn rx_depth(&self) -> u64 {
         1024
@@ -144,7 +150,12 @@ fn writes(iterations: u64, list: u64, size: u64) -> (u64, FakeWire) {
 
 /// send_bw's client: batches closed by the peer's response.
 fn send_batches(iterations: u64, list: u64, size: u64) -> (u64, FakeWire) {
+    send_batches_on("fake", iterations, list, size)
+}
+
+fn send_batches_on(provider: &'static str, iterations: u64, list: u64, size: u64) -> (u64, FakeWire) {
     let mut w = FakeWire::new(Peer::Response(list));
+    w.provider = provider;
     let mut link = Alone::default();
     let r = {
         let mut d = FabricDriver::new(&mut w, &mut link, target(), config(Op::Send, list, size)).unwrap();
@@ -182,9 +193,21 @@ fn injected_sends_leave_no_completion_and_batches_wait_for_the_response() {
     // the peer's response
     let (ops, w) = send_batches(10, 16, 8);
     assert_eq!((ops, w.posted, w.tx_completions), (160, 160, 0));
-    // 8 KiB: past the IDC limit, so each send completes
+    // 8 KiB: past the provider's inject size, so each send completes
     let (ops, w) = send_batches(10, 16, 8192);
     assert_eq!((ops, w.posted, w.tx_completions), (160, 160, 160));
+}
+
+#[test]
+fn sends_inject_up_to_the_providers_limit_but_on_cxi_up_to_the_idc_limit() {
+    // 1 KiB: inline on a provider whose inject size is 4 KiB ...
+    let (_, w) = send_batches_on("shm", 10, 16, 1024);
+    assert_eq!(w.tx_completions, 0);
+    // ... but on cxi the originals' 192 B IDC limit holds
+    let (_, w) = send_batches_on("cxi", 10, 16, 1024);
+    assert_eq!(w.tx_completions, 160);
+    let (_, w) = send_batches_on("cxi", 10, 16, 192);
+    assert_eq!(w.tx_completions, 0);
 }
 
 #[test]

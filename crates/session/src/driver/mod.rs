@@ -36,7 +36,8 @@ pub const INITIATOR: RegionId = RegionId(0);
 pub const TARGET: RegionId = RegionId(1);
 
 /// IDC payload limits of the originals (restricted / unrestricted puts, and
-/// sends), further capped by the provider's inject size.
+/// sends), further capped by the provider's inject size. IDC is CXI's own;
+/// see `inject_limit` for sends on other providers.
 const IDC_MAX_RESTRICTED: u64 = 224;
 const IDC_MAX_UNRESTRICTED: u64 = 192;
 const IDC_MAX_SEND: u64 = 192;
@@ -141,6 +142,32 @@ pub struct FabricDriver<'a, W: Wire + ?Sized = Endpoint> {
     watch_since: Instant,
     last_ctl_check: Instant,
     current_size: u64,
+    /// The largest payload posted with FI_INJECT (None: never).
+    inject_max: Option<u64>,
+}
+
+/// The largest payload this run posts with FI_INJECT. The originals use
+/// IDC (the payload inside the NIC command) up to CXI's limits, and those
+/// hold on cxi. On other providers a send's payload goes inline up to the
+/// provider's own inject size, as fi_pingpong's does (shm: 4 KiB): what a
+/// send measures is unchanged (send_lat's echo and send_bw's response
+/// still confirm every message), only the copy path the provider offers
+/// for small messages is used. Writes keep the originals' limits
+/// everywhere; atomics are never injected.
+fn inject_limit<W: Wire + ?Sized>(cfg: &DriverConfig, ep: &W) -> Option<u64> {
+    if !cfg.use_idc {
+        return None;
+    }
+    let original = match cfg.op {
+        // libfabric 1.17's rxm (tcp) never completes atomics posted with
+        // FI_INJECT, so atomics are never injected
+        Op::Atomic(_) => return None,
+        Op::Send if !ep.provider().starts_with("cxi") => u64::MAX,
+        Op::Send => IDC_MAX_SEND,
+        _ if cfg.unrestricted => IDC_MAX_UNRESTRICTED,
+        _ => IDC_MAX_RESTRICTED,
+    };
+    Some(original.min(ep.inject_size()))
 }
 
 impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
@@ -150,6 +177,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
         peer: (PeerId, RemoteRegion),
         cfg: DriverConfig,
     ) -> Result<Self, DriveError> {
+        let inject_max = inject_limit(&cfg, &*ep);
         let mut d = FabricDriver {
             ep,
             link,
@@ -179,6 +207,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
             watch_since: Instant::now(),
             last_ctl_check: Instant::now(),
             current_size: 0,
+            inject_max,
         };
         if d.cfg.op == Op::Send {
             d.post_initial_receives()?;
@@ -283,18 +312,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
     }
 
     fn inject_ok(&self, size: u64) -> bool {
-        if !self.cfg.use_idc {
-            return false;
-        }
-        let idc_max = match self.cfg.op {
-            // libfabric 1.17's rxm (tcp) never completes atomics posted with
-            // FI_INJECT, so atomics are never injected
-            Op::Atomic(_) => return false,
-            Op::Send => IDC_MAX_SEND,
-            _ if self.cfg.unrestricted => IDC_MAX_UNRESTRICTED,
-            _ => IDC_MAX_RESTRICTED,
-        };
-        size <= idc_max.min(self.ep.inject_size())
+        self.inject_max.is_some_and(|m| size <= m)
     }
 
     fn post_batch(&mut self, size: u64) -> Result<(), DriveError> {

@@ -28,6 +28,8 @@ pub enum What<'a> {
 pub trait Wire {
     /// Largest payload the provider takes with FI_INJECT.
     fn inject_size(&self) -> u64;
+    /// The provider's name ("shm", "tcp;ofi_rxm", "cxi", ...).
+    fn provider(&self) -> &str;
     fn rx_depth(&self) -> u64;
     fn region_len(&self, id: RegionId) -> u64;
     fn region(&self, id: RegionId) -> Option<&[u8]>;
@@ -47,6 +49,9 @@ const INITIATOR: RegionId = RegionId(0);
 impl Wire for Endpoint {
     fn inject_size(&self) -> u64 {
         Endpoint::inject_size(self)
+    }
+    fn provider(&self) -> &str {
+        Endpoint::provider(self)
     }
     fn rx_depth(&self) -> u64 {
         Endpoint::rx_depth(self)

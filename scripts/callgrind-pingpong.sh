@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Instructions per round trip on a real provider, fabdiag send-lat's client
+# against fi_pingpong's, each under callgrind against a normal server: two
+# run lengths, and the difference divided by the extra iterations, so
+# start-up and tear-down cancel. Printed per library (the tool itself with
+# libc, and libfabric). Waiting for the echo is a busy poll, so the totals
+# include a varying number of empty polls; the per-function lines (saved in
+# OUT) are the stable part. Not a test.
+#
+# usage: scripts/callgrind-pingpong.sh [provider (shm)] [size (8)] [OUT dir (/tmp/fabdiag-cg)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+P=${1:-shm}
+S=${2:-8}
+OUT=${3:-/tmp/fabdiag-cg}
+B=${FABDIAG_BIN:-target/release/fabdiag}
+[ -n "${FABDIAG_BIN:-}" ] || cargo build --release -q
+command -v valgrind >/dev/null || { echo "callgrind-pingpong.sh: needs valgrind" >&2; exit 1; }
+mkdir -p "$OUT"
+N1=4000
+N2=8000
+port=$((43000 + RANDOM % 2000))
+
+fab() { # n
+    port=$((port + 1))
+    taskset -c 0 "$B" send-lat -p "$port" >/dev/null 2>&1 &
+    local s=$!
+    sleep 0.3
+    taskset -c 1 valgrind --tool=callgrind --callgrind-out-file="$OUT/fabdiag.$1" \
+        "$B" send-lat 127.0.0.1 -p "$port" -P "$P" -s "$S" -n "$1" --latency-gap 0 >/dev/null 2>&1
+    wait "$s" || true
+}
+
+pp() { # n
+    port=$((port + 1))
+    taskset -c 0 timeout 120 fi_pingpong -p "$P" -e rdm -S "$S" -I "$1" -B "$port" >/dev/null 2>&1 &
+    local s=$!
+    sleep 0.4
+    taskset -c 1 valgrind --tool=callgrind --callgrind-out-file="$OUT/pingpong.$1" \
+        fi_pingpong -p "$P" -e rdm -S "$S" -I "$1" -P "$port" 127.0.0.1 >/dev/null 2>&1
+    wait "$s" || true
+}
+
+# per-function instructions per iteration: (run N2 - run N1) / (N2 - N1)
+per_iteration() { # tag
+    for n in $N1 $N2; do
+        callgrind_annotate --threshold=100 --auto=no "$OUT/$1.$n" |
+            awk -v n="$n" '/^ *[0-9,]+ +\( *[0-9.]+%\) +/ {v=$1; gsub(",", "", v); sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, ""); print n "\t" v "\t" $0}'
+    done | awk -F'\t' -v a="$N1" -v b="$N2" '
+        { if ($1 == a) x[$3] = $2; else y[$3] = $2; k[$3] = 1 }
+        END { for (f in k) { d = (y[f] - x[f]) / (b - a); if (d >= 0.5 || d <= -0.5) printf "%8.1f\t%s\n", d, f } }' |
+        sort -rn >"$OUT/$1.per-iteration"
+}
+
+fab $N1; fab $N2; pp $N1; pp $N2
+per_iteration fabdiag
+per_iteration pingpong
+sum() { awk -F'\t' -v re="$2" '$2 ~ re && $2 !~ /PROGRAM TOTALS/ {s += $1} END {printf "%7.0f", s}' "$OUT/$1.per-iteration"; }
+tot() { awk -F'\t' '$2 ~ /PROGRAM TOTALS/ {printf "%7.0f", $1}' "$OUT/$1.per-iteration"; }
+echo "instructions per round trip, $P, $S B (callgrind, $N2 - $N1 iterations; details in $OUT/*.per-iteration)"
+printf '%-12s %8s %8s %8s\n' "" total "own+libc" libfabric
+printf '%-12s %8s %8s %8s\n' fabdiag "$(tot fabdiag)" "$(sum fabdiag 'fabdiag|libc')" "$(sum fabdiag libfabric)"
+printf '%-12s %8s %8s %8s\n' fi_pingpong "$(tot pingpong)" "$(sum pingpong 'fi_pingpong|libc')" "$(sum pingpong libfabric)"
