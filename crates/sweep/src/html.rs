@@ -194,10 +194,7 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
         an.slow_links
             .iter()
             .map(|f| {
-                let re = doc
-                    .retests
-                    .iter()
-                    .find(|r| (r.a, r.b) == (f.a, f.b))
+                let re = report::retest_for(doc, f.a, f.b)
                     .map(|r| match (&r.verdict, r.alone) {
                         (RetestVerdict::Confirmed, Some(x)) => format!("{} confirmed", num(x)),
                         (RetestVerdict::Confirmed, None) => "failed, confirmed".into(),
@@ -301,14 +298,10 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
             .collect(),
         "none",
     );
-    let ov = &doc.overhead;
     let _ = writeln!(
         o,
-        "<p class=\"meta\">Overhead: join {:.2} s; first round {:.0} ms beyond the measurement; later rounds {:.1} ms mean, {:.1} ms max.</p>",
-        ov.join_s,
-        ov.first_round_s * 1e3,
-        ov.round_mean_s * 1e3,
-        ov.round_max_s * 1e3
+        "<p class=\"meta\">Overhead: {}</p>",
+        escape(&report::overhead_line(doc))
     );
     o.push_str("</body></html>\n");
     o

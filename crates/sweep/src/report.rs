@@ -288,6 +288,26 @@ pub(crate) fn name(doc: &SweepDoc, rank: usize) -> String {
     }
 }
 
+/// What the sweep cost beyond its measurements, in one line.
+pub(crate) fn overhead_line(doc: &SweepDoc) -> String {
+    let ov = &doc.overhead;
+    format!(
+        "join {:.2} s; first round {:.0} ms beyond the measurement (endpoints opened), later rounds {:.1} ms mean, {:.1} ms max; coordinator {:.3} ms per round; {} endpoint opens ({:.2} s)",
+        ov.join_s,
+        ov.first_round_s * 1e3,
+        ov.round_mean_s * 1e3,
+        ov.round_max_s * 1e3,
+        ov.coordinator_mean_s * 1e3,
+        ov.endpoint_opens,
+        ov.endpoint_open_s
+    )
+}
+
+/// The re-test of the pair (a, b), if it had one.
+pub(crate) fn retest_for(doc: &SweepDoc, a: usize, b: usize) -> Option<&Retest> {
+    doc.retests.iter().find(|r| (r.a, r.b) == (a, b))
+}
+
 /// The one-page text summary.
 pub fn text(doc: &SweepDoc) -> String {
     let mut o = String::new();
@@ -354,10 +374,7 @@ pub fn text(doc: &SweepDoc) -> String {
         an.slow_links
             .iter()
             .map(|f| {
-                let re = doc
-                    .retests
-                    .iter()
-                    .find(|r| (r.a, r.b) == (f.a, f.b))
+                let re = retest_for(doc, f.a, f.b)
                     .map(|r| match (&r.verdict, r.alone) {
                         (RetestVerdict::Confirmed, Some(v)) => format!("; alone {v:.2}: confirmed"),
                         (RetestVerdict::Confirmed, None) => "; alone: failed, confirmed".to_string(),
@@ -465,18 +482,7 @@ pub fn text(doc: &SweepDoc) -> String {
             let _ = writeln!(o, "  {:<28} {v:>12}{flag}", name(doc, x.node.rank));
         }
     }
-    let ov = &doc.overhead;
-    let _ = writeln!(
-        o,
-        "overhead: join {:.2} s; first round {:.0} ms beyond the measurement (endpoints opened), later rounds {:.1} ms mean, {:.1} ms max; coordinator {:.3} ms per round; {} endpoint opens ({:.2} s)",
-        ov.join_s,
-        ov.first_round_s * 1e3,
-        ov.round_mean_s * 1e3,
-        ov.round_max_s * 1e3,
-        ov.coordinator_mean_s * 1e3,
-        ov.endpoint_opens,
-        ov.endpoint_open_s
-    );
+    let _ = writeln!(o, "overhead: {}", overhead_line(doc));
     o
 }
 
