@@ -119,6 +119,9 @@ pub struct FabricDriver<'a, W: Wire + ?Sized = Endpoint> {
     rx_responses: u64,
     base_data: u64,
     base_responses: u64,
+    /// send_bw's receiver: messages still to come in the current batch (a
+    /// countdown, so the per-message path has no division).
+    batch_left: u64,
     iteration: u64,
     responses_owed: u64,
     recv_slot_len: u64,
@@ -178,6 +181,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
         cfg: DriverConfig,
     ) -> Result<Self, DriveError> {
         let inject_max = inject_limit(&cfg, &*ep);
+        let batch_left = cfg.list_size;
         let mut d = FabricDriver {
             ep,
             link,
@@ -190,6 +194,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
             rx_data: 0,
             rx_responses: 0,
             base_data: 0,
+            batch_left,
             base_responses: 0,
             iteration: 0,
             responses_owed: 0,
@@ -253,14 +258,23 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
                     if self.cfg.activity == Activity::Passive {
                         if self.cfg.echo {
                             self.echoes_owed.push_back(c.len);
-                        } else if (self.rx_data - self.base_data).is_multiple_of(self.cfg.list_size) {
-                            self.responses_owed += 1;
+                        } else {
+                            self.batch_left = self.batch_left.saturating_sub(1);
+                            if self.batch_left == 0 {
+                                self.responses_owed += 1;
+                                self.batch_left = self.cfg.list_size;
+                            }
                         }
                     }
                 }
                 // Reuse the slot that just completed; the receive queue
-                // therefore cannot be full.
-                let slot = c.context % self.recv_slots;
+                // therefore cannot be full. (The context is the slot it was
+                // posted with; the modulo, a division, only guards it.)
+                let slot = if c.context < self.recv_slots {
+                    c.context
+                } else {
+                    c.context % self.recv_slots
+                };
                 self.ep.recv(TARGET, slot * self.recv_gran, self.recv_slot_len, slot)?;
             } else {
                 self.tx_done += 1;
@@ -392,6 +406,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
         self.current_size = size;
         self.echoes_sent = 0;
         self.base_data = self.rx_data;
+        self.batch_left = self.cfg.list_size;
         self.base_responses = self.rx_responses;
         self.iteration = 0;
     }
