@@ -170,7 +170,7 @@ fn a_client_lost_in_each_phase_ends_only_its_own_test() {
     // killed mid-run
     let p = s.port.to_string();
     let mut cli = Proc::spawn(&mut fabdiag(&["write-bw", "127.0.0.1", "-p", &p, "-D", "30"]));
-    cli.wait_for("the table header", SHORT, |out, _| out.contains("Size[B]"));
+    cli.wait_for("the table header", LIMIT, |out, _| out.contains("Size[B]"));
     std::thread::sleep(Duration::from_millis(200));
     cli.signal(Signal::SIGKILL);
     drop(cli);
@@ -179,7 +179,7 @@ fn a_client_lost_in_each_phase_ends_only_its_own_test() {
     });
     // stopped mid-run: silent, then noticed
     let mut cli = Proc::spawn(&mut fabdiag(&["send-lat", "127.0.0.1", "-p", &p, "-D", "30"]));
-    cli.wait_for("the table header", SHORT, |out, _| out.contains("     Bytes "));
+    cli.wait_for("the table header", LIMIT, |out, _| out.contains("     Bytes "));
     std::thread::sleep(Duration::from_millis(200));
     cli.signal(Signal::SIGSTOP);
     next("stopped mid-run", &|e| {
@@ -278,7 +278,7 @@ fn a_busy_server_says_so_at_once() {
     let s = Serve::start(&[]);
     let p = s.port.to_string();
     let mut first = Proc::spawn(&mut fabdiag(&["write-bw", "127.0.0.1", "-p", &p, "-D", "3", "-s", "8"]));
-    first.wait_for("the table header", SHORT, |out, _| out.contains("Size[B]"));
+    first.wait_for("the table header", LIMIT, |out, _| out.contains("Size[B]"));
     let o = s.client(&["send-lat", "-n", "5"]);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(o.elapsed < Duration::from_secs(2), "{:?}", o.elapsed);
@@ -375,7 +375,7 @@ fn stops_cleanly_on_sigint_and_sigterm_even_mid_test() {
         let s = Serve::start(&[]);
         let p = s.port.to_string();
         let mut cli = Proc::spawn(&mut fabdiag(&["write-bw", "127.0.0.1", "-p", &p, "-D", "30"]));
-        cli.wait_for("the table header", SHORT, |out, _| out.contains("Size[B]"));
+        cli.wait_for("the table header", LIMIT, |out, _| out.contains("Size[B]"));
         std::thread::sleep(Duration::from_millis(200));
         let t0 = Instant::now();
         let out = s.stop(sig);
