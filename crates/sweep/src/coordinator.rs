@@ -13,7 +13,6 @@ use crate::error::SweepError;
 use crate::schedule::{Pair, Schedule};
 use crate::wire::{self, PairRole, ReadFail, RowFigure, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
 use serde::{Deserialize, Serialize};
-use std::io::ErrorKind;
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -272,20 +271,14 @@ pub fn refuse_all(listener: TcpListener, size: usize, wait: Duration, reason: &s
         return;
     }
     let mut told = 0;
-    while told + 1 < size && Instant::now() < deadline {
-        match listener.accept() {
-            Ok((s, _)) => {
-                let _ = s.set_nonblocking(false);
-                let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
-                let _ = wire::recv::<ToCoordinator>(&s, Some(Instant::now() + Duration::from_secs(5)));
-                let _ = wire::send(&s, &ToRank::Refused { reason: reason.into() });
-                told += 1;
-            }
-            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
-                std::thread::sleep(Duration::from_millis(2))
-            }
-            Err(_) => return,
-        }
+    while told + 1 < size {
+        let Ok(Some(s)) = wire::accept_by(&listener, deadline) else {
+            return;
+        };
+        let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
+        let _ = wire::recv::<ToCoordinator>(&s, Some(Instant::now() + Duration::from_secs(5)));
+        let _ = wire::send(&s, &ToRank::Refused { reason: reason.into() });
+        told += 1;
     }
 }
 
@@ -296,16 +289,14 @@ impl Coordinator<'_> {
             .set_nonblocking(true)
             .map_err(|e| SweepError::Io(format!("coordinator listener: {e}")))?;
         let mut joined = 0;
-        while joined < self.cfg.size && Instant::now() < deadline {
-            match listener.accept() {
-                Ok((s, _)) => {
+        while joined < self.cfg.size {
+            match wire::accept_by(listener, deadline) {
+                Ok(Some(s)) => {
                     if self.admit(s) {
                         joined += 1;
                     }
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
-                    std::thread::sleep(Duration::from_millis(2))
-                }
+                Ok(None) => break,
                 Err(e) => return Err(SweepError::Io(format!("coordinator cannot accept: {e}"))),
             }
         }
@@ -318,7 +309,6 @@ impl Coordinator<'_> {
 
     /// Reads a newcomer's join and welcomes or refuses it.
     fn admit(&mut self, s: TcpStream) -> bool {
-        let _ = s.set_nonblocking(false);
         let _ = s.set_nodelay(true);
         let _ = s.set_write_timeout(Some(self.cfg.step_timeout));
         let refuse = |s: &TcpStream, reason: String| {

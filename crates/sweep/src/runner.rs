@@ -10,7 +10,6 @@ use crate::worker::{Order, PairRunner};
 use fabdiag_proto::Phase;
 use fabdiag_session::{Env, Event, Sink, Station, TestSpec};
 use serde::{Deserialize, Serialize};
-use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -52,20 +51,12 @@ impl FabricRunner {
     }
 
     fn accept(&self, order: &Order, deadline: Instant) -> Result<TcpStream, String> {
-        while Instant::now() < deadline {
-            match self.listener.accept() {
-                Ok((s, _)) => {
-                    let _ = s.set_nonblocking(false);
-                    let intro = wire::recv::<Intro>(&s, Some(Instant::now() + Duration::from_secs(5)));
-                    match intro {
-                        Ok(i) if i.step == order.step && i.rank == order.peer => return Ok(s),
-                        _ => continue,
-                    }
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
-                    std::thread::sleep(Duration::from_millis(1))
-                }
-                Err(e) => return Err(format!("cannot accept the pair connection: {e}")),
+        while let Some(s) =
+            wire::accept_by(&self.listener, deadline).map_err(|e| format!("cannot accept the pair connection: {e}"))?
+        {
+            let intro = wire::recv::<Intro>(&s, Some(Instant::now() + Duration::from_secs(5)));
+            if matches!(intro, Ok(i) if i.step == order.step && i.rank == order.peer) {
+                return Ok(s);
             }
         }
         Err(format!("rank {} never connected for the pair test", order.peer))

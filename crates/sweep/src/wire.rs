@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::io;
-use std::net::TcpStream;
+use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 /// Told in every join; a rank of another protocol is refused.
@@ -144,6 +144,25 @@ pub fn recv<T: for<'de> Deserialize<'de>>(s: &TcpStream, deadline: Option<Instan
             _ => ReadFail::Io(e),
         }),
     }
+}
+
+/// The next connection on a non-blocking `listener` before `deadline`,
+/// made blocking; None once the deadline passes. Every accept of the
+/// sweep (joins, refusals, pair connections) waits this way.
+pub fn accept_by(listener: &TcpListener, deadline: Instant) -> io::Result<Option<TcpStream>> {
+    while Instant::now() < deadline {
+        match listener.accept() {
+            Ok((s, _)) => {
+                s.set_nonblocking(false)?;
+                return Ok(Some(s));
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
+                std::thread::sleep(Duration::from_millis(1))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -351,7 +351,7 @@ fn conclude(prog: &str, o: &SweepOptions, setup: &Setup, sweep: &Coordinated, li
         let written = write("sweep.json", json.as_bytes())
             .and_then(|_| write("summary.txt", text.as_bytes()))
             // the pictures come last, so a failure to draw loses no result
-            .and_then(|_| report_pages(&doc))
+            .and_then(|_| report_pages(doc))
             .and_then(|(page, heat)| write("report.html", page.as_bytes()).and_then(|_| write("heatmap.png", &heat)));
         if let Err(m) = written {
             eprintln!("{prog}: {m}");
@@ -364,9 +364,9 @@ fn conclude(prog: &str, o: &SweepOptions, setup: &Setup, sweep: &Coordinated, li
 
 /// The HTML page and the heatmap PNG, drawn in a thread with a deadline:
 /// a drawing library that stalls must not keep the sweep from ending.
-fn report_pages(doc: &SweepDoc) -> Result<(String, Vec<u8>), String> {
+/// The finished document moves into that thread (it is not needed after).
+fn report_pages(doc: SweepDoc) -> Result<(String, Vec<u8>), String> {
     const DRAW_LIMIT: Duration = Duration::from_secs(120);
-    let doc = doc.clone();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("fabdiag-report".into())
