@@ -150,6 +150,8 @@ fn progress_is_drawn_on_a_terminal_and_never_into_a_pipe() {
     let tty = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{tty}");
     assert!(tty.contains("6/6 ranks") && tty.contains("round 3/5"), "{tty}");
+    // pairs done of all 15, as they arrive
+    assert!(tty.contains("3/15 pairs") && tty.contains("6/15 pairs"), "{tty}");
     // not a terminal: no bar, nothing on stderr at all
     let piped = run(&["sweep", "--simulate", "6", "--sim-pair-ms", "50"], LIMIT);
     assert_eq!((piped.code, piped.stderr.as_str()), (Some(0), ""));

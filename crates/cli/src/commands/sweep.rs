@@ -227,10 +227,14 @@ struct Watch {
     bar: Option<ProgressBar>,
     out: Option<std::fs::File>,
     out_error: Option<String>,
+    /// "6/8 ranks", once they joined; pairs done of all pairs.
+    ranks: String,
+    pairs_done: usize,
+    pairs: usize,
 }
 
 impl Watch {
-    fn new(dir: Option<&Path>, rounds: usize) -> Result<Watch, String> {
+    fn new(dir: Option<&Path>, rounds: usize, pairs: usize) -> Result<Watch, String> {
         let out = match dir {
             Some(d) => Some(
                 std::fs::OpenOptions::new()
@@ -255,6 +259,9 @@ impl Watch {
             bar,
             out,
             out_error: None,
+            ranks: String::new(),
+            pairs_done: 0,
+            pairs,
         })
     }
 }
@@ -263,7 +270,8 @@ impl Observer for Watch {
     fn joined(&mut self, nodes: &[Node]) {
         if let Some(b) = &self.bar {
             let ok = nodes.iter().filter(|n| n.status == coordinator::NodeStatus::Ok).count();
-            b.set_message(format!("{ok}/{} ranks", nodes.len()));
+            self.ranks = format!("{ok}/{} ranks", nodes.len());
+            b.set_message(format!("{}, 0/{} pairs", self.ranks, self.pairs));
         }
     }
     fn step(&mut self, kind: StepKind, index: usize, of: usize) {
@@ -275,6 +283,12 @@ impl Observer for Watch {
         }
     }
     fn pair(&mut self, rec: &PairRecord) {
+        if rec.round.is_some() {
+            self.pairs_done += 1;
+            if let Some(b) = &self.bar {
+                b.set_message(format!("{}, {}/{} pairs", self.ranks, self.pairs_done, self.pairs));
+            }
+        }
         if let Some(f) = self.out.as_mut() {
             let line = serde_json::to_string(rec).unwrap_or_default();
             if let Err(e) = writeln!(f, "{line}").and_then(|_| f.flush()) {
@@ -421,8 +435,9 @@ fn lead(
     mine: WorkerConfig,
     runner: &mut dyn PairRunner,
 ) -> Result<Coordinated, String> {
-    let rounds = Schedule::new(cfg.size).map_or(0, |s| s.rounds());
-    let mut watch = Watch::new(o.output.as_deref().map(Path::new), rounds)?;
+    let sched = Schedule::new(cfg.size);
+    let (rounds, pairs) = sched.map_or((0, 0), |s| (s.rounds(), s.total_pairs()));
+    let mut watch = Watch::new(o.output.as_deref().map(Path::new), rounds, pairs)?;
     let coord = std::thread::Builder::new()
         .name("fabdiag-coordinator".into())
         .spawn(move || {
