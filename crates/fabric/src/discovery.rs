@@ -69,6 +69,9 @@ pub struct ProviderInfo {
     pub delivery_complete: bool,
     pub(crate) mr_mode: u64,
     pub(crate) mr_key_size: u64,
+    /// Addresses are NUL-terminated strings (FI_ADDR_STR, e.g. shm), whose
+    /// length varies between endpoints (shm's name holds the process id).
+    pub(crate) string_address: bool,
 }
 
 /// An owned fi_info list; entries are opened by index.
@@ -163,6 +166,7 @@ fn getinfo(caps: u64, op_flags: u64, prov: Option<&str>) -> Result<InfoList, Fab
                 delivery_complete: op_flags & consts::delivery_complete() != 0,
                 mr_mode: v.mr_mode,
                 mr_key_size: v.mr_key_size,
+                string_address: v.addr_format == consts::addr_str(),
             },
         ));
         // SAFETY: cur is valid; next is either null or the next entry.

@@ -163,6 +163,8 @@ pub struct Endpoint {
     tx_size: u64,
     rx_size: u64,
     delivery_complete: bool,
+    /// Addresses are NUL-terminated strings of varying length (FI_ADDR_STR).
+    string_address: bool,
     /// Transmits are bound with FI_SELECTIVE_COMPLETION.
     selective: bool,
     scratch: Vec<ffi::RawCompletion>,
@@ -258,6 +260,7 @@ impl Endpoint {
             tx_size: pi.tx_size.max(1),
             rx_size: pi.rx_size.max(1),
             delivery_complete: pi.delivery_complete,
+            string_address: pi.string_address,
             selective: false,
             scratch: vec![ffi::RawCompletion::default(); 64],
             leak: false,
@@ -394,21 +397,16 @@ impl Endpoint {
         unsafe { CStr::from_ptr(out.as_ptr()) }.to_string_lossy().into_owned()
     }
 
-    /// Adds a peer's raw address. The bytes come from the network, so their
-    /// length is checked against our own address length first.
+    /// Adds a peer's raw address. The bytes come from the network, so they
+    /// are checked first against what the provider will read from them.
     pub fn insert_peer(&mut self, raw: &[u8]) -> Result<PeerId, FabricError> {
         let own = self.name()?;
-        if raw.len() < own.len() {
-            return Err(FabricError::Bounds(format!(
-                "peer fabric address is {} bytes, provider {} needs {}",
-                raw.len(),
-                self.provider,
-                own.len()
-            )));
-        }
+        check_peer_address(raw, own.len(), self.string_address, &self.provider)?;
         let mut a = 0u64;
         // SAFETY: av is live; raw holds at least one address of this
-        // provider's format (length checked above).
+        // provider's format: as many bytes as ours, or for string addresses
+        // a NUL terminator within the slice (checked above), so the provider
+        // reads nothing past it.
         check("fi_av_insert", unsafe {
             ffi::fdg_av_insert(self.av, raw.as_ptr().cast(), &mut a)
         })?;
@@ -735,4 +733,31 @@ impl Endpoint {
             msg,
         })
     }
+}
+
+/// What a provider reads from a peer's address. Fixed-size formats (sockaddr,
+/// cxi) read as many bytes as our own address has. String addresses
+/// (FI_ADDR_STR: shm) are read up to their NUL, and their length differs
+/// between endpoints: shm's holds the process id, so a 4-digit and a 5-digit
+/// pid give 18 and 19 bytes. Equal lengths would refuse a real peer there.
+fn check_peer_address(raw: &[u8], own_len: usize, string_address: bool, provider: &str) -> Result<(), FabricError> {
+    if string_address {
+        return match raw.iter().position(|&b| b == 0) {
+            Some(0) => Err(FabricError::Bounds(format!(
+                "peer fabric address for provider {provider} is empty"
+            ))),
+            Some(_) => Ok(()),
+            None => Err(FabricError::Bounds(format!(
+                "peer fabric address for provider {provider} is not a terminated string ({} bytes)",
+                raw.len()
+            ))),
+        };
+    }
+    if raw.len() < own_len {
+        return Err(FabricError::Bounds(format!(
+            "peer fabric address is {} bytes, provider {provider} needs {own_len}",
+            raw.len()
+        )));
+    }
+    Ok(())
 }

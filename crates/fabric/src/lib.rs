@@ -173,6 +173,9 @@ pub(crate) mod consts {
     pub fn hmem() -> u64 {
         constant(24)
     }
+    pub fn addr_str() -> u64 {
+        constant(25)
+    }
     pub fn enodata() -> i32 {
         constant(16) as i32
     }

@@ -501,6 +501,7 @@ uint64_t fdg_const(int which)
 	case 22: return FI_MR_HMEM;
 	case 23: return FI_ATOMIC;
 	case 24: return FI_HMEM;
+	case 25: return FI_ADDR_STR;
 	default: return 0;
 	}
 }

@@ -92,3 +92,57 @@ fn write_lands_and_bounds_are_checked() {
     // a peer address that is too short is refused before libfabric sees it
     assert!(a.insert_peer(&[1, 2]).is_err());
 }
+
+/// shm names an endpoint `fi_shm://PID:UID:INDEX`, so two real peers can
+/// have addresses of different lengths (a 4- and a 5-digit pid: a CI run
+/// refused such a pair as "18 bytes, provider shm needs 19"). Here the
+/// index grows until the name is one byte longer than the first one's;
+/// the short address must be accepted by the long endpoint, and a write
+/// between them must land.
+#[test]
+fn shm_peers_with_addresses_of_different_lengths_connect() {
+    let list = discover(&Query {
+        provider: Some("shm".into()),
+        domain: None,
+        capability: Some(Capability::RmaWrite),
+    })
+    .unwrap();
+    let open = |fill| Endpoint::open(&list, 0, vec![HostBuffer::new(4096, None, fill).unwrap()]).unwrap();
+    let short = open(0);
+    let short_name = short.name().unwrap();
+    let mut long = open(0x5A);
+    let mut opened = 1;
+    while long.name().unwrap().len() <= short_name.len() {
+        opened += 1;
+        assert!(opened < 1000, "shm never gave a longer name than {short_name:?}");
+        long = open(0x5A);
+    }
+    let mut short = short;
+    let peer = long
+        .insert_peer(&short_name)
+        .expect("a shorter shm address is a valid peer");
+    let target = short.remote_region(RegionId(0)).unwrap();
+    let mut comps = vec![Default::default(); 8];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while long
+        .write(RegionId(0), 0, 64, peer, &target, 0, OpFlags::default(), 3)
+        .unwrap()
+        == Posted::Busy
+    {
+        long.poll(&mut comps).unwrap();
+        short.poll(&mut comps).unwrap();
+        assert!(Instant::now() < deadline, "write never accepted");
+    }
+    while long.poll(&mut comps).unwrap() == 0 {
+        short.poll(&mut comps).unwrap();
+        assert!(Instant::now() < deadline, "write never completed");
+    }
+    assert!(short.region(RegionId(0)).unwrap()[..64].iter().all(|&x| x == 0x5A));
+    // the long one's address the other way round, as before
+    short.insert_peer(&long.name().unwrap()).unwrap();
+    // bytes with no terminator are refused before libfabric reads them
+    let e = short.insert_peer(b"fi_shm://garbage").unwrap_err();
+    assert!(e.to_string().contains("not a terminated string"), "{e}");
+    let e = short.insert_peer(&[0u8; 4]).unwrap_err();
+    assert!(e.to_string().contains("is empty"), "{e}");
+}
