@@ -23,7 +23,9 @@
 #              time per one-way transfer), one message in flight
 #   msg rate   fabdiag send-bw -l W (a batch of W sends, then the receiver's
 #              empty response) vs fi_rdm_tagged_bw -W W (a window of W
-#              tagged sends, no response), in million messages per second
+#              tagged sends, then the receiver's 4-byte acknowledgement:
+#              bw_tx_comp/bw_rx_comp in fabtests' benchmark_shared.c), in
+#              million messages per second
 #   bandwidth  fabdiag write-bw (RMA writes, delivery complete) vs
 #              fi_rma_bw -o write -U (delivery complete) and, on tcp, iperf3
 set -euo pipefail
@@ -183,7 +185,7 @@ done
 if [ -n "$FT" ] && want rate; then
     for p in $PROVS; do
         for s in $sizes; do
-            row "msg rate" "$p" "$s" fabdiag_rate ft_rate fi_rdm_tagged_bw "M msg/s; window $WINDOW; fabdiag waits for the receiver's response per window, fabtests does not"
+            row "msg rate" "$p" "$s" fabdiag_rate ft_rate fi_rdm_tagged_bw "M msg/s; window $WINDOW; both wait for the receiver's answer per window (fabdiag: empty, fabtests: 4 B)"
         done
     done
 fi
