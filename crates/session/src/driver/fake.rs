@@ -246,3 +246,43 @@ fn hot_loop_send_lat() {
     let n = hot_loop_ops();
     assert_eq!(pings(n, 8).0, n);
 }
+
+/// send_bw's receiver pauses after an empty poll only while at least two
+/// messages of the batch are still to come; the last one, whose arrival
+/// sends the response the sender waits for, is polled for at full speed.
+/// No other passive side pauses.
+#[test]
+fn only_send_bw_receiver_pauses_and_never_for_a_batch_end() {
+    use super::{SyncHost, SEND_BW_IDLE_PAUSE};
+    let passive = |op, list, echo| DriverConfig {
+        activity: Activity::Passive,
+        echo,
+        ..config(op, list, 64)
+    };
+    let mut w = FakeWire::new(Peer::Quiet);
+    let mut link = Alone::default();
+    let mut d = FabricDriver::new(&mut w, &mut link, target(), passive(Op::Send, 3, false)).unwrap();
+    let mut seen = vec![d.idle_pause()];
+    for _ in 0..4 {
+        d.ep.arrives(64);
+        assert_eq!(d.progress().unwrap(), 1);
+        seen.push(d.idle_pause());
+    }
+    let p = SEND_BW_IDLE_PAUSE;
+    let z = Duration::ZERO;
+    // 3 to come, 2, 1 (the batch's end: no pause), a new batch of 3, 2
+    assert_eq!(seen, [p, p, z, p, p]);
+    drop(d);
+    for cfg in [
+        passive(Op::Send, 1, false),
+        passive(Op::Send, 64, true),
+        passive(Op::Write, 64, false),
+        passive(Op::Read, 64, false),
+        config(Op::Send, 64, 64),
+    ] {
+        let mut w = FakeWire::new(Peer::Quiet);
+        let mut link = Alone::default();
+        let d = FabricDriver::new(&mut w, &mut link, target(), cfg).unwrap();
+        assert_eq!(d.idle_pause(), z);
+    }
+}

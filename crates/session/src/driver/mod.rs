@@ -89,6 +89,25 @@ pub struct DriverConfig {
     pub clock: LatClock,
 }
 
+/// How long send_bw's receiver waits after an empty poll while the sender
+/// is still queueing the current batch (at least two messages to come).
+/// Its polls are not what is measured, but on shm they are not free for
+/// the sender: libfabric 1.17's shm progress takes the receiving region's
+/// spin lock on every poll, empty or not (smr_progress_cmd), and the sender
+/// takes the same lock to queue each message, so a receiver polling as
+/// fast as it can holds the sender up. `perf record` of send-bw, shm, 64 B:
+/// the sender spent 18-52 % of its time in pthread_spin_lock inside
+/// fi_inject. (fi_rdm_tagged_bw's receiver polls slower: a clock read per
+/// empty poll and a syscall now and then.) With the pause the receiver
+/// takes the queued messages in bunches (figures in the README's speed
+/// section). The last message of a batch is awaited without pauses, so the
+/// response, which the sender waits for, is not delayed: `-l 1` never
+/// pauses. The other tools never pause: their peer's operations (RMA
+/// writes with delivery complete, reads, atomics) complete only through
+/// this side's progress, and a pause made write-bw slower (0.43 to 0.33 M
+/// writes/s, shm, 64 B).
+pub const SEND_BW_IDLE_PAUSE: Duration = Duration::from_micros(2);
+
 /// Everything a session does with a driver: the engine's two methods, the
 /// atomic tools' settling of the target, and the link for trading verdicts.
 pub trait Drive: BwDriver<Error = DriveError> + LatDriver<Error = DriveError> {

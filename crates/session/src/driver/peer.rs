@@ -4,10 +4,11 @@
 //! may need it). Written once for every driver through `SyncHost`, which
 //! the fabric driver and the tests' fake drivers implement.
 
-use super::{DriveError, FabricDriver, Wire};
+use super::{DriveError, FabricDriver, Op, Wire, SEND_BW_IDLE_PAUSE};
 use fabdiag_engine::{Activity, Measure, SyncPoint};
 use fabdiag_proto::Link;
 use fabdiag_proto::{Message, Phase, ProtoError};
+use std::time::{Duration, Instant};
 
 /// What the peer-sync code needs from a driver.
 pub(crate) trait SyncHost {
@@ -20,6 +21,11 @@ pub(crate) trait SyncHost {
     /// A post-run barrier that arrived early (a follower sees it while
     /// waiting for the leader's next batch).
     fn take_stashed_post_run(&mut self) -> Option<Message>;
+    /// How long to wait after an empty progress round now (zero: poll
+    /// again at once).
+    fn idle_pause(&self) -> Duration {
+        Duration::ZERO
+    }
 }
 
 /// Both sides reach `point` for `size`: the client sends first, the server
@@ -83,13 +89,27 @@ fn wait(h: &mut (impl SyncHost + ?Sized), phase: Phase) -> Result<Message, Drive
     // more than a CQ poll, and a side that echoes must answer fast
     let mut round = 0u32;
     loop {
-        h.progress()?;
+        if h.progress()? == 0 {
+            idle(h.idle_pause());
+        }
         round = round.wrapping_add(1);
         if round.is_multiple_of(LINK_ROUNDS) {
             if let Some(m) = h.link().poll(label)? {
                 return Ok(m);
             }
         }
+    }
+}
+
+/// Waits `pause` without giving up the CPU: a sleep would take tens of µs
+/// to come back (a timer and a wake-up) where the pause is a few µs.
+fn idle(pause: Duration) {
+    if pause.is_zero() {
+        return;
+    }
+    let end = Instant::now() + pause;
+    while Instant::now() < end {
+        std::hint::spin_loop();
     }
 }
 
@@ -136,5 +156,14 @@ impl<W: Wire + ?Sized> SyncHost for FabricDriver<'_, W> {
     }
     fn take_stashed_post_run(&mut self) -> Option<Message> {
         self.stashed_post_run.take()
+    }
+    fn idle_pause(&self) -> Duration {
+        let d = &self.cfg;
+        // send_bw's receiver while the sender still queues this batch
+        if d.op == Op::Send && d.activity == Activity::Passive && !d.echo && self.batch_left > 1 {
+            SEND_BW_IDLE_PAUSE
+        } else {
+            Duration::ZERO
+        }
     }
 }
