@@ -176,24 +176,24 @@ if [ "$QUICK" = 1 ]; then sizes="8 4096"; else sizes="8 64 1024 4096"; fi
 want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 want latency && for p in $PROVS; do
     for s in $sizes; do
-        row latency "$p" "$s" fabdiag_lat pingpong_lat fi_pingpong "usec one-way; $ITERS iterations, one message in flight, transmit-complete sends"
+        row latency "$p" "$s" fabdiag_lat pingpong_lat fi_pingpong "usec one-way; $ITERS iterations, one in flight, one buffer reused by both, transmit-complete sends"
         if [ -n "$FT" ]; then
-            row latency "$p" "$s" fabdiag_lat ft_lat fi_rdm_pingpong "usec one-way; $ITERS iterations (+100 warmup), one message in flight"
+            row latency "$p" "$s" fabdiag_lat ft_lat fi_rdm_pingpong "usec one-way; $ITERS iterations (+100 warmup), one in flight, one buffer reused by both"
         fi
     done
 done
 if [ -n "$FT" ] && want rate; then
     for p in $PROVS; do
         for s in $sizes; do
-            row "msg rate" "$p" "$s" fabdiag_rate ft_rate fi_rdm_tagged_bw "M msg/s; window $WINDOW; both wait for the receiver's answer per window (fabdiag: empty, fabtests: 4 B)"
+            row "msg rate" "$p" "$s" fabdiag_rate ft_rate fi_rdm_tagged_bw "M msg/s; unidirectional, window $WINDOW, the receiver's answer awaited per window (fabdiag: empty, fabtests: 4 B); sent from $WINDOW slots (fabdiag) / one buffer (fabtests)"
         done
     done
 fi
 if [ -n "$FT" ] && want bandwidth; then
     for p in $PROVS; do
-        row bandwidth "$p" 65536 fabdiag_bw ft_bw fi_rma_bw "Gbit/s; RMA write, window $WINDOW, delivery complete on both (fi_rma_bw -U)"
+        row bandwidth "$p" 65536 fabdiag_bw ft_bw fi_rma_bw "Gbit/s; unidirectional RMA write, window $WINDOW, delivery complete on both (fi_rma_bw -U); $WINDOW slots (fabdiag) / one buffer (fabtests)"
     done
 fi
 if want bandwidth && [[ " $PROVS " == *" tcp "* ]]; then
-    row bandwidth tcp 65536 fabdiag_bw iperf_bw iperf3 "Gbit/s; write-bw window $WINDOW over tcp;ofi_rxm vs one iperf3 TCP stream"
+    row bandwidth tcp 65536 fabdiag_bw iperf_bw iperf3 "Gbit/s; unidirectional; write-bw window $WINDOW over tcp;ofi_rxm vs one iperf3 TCP stream"
 fi
