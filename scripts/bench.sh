@@ -26,9 +26,11 @@
 #              tagged sends, then the receiver's 4-byte acknowledgement:
 #              bw_tx_comp/bw_rx_comp in fabtests' benchmark_shared.c), in
 #              million messages per second
-#   bandwidth  fabdiag write-bw (RMA writes, delivery complete) vs
-#              fi_rma_bw -o write -U (delivery complete) and, on tcp, iperf3
-#   writes     8 B RMA writes per second: fabdiag write-bw vs fi_rma_bw -U
+#   bandwidth  fabdiag write-bw -b (RMA writes, delivery complete, both
+#              sides writing, as fi_rma_bw's do) vs fi_rma_bw -o write -U,
+#              each side's own direction; and, on tcp, fabdiag write-bw
+#              (one way) vs one iperf3 TCP stream
+#   writes     8 B RMA writes per second: fabdiag write-bw -b vs fi_rma_bw -U
 #              (matched), and vs fi_rma_bw as it comes (not matched: what
 #              the originals' delivery-complete guarantee costs)
 # fabdiag runs with --buf-sz equal to the size, so that, like every peer,
@@ -132,26 +134,31 @@ ft_rate() { # provider size -> Mxfers/sec (fabtests fi_rdm_tagged_bw)
     fabtests_run fi_rdm_tagged_bw -p "$1" -S "$2" -I $((ITERS * 10)) -W "$WINDOW" -w 1000 | awk '{print $7}'
 }
 
-fabdiag_bw() { # provider size -> Gbit/s
+fabdiag_bw() { # provider size [-b] -> Gbit/s (with -b: this side's direction only)
     local p=$1 s=$2 sp; sp=$(next_port)
     $SRV $B write-bw -p "$sp" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.3
-    $CLI $B write-bw 127.0.0.1 -p "$sp" -P "$p" -s "$s" -l "$WINDOW" -D 2 --buf-sz "$s" --json |
-        python3 -c 'import json,sys; print("%.3f" % json.load(sys.stdin)["results"][0]["bw_gbit_per_s"])'
+    $CLI $B write-bw 127.0.0.1 -p "$sp" -P "$p" -s "$s" -l "$WINDOW" -D 2 --buf-sz "$s" ${3:-} --json |
+        python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.3f" % (r["ops"]*r["size_bytes"]*8/r["elapsed_ns"]))'
     wait "$srv" || true
 }
+
+# fi_rma_bw -o write runs the same loop on both sides (bandwidth_rma in
+# fabtests' benchmark_shared.c), so both write at once and each reports its
+# own direction: fabdiag is matched with -b and its own direction.
+fabdiag_bw_both() { fabdiag_bw "$1" "$2" -b; }
 
 ft_bw() { # provider size -> Gbit/s (fabtests fi_rma_bw, delivery complete)
     fabtests_run fi_rma_bw -p "$1" -S "$2" -I 20000 -W "$WINDOW" -o write -U | awk '{print $5 * 8 / 1000}'
 }
 
-fabdiag_writes() { # provider size -> million writes per second (delivery complete)
+fabdiag_writes() { # provider size -> million writes per second, this side's, both sides writing (-b)
     local p=$1 s=$2 sp; sp=$(next_port)
     $SRV $B write-bw -p "$sp" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.3
-    $CLI $B write-bw 127.0.0.1 -p "$sp" -P "$p" -s "$s" -l "$WINDOW" -n $((ITERS * 5 / WINDOW)) --buf-sz "$s" --json |
+    $CLI $B write-bw 127.0.0.1 -p "$sp" -P "$p" -s "$s" -l "$WINDOW" -n $((ITERS * 5 / WINDOW)) --buf-sz "$s" -b --json |
         python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.4f" % (r["ops"]*1000/r["elapsed_ns"]))'
     wait "$srv" || true
 }
@@ -218,7 +225,7 @@ if [ -n "$FT" ] && want rate; then
 fi
 if [ -n "$FT" ] && want bandwidth; then
     for p in $PROVS; do
-        row bandwidth "$p" 65536 fabdiag_bw ft_bw fi_rma_bw "Gbit/s; unidirectional RMA write, window $WINDOW, delivery complete on both (fi_rma_bw -U); one buffer reused by both"
+        row bandwidth "$p" 65536 fabdiag_bw_both ft_bw fi_rma_bw "Gbit/s one way; both sides write at once (fabdiag -b), window $WINDOW, delivery complete (fi_rma_bw -U); one buffer reused by both"
     done
 fi
 if want bandwidth && [[ " $PROVS " == *" tcp "* ]]; then
@@ -229,7 +236,7 @@ fi
 # second row is therefore NOT matched: it shows what the guarantee costs.
 if [ -n "$FT" ] && want writes; then
     for p in $PROVS; do
-        row writes "$p" 8 fabdiag_writes ft_writes_dc fi_rma_bw "M writes/s; unidirectional RMA write, window $WINDOW, delivery complete on both, each completion awaited (fi_rma_bw -U -j 0); one buffer reused by both"
-        row writes "$p" 8 fabdiag_writes ft_writes fi_rma_bw "M writes/s; NOT matched: fabdiag delivery complete (the originals'), fi_rma_bw injected, transmit complete"
+        row writes "$p" 8 fabdiag_writes ft_writes_dc fi_rma_bw "M writes/s one way; both sides write at once (fabdiag -b), window $WINDOW, delivery complete, each completion awaited (fi_rma_bw -U -j 0); one buffer reused by both"
+        row writes "$p" 8 fabdiag_writes ft_writes fi_rma_bw "M writes/s one way; both sides write; NOT matched: fabdiag delivery complete (the originals'), fi_rma_bw injected, transmit complete"
     done
 fi
