@@ -89,8 +89,8 @@ pub struct DriverConfig {
     pub clock: LatClock,
 }
 
-/// How long send_bw's receiver waits after an empty poll while the sender
-/// is still queueing the current batch (at least two messages to come).
+/// How long send_bw's receiver waits after an empty poll in the middle of
+/// a batch: after its first message, with two or more still to come.
 /// Its polls are not what is measured, but on shm they are not free for
 /// the sender: libfabric 1.17's shm progress takes the receiving region's
 /// spin lock on every poll, empty or not (smr_progress_cmd), and the sender
@@ -100,9 +100,10 @@ pub struct DriverConfig {
 /// fi_inject. (fi_rdm_tagged_bw's receiver polls slower: a clock read per
 /// empty poll and a syscall now and then.) With the pause the receiver
 /// takes the queued messages in bunches (figures in the README's speed
-/// section). The last message of a batch is awaited without pauses, so the
-/// response, which the sender waits for, is not delayed: `-l 1` never
-/// pauses. The other tools never pause: their peer's operations (RMA
+/// section). A batch's first and last messages are awaited without
+/// pauses, so neither the response the sender waits for nor the post-run
+/// barrier (part of the client's elapsed time) is delayed: `-l 1` and
+/// `-l 2` never pause. The other tools never pause: their peer's operations (RMA
 /// writes with delivery complete, reads, atomics) complete only through
 /// this side's progress, and a pause made write-bw slower (0.43 to 0.33 M
 /// writes/s, shm, 64 B).

@@ -159,8 +159,11 @@ impl<W: Wire + ?Sized> SyncHost for FabricDriver<'_, W> {
     }
     fn idle_pause(&self) -> Duration {
         let d = &self.cfg;
-        // send_bw's receiver while the sender still queues this batch
-        if d.op == Op::Send && d.activity == Activity::Passive && !d.echo && self.batch_left > 1 {
+        // send_bw's receiver in the middle of a batch: the batch has begun
+        // (so neither its first message nor the post-run barrier, which
+        // ends the client's timing, is awaited) and two or more are to come
+        let mid_batch = 1 < self.batch_left && self.batch_left < d.list_size;
+        if d.op == Op::Send && d.activity == Activity::Passive && !d.echo && mid_batch {
             SEND_BW_IDLE_PAUSE
         } else {
             Duration::ZERO
