@@ -42,23 +42,12 @@ pp() { # n
     wait "$s" || true
 }
 
-# per-function instructions per iteration: (run N2 - run N1) / (N2 - N1)
-per_iteration() { # tag
-    for n in $N1 $N2; do
-        callgrind_annotate --threshold=100 --auto=no "$OUT/$1.$n" |
-            awk -v n="$n" '/^ *[0-9,]+ +\( *[0-9.]+%\) +/ {v=$1; gsub(",", "", v); sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, ""); print n "\t" v "\t" $0}'
-    done | awk -F'\t' -v a="$N1" -v b="$N2" '
-        { if ($1 == a) x[$3] = $2; else y[$3] = $2; k[$3] = 1 }
-        END { for (f in k) { d = (y[f] - x[f]) / (b - a); if (d >= 0.5 || d <= -0.5) printf "%8.1f\t%s\n", d, f } }' |
-        sort -rn >"$OUT/$1.per-iteration"
-}
+. "$(dirname "$0")/callgrind-common.sh"
 
 fab $N1; fab $N2; pp $N1; pp $N2
-per_iteration fabdiag
-per_iteration pingpong
-sum() { awk -F'\t' -v re="$2" '$2 ~ re && $2 !~ /PROGRAM TOTALS/ {s += $1} END {printf "%7.0f", s}' "$OUT/$1.per-iteration"; }
-tot() { awk -F'\t' '$2 ~ /PROGRAM TOTALS/ {printf "%7.0f", $1}' "$OUT/$1.per-iteration"; }
+per_unit fabdiag per-iteration
+per_unit pingpong per-iteration
 echo "instructions per round trip, $P, $S B (callgrind, $N2 - $N1 iterations; details in $OUT/*.per-iteration)"
 printf '%-12s %8s %8s %8s\n' "" total "own+libc" libfabric
-printf '%-12s %8s %8s %8s\n' fabdiag "$(tot fabdiag)" "$(sum fabdiag 'fabdiag|libc')" "$(sum fabdiag libfabric)"
-printf '%-12s %8s %8s %8s\n' fi_pingpong "$(tot pingpong)" "$(sum pingpong 'fi_pingpong|libc')" "$(sum pingpong libfabric)"
+printf '%-12s %8s %8s %8s\n' fabdiag "$(tot "$OUT/fabdiag.per-iteration")" "$(sum "$OUT/fabdiag.per-iteration" 'fabdiag|libc')" "$(sum "$OUT/fabdiag.per-iteration" libfabric)"
+printf '%-12s %8s %8s %8s\n' fi_pingpong "$(tot "$OUT/pingpong.per-iteration")" "$(sum "$OUT/pingpong.per-iteration" 'fi_pingpong|libc')" "$(sum "$OUT/pingpong.per-iteration" libfabric)"

@@ -52,27 +52,16 @@ ft() { # side messages
     wait "$s" || true
 }
 
-# per-function instructions per message: (run N2 - run N1) / (N2 - N1)
-per_message() { # tag
-    for n in $N1 $N2; do
-        callgrind_annotate --threshold=100 --auto=no "$OUT/$1.$n" |
-            awk -v n="$n" '/^ *[0-9,]+ +\( *[0-9.]+%\) +/ {v=$1; gsub(",", "", v); sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, ""); print n "\t" v "\t" $0}'
-    done | awk -F'\t' -v a="$N1" -v b="$N2" '
-        { if ($1 == a) x[$3] = $2; else y[$3] = $2; k[$3] = 1 }
-        END { for (f in k) { d = (y[f] - x[f]) / (b - a); if (d >= 0.5 || d <= -0.5) printf "%8.1f\t%s\n", d, f } }' |
-        sort -rn >"$OUT/$1.per-message"
-}
+. "$(dirname "$0")/callgrind-common.sh"
 
 for side in send recv; do
     for n in $N1 $N2; do fab "$side" "$n"; ft "$side" "$n"; done
-    per_message "fabdiag.$side"
-    per_message "tagged_bw.$side"
+    per_unit "fabdiag.$side" per-message
+    per_unit "tagged_bw.$side" per-message
 done
-sum() { awk -F'\t' -v re="$2" '$2 ~ re && $2 !~ /PROGRAM TOTALS/ {s += $1} END {printf "%7.0f", s}' "$OUT/$1.per-message"; }
-tot() { awk -F'\t' '$2 ~ /PROGRAM TOTALS/ {printf "%7.0f", $1}' "$OUT/$1.per-message"; }
 echo "instructions per message, $P, $S B, window $W (callgrind, $N2 - $N1 messages; details in $OUT/*.per-message)"
 printf '%-22s %8s %8s %8s\n' "" total "own+libc" libfabric
 for side in send recv; do
-    printf '%-22s %8s %8s %8s\n' "fabdiag $side" "$(tot fabdiag.$side)" "$(sum fabdiag.$side 'fabdiag|libc')" "$(sum fabdiag.$side libfabric)"
-    printf '%-22s %8s %8s %8s\n' "fi_rdm_tagged_bw $side" "$(tot tagged_bw.$side)" "$(sum tagged_bw.$side 'fi_rdm_tagged_bw|libc|libfabtests')" "$(sum tagged_bw.$side libfabric)"
+    printf '%-22s %8s %8s %8s\n' "fabdiag $side" "$(tot "$OUT/fabdiag.$side.per-message")" "$(sum "$OUT/fabdiag.$side.per-message" 'fabdiag|libc')" "$(sum "$OUT/fabdiag.$side.per-message" libfabric)"
+    printf '%-22s %8s %8s %8s\n' "fi_rdm_tagged_bw $side" "$(tot "$OUT/tagged_bw.$side.per-message")" "$(sum "$OUT/tagged_bw.$side.per-message" 'fi_rdm_tagged_bw|libc|libfabtests')" "$(sum "$OUT/tagged_bw.$side.per-message" libfabric)"
 done

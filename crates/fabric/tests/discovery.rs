@@ -1,6 +1,8 @@
 //! The fabric layer against the real libfabric on this machine.
 
-use fabdiag_fabric::{discover, Capability, Endpoint, FabricError, HostBuffer, OpFlags, Posted, Query, RegionId};
+use fabdiag_fabric::{
+    discover, Capability, Endpoint, FabricError, HostBuffer, InfoList, OpFlags, PeerId, Posted, Query, RegionId,
+};
 use std::time::{Duration, Instant};
 
 #[test]
@@ -37,41 +39,53 @@ fn unknown_provider_lists_the_real_ones() {
     );
 }
 
-/// Two endpoints in one process over shm: a write lands in the peer's
-/// buffer byte for byte, and out-of-range requests are refused, not sent.
-#[test]
-fn write_lands_and_bounds_are_checked() {
-    let list = discover(&Query {
+/// shm's entries that can do RMA writes.
+fn shm_writers() -> InfoList {
+    discover(&Query {
         provider: Some("shm".into()),
         domain: None,
         capability: Some(Capability::RmaWrite),
     })
-    .unwrap();
+    .unwrap()
+}
+
+/// Writes `len` bytes from `from`'s buffer to `to`'s (`peer` in `from`'s
+/// address vector) at `at`, progressing
+/// both ends until it completes, and returns the completion's context.
+/// (shm answers EAGAIN until it has mapped the peer, so it retries.)
+fn write_and_wait(from: &mut Endpoint, to: &mut Endpoint, peer: PeerId, len: u64, at: u64, context: u64) -> u64 {
+    let target = to.remote_region(RegionId(0)).unwrap();
+    let mut comps = vec![Default::default(); 8];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while from
+        .write(RegionId(0), 0, len, peer, &target, at, OpFlags::default(), context)
+        .unwrap()
+        == Posted::Busy
+    {
+        from.poll(&mut comps).unwrap();
+        to.poll(&mut comps).unwrap();
+        assert!(Instant::now() < deadline, "write never accepted");
+    }
+    loop {
+        let n = from.poll(&mut comps).unwrap();
+        to.poll(&mut comps).unwrap();
+        if n > 0 {
+            return comps[0].context;
+        }
+        assert!(Instant::now() < deadline, "write never completed");
+    }
+}
+
+/// Two endpoints in one process over shm: a write lands in the peer's
+/// buffer byte for byte, and out-of-range requests are refused, not sent.
+#[test]
+fn write_lands_and_bounds_are_checked() {
+    let list = shm_writers();
     let mut a = Endpoint::open(&list, 0, vec![HostBuffer::new(4096, None, 0xA5).unwrap()]).unwrap();
     let mut b = Endpoint::open(&list, 0, vec![HostBuffer::new(4096, None, 0).unwrap()]).unwrap();
     let peer = a.insert_peer(&b.name().unwrap()).unwrap();
     let target = b.remote_region(RegionId(0)).unwrap();
-    let mut comps = vec![Default::default(); 8];
-    let deadline = Instant::now() + Duration::from_secs(10);
-    // shm answers EAGAIN until it has mapped the peer; progress and retry
-    while a
-        .write(RegionId(0), 0, 100, peer, &target, 8, OpFlags::default(), 7)
-        .unwrap()
-        == Posted::Busy
-    {
-        a.poll(&mut comps).unwrap();
-        b.poll(&mut comps).unwrap();
-        assert!(Instant::now() < deadline, "write never accepted");
-    }
-    loop {
-        let n = a.poll(&mut comps).unwrap();
-        b.poll(&mut comps[..]).unwrap();
-        if n > 0 {
-            assert_eq!(comps[0].context, 7);
-            break;
-        }
-        assert!(Instant::now() < deadline, "write never completed");
-    }
+    assert_eq!(write_and_wait(&mut a, &mut b, peer, 100, 8, 7), 7);
     let got = b.region(RegionId(0)).unwrap();
     assert!(got[..8].iter().all(|&x| x == 0));
     assert!(got[8..108].iter().all(|&x| x == 0xA5));
@@ -101,12 +115,7 @@ fn write_lands_and_bounds_are_checked() {
 /// between them must land.
 #[test]
 fn shm_peers_with_addresses_of_different_lengths_connect() {
-    let list = discover(&Query {
-        provider: Some("shm".into()),
-        domain: None,
-        capability: Some(Capability::RmaWrite),
-    })
-    .unwrap();
+    let list = shm_writers();
     let open = |fill| Endpoint::open(&list, 0, vec![HostBuffer::new(4096, None, fill).unwrap()]).unwrap();
     let short = open(0);
     let short_name = short.name().unwrap();
@@ -121,22 +130,7 @@ fn shm_peers_with_addresses_of_different_lengths_connect() {
     let peer = long
         .insert_peer(&short_name)
         .expect("a shorter shm address is a valid peer");
-    let target = short.remote_region(RegionId(0)).unwrap();
-    let mut comps = vec![Default::default(); 8];
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while long
-        .write(RegionId(0), 0, 64, peer, &target, 0, OpFlags::default(), 3)
-        .unwrap()
-        == Posted::Busy
-    {
-        long.poll(&mut comps).unwrap();
-        short.poll(&mut comps).unwrap();
-        assert!(Instant::now() < deadline, "write never accepted");
-    }
-    while long.poll(&mut comps).unwrap() == 0 {
-        short.poll(&mut comps).unwrap();
-        assert!(Instant::now() < deadline, "write never completed");
-    }
+    write_and_wait(&mut long, &mut short, peer, 64, 0, 3);
     assert!(short.region(RegionId(0)).unwrap()[..64].iter().all(|&x| x == 0x5A));
     // the long one's address the other way round, as before
     short.insert_peer(&long.name().unwrap()).unwrap();
