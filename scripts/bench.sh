@@ -86,14 +86,21 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR 
 
 # --- one measurement each; every function prints one number -----------------
 
-fabdiag_lat() { # provider size -> one-way usec (mean)
-    local p=$1 s=$2 sp; sp=$(next_port)
-    $SRV $B send-lat -p "$sp" >/dev/null 2>&1 &
+fabdiag_run() { # tool PYTHON-EXPR client-args... -> EXPR of the JSON's first result `r`
+    local tool=$1 expr=$2 sp; shift 2; sp=$(next_port)
+    $SRV $B "$tool" -p "$sp" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.3
-    $CLI $B send-lat 127.0.0.1 -p "$sp" -P "$p" -s "$s" -n "$ITERS" --warmup 100 --latency-gap 0 --json |
-        python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.3f" % (r["mean_ns"]/1000))'
+    $CLI $B "$tool" 127.0.0.1 -p "$sp" "$@" --json |
+        python3 -c "import json,sys; r=json.load(sys.stdin)['results'][0]; print($expr)"
     wait "$srv" || true
+}
+
+# per-message rate in millions per second, of the ops this side initiated
+RATE='"%.4f" % (r["ops"]*1000/r["elapsed_ns"])'
+
+fabdiag_lat() { # provider size -> one-way usec (mean)
+    fabdiag_run send-lat '"%.3f" % (r["mean_ns"]/1000)' -P "$1" -s "$2" -n "$ITERS" --warmup 100 --latency-gap 0
 }
 
 pingpong_lat() { # provider size -> usec/xfer (Debian's fi_pingpong)
@@ -121,13 +128,7 @@ ft_lat() { # provider size -> usec/xfer (fabtests fi_rdm_pingpong)
 }
 
 fabdiag_rate() { # provider size -> million messages per second
-    local p=$1 s=$2 sp; sp=$(next_port)
-    $SRV $B send-bw -p "$sp" >/dev/null 2>&1 &
-    local srv=$!
-    sleep 0.3
-    $CLI $B send-bw 127.0.0.1 -p "$sp" -P "$p" -s "$s" -l "$WINDOW" -n $((ITERS * 10 / WINDOW)) --buf-sz "$s" --json |
-        python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.4f" % (r["ops"]*1000/r["elapsed_ns"]))'
-    wait "$srv" || true
+    fabdiag_run send-bw "$RATE" -P "$1" -s "$2" -l "$WINDOW" -n $((ITERS * 10 / WINDOW)) --buf-sz "$2"
 }
 
 ft_rate() { # provider size -> Mxfers/sec (fabtests fi_rdm_tagged_bw)
@@ -135,13 +136,8 @@ ft_rate() { # provider size -> Mxfers/sec (fabtests fi_rdm_tagged_bw)
 }
 
 fabdiag_bw() { # provider size [-b] -> Gbit/s (with -b: this side's direction only)
-    local p=$1 s=$2 sp; sp=$(next_port)
-    $SRV $B write-bw -p "$sp" >/dev/null 2>&1 &
-    local srv=$!
-    sleep 0.3
-    $CLI $B write-bw 127.0.0.1 -p "$sp" -P "$p" -s "$s" -l "$WINDOW" -D 2 --buf-sz "$s" ${3:-} --json |
-        python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.3f" % (r["ops"]*r["size_bytes"]*8/r["elapsed_ns"]))'
-    wait "$srv" || true
+    fabdiag_run write-bw '"%.3f" % (r["ops"]*r["size_bytes"]*8/r["elapsed_ns"])' \
+        -P "$1" -s "$2" -l "$WINDOW" -D 2 --buf-sz "$2" ${3:-}
 }
 
 # fi_rma_bw -o write runs the same loop on both sides (bandwidth_rma in
@@ -154,13 +150,7 @@ ft_bw() { # provider size -> Gbit/s (fabtests fi_rma_bw, delivery complete)
 }
 
 fabdiag_writes() { # provider size -> million writes per second, this side's, both sides writing (-b)
-    local p=$1 s=$2 sp; sp=$(next_port)
-    $SRV $B write-bw -p "$sp" >/dev/null 2>&1 &
-    local srv=$!
-    sleep 0.3
-    $CLI $B write-bw 127.0.0.1 -p "$sp" -P "$p" -s "$s" -l "$WINDOW" -n $((ITERS * 5 / WINDOW)) --buf-sz "$s" -b --json |
-        python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.4f" % (r["ops"]*1000/r["elapsed_ns"]))'
-    wait "$srv" || true
+    fabdiag_run write-bw "$RATE" -P "$1" -s "$2" -l "$WINDOW" -n $((ITERS * 5 / WINDOW)) --buf-sz "$2" -b
 }
 
 ft_writes_dc() { # provider size -> Mxfers/sec (fi_rma_bw, delivery complete)

@@ -187,7 +187,8 @@ pub struct LatResult {
     pub samples: Option<Vec<u64>>,
 }
 
-/// Waits `gap` for real. (The originals' busy-wait summed cumulative
+/// Waits `gap` for real, spinning for anything under 2 ms (also the pause
+/// of send_bw's receiver). (The originals' busy-wait summed cumulative
 /// elapsed times and waited far less than asked, spec §6.1.)
 pub fn wait_gap(gap: Duration) {
     if gap.is_zero() {

@@ -103,10 +103,10 @@ pub struct DriverConfig {
 /// section). A batch's first and last messages are awaited without
 /// pauses, so neither the response the sender waits for nor the post-run
 /// barrier (part of the client's elapsed time) is delayed: `-l 1` and
-/// `-l 2` never pause. The other tools never pause: their peer's operations (RMA
-/// writes with delivery complete, reads, atomics) complete only through
-/// this side's progress, and a pause made write-bw slower (0.43 to 0.33 M
-/// writes/s, shm, 64 B).
+/// `-l 2` never pause. The other tools never pause: their peer's
+/// operations (RMA writes with delivery complete, reads, atomics) complete
+/// only through this side's progress, and a pause made write-bw slower
+/// (0.43 to 0.33 M writes/s, shm, 64 B).
 pub const SEND_BW_IDLE_PAUSE: Duration = Duration::from_micros(2);
 
 /// Everything a session does with a driver: the engine's two methods, the

@@ -4,11 +4,12 @@
 //! may need it). Written once for every driver through `SyncHost`, which
 //! the fabric driver and the tests' fake drivers implement.
 
-use super::{DriveError, FabricDriver, Op, Wire, SEND_BW_IDLE_PAUSE};
+use super::{DriveError, FabricDriver, Wire, SEND_BW_IDLE_PAUSE};
+use fabdiag_engine::lat::wait_gap;
 use fabdiag_engine::{Activity, Measure, SyncPoint};
 use fabdiag_proto::Link;
 use fabdiag_proto::{Message, Phase, ProtoError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What the peer-sync code needs from a driver.
 pub(crate) trait SyncHost {
@@ -90,7 +91,8 @@ fn wait(h: &mut (impl SyncHost + ?Sized), phase: Phase) -> Result<Message, Drive
     let mut round = 0u32;
     loop {
         if h.progress()? == 0 {
-            idle(h.idle_pause());
+            // a busy wait: a sleep would take tens of µs to come back
+            wait_gap(h.idle_pause());
         }
         round = round.wrapping_add(1);
         if round.is_multiple_of(LINK_ROUNDS) {
@@ -98,18 +100,6 @@ fn wait(h: &mut (impl SyncHost + ?Sized), phase: Phase) -> Result<Message, Drive
                 return Ok(m);
             }
         }
-    }
-}
-
-/// Waits `pause` without giving up the CPU: a sleep would take tens of µs
-/// to come back (a timer and a wake-up) where the pause is a few µs.
-fn idle(pause: Duration) {
-    if pause.is_zero() {
-        return;
-    }
-    let end = Instant::now() + pause;
-    while Instant::now() < end {
-        std::hint::spin_loop();
     }
 }
 
@@ -158,12 +148,10 @@ impl<W: Wire + ?Sized> SyncHost for FabricDriver<'_, W> {
         self.stashed_post_run.take()
     }
     fn idle_pause(&self) -> Duration {
-        let d = &self.cfg;
-        // send_bw's receiver in the middle of a batch: the batch has begun
-        // (so neither its first message nor the post-run barrier, which
-        // ends the client's timing, is awaited) and two or more are to come
-        let mid_batch = 1 < self.batch_left && self.batch_left < d.list_size;
-        if d.op == Op::Send && d.activity == Activity::Passive && !d.echo && mid_batch {
+        // Only send_bw's receiver counts a batch down (every other driver
+        // keeps batch_left at list_size), so this is its middle of a batch:
+        // the first message in, two or more still to come.
+        if 1 < self.batch_left && self.batch_left < self.cfg.list_size {
             SEND_BW_IDLE_PAUSE
         } else {
             Duration::ZERO
