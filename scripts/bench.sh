@@ -200,16 +200,16 @@ if [ "$QUICK" = 1 ]; then sizes="8 4096"; else sizes="8 64 1024 4096"; fi
 want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 want latency && for p in $PROVS; do
     for s in $sizes; do
-        row latency "$p" "$s" fabdiag_lat pingpong_lat fi_pingpong "usec one-way; $ITERS iterations, one in flight, one buffer reused by both, transmit-complete sends"
+        row latency "$p" "$s" fabdiag_lat pingpong_lat fi_pingpong "usec one-way; ping-pong, $ITERS iterations, one in flight, one buffer reused by both, transmit-complete sends"
         if [ -n "$FT" ]; then
-            row latency "$p" "$s" fabdiag_lat ft_lat fi_rdm_pingpong "usec one-way; $ITERS iterations (+100 warmup), one in flight, one buffer reused by both"
+            row latency "$p" "$s" fabdiag_lat ft_lat fi_rdm_pingpong "usec one-way; ping-pong, $ITERS iterations (+100 warmup), one in flight, one buffer reused by both, transmit-complete sends"
         fi
     done
 done
 if [ -n "$FT" ] && want rate; then
     for p in $PROVS; do
         for s in $sizes; do
-            row "msg rate" "$p" "$s" fabdiag_rate ft_rate fi_rdm_tagged_bw "M msg/s; unidirectional, window $WINDOW, the receiver's answer awaited per window (fabdiag: empty, fabtests: 4 B); one buffer reused by both"
+            row "msg rate" "$p" "$s" fabdiag_rate ft_rate fi_rdm_tagged_bw "M msg/s; unidirectional, window $WINDOW, sends injected, each window confirmed by the receiver's answer (fabdiag: empty, fabtests: 4 B); one buffer reused by both"
         done
     done
 fi
@@ -219,7 +219,7 @@ if [ -n "$FT" ] && want bandwidth; then
     done
 fi
 if want bandwidth && [[ " $PROVS " == *" tcp "* ]]; then
-    row bandwidth tcp 65536 fabdiag_bw iperf_bw iperf3 "Gbit/s; unidirectional; write-bw window $WINDOW, one buffer, over tcp;ofi_rxm vs one iperf3 TCP stream"
+    row bandwidth tcp 65536 fabdiag_bw iperf_bw iperf3 "Gbit/s; unidirectional; write-bw window $WINDOW, delivery complete, one buffer, over tcp;ofi_rxm vs one iperf3 TCP stream"
 fi
 # Small RMA writes: the originals' writes are delivery complete, which costs
 # on tcp; fi_rma_bw as it comes injects them with transmit complete. The
