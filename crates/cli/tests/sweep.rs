@@ -269,6 +269,66 @@ fn plan_and_simulation_need_no_fabric() {
     assert_eq!(doc["overhead"]["steps"].as_array().unwrap().len(), 63);
 }
 
+/// `--min-bw` / `--max-lat` name the pairs and nodes that miss them and
+/// exit with the threshold code (3), ahead of the outlier code (5); met,
+/// they change nothing. Simulated ranks: pairs near 10,000 MB/s, and
+/// rank 2's pairs about a quarter of that with `--sim-slow 2`.
+#[test]
+fn thresholds_name_the_pairs_and_nodes_that_miss_them_with_their_own_exit_code() {
+    let sim = |extra: &[&str]| {
+        let mut a = vec!["sweep", "--simulate", "6", "--sim-pair-ms", "1", "--json"];
+        a.extend_from_slice(extra);
+        let o = run(&a, LIMIT);
+        let doc = o.json();
+        (o.code, doc["verdict"].clone())
+    };
+    let count = |v: &Value, k: &str| v[k].as_array().map_or(usize::MAX, Vec::len);
+    // every pair and node below an impossible floor
+    let (code, v) = sim(&["--min-bw", "1e12"]);
+    assert_eq!(code, Some(3), "{v}");
+    assert_eq!(
+        (count(&v, "threshold_pairs"), count(&v, "threshold_nodes")),
+        (15, 6),
+        "{v}"
+    );
+    // met by all: no verdict, exit 0
+    let (code, v) = sim(&["--min-bw", "1"]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(
+        (count(&v, "threshold_pairs"), count(&v, "threshold_nodes")),
+        (0, 0),
+        "{v}"
+    );
+    // a slow rank: its 5 pairs and itself miss 5,000 MB/s; the threshold
+    // code wins over the outlier code the slow node alone would give
+    let (code, v) = sim(&["--sim-slow", "2"]);
+    assert_eq!(code, Some(5), "the slow node alone is an outlier: {v}");
+    let (code, v) = sim(&["--sim-slow", "2", "--min-bw", "5000"]);
+    assert_eq!(code, Some(3), "{v}");
+    assert_eq!(
+        (count(&v, "threshold_pairs"), count(&v, "threshold_nodes")),
+        (5, 1),
+        "{v}"
+    );
+    assert_eq!(v["threshold_nodes"][0], 2, "{v}");
+    // latency: an impossible ceiling, and one met by all
+    let (code, v) = sim(&["--lat", "--max-lat", "0.0001"]);
+    assert_eq!(code, Some(3), "{v}");
+    assert_eq!(count(&v, "threshold_pairs"), 15, "{v}");
+    let (code, _) = sim(&["--lat", "--max-lat", "1e9"]);
+    assert_eq!(code, Some(0));
+    // and the text summary says it
+    let o = run(
+        &["sweep", "--simulate", "6", "--sim-pair-ms", "1", "--min-bw", "1e12"],
+        LIMIT,
+    );
+    assert!(
+        o.stdout.contains("thresholds: 15 pairs and 6 nodes missed them"),
+        "{}",
+        o.stdout
+    );
+}
+
 fn tempdir(tag: &str) -> String {
     let d = std::env::temp_dir().join(format!("fabdiag-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
