@@ -283,33 +283,23 @@ fn thresholds_name_the_pairs_and_nodes_that_miss_them_with_their_own_exit_code()
         (o.code, doc["verdict"].clone())
     };
     let count = |v: &Value, k: &str| v[k].as_array().map_or(usize::MAX, Vec::len);
+    // (pairs, nodes) that missed the threshold
+    let missed = |v: &Value| (count(v, "threshold_pairs"), count(v, "threshold_nodes"));
     // every pair and node below an impossible floor
     let (code, v) = sim(&["--min-bw", "1e12"]);
     assert_eq!(code, Some(3), "{v}");
-    assert_eq!(
-        (count(&v, "threshold_pairs"), count(&v, "threshold_nodes")),
-        (15, 6),
-        "{v}"
-    );
+    assert_eq!(missed(&v), (15, 6), "{v}");
     // met by all: no verdict, exit 0
     let (code, v) = sim(&["--min-bw", "1"]);
     assert_eq!(code, Some(0), "{v}");
-    assert_eq!(
-        (count(&v, "threshold_pairs"), count(&v, "threshold_nodes")),
-        (0, 0),
-        "{v}"
-    );
+    assert_eq!(missed(&v), (0, 0), "{v}");
     // a slow rank: its 5 pairs and itself miss 5,000 MB/s; the threshold
     // code wins over the outlier code the slow node alone would give
     let (code, v) = sim(&["--sim-slow", "2"]);
     assert_eq!(code, Some(5), "the slow node alone is an outlier: {v}");
     let (code, v) = sim(&["--sim-slow", "2", "--min-bw", "5000"]);
     assert_eq!(code, Some(3), "{v}");
-    assert_eq!(
-        (count(&v, "threshold_pairs"), count(&v, "threshold_nodes")),
-        (5, 1),
-        "{v}"
-    );
+    assert_eq!(missed(&v), (5, 1), "{v}");
     assert_eq!(v["threshold_nodes"][0], 2, "{v}");
     // latency: an impossible ceiling, and one met by all
     let (code, v) = sim(&["--lat", "--max-lat", "0.0001"]);
