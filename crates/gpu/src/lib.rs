@@ -35,6 +35,63 @@ pub fn library_present(library: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The GPU types the CXI diagnostics know (`-g`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuKind {
+    Amd,
+    Nvidia,
+    Intel,
+}
+
+impl GpuKind {
+    /// The originals' preference when `-g` is not given (spec §2.12): AMD,
+    /// then NVIDIA, then INTEL. They decided at build time; fabdiag asks
+    /// which runtime loads here.
+    pub const DISCOVERY_ORDER: [GpuKind; 3] = [GpuKind::Amd, GpuKind::Nvidia, GpuKind::Intel];
+
+    /// `-g`'s value in any letter case (site scripts pass `Nvidia`).
+    pub fn parse(s: &str) -> Option<GpuKind> {
+        match s.to_ascii_uppercase().as_str() {
+            "AMD" => Some(GpuKind::Amd),
+            "NVIDIA" => Some(GpuKind::Nvidia),
+            "INTEL" => Some(GpuKind::Intel),
+            _ => None,
+        }
+    }
+
+    /// As the banners print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuKind::Amd => "AMD",
+            GpuKind::Nvidia => "NVIDIA",
+            GpuKind::Intel => "INTEL",
+        }
+    }
+
+    /// The runtime library fabdiag loads for this type.
+    pub fn library(self) -> String {
+        match self {
+            GpuKind::Amd => HIP_LIBRARY.into(),
+            GpuKind::Nvidia => std::env::var("FABDIAG_LIBCUDA").unwrap_or_else(|_| DEFAULT_LIBRARY.into()),
+            GpuKind::Intel => LEVEL_ZERO_LIBRARY.into(),
+        }
+    }
+}
+
+/// The first GPU type whose runtime loads here, in the originals' order;
+/// otherwise every library tried and why it did not load.
+pub fn discover() -> Result<GpuKind, String> {
+    let mut tried = Vec::new();
+    for kind in GpuKind::DISCOVERY_ORDER {
+        let lib = kind.library();
+        match library_present(&lib) {
+            Ok(()) => return Ok(kind),
+            Err(why) => tried.push(format!("{} {lib}: {why}", kind.name())),
+        }
+    }
+    Err(tried.join("; "))
+}
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum GpuError {
     #[error(
@@ -316,6 +373,37 @@ mod tests {
             resolve(&[], "0").unwrap_err().to_string(),
             "no GPU '0'; GPUs present: none"
         );
+    }
+
+    #[test]
+    fn gpu_types_in_any_letter_case() {
+        for (s, k) in [
+            ("Nvidia", GpuKind::Nvidia),
+            ("amd", GpuKind::Amd),
+            ("INTEL", GpuKind::Intel),
+        ] {
+            assert_eq!(GpuKind::parse(s), Some(k));
+            assert_eq!(GpuKind::parse(k.name()), Some(k));
+        }
+        assert_eq!(GpuKind::parse("nvidia "), None);
+        assert_eq!(GpuKind::parse("CUDA"), None);
+    }
+
+    #[test]
+    fn discovery_names_every_runtime_it_tried() {
+        match discover() {
+            // a GPU machine: some runtime loads
+            Ok(k) => eprintln!("SKIPPED: a GPU runtime is present here ({})", k.name()),
+            Err(e) => {
+                for lib in [
+                    "AMD libamdhip64.so:",
+                    "NVIDIA libcuda.so.1:",
+                    "INTEL libze_loader.so.1:",
+                ] {
+                    assert!(e.contains(lib), "{e}");
+                }
+            }
+        }
     }
 
     #[test]
