@@ -87,15 +87,60 @@ fn arguments_that_are_not_utf8_are_one_line_errors() {
 
 #[test]
 fn gpu_and_emulation_options_are_refused_as_unavailable() {
-    for args in [
-        &["write-bw", "h", "-t", "0"][..],
-        &["send-bw", "h", "-g", "nvidia"],
-        &["read-bw", "--emu-mode"],
+    let o = run(&["read-bw", "--emu-mode"], Duration::from_secs(10));
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    one_line(&o.stderr);
+    if fabdiag_gpu::discover().is_ok() {
+        eprintln!("SKIPPED: a GPU runtime loads here; the missing-runtime messages cannot be shown");
+        return;
+    }
+    // each missing piece names itself, before any connection is tried
+    for (args, want) in [
+        (
+            &["write-bw", "h", "-t", "0"][..],
+            "-t/-r ask for GPU memory but no GPU runtime loads here (AMD libamdhip64.so: ",
+        ),
+        (
+            &["send-bw", "h", "-r", "1", "-g", "Nvidia"],
+            "-g NVIDIA: cannot load its runtime libcuda.so.1 (",
+        ),
+        (
+            &["read-bw", "-t", "0", "-g", "intel"],
+            "-g INTEL: cannot load its runtime libze_loader.so.1 (",
+        ),
+        (
+            &["gpu-loopback-bw", "-r", "0", "-g", "amd", "--json"],
+            "-g AMD: cannot load its runtime libamdhip64.so (",
+        ),
     ] {
         let o = run(args, Duration::from_secs(10));
         assert_eq!(o.code, Some(4), "{args:?}: {}", o.stderr);
-        one_line(&o.stderr);
+        let line = one_line(&o.stderr);
+        assert!(line.contains(want), "{args:?}: {line}");
+        if args.contains(&"--json") {
+            assert_eq!(o.json()["error"]["kind"], "unavailable");
+        }
     }
+}
+
+/// `-g` alone asks for no GPU buffer: the run uses system memory, as the
+/// originals' did (they load a GPU runtime only for -t or -r).
+#[test]
+fn a_gpu_type_alone_runs_on_system_memory() {
+    let o = run(
+        &[
+            "write-bw", "--local", "-P", "shm", "-n", "2", "-s", "4096", "-g", "Nvidia",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(
+        o.stdout
+            .contains("Client TX Mem    : System\nServer RX Mem    : System\n"),
+        "{}",
+        o.stdout
+    );
+    assert!(!o.stdout.contains("GPU"), "{}", o.stdout);
 }
 
 #[test]

@@ -55,6 +55,7 @@ pub fn layout(latency: bool) -> Layout {
             default_iters: LAT_DEFAULT_ITERS,
             default_size: 8,
             trailer: TRAILER,
+            one_process: false,
         }
     } else {
         Layout {
@@ -84,6 +85,7 @@ pub fn layout(latency: bool) -> Layout {
             default_iters: BW_DEFAULT_ITERS,
             default_size: 8,
             trailer: TRAILER,
+            one_process: false,
         }
     }
 }

@@ -62,15 +62,17 @@ pub fn layout(tool: BwTool) -> Layout {
             Device, SvcId, Port, TxGpu, RxGpu, GpuType, Iters, Duration, Size, ListSize, Bidir, Rdzv, NoIdcSend, BufSz,
             BufAlign, UseHp, EmuMode, Help, Version,
         ],
+        BwTool::GpuLoopbackBw => return crate::loopback::layout(),
     };
     Layout {
         opts,
-        extensions: &[Provider, Json, MinBw, Local],
+        extensions: &[Provider, Json, MinBw, Verify, NoVerify, Local],
         width: 25,
         tool: Tool::from(tool),
         default_iters: DEFAULT_ITERS,
         default_size: DEFAULT_SIZE,
         trailer: "",
+        one_process: false,
     }
 }
 
@@ -89,7 +91,15 @@ const RUN_OPTIONS: &[(Opt, &str)] = &[
     (Opt::BufAlign, "--buf-align"),
     (Opt::UseHp, "--use-hp"),
     (Opt::MinBw, "--min-bw"),
+    (Opt::Verify, "--verify"),
+    (Opt::NoVerify, "--no-verify"),
 ];
+
+/// `--verify`, on by default when a buffer of this side is on a GPU
+/// (`--no-verify` turns it off either way).
+pub(crate) fn verify(raw: &Raw, gpu: &crate::resolve::GpuRequest) -> bool {
+    !raw.has(Opt::NoVerify) && (raw.has(Opt::Verify) || gpu.any())
+}
 
 pub fn resolve(tool: BwTool, raw: &Raw) -> Result<Action<Invocation>, OptionError> {
     if raw.has(Opt::Help) {
@@ -135,6 +145,7 @@ pub fn resolve(tool: BwTool, raw: &Raw) -> Result<Action<Invocation>, OptionErro
         use_idc: !raw.has(Opt::NoIdc) && !raw.has(Opt::NoIdcSend) && !rdzv,
         max_buf,
         buf_align,
+        verify: verify(raw, &c.gpu),
         ..c.spec(Tool::from(tool))
     };
     let mut inv = c.invocation(raw, spec, RUN_OPTIONS);
@@ -238,7 +249,18 @@ mod tests {
             err(w, &["-g", "foo"]),
             "Invalid gpu type: foo. Must be AMD, NVIDIA or INTEL"
         );
-        assert!(err(w, &["-t", "0"]).contains("GPU memory"));
+        // GPU requests parse; whether this machine can serve them is the
+        // binary's question (crates/cli/src/commands/gpu.rs)
+        let Action::Run(o) = run(w, &["-t", "3", "-g", "Nvidia"]).unwrap() else {
+            panic!()
+        };
+        assert_eq!((o.gpu.tx, o.gpu.rx), (Some(3), None));
+        assert_eq!(o.gpu.kind, Some(fabdiag_gpu::GpuKind::Nvidia));
+        assert!(o.spec.verify, "--verify is on by default for GPU buffers");
+        let Action::Run(o) = run(w, &["-g", "amd"]).unwrap() else {
+            panic!()
+        };
+        assert!(!o.gpu.any() && !o.spec.verify, "-g alone asks for no GPU buffer");
         assert!(err(w, &["--local", "host"]).contains("--local"));
         assert!(err(w, &["--min-bw", "-3"]).contains("Invalid minimum bandwidth"));
         // options a tool does not have are unknown to it

@@ -98,6 +98,7 @@ pub fn layout(tool: LatTool) -> Layout {
         default_iters: DEFAULT_ITERS,
         default_size: DEFAULT_SIZE,
         trailer: "",
+        one_process: false,
     }
 }
 

@@ -14,6 +14,7 @@ pub mod bw;
 pub mod completions;
 mod getopt;
 pub mod lat;
+pub mod loopback;
 pub mod man;
 mod numbers;
 pub mod resolve;
@@ -25,11 +26,12 @@ pub mod traffic;
 pub use resolve::{Action, Invocation, OptionError, RunMode};
 pub use table::Layout;
 
-use fabdiag_report::{Family, Tool};
+use fabdiag_report::{BwTool, Family, Tool};
 
 /// The command line of `tool`.
 pub fn layout(tool: Tool) -> Layout {
     match tool.family() {
+        Family::Bandwidth(BwTool::GpuLoopbackBw) => loopback::layout(),
         Family::Bandwidth(t) => bw::layout(t),
         Family::Latency(t) => lat::layout(t),
         Family::Atomic { latency } => amo::layout(latency),
@@ -47,6 +49,7 @@ pub fn parse(tool: Tool, args: &[String]) -> Result<Action<Invocation>, OptionEr
         .parse(args)
         .map_err(|m| OptionError::Invalid(format!("{m} (see -h)")))?;
     match tool.family() {
+        Family::Bandwidth(BwTool::GpuLoopbackBw) => loopback::resolve(&raw),
         Family::Bandwidth(t) => bw::resolve(t, &raw),
         Family::Latency(t) => lat::resolve(t, &raw),
         Family::Atomic { latency } => amo::resolve(latency, &raw),

@@ -110,12 +110,20 @@ fn what(tool: Tool) -> &'static str {
         Tool::ReadLat => "one-sided RDMA read latency (post to completion)",
         Tool::AtomicBw => "the rate of remote atomic operations",
         Tool::AtomicLat => "the latency of remote atomic operations",
+        Tool::GpuLoopbackBw => "RDMA write bandwidth from a process into its own memory (GPU or system)",
     }
 }
 
 /// What a tool does, for its DESCRIPTION.
 fn description(tool: Tool) -> String {
     let what = what(tool);
+    if !tool.has_server() {
+        return format!(
+            "{} measures {what}: one process, no server and no TCP, writes -n times per iteration from the start of its TX buffer to the start of its RX buffer through the fabric (any fabric libfabric drives: cxi, verbs, efa, tcp, shm, ...) and back into itself. It re-creates HPE's {} (also called cxi_gpu_bw_loopback and cxi_loopback_bw, names fabdiag answers to) with the same options, defaults and text output. It prints a summary, then one row: the size, the writes, the bandwidth in Gb/s (10^9 bits per second) and the packet rate in 2048-byte packets. With --verify (on by default for GPU buffers) the TX buffer holds a pattern and the RX buffer is checked after the run; a wrong byte is an error naming its offset.",
+            tool.original_name(),
+            tool.original_name()
+        );
+    }
     let rest = match tool.family() {
         Family::Bandwidth(_) => {
             "Both sides print a summary of the run, then one row per size: the size, the operations this side initiated (a dash on a server that initiates none), the bandwidth in MB/s (10^6 bytes per second; both directions summed when bidirectional) and the packet rate in 2048-byte packets."
@@ -143,6 +151,10 @@ fn differences(tool: Tool) -> Vec<&'static str> {
         "Run options given to a server are reported as ignored instead of being ignored silently.",
     ];
     match tool.family() {
+        Family::Bandwidth(_) if !tool.has_server() => d.extend([
+            "-s 0 is refused (the original accepted it and printed nonsense packet counts).",
+            "--min-bw takes Gb/s, the unit of this tool's table.",
+        ]),
         Family::Bandwidth(_) => d.extend([
             "Bandwidth durations are computed in 64 bits (the original's wrapped past 4294 s), and IDC (FI_INJECT) is decided per size.",
             "HRP has no libfabric control and is shown as Disabled - Not Applicable.",
@@ -171,9 +183,13 @@ fn tool_page(tool: Tool, name: &str, synopsis_prog: &str, version: &str) -> Page
         what(tool)
     ))]);
     r.control("SH", ["SYNOPSIS"]);
-    r.text([bold(synopsis_prog), roman(" [-d DEV] [-p PORT]")]);
-    r.control("br", []);
-    r.text([bold(synopsis_prog), roman(" "), italic("ADDR"), roman(" [OPTIONS]")]);
+    if lay.one_process {
+        r.text([bold(synopsis_prog), roman(" [OPTIONS]")]);
+    } else {
+        r.text([bold(synopsis_prog), roman(" [-d DEV] [-p PORT]")]);
+        r.control("br", []);
+        r.text([bold(synopsis_prog), roman(" "), italic("ADDR"), roman(" [OPTIONS]")]);
+    }
     r.control("SH", ["DESCRIPTION"]);
     r.text([roman(description(tool))]);
     r.control("SH", ["OPTIONS"]);

@@ -6,6 +6,7 @@
 use crate::numbers::{parse_size_range, parse_strtoul};
 use crate::table::Opt;
 use fabdiag_fabric::HugePageSize;
+use fabdiag_gpu::GpuKind;
 use fabdiag_report::threshold::Threshold;
 use fabdiag_report::Tool;
 use fabdiag_session::{Env, TestSpec, DEFAULT_SVC_ID};
@@ -58,6 +59,23 @@ pub enum OptionError {
     Unavailable(String),
 }
 
+/// `-t`, `-r` and `-g` as given: which of this side's buffers the user
+/// wants on which GPU. Whether this machine can do it (a runtime, the GPU,
+/// a provider with FI_HMEM) is the binary's question, not the parser's.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GpuRequest {
+    pub tx: Option<u32>,
+    pub rx: Option<u32>,
+    pub kind: Option<GpuKind>,
+}
+
+impl GpuRequest {
+    /// Does this side put any buffer on a GPU?
+    pub fn any(&self) -> bool {
+        self.tx.is_some() || self.rx.is_some()
+    }
+}
+
 /// A validated command line of a client/server tool: how to run (server,
 /// client of a host, or both here), the spec the client decides, this
 /// side's own settings, and what the binary does with the outcome.
@@ -74,6 +92,8 @@ pub struct Invocation {
     /// Run options given to a server, which the client overrides (the
     /// originals ignored them silently, spec §6.6; fabdiag warns).
     pub ignored_on_server: Vec<&'static str>,
+    /// `-t/-r/-g` on this side.
+    pub gpu: GpuRequest,
 }
 
 /// Options every client/server tool shares, validated.
@@ -90,6 +110,7 @@ pub(crate) struct Common {
     pub max_size: u64,
     pub hugepages: Option<HugePageSize>,
     pub json: bool,
+    pub gpu: GpuRequest,
 }
 
 fn invalid(m: String) -> OptionError {
@@ -116,7 +137,7 @@ pub(crate) fn number(
 /// the originals ran before the positional argument come between
 /// `common_values` and `common_mode`.
 pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) -> Result<Common, OptionError> {
-    let device = match raw.last(Opt::Device) {
+    let device = match raw.last(Opt::Device).or(raw.last(Opt::DeviceLoop)) {
         Some("") => return Err(invalid("Invalid device name: ".into())),
         d => d.map(str::to_string),
     };
@@ -141,13 +162,20 @@ pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) ->
             None => return Err(invalid(format!("Invalid port: {s}"))),
         },
     };
-    number(raw, Opt::TxGpu, 0, |v| v <= 255, "Invalid src gpu device")?;
-    number(raw, Opt::RxGpu, 0, |v| v <= 255, "Invalid dest gpu device")?;
-    if let Some(s) = raw.last(Opt::GpuType) {
-        if !["amd", "nvidia", "intel"].contains(&s.to_ascii_lowercase().as_str()) {
-            return Err(invalid(format!("Invalid gpu type: {s}. Must be AMD, NVIDIA or INTEL")));
-        }
-    }
+    let gpu_index = |id: Opt, what: &str| -> Result<Option<u32>, OptionError> {
+        Ok(match raw.last(id) {
+            None => None,
+            Some(_) => Some(number(raw, id, 0, |v| v <= 255, what)? as u32),
+        })
+    };
+    let tx = gpu_index(Opt::TxGpu, "Invalid src gpu device")?;
+    let rx = gpu_index(Opt::RxGpu, "Invalid dest gpu device")?;
+    let kind = match raw.last(Opt::GpuType).or(raw.last(Opt::GpuTypeLoop)) {
+        None => None,
+        Some(s) => Some(
+            GpuKind::parse(s).ok_or_else(|| invalid(format!("Invalid gpu type: {s}. Must be AMD, NVIDIA or INTEL")))?,
+        ),
+    };
     let iterations = number(raw, Opt::Iters, default_iters, |v| v > 0, "Invalid iteration count")?;
     let duration_s = match raw.last(Opt::Duration) {
         None => None,
@@ -163,7 +191,7 @@ pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) ->
         None => (default_size, default_size),
         Some(s) => parse_size_range(s).map_err(invalid)?,
     };
-    let hugepages = match raw.last(Opt::UseHp) {
+    let hugepages = match raw.last(Opt::UseHp).or(raw.last(Opt::UseHpLoop)) {
         None => None,
         Some(s) => match s.to_ascii_uppercase().as_str() {
             "2M" => Some(HugePageSize::TwoMiB),
@@ -183,17 +211,13 @@ pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) ->
         max_size,
         hugepages,
         json: raw.has(Opt::Json),
+        gpu: GpuRequest { tx, rx, kind },
     })
 }
 
-/// The checks after the tool's own: GPU and emulation requests, then the
+/// The checks after the tool's own: the emulation request, then the
 /// positional argument (spec §2.2 steps 2 and 5).
 pub(crate) fn common_mode(raw: &Raw, c: &mut Common) -> Result<(), OptionError> {
-    if raw.has(Opt::TxGpu) || raw.has(Opt::RxGpu) || raw.has(Opt::GpuType) {
-        return Err(OptionError::Unavailable(
-            "GPU memory (-t/-r/-g) is not supported yet: fabdiag's fabric tools use system memory only".into(),
-        ));
-    }
     if raw.has(Opt::EmuMode) {
         return Err(OptionError::Unavailable(
             "--emu-mode reads a CXI hardware timer and has no libfabric equivalent".into(),
@@ -262,6 +286,7 @@ impl Common {
             threshold: None,
             percentiles: raw.has(Opt::Percentiles),
             ignored_on_server,
+            gpu: self.gpu,
         }
     }
 }

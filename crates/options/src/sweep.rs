@@ -287,6 +287,12 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
                 let t = Tool::from_subcommand(&value)
                     .or_else(|| Tool::from_original(&value))
                     .ok_or_else(|| OptionError::Invalid(format!("invalid --tool: '{value}' (see -h)")))?;
+                if !t.has_server() {
+                    return Err(OptionError::Invalid(format!(
+                        "--tool {value}: {} runs in one process and measures no link between nodes",
+                        t.subcommand()
+                    )));
+                }
                 tool_given = Some(t);
             }
             W::Lat => {

@@ -52,6 +52,16 @@ pub enum Opt {
     ListSizeAmo,
     NoHrpAmo,
     ReportAllAmo,
+    // cxi_gpu_loopback_bw's letters and texts (spec §3.5)
+    DeviceLoop,
+    LoopIters,
+    NumXfers,
+    LoopSize,
+    GpuTypeLoop,
+    UseHpLoop,
+    MinBwGbit,
+    Verify,
+    NoVerify,
 }
 
 struct Spec {
@@ -455,6 +465,100 @@ const SPECS: &[Spec] = &[
         Some("    --report-all"),
         &["Report all latency measurements individually"],
     ),
+    spec(
+        Opt::DeviceLoop,
+        Some('d'),
+        "device",
+        true,
+        Some("-d, --device=DEV"),
+        &[
+            "Device (libfabric domain) name, e.g. cxi0, mlx5_0, lo",
+            "(default: the provider's first domain)",
+        ],
+    ),
+    spec(
+        Opt::LoopIters,
+        Some('i'),
+        "iters",
+        true,
+        Some("-i, --iters=ITERS"),
+        &[
+            "Number of iterations to run if duration not",
+            "specified (default: {iters})",
+        ],
+    ),
+    spec(
+        Opt::NumXfers,
+        Some('n'),
+        "num-xfers",
+        true,
+        Some("-n, --num-xfers=XFERS"),
+        &[
+            "Number of transfers per iteration, all pushed to",
+            "the Tx CQ prior to initiating xfer (default: 8192)",
+        ],
+    ),
+    spec(
+        Opt::LoopSize,
+        Some('s'),
+        "size",
+        true,
+        Some("-s, --size=SIZE"),
+        &[
+            "Transfer Size in Bytes (default: {size})",
+            "The maximum size is 4294967295 bytes",
+        ],
+    ),
+    spec(
+        Opt::GpuTypeLoop,
+        Some('g'),
+        "gpu-type",
+        true,
+        Some("-g, --gpu-type=TYPE"),
+        &[
+            "GPU type (AMD or NVIDIA or INTEL). Default type determined by",
+            "discovered GPU files on system.",
+        ],
+    ),
+    spec(
+        Opt::UseHpLoop,
+        None,
+        "use-hp",
+        true,
+        Some("--use-hp=SIZE"),
+        &[
+            "Attempt to use huge pages when allocating",
+            "Size may be \"2M\" or \"1G\"",
+            "system memory",
+        ],
+    ),
+    spec(
+        Opt::MinBwGbit,
+        None,
+        "min-bw",
+        true,
+        Some("    --min-bw=GBIT/S"),
+        &["Fail (exit 3) if the bandwidth is below GBIT/S (Gb/s)"],
+    ),
+    spec(
+        Opt::Verify,
+        None,
+        "verify",
+        false,
+        Some("    --verify"),
+        &[
+            "Stamp each size's source with its own pattern and check",
+            "the target after the size (on by default for GPU buffers)",
+        ],
+    ),
+    spec(
+        Opt::NoVerify,
+        None,
+        "no-verify",
+        false,
+        Some("    --no-verify"),
+        &["Do not check the target, even for GPU buffers"],
+    ),
 ];
 
 /// One option as `-h`, man pages and completions show it.
@@ -485,6 +589,9 @@ pub struct Layout {
     pub default_size: u64,
     /// Printed after the original options (the atomic tools' name lists).
     pub trailer: &'static str,
+    /// One process, no server (cxi_gpu_loopback_bw): its usage line has
+    /// no address.
+    pub one_process: bool,
 }
 
 impl Layout {
@@ -527,10 +634,14 @@ impl Layout {
         let w = self.width;
         let mut o = String::new();
         o.push_str("Usage:\n");
-        o.push_str(&format!("  {prog} [-d DEV] [-p PORT]\n"));
-        o.push_str(&format!("{:w$}Start a server and wait for connection\n", ""));
-        o.push_str(&format!("  {prog} ADDR [OPTIONS]\n"));
-        o.push_str(&format!("{:w$}Connect to server with address ADDR\n", ""));
+        if self.one_process {
+            o.push_str(&format!("  {prog} [OPTIONS]\n"));
+        } else {
+            o.push_str(&format!("  {prog} [-d DEV] [-p PORT]\n"));
+            o.push_str(&format!("{:w$}Start a server and wait for connection\n", ""));
+            o.push_str(&format!("  {prog} ADDR [OPTIONS]\n"));
+            o.push_str(&format!("{:w$}Connect to server with address ADDR\n", ""));
+        }
         let docs = self.documented();
         for (title, fabdiag) in [("Options:", false), ("fabdiag options:", true)] {
             if fabdiag {

@@ -92,9 +92,12 @@ impl Link for Alone {
         None
     }
     /// Every message is answered as a peer that initiates nothing would:
-    /// the same barrier, no operations, nothing to verify.
+    /// the run parameters adopted without a word, the same endpoint (its
+    /// own: the process writes to itself) and barrier, no operations,
+    /// nothing to verify.
     fn send(&mut self, _: Phase, msg: &Message) -> Result<(), ProtoError> {
         let answer = match msg {
+            Message::Config { .. } => return Ok(()),
             Message::Results { size, .. } => Message::Results {
                 size: *size,
                 elapsed_ns: 0,
@@ -150,5 +153,14 @@ mod tests {
             }
         );
         assert!(a.poll(Phase::Run).unwrap().is_none());
+        // a server adopts the client's spec without answering
+        a.send(
+            Phase::Config,
+            &Message::Config {
+                params: serde_json::Value::Null,
+            },
+        )
+        .unwrap();
+        assert!(a.poll(Phase::Config).unwrap().is_none());
     }
 }

@@ -3,13 +3,14 @@
 
 use crate::banner::{self, line};
 use crate::legacy::*;
-use crate::model::{BwRun, BwTool, Hugepages, RowView};
+use crate::model::{BwRun, BwTool, Hugepages, Mem, RowView, SideMem};
 
 pub fn title(tool: BwTool) -> &'static str {
     match tool {
         BwTool::WriteBw => WRITE_BW_TITLE,
         BwTool::ReadBw => READ_BW_TITLE,
         BwTool::SendBw => SEND_BW_TITLE,
+        BwTool::GpuLoopbackBw => LOOPBACK_BW_TITLE,
     }
 }
 
@@ -18,6 +19,7 @@ pub fn header(tool: BwTool) -> &'static str {
         BwTool::WriteBw => WRITE_BW_HEADER,
         BwTool::ReadBw => READ_BW_HEADER,
         BwTool::SendBw => SEND_BW_HEADER,
+        BwTool::GpuLoopbackBw => LOOPBACK_BW_HEADER,
     }
 }
 
@@ -37,8 +39,27 @@ pub fn hugepages_value(h: &Hugepages) -> String {
     }
 }
 
+/// The memory lines of a client/server tool: the client's TX and the
+/// server's RX buffer, each side's GPU type after its line when that buffer
+/// is on a GPU (spec §2.7). The newer upstream adds the client's RX and the
+/// server's TX buffer when bidirectional; the seed's bidirectional run
+/// shows only these two, and the seed wins.
+pub fn memory_lines(o: &mut String, client: &SideMem, server: &SideMem) {
+    line(o, "Client TX Mem", client.tx);
+    if let (Mem::Gpu { .. }, Some(t)) = (client.tx, &client.gpu_type) {
+        line(o, "Client GPU Type", t);
+    }
+    line(o, "Server RX Mem", server.rx);
+    if let (Mem::Gpu { .. }, Some(t)) = (server.rx, &server.gpu_type) {
+        line(o, "Server GPU Type", t);
+    }
+}
+
 /// Everything from the first separator through the column header.
 pub fn banner(run: &BwRun) -> String {
+    if run.tool == BwTool::GpuLoopbackBw {
+        return loopback_banner(run);
+    }
     let hdr = header(run.tool);
     let sep = separator(hdr);
     let word = run.tool.word();
@@ -50,8 +71,7 @@ pub fn banner(run: &BwRun) -> String {
     o.push('\n');
     line(&mut o, "Device", &run.device);
     line(&mut o, "Service ID", run.service_id);
-    line(&mut o, "Client TX Mem", SYSTEM_MEM);
-    line(&mut o, "Server RX Mem", SYSTEM_MEM);
+    memory_lines(&mut o, &run.client_mem, &run.server_mem);
     banner::mode(&mut o, run.mode);
     if run.min_size_bytes == run.max_size_bytes {
         line(&mut o, &format!("{word} Size"), run.min_size_bytes);
@@ -75,6 +95,10 @@ pub fn banner(run: &BwRun) -> String {
     line(&mut o, "RDMA Buf Align", run.buf_align_bytes);
     line(&mut o, "Hugepages", hugepages_value(&run.hugepages));
     banner::addresses(&mut o, run.role, &run.local_address, &run.remote_address);
+    if let Some(n) = run.gpus_found {
+        o.push_str(&gpus_found(n));
+        o.push('\n');
+    }
     o.push_str(&sep);
     o.push('\n');
     o.push_str(hdr);
@@ -82,14 +106,58 @@ pub fn banner(run: &BwRun) -> String {
     o
 }
 
-pub fn row(r: &RowView) -> String {
+/// cxi_gpu_loopback_bw's banner (spec §3.5): one process, so its own TX
+/// and RX buffers, one size and the writes per iteration.
+fn loopback_banner(run: &BwRun) -> String {
+    let hdr = header(run.tool);
+    let sep = separator(hdr);
+    let m = &run.client_mem;
+    let mut o = String::new();
+    o.push_str(&sep);
+    o.push('\n');
+    o.push_str(TITLE_INDENT);
+    o.push_str(title(run.tool));
+    o.push('\n');
+    line(&mut o, "Device", &run.device);
+    line(&mut o, "Service ID", run.service_id);
+    line(&mut o, "TX Mem", m.tx);
+    line(&mut o, "RX Mem", m.rx);
+    if let (true, Some(t)) = (m.tx != Mem::System || m.rx != Mem::System, &m.gpu_type) {
+        line(&mut o, "GPU Type", t);
+    }
+    banner::mode(&mut o, run.mode);
+    line(&mut o, "Write Size (B)", run.max_size_bytes);
+    line(&mut o, "Cmds per iter", run.list_size);
+    line(&mut o, "Hugepages", hugepages_value(&run.hugepages));
+    if let Some(n) = run.gpus_found {
+        o.push_str(&gpus_found(n));
+        o.push('\n');
+    }
+    o.push_str(&sep);
+    o.push('\n');
+    o.push_str(hdr);
+    o.push('\n');
+    o
+}
+
+/// MB/s as gpu_loopback_bw prints it (`print_gbits`: × 8 / 1000).
+pub fn gbit_s(mb_s: f64) -> f64 {
+    mb_s * 8.0 / 1000.0
+}
+
+pub fn row(tool: BwTool, r: &RowView) -> String {
     let count = match r.count {
         Some(c) => c.to_string(),
         None => NO_COUNT.to_string(),
     };
+    let bw = if tool == BwTool::GpuLoopbackBw {
+        gbit_s(r.bw_mb_s)
+    } else {
+        r.bw_mb_s
+    };
     format!(
         "{:>SIZE_W$}{GAP}{:>COUNT_W$}{GAP}{:>BW_W$.BW_DECIMALS$}{GAP}{:>MRATE_W$.MRATE_DECIMALS$}\n",
-        r.size, count, r.bw_mb_s, r.rate_mpkt_s
+        r.size, count, bw, r.rate_mpkt_s
     )
 }
 
@@ -101,7 +169,7 @@ pub fn footer(tool: BwTool) -> String {
 pub fn render(run: &BwRun, rows: &[RowView]) -> String {
     let mut o = banner(run);
     for r in rows {
-        o.push_str(&row(r));
+        o.push_str(&row(run.tool, r));
     }
     o.push_str(&footer(run.tool));
     o

@@ -16,6 +16,9 @@ pub enum Tool {
     ReadLat,
     AtomicBw,
     AtomicLat,
+    /// One process, no server: writes from its TX buffer into its own RX
+    /// buffer through the fabric.
+    GpuLoopbackBw,
 }
 
 /// Which measurement a tool runs; each family has its own session code.
@@ -40,7 +43,7 @@ struct Entry {
     summary: &'static str,
 }
 
-const CATALOG: [Entry; 8] = [
+const CATALOG: [Entry; 9] = [
     Entry {
         tool: Tool::WriteBw,
         original: "cxi_write_bw",
@@ -121,7 +124,21 @@ const CATALOG: [Entry; 8] = [
         words: "AMOs",
         summary: "Atomic latency",
     },
+    Entry {
+        tool: Tool::GpuLoopbackBw,
+        original: "cxi_gpu_loopback_bw",
+        subcommand: "gpu-loopback-bw",
+        json: "gpu_loopback_bw",
+        family: Family::Bandwidth(BwTool::GpuLoopbackBw),
+        word: "Write",
+        words: "writes",
+        summary: "Loopback write bandwidth in one process (GPU or system memory)",
+    },
 ];
+
+/// The other names the seed uses for cxi_gpu_loopback_bw: cxi_diags(7)
+/// calls it `cxi_gpu_bw_loopback`, its usage text `cxi_loopback_bw`.
+pub const LOOPBACK_ALIASES: [&str; 2] = ["cxi_gpu_bw_loopback", "cxi_loopback_bw"];
 
 impl Tool {
     /// Every tool, in the order help lists them.
@@ -167,7 +184,15 @@ impl Tool {
     }
 
     pub fn from_original(name: &str) -> Option<Tool> {
+        if LOOPBACK_ALIASES.contains(&name) {
+            return Some(Tool::GpuLoopbackBw);
+        }
         CATALOG.iter().find(|e| e.original == name).map(|e| e.tool)
+    }
+
+    /// A tool with a client and a server (every tool but the loopback one).
+    pub fn has_server(self) -> bool {
+        self != Tool::GpuLoopbackBw
     }
 
     pub fn from_subcommand(name: &str) -> Option<Tool> {
@@ -186,6 +211,7 @@ impl From<BwTool> for Tool {
             BwTool::WriteBw => Tool::WriteBw,
             BwTool::ReadBw => Tool::ReadBw,
             BwTool::SendBw => Tool::SendBw,
+            BwTool::GpuLoopbackBw => Tool::GpuLoopbackBw,
         }
     }
 }
@@ -215,7 +241,11 @@ mod tests {
             assert_eq!(t.json_name(), t.original_name().trim_start_matches("cxi_"));
             assert_eq!(t.subcommand().replace('-', "_"), t.json_name());
         }
-        for b in [BwTool::WriteBw, BwTool::ReadBw, BwTool::SendBw] {
+        for alias in LOOPBACK_ALIASES {
+            assert_eq!(Tool::from_original(alias), Some(Tool::GpuLoopbackBw));
+        }
+        assert!(!Tool::GpuLoopbackBw.has_server() && Tool::WriteBw.has_server());
+        for b in [BwTool::WriteBw, BwTool::ReadBw, BwTool::SendBw, BwTool::GpuLoopbackBw] {
             assert_eq!(Tool::from(b).family(), Family::Bandwidth(b));
         }
         for l in [LatTool::SendLat, LatTool::WriteLat, LatTool::ReadLat] {

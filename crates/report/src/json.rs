@@ -55,6 +55,14 @@ pub struct ThresholdJson {
     pub failed_sizes_bytes: Vec<u64>,
 }
 
+/// gpu_loopback_bw's `--min-bw`, in the Gb/s its table prints.
+#[derive(Clone, Debug, Serialize)]
+pub struct GbitThresholdJson {
+    pub min_bw_gbit_per_s: f64,
+    pub passed: bool,
+    pub failed_sizes_bytes: Vec<u64>,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct ErrorJson {
     /// "usage", "unavailable", "runtime" or "threshold".

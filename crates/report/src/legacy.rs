@@ -20,12 +20,15 @@ pub const NO_COUNT: &str = "-";
 pub const WRITE_BW_TITLE: &str = "CXI RDMA Write Bandwidth Test";
 pub const READ_BW_TITLE: &str = "CXI RDMA Read Bandwidth Test";
 pub const SEND_BW_TITLE: &str = "CXI RDMA Send Bandwidth Test";
+pub const LOOPBACK_BW_TITLE: &str = "CXI Loopback Bandwidth Test";
 /// Titles are indented by four spaces.
 pub const TITLE_INDENT: &str = "    ";
 
 pub const WRITE_BW_HEADER: &str = "RDMA Size[B]      Writes  BW[MB/s]  PktRate[Mpkt/s]";
 pub const READ_BW_HEADER: &str = "RDMA Size[B]       Reads  BW[MB/s]  PktRate[Mpkt/s]";
 pub const SEND_BW_HEADER: &str = "Send Size[B]       Sends  BW[MB/s]  PktRate[Mpkt/s]";
+/// gpu_loopback_bw prints its bandwidth in Gb/s (MB/s × 8 / 1000).
+pub const LOOPBACK_BW_HEADER: &str = "RDMA Size[B]      Writes  BW[Gb/s]  PktRate[Mpkt/s]";
 
 /// Latency tables (seed 002_*): size and count 10 wide, each latency
 /// `%7lu.%02lu` (10 wide), report-all latencies `%7lu.%03lu` (11 wide).
@@ -73,3 +76,8 @@ pub const ENABLED: &str = "Enabled";
 pub const DISABLED: &str = "Disabled";
 pub const NOT_APPLICABLE: &str = "Disabled - Not Applicable";
 pub const SYSTEM_MEM: &str = "System";
+
+/// The line after the banner when a buffer is on a GPU.
+pub fn gpus_found(n: u32) -> String {
+    format!("Found {n} GPU(s)")
+}

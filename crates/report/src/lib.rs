@@ -21,4 +21,6 @@ pub mod threshold;
 pub mod traffic;
 
 pub use catalog::{Family, Tool};
-pub use model::{AmoRun, BwRun, BwTool, Hugepages, Knob, LatRun, LatTool, Role, Row, RowView, RunDesc, TestMode};
+pub use model::{
+    AmoRun, BwRun, BwTool, Hugepages, Knob, LatRun, LatTool, Mem, Role, Row, RowView, RunDesc, SideMem, TestMode,
+};

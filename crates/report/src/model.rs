@@ -13,6 +13,9 @@ pub enum BwTool {
     WriteBw,
     ReadBw,
     SendBw,
+    /// cxi_gpu_loopback_bw: one process, its own TX buffer to its own RX
+    /// buffer (spec §3.5).
+    GpuLoopbackBw,
 }
 
 impl BwTool {
@@ -53,6 +56,43 @@ pub enum Hugepages {
     },
 }
 
+/// Where a buffer lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Mem {
+    System,
+    Gpu { index: u32 },
+}
+
+impl std::fmt::Display for Mem {
+    /// As the banners print it: `System` or `GPU <n>`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Mem::System => f.write_str(crate::legacy::SYSTEM_MEM),
+            Mem::Gpu { index } => write!(f, "GPU {index}"),
+        }
+    }
+}
+
+/// One side's TX and RX buffers, and the GPU type when either is on a GPU.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SideMem {
+    pub tx: Mem,
+    pub rx: Mem,
+    /// "AMD", "NVIDIA" or "INTEL".
+    pub gpu_type: Option<String>,
+}
+
+impl SideMem {
+    pub fn system() -> SideMem {
+        SideMem {
+            tx: Mem::System,
+            rx: Mem::System,
+            gpu_type: None,
+        }
+    }
+}
+
 /// A run's configuration as this side sees it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BwRun {
@@ -77,6 +117,14 @@ pub struct BwRun {
     pub remote_address: String,
     /// Whether a completion means delivery at the target.
     pub delivery_complete: bool,
+    /// The client's buffers and the server's (the loopback tool: its own
+    /// in `client_mem`).
+    pub client_mem: SideMem,
+    pub server_mem: SideMem,
+    /// GPUs the runtime reported, when a buffer is on a GPU.
+    pub gpus_found: Option<u32>,
+    /// `--verify`: every size's target was checked against the pattern.
+    pub verify: bool,
 }
 
 /// One table row.

@@ -32,7 +32,7 @@ pub fn banner(run: &RunDesc) -> String {
 /// The lines for result row number `index` of this run.
 pub fn row(run: &RunDesc, row: &Row, index: usize) -> String {
     match (run, row) {
-        (RunDesc::Bw(_), Row::Bw(r)) => bw_text::row(&RowView::from(r)),
+        (RunDesc::Bw(b), Row::Bw(r)) => bw_text::row(b.tool, &RowView::from(r)),
         (RunDesc::Lat(l), Row::Lat(r)) if l.role == Role::Client => lat_text::size_block(&l.table(), r, index == 0),
         (RunDesc::Amo(_), Row::AmoBw(a)) => amo_text::bw_row(&a.result),
         // atomic_lat runs one size: its block is always the first

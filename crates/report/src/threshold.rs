@@ -2,7 +2,7 @@
 //! pure verdict with its JSON form and, when missed, the one line that
 //! says which sizes missed it.
 
-use crate::json::{LatThresholdJson, ThresholdJson};
+use crate::json::{GbitThresholdJson, LatThresholdJson, ThresholdJson};
 use crate::Row;
 use serde::Serialize;
 
@@ -10,6 +10,8 @@ use serde::Serialize;
 pub enum Threshold {
     /// Every size's bandwidth must reach this many MB/s.
     MinBw(f64),
+    /// The same in Gb/s, the unit gpu_loopback_bw's table prints.
+    MinGbit(f64),
     /// Every size's mean latency must stay at or below this many µs.
     MaxLat(f64),
 }
@@ -19,6 +21,7 @@ pub enum Threshold {
 #[serde(untagged)]
 pub enum VerdictJson {
     MinBw(ThresholdJson),
+    MinGbit(GbitThresholdJson),
     MaxLat(LatThresholdJson),
 }
 
@@ -46,6 +49,26 @@ pub fn judge(t: Threshold, rows: &[Row]) -> Verdict {
                     .then(|| format!("bandwidth below --min-bw {min} MB/s: {}", list.join(", "))),
                 json: VerdictJson::MinBw(ThresholdJson {
                     min_bw_mb_per_s: min,
+                    passed: failed.is_empty(),
+                    failed_sizes_bytes: failed.iter().map(|(size, _)| *size).collect(),
+                }),
+            }
+        }
+        Threshold::MinGbit(min) => {
+            let failed: Vec<(u64, f64)> = rows
+                .iter()
+                .filter_map(|r| r.bw_mb_s().map(|bw| (r.size(), crate::bw_text::gbit_s(bw))))
+                .filter(|(_, bw)| *bw < min)
+                .collect();
+            let list: Vec<String> = failed
+                .iter()
+                .map(|(size, bw)| format!("{size} B at {bw:.2} Gb/s"))
+                .collect();
+            Verdict {
+                failure: (!failed.is_empty())
+                    .then(|| format!("bandwidth below --min-bw {min} Gb/s: {}", list.join(", "))),
+                json: VerdictJson::MinGbit(GbitThresholdJson {
+                    min_bw_gbit_per_s: min,
                     passed: failed.is_empty(),
                     failed_sizes_bytes: failed.iter().map(|(size, _)| *size).collect(),
                 }),

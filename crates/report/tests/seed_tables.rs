@@ -4,7 +4,7 @@
 
 use fabdiag_report::bw_text::render;
 use fabdiag_report::legacy::listening;
-use fabdiag_report::{BwRun, BwTool, Hugepages, Role, RowView, TestMode};
+use fabdiag_report::{BwRun, BwTool, Hugepages, Mem, Role, RowView, SideMem, TestMode};
 
 fn run(tool: BwTool, role: Role, mode: TestMode, min: u64, max: u64, bidir: bool) -> BwRun {
     let (local, remote) = match role {
@@ -32,6 +32,10 @@ fn run(tool: BwTool, role: Role, mode: TestMode, min: u64, max: u64, bidir: bool
         local_address: local.into(),
         remote_address: remote.into(),
         delivery_complete: true,
+        client_mem: SideMem::system(),
+        server_mem: SideMem::system(),
+        gpus_found: None,
+        verify: false,
     }
 }
 
@@ -206,4 +210,71 @@ Send Size[B]       Sends  BW[MB/s]  PktRate[Mpkt/s]
 ---------------------------------------------------
 ";
     assert_eq!(render(&r, &[row(8, Some(9999999999), 99999.994, 999999.9999994)]), want);
+}
+
+/// The seed's cxi_gpu_loopback_bw example (GPU memory on both buffers),
+/// byte for byte, from the same model a real run fills in.
+#[test]
+fn gpu_loopback_bw_matches_seed() {
+    let mut r = run(
+        BwTool::GpuLoopbackBw,
+        Role::Client,
+        TestMode::Duration { duration_s: 10 },
+        131072,
+        131072,
+        false,
+    );
+    r.list_size = 8192;
+    r.client_mem = SideMem {
+        tx: Mem::Gpu { index: 0 },
+        rx: Mem::Gpu { index: 2 },
+        gpu_type: Some("AMD".into()),
+    };
+    r.gpus_found = Some(4);
+    let text = render(&r, &[row(131072, Some(1810432), 189.49 * 1000.0 / 8.0, 11.565970)]);
+    let seed = golden("seed_loopback_gpu.txt");
+    // the file holds the seed's screen: its fence and command line first
+    let body: String = seed
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.starts_with("```"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(text, body);
+    // system memory: no GPU Type line, no Found line
+    let mut r = r.clone();
+    r.client_mem = SideMem::system();
+    r.gpus_found = None;
+    let text = render(&r, &[]);
+    assert!(
+        text.contains("TX Mem           : System\nRX Mem           : System\nTest Type"),
+        "{text}"
+    );
+    assert!(!text.contains("GPU"), "{text}");
+}
+
+/// GPU buffers on a client/server tool: the type follows the line of the
+/// buffer on a GPU (spec §2.7), and `Found` closes the banner.
+#[test]
+fn gpu_memory_lines_of_the_pair_tools() {
+    let mut r = run(
+        BwTool::WriteBw,
+        Role::Client,
+        TestMode::Iterations { iterations: 1000 },
+        65536,
+        65536,
+        false,
+    );
+    r.client_mem.tx = Mem::Gpu { index: 1 };
+    r.client_mem.gpu_type = Some("NVIDIA".into());
+    r.gpus_found = Some(2);
+    let text = render(&r, &[]);
+    assert!(
+        text.contains("Client TX Mem    : GPU 1\nClient GPU Type  : NVIDIA\nServer RX Mem    : System\nTest Type"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Remote (server)  : NIC 0x12 PID 0\nFound 2 GPU(s)\n---"),
+        "{text}"
+    );
 }

@@ -26,6 +26,9 @@ pub struct Hooks {
     /// Atomic tools: pretend this many more iterations hit the target, so
     /// the final-value check must fail.
     pub amo_extra_iterations: u64,
+    /// Bandwidth tools with `--verify`: flip byte N of the first checked
+    /// operation's data after each size, before the check, so it must fail.
+    pub corrupt_offset: Option<u64>,
 }
 
 impl Default for Env {

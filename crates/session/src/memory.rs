@@ -141,6 +141,69 @@ pub fn write_operands(
     Ok(())
 }
 
+/// `--verify`'s pattern for one size of one operation: byte `j` of every
+/// operation's payload. It differs per operation kind and per size, so a
+/// target still holding an earlier size's bytes (or its initial fill) fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pattern {
+    seed: u64,
+}
+
+impl Pattern {
+    /// `op` names the operation kind (any small number the family picks).
+    pub fn new(op: u8, size: u64) -> Pattern {
+        Pattern {
+            seed: (u64::from(op) << 56) ^ size.wrapping_mul(0x2545_F491_4F6C_DD1D),
+        }
+    }
+
+    pub fn byte(self, j: u64) -> u8 {
+        // one multiply of a 64-bit mix: cheap, and no byte value repeats
+        // with a short period, so a shifted or truncated copy is caught
+        ((self.seed ^ j).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8
+    }
+
+    /// Stamps `size` bytes of the pattern at every offset in `offsets`.
+    pub fn stamp(self, mem: &mut [u8], offsets: &[u64], size: u64) {
+        for &off in offsets {
+            let (a, b) = (off as usize, (off + size) as usize);
+            if let Some(op) = mem.get_mut(a..b.min(mem.len())) {
+                for (j, x) in op.iter_mut().enumerate() {
+                    *x = self.byte(j as u64);
+                }
+            }
+        }
+    }
+
+    /// The first byte (lowest offset) at one of `offsets` that does not
+    /// hold the pattern, as (offset, expected, found); a range past the
+    /// end of `mem` is wrong from its first missing byte.
+    pub fn first_mismatch(self, mem: &[u8], offsets: &[u64], size: u64) -> Option<(u64, u8, Option<u8>)> {
+        let mut sorted = offsets.to_vec();
+        sorted.sort_unstable();
+        for off in sorted {
+            for j in 0..size {
+                let want = self.byte(j);
+                match mem.get((off + j) as usize) {
+                    Some(&got) if got == want => {}
+                    got => return Some((off + j, want, got.copied())),
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Writes into `region` through `f` (never while operations on it are in
+/// flight).
+pub fn fill(ep: &mut (impl Wire + ?Sized), region: RegionId, f: &mut dyn FnMut(&mut [u8])) -> Result<(), FabricError> {
+    let mem = ep
+        .region_mut(region)
+        .ok_or_else(|| FabricError::Bounds(format!("no local region {}", region.0)))?;
+    f(mem);
+    Ok(())
+}
+
 /// Looks at `region`'s bytes as they are now.
 pub fn view<R>(ep: &(impl Wire + ?Sized), region: RegionId, f: impl FnOnce(&[u8]) -> R) -> Result<R, FabricError> {
     let mem = ep
@@ -162,6 +225,33 @@ mod tests {
         assert!(bufs[1].as_slice().iter().all(|&b| b == 0));
         assert_eq!(facts.used, 4 * page_size());
         assert_eq!(facts.hugepages, Hugepages::Disabled);
+    }
+
+    #[test]
+    fn patterns_differ_per_size_and_operation_and_catch_a_bad_byte() {
+        let (a, b, c) = (Pattern::new(1, 4096), Pattern::new(1, 8192), Pattern::new(2, 4096));
+        let bytes = |p: Pattern| (0..4096).map(|j| p.byte(j)).collect::<Vec<u8>>();
+        assert_ne!(bytes(a), bytes(b));
+        assert_ne!(bytes(a), bytes(c));
+        // no short period: a copy shifted by one is wrong almost everywhere
+        let v = bytes(a);
+        assert!(v.windows(2).filter(|w| w[0] == w[1]).count() < 100);
+        let mut mem = vec![0u8; 3 * 4096];
+        a.stamp(&mut mem, &[0, 8192], 4096);
+        assert_eq!(a.first_mismatch(&mem, &[8192, 0], 4096), None);
+        assert!(mem[4096..8192].iter().all(|&x| x == 0), "only the offsets given");
+        mem[8192 + 17] ^= 0xFF;
+        assert_eq!(
+            a.first_mismatch(&mem, &[0, 8192], 4096),
+            Some((8192 + 17, a.byte(17), Some(a.byte(17) ^ 0xFF)))
+        );
+        // the same bytes checked as another size's fail at once
+        assert!(b.first_mismatch(&mem, &[0], 16).is_some());
+        // a range past the end is missing
+        assert_eq!(
+            a.first_mismatch(&mem[..100], &[0], 4096).map(|m| (m.0, m.2)),
+            Some((100, None))
+        );
     }
 
     #[test]

@@ -135,7 +135,7 @@ fn serve_control(
     env: &Env,
     sink: &mut dyn Sink,
 ) -> Result<Report, Failure> {
-    let Some(tool) = Tool::from_original(&hello.tool) else {
+    let Some(tool) = Tool::from_original(&hello.tool).filter(|t| t.has_server()) else {
         let e = SessionError::Mismatch(format!("this server runs no tool named '{}'", hello.tool));
         ctl.send_error(Phase::Hello, &e.to_string());
         return Err(Failure::early(Phase::Hello, e));
@@ -145,6 +145,23 @@ fn serve_control(
         tool,
     });
     server_run(tool, env, net, &mut ctl, sink)
+}
+
+/// gpu_loopback_bw: one endpoint writes into its own target. There is no
+/// peer process and no control connection; `Alone` answers as a peer that
+/// initiates nothing, so the client's choreography runs unchanged.
+pub fn loopback(spec: TestSpec, env: &Env, sink: &mut dyn Sink) -> Result<Report, Failure> {
+    let mut net = FabricNet::default();
+    let (fam, clock) = prepare(&spec, env, &mut net, sink)?;
+    client_run(
+        spec,
+        &*fam,
+        clock,
+        env,
+        &mut net,
+        &mut fabdiag_proto::Alone::default(),
+        sink,
+    )
 }
 
 /// `--local`: a server thread on a free loopback port and a client here.

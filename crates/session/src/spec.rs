@@ -92,6 +92,10 @@ pub struct TestSpec {
     pub fetching: bool,
     #[serde(default)]
     pub matching: bool,
+    /// `--verify` (bandwidth tools): every size's source is stamped with a
+    /// pattern of its own and the target checked after the size.
+    #[serde(default)]
+    pub verify: bool,
 }
 
 /// Why a spec was refused.
@@ -128,6 +132,7 @@ impl TestSpec {
             ty: AmoType::Uint64,
             fetching: false,
             matching: false,
+            verify: false,
         }
     }
 

@@ -15,7 +15,7 @@ use crate::sink::{Event, Sink};
 use crate::spec::{TestSpec, AMO_STRIDE};
 use fabdiag_engine::amo::Scheme;
 use fabdiag_engine::{Activity, BwDriver, LatDriver, Measure, Step, SyncPoint};
-use fabdiag_fabric::{AtomicSpec, Capability, FabricError};
+use fabdiag_fabric::{AtomicSpec, Capability, FabricError, RegionId};
 use fabdiag_proto::Link;
 use fabdiag_proto::{Message, Phase, ProtoError};
 use fabdiag_report::{Hugepages, Role, Row, Tool};
@@ -270,9 +270,25 @@ impl LatDriver for FakeDriver<'_> {
 }
 
 impl Drive for FakeDriver<'_> {
-    fn settle(&mut self, done: &dyn Fn(&[u8]) -> bool, _: Duration) -> Result<(Duration, Vec<u8>), DriveError> {
+    /// The fake has one region, its target, whatever is asked for.
+    fn settle_region(
+        &mut self,
+        _: RegionId,
+        done: &dyn Fn(&[u8]) -> bool,
+        _: Duration,
+    ) -> Result<(Duration, Vec<u8>), DriveError> {
         let _ = done(&self.target);
         Ok((Duration::ZERO, self.target.clone()))
+    }
+    fn fill(&mut self, _: RegionId, f: &mut dyn FnMut(&mut [u8])) -> Result<(), DriveError> {
+        f(&mut self.target);
+        Ok(())
+    }
+    fn region_len(&self, _: RegionId) -> u64 {
+        self.target.len() as u64
+    }
+    fn last_received(&self) -> Option<(u64, u64)> {
+        None
     }
     fn link(&mut self) -> &mut dyn Link {
         &mut *self.link

@@ -4,6 +4,7 @@
 
 pub mod docs;
 pub mod doctor;
+pub mod gpu;
 pub mod host_traffic;
 pub mod pair;
 pub mod probe;
@@ -33,8 +34,14 @@ pub fn with_hooks(env: Env) -> Env {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
+    let corrupt_offset = std::env::var("FABDIAG_TEST_CORRUPT_OFFSET")
+        .ok()
+        .and_then(|v| v.parse().ok());
     Env {
-        hooks: Hooks { amo_extra_iterations },
+        hooks: Hooks {
+            amo_extra_iterations,
+            corrupt_offset,
+        },
         ..env
     }
 }

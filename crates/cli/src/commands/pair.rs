@@ -1,6 +1,7 @@
 //! A client/server tool (write-bw ... atomic-lat, or its original name):
 //! options, then a server for one client, a client, or both here
-//! (`--local`), then the outcome.
+//! (`--local`), then the outcome. gpu-loopback-bw, which has no server,
+//! runs here too: in this process, on one endpoint.
 
 use super::{load_libfabric, with_hooks};
 use crate::output::{early_failure, finish, print_stdout, Console};
@@ -26,6 +27,9 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         Err(OptionError::Invalid(m)) => return early_failure(name, prog, json, exit::USAGE, &m),
         Err(OptionError::Unavailable(m)) => return early_failure(name, prog, json, exit::UNAVAILABLE, &m),
     };
+    if let Some(m) = super::gpu::unavailable(&inv.gpu) {
+        return early_failure(name, prog, json, exit::UNAVAILABLE, &m);
+    }
     if let Err(e) = load_libfabric() {
         return early_failure(name, prog, json, exit::UNAVAILABLE, &e.to_string());
     }
@@ -36,6 +40,7 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         percentiles: inv.percentiles,
     };
     let (role, outcome) = match inv.mode {
+        _ if !tool.has_server() => (Role::Client, fabdiag_session::loopback(inv.spec, &env, &mut console)),
         RunMode::Server => {
             if !inv.ignored_on_server.is_empty() {
                 console.warn(&format!(

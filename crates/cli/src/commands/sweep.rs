@@ -110,6 +110,11 @@ impl Setup {
                 min_bw_mb_s: Some(v),
                 max_lat_us: None,
             },
+            // (no sweep runs gpu-loopback-bw; the unit is converted anyway)
+            Some(Threshold::MinGbit(v)) => Limits {
+                min_bw_mb_s: Some(v * 1000.0 / 8.0),
+                max_lat_us: None,
+            },
             Some(Threshold::MaxLat(v)) => Limits {
                 min_bw_mb_s: None,
                 max_lat_us: Some(v),

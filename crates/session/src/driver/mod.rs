@@ -116,7 +116,23 @@ pub trait Drive: BwDriver<Error = DriveError> + LatDriver<Error = DriveError> {
     /// bytes or `limit` passes; returns the time taken and those bytes.
     /// (Incoming operations are applied while this side polls, and may still
     /// be queued when the peer's post-run message arrives over TCP.)
-    fn settle(&mut self, done: &dyn Fn(&[u8]) -> bool, limit: Duration) -> Result<(Duration, Vec<u8>), DriveError>;
+    fn settle(&mut self, done: &dyn Fn(&[u8]) -> bool, limit: Duration) -> Result<(Duration, Vec<u8>), DriveError> {
+        self.settle_region(TARGET, done, limit)
+    }
+    /// `settle` on any of our regions.
+    fn settle_region(
+        &mut self,
+        region: RegionId,
+        done: &dyn Fn(&[u8]) -> bool,
+        limit: Duration,
+    ) -> Result<(Duration, Vec<u8>), DriveError>;
+    /// Writes into one of our regions between sizes (`--verify`'s stamp).
+    fn fill(&mut self, region: RegionId, f: &mut dyn FnMut(&mut [u8])) -> Result<(), DriveError>;
+    /// The length of one of our regions.
+    fn region_len(&self, region: RegionId) -> u64;
+    /// Where the latest message of this size landed in our target (offset
+    /// and length), on a side that receives sends.
+    fn last_received(&self) -> Option<(u64, u64)>;
     fn link(&mut self) -> &mut dyn Link;
     /// The run ended well: the endpoint may be closed normally. Dropped any
     /// other way, the driver leaves the endpoint unclosed (libfabric 1.17
@@ -167,6 +183,8 @@ pub struct FabricDriver<'a, W: Wire + ?Sized = Endpoint> {
     current_size: u64,
     /// The largest payload posted with FI_INJECT (None: never).
     inject_max: Option<u64>,
+    /// The receive slot and length of the latest message of this size.
+    last_recv: Option<(u64, u64)>,
 }
 
 /// The largest payload this run posts with FI_INJECT. The originals use
@@ -233,6 +251,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
             last_ctl_check: Instant::now(),
             current_size: 0,
             inject_max,
+            last_recv: None,
         };
         if d.cfg.op == Op::Send {
             d.post_initial_receives()?;
@@ -295,6 +314,9 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
                 } else {
                     c.context % self.recv_slots
                 };
+                if c.len > 0 {
+                    self.last_recv = Some((slot, c.len));
+                }
                 self.ep.recv(TARGET, slot * self.recv_gran, self.recv_slot_len, slot)?;
             } else {
                 self.tx_done += 1;
@@ -429,6 +451,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
         self.batch_left = self.cfg.list_size;
         self.base_responses = self.rx_responses;
         self.iteration = 0;
+        self.last_recv = None;
     }
 }
 
@@ -441,13 +464,30 @@ impl<W: Wire + ?Sized> Drop for FabricDriver<'_, W> {
 }
 
 impl<W: Wire + ?Sized> Drive for FabricDriver<'_, W> {
-    fn settle(&mut self, done: &dyn Fn(&[u8]) -> bool, limit: Duration) -> Result<(Duration, Vec<u8>), DriveError> {
+    fn settle_region(
+        &mut self,
+        region: RegionId,
+        done: &dyn Fn(&[u8]) -> bool,
+        limit: Duration,
+    ) -> Result<(Duration, Vec<u8>), DriveError> {
         let t0 = Instant::now();
-        while !memory::view(self.ep, TARGET, done)? && t0.elapsed() < limit {
+        while !memory::view(self.ep, region, done)? && t0.elapsed() < limit {
             self.progress()?;
         }
         let waited = t0.elapsed();
-        Ok((waited, memory::view(self.ep, TARGET, |b| b.to_vec())?))
+        Ok((waited, memory::view(self.ep, region, |b| b.to_vec())?))
+    }
+
+    fn fill(&mut self, region: RegionId, f: &mut dyn FnMut(&mut [u8])) -> Result<(), DriveError> {
+        Ok(memory::fill(self.ep, region, f)?)
+    }
+
+    fn region_len(&self, region: RegionId) -> u64 {
+        self.ep.region_len(region)
+    }
+
+    fn last_received(&self) -> Option<(u64, u64)> {
+        self.last_recv.map(|(slot, len)| (slot * self.recv_gran, len))
     }
 
     fn link(&mut self) -> &mut dyn Link {

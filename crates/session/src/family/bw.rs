@@ -1,24 +1,44 @@
-//! The bandwidth tools (write_bw, read_bw, send_bw; spec §3.1-3.3): a full
-//! buffer for each role a side plays (§2.5), the banner's fields, and the
-//! engine's bandwidth method for every size.
+//! The bandwidth tools (write_bw, read_bw, send_bw; spec §3.1-3.3) and
+//! cxi_gpu_loopback_bw (§3.5, one process playing both roles): a full
+//! buffer for each role a side plays (§2.5), the banner's fields, the
+//! engine's bandwidth method for every size, and `--verify`: before each
+//! size the source is stamped with that size's pattern, after it the
+//! destination is checked where the run put data.
 
 use super::{test_mode, Facts, FamilyRun, Rows};
-use crate::driver::{Drive, DriverConfig, LatClock, Op};
-use crate::memory::MemoryPlan;
+use crate::driver::{Drive, DriverConfig, LatClock, Op, INITIATOR, TARGET};
+use crate::memory::{MemoryPlan, Pattern};
 use crate::outcome::SessionError;
 use crate::spec::TestSpec;
-use fabdiag_engine::{buffer_size, run_size, sizes, Activity};
-use fabdiag_fabric::Capability;
-use fabdiag_report::{BwRun, BwTool, Knob, Role, Row, RunDesc};
+use fabdiag_engine::{buffer_size, run_size, sizes, Activity, Stepper};
+use fabdiag_fabric::{Capability, RegionId};
+use fabdiag_report::{BwRun, BwTool, Knob, Role, Row, RunDesc, SideMem};
+use std::time::Duration;
+
+/// How long a side waits for data that the run says was sent before it
+/// calls the target wrong (providers whose completions mean "sent", not
+/// "delivered", may still be applying it).
+const SETTLE: Duration = Duration::from_secs(2);
 
 pub(crate) struct Bandwidth {
     tool: BwTool,
     spec: TestSpec,
+    /// The test hook: flip byte N of the first checked operation's data
+    /// before each check.
+    corrupt: Option<u64>,
+}
+
+/// Where a side's check looks.
+enum Dest {
+    /// One-sided operations: every offset of a batch, in this region.
+    Batch(RegionId),
+    /// Sends: the slot the latest message of the size landed in.
+    LastMessage,
 }
 
 impl Bandwidth {
-    pub fn new(tool: BwTool, spec: TestSpec) -> Self {
-        Bandwidth { tool, spec }
+    pub fn new(tool: BwTool, spec: TestSpec, corrupt: Option<u64>) -> Self {
+        Bandwidth { tool, spec, corrupt }
     }
 
     fn activity(&self, role: Role) -> Activity {
@@ -29,6 +49,106 @@ impl Bandwidth {
             (Role::Server, true, BwTool::SendBw) => Activity::Follower,
             (Role::Server, true, _) => Activity::Active,
         }
+    }
+
+    /// The roles this side plays: (initiates, is a target).
+    fn roles(&self, role: Role) -> (bool, bool) {
+        let both = self.spec.bidirectional || self.tool == BwTool::GpuLoopbackBw;
+        (role == Role::Client || both, role == Role::Server || both)
+    }
+
+    fn op(&self) -> Op {
+        match self.tool {
+            BwTool::WriteBw | BwTool::GpuLoopbackBw => Op::Write,
+            BwTool::ReadBw => Op::Read,
+            BwTool::SendBw => Op::Send,
+        }
+    }
+
+    /// `--verify` on this side: the region it stamps (the data's source)
+    /// and where it checks (the data's destination). Writes and sends go
+    /// from the initiator to the target; reads the other way.
+    fn verify_plan(&self, role: Role) -> (Option<RegionId>, Option<Dest>) {
+        let (initiates, target) = self.roles(role);
+        match self.op() {
+            Op::Read => (target.then_some(TARGET), initiates.then_some(Dest::Batch(INITIATOR))),
+            Op::Send => (initiates.then_some(INITIATOR), target.then_some(Dest::LastMessage)),
+            _ => (initiates.then_some(INITIATOR), target.then_some(Dest::Batch(TARGET))),
+        }
+    }
+
+    /// The offsets one batch of `size` uses (the same locally and remotely).
+    fn batch_offsets(&self, d: &dyn Drive, region: RegionId, size: u64) -> Vec<u64> {
+        let s = &self.spec;
+        let mut st = Stepper::new(size, s.buf_align, d.region_len(region), s.max_buf);
+        let mut offs: Vec<u64> = (0..s.list_size).map(|_| st.next_offset()).collect();
+        offs.sort_unstable();
+        offs.dedup();
+        offs
+    }
+
+    fn pattern(&self, size: u64) -> Pattern {
+        let op = match self.op() {
+            Op::Read => 2,
+            Op::Send => 3,
+            _ => 1,
+        };
+        Pattern::new(op, size)
+    }
+
+    /// Checks this side's destination after `size`; the error names the
+    /// first bad offset.
+    fn check(&self, role: Role, d: &mut dyn Drive, dest: &Dest, size: u64) -> Result<(), SessionError> {
+        let p = self.pattern(size);
+        // one process has no client or server, only its buffers
+        let whose = if self.tool == BwTool::GpuLoopbackBw {
+            String::new()
+        } else {
+            format!("{}'s ", side(role))
+        };
+        let (region, offsets, len) = match dest {
+            Dest::Batch(r) => (*r, self.batch_offsets(d, *r, size), size),
+            Dest::LastMessage => match d.last_received() {
+                Some((off, len)) => (TARGET, vec![off], len),
+                None => {
+                    return Err(SessionError::Verify(format!(
+                        "data check failed for size {size}: no message of this size arrived at the {}",
+                        side(role)
+                    )))
+                }
+            },
+        };
+        if let Some(at) = self.corrupt {
+            // let the data land first, or the flip could be overwritten
+            d.settle_region(region, &|mem| p.first_mismatch(mem, &offsets, len).is_none(), SETTLE)?;
+            let first = offsets.first().copied().unwrap_or(0);
+            d.fill(region, &mut |mem| {
+                if let Some(x) = mem.get_mut((first + at) as usize) {
+                    *x ^= 0x5A;
+                }
+            })?;
+        }
+        let ok = |mem: &[u8]| p.first_mismatch(mem, &offsets, len).is_none();
+        let (_, mem) = d.settle_region(region, &ok, SETTLE)?;
+        match p.first_mismatch(&mem, &offsets, len) {
+            None if len == size => Ok(()),
+            None => Err(SessionError::Verify(format!(
+                "data check failed for size {size}: the {}'s last message held {len} bytes",
+                side(role)
+            ))),
+            Some((off, want, got)) => Err(SessionError::Verify(format!(
+                "data check failed for size {size}: the {whose}{} buffer at offset {off} holds {}, the pattern says 0x{want:02x}",
+                if region == TARGET { "RX" } else { "TX" },
+                got.map_or("nothing (past the end)".to_string(), |g| format!("0x{g:02x}"))
+            ))),
+        }
+    }
+}
+
+fn side(role: Role) -> &'static str {
+    match role {
+        Role::Client => "client",
+        Role::Server => "server",
     }
 }
 
@@ -41,13 +161,8 @@ impl FamilyRun for Bandwidth {
         let s = &self.spec;
         // spec §2.5: a full buffer for each role this side plays
         let len = buffer_size(s.max_size, s.buf_align, s.list_size, s.max_buf);
-        let both = s.bidirectional;
-        MemoryPlan::roles(
-            len,
-            role == Role::Client || both,
-            role == Role::Server || both,
-            s.hugepages,
-        )
+        let (initiates, target) = self.roles(role);
+        MemoryPlan::roles(len, initiates, target, s.hugepages)
     }
 
     fn describe(&self, f: &Facts<'_>) -> RunDesc {
@@ -66,7 +181,7 @@ impl FamilyRun for Bandwidth {
             // HRP and restricted/unrestricted puts are CXI command-queue
             // features with no libfabric control (spec §2.13)
             hrp: (self.tool == BwTool::WriteBw).then(|| Knob::NotApplicable.into()),
-            idc: (self.tool != BwTool::ReadBw).then(|| Knob::on(s.use_idc).into()),
+            idc: matches!(self.tool, BwTool::WriteBw | BwTool::SendBw).then(|| Knob::on(s.use_idc).into()),
             max_buf_bytes: s.max_buf,
             buf_used_bytes: f.port.memory().used,
             buf_align_bytes: s.buf_align,
@@ -74,17 +189,19 @@ impl FamilyRun for Bandwidth {
             local_address: f.local.clone(),
             remote_address: f.remote.clone(),
             delivery_complete: f.port.delivery_complete(),
+            // device memory is refused before a run starts (the option
+            // parser says why), so every buffer here is system memory
+            client_mem: SideMem::system(),
+            server_mem: SideMem::system(),
+            gpus_found: None,
+            verify: s.verify,
         })
     }
 
     fn driver(&self, role: Role, clock: LatClock) -> DriverConfig {
         let s = &self.spec;
         DriverConfig {
-            op: match self.tool {
-                BwTool::WriteBw => Op::Write,
-                BwTool::ReadBw => Op::Read,
-                BwTool::SendBw => Op::Send,
-            },
+            op: self.op(),
             activity: self.activity(role),
             bidirectional: s.bidirectional,
             list_size: s.list_size,
@@ -100,9 +217,19 @@ impl FamilyRun for Bandwidth {
 
     fn measure(&self, role: Role, d: &mut dyn Drive, out: &mut Rows<'_>) -> Result<Option<SessionError>, SessionError> {
         let s = &self.spec;
+        let (stamp, dest) = if s.verify { self.verify_plan(role) } else { (None, None) };
         for size in sizes(s.min_size, s.max_size) {
+            if let Some(region) = stamp {
+                // before the pre-run barrier: the peer starts only after it
+                let offsets = self.batch_offsets(d, region, size);
+                let p = self.pattern(size);
+                d.fill(region, &mut |mem| p.stamp(mem, &offsets, size))?;
+            }
             let r = run_size(d, self.activity(role), s.mode(), size, s.list_size)?;
             out.push(Row::Bw(r));
+            if let Some(dest) = &dest {
+                self.check(role, d, dest, size)?;
+            }
         }
         Ok(None)
     }

@@ -67,7 +67,7 @@ impl Rows<'_> {
 /// The family that runs `spec` (already validated).
 pub(crate) fn plan(spec: &TestSpec, env: &Env) -> Result<Box<dyn FamilyRun>, SessionError> {
     Ok(match spec.tool.family() {
-        Family::Bandwidth(tool) => Box::new(bw::Bandwidth::new(tool, spec.clone())),
+        Family::Bandwidth(tool) => Box::new(bw::Bandwidth::new(tool, spec.clone(), env.hooks.corrupt_offset)),
         Family::Latency(tool) => Box::new(lat::Latency::new(tool, spec.clone())),
         Family::Atomic { latency } => Box::new(atomic::Atomic::new(latency, spec.clone(), env)?),
     })
@@ -76,7 +76,9 @@ pub(crate) fn plan(spec: &TestSpec, env: &Env) -> Result<Box<dyn FamilyRun>, Ses
 /// What a provider must offer to run `tool`.
 pub fn capability(tool: Tool) -> Capability {
     match tool.family() {
-        Family::Bandwidth(BwTool::WriteBw) | Family::Latency(LatTool::WriteLat) => Capability::RmaWrite,
+        Family::Bandwidth(BwTool::WriteBw | BwTool::GpuLoopbackBw) | Family::Latency(LatTool::WriteLat) => {
+            Capability::RmaWrite
+        }
         Family::Bandwidth(BwTool::ReadBw) | Family::Latency(LatTool::ReadLat) => Capability::RmaRead,
         Family::Bandwidth(BwTool::SendBw) | Family::Latency(LatTool::SendLat) => Capability::Msg,
         Family::Atomic { .. } => Capability::Atomic,
