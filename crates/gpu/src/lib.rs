@@ -1,9 +1,15 @@
-//! The GPU runtime boundary: the CUDA *driver* API (libcuda.so.1), opened
-//! with dlopen at run time so fabdiag builds without a CUDA toolkit and
-//! starts on machines without a GPU. This crate finds the library, lists
-//! devices, and resolves a device given as an ordinal, a GPU UUID or a PCI
-//! bus id. Like the fabric crate it holds `unsafe` (each block with a
-//! SAFETY note); it never prints and never exits.
+//! The GPU runtime boundary, loaded at run time so fabdiag builds without
+//! a CUDA toolkit and starts on machines without a GPU. This file finds
+//! the runtimes (`discover`), lists CUDA devices and resolves one given as
+//! an ordinal, a UUID or a PCI bus id, through a small dlopen wrapper of
+//! its own: cudarc 0.19 panics when libcuda or one of its symbols is
+//! missing, and discovery must answer those cases with an error. Everything
+//! past discovery (memory, streams, events, kernels) is `cuda`, on cudarc;
+//! `numa` places host memory. Like the fabric crate it holds `unsafe`
+//! (each block with a SAFETY note); it never prints and never exits.
+
+pub mod cuda;
+pub mod numa;
 
 use std::ffi::{c_void, CStr, CString};
 use std::os::raw::{c_char, c_int, c_uint};
@@ -104,6 +110,10 @@ pub enum GpuError {
     NoDevices,
     #[error("no GPU '{wanted}'; GPUs present: {present}")]
     UnknownDevice { wanted: String, present: String },
+    #[error("out of bounds: {0}")]
+    Bounds(String),
+    #[error("{what} did not finish within {secs} s (a hung kernel or a lost GPU); --no-timeout waits forever")]
+    TimedOut { what: String, secs: u64 },
 }
 
 /// CUDA driver API entry points fabdiag uses, resolved by dlsym.

@@ -32,6 +32,10 @@ enum T {
     Help,
     Version,
     Chunk,
+    RemoteBuffers,
+    NoReset,
+    SecondaryPcie,
+    DumpTiles,
 }
 
 const DEFS: &[OptDef<T>] = &[
@@ -155,7 +159,39 @@ const DEFS: &[OptDef<T>] = &[
         long: "chunk-size",
         takes_arg: true,
     },
+    OptDef {
+        id: T::RemoteBuffers,
+        short: Some('r'),
+        long: "remote-buffers",
+        takes_arg: false,
+    },
+    OptDef {
+        id: T::NoReset,
+        short: None,
+        long: "no-reset",
+        takes_arg: false,
+    },
+    OptDef {
+        id: T::SecondaryPcie,
+        short: None,
+        long: "secondary-pcie",
+        takes_arg: false,
+    },
+    OptDef {
+        id: T::DumpTiles,
+        short: None,
+        long: "dump-tiles",
+        takes_arg: false,
+    },
 ];
+
+/// What the original's IPU-only options mean on a GPU, as the one line
+/// printed when one is given (README "host-traffic" lists them too).
+pub const REMOTE_BUFFERS_NOTE: &str = "-r/--remote-buffers: on a GPU the buffer is always device memory that the host reaches through the copy engines, the remote-buffer arrangement; nothing changes";
+pub const NO_RESET_NOTE: &str =
+    "--no-reset: fabdiag never resets a GPU after a failure, so there is nothing to suppress";
+pub const SECONDARY_PCIE_NOTE: &str =
+    "--secondary-pcie: a GPU has no secondary PCIe interface (C600 cards only); ignored";
 
 /// Default tile work: 4 KiB transfers per thread block. Scaled up from the
 /// original's 100000 so that the tile side of a test moves about 1 TB on a
@@ -195,6 +231,10 @@ Allowed options:
   -R [ --repeat ] arg           Number of times to repeat test (default: 1)
   -v [ --verbose ]              Verbose output, with a progress bar on stderr
   --chunk-size arg              Host copy chunk in bytes (default: 16777216)
+  -r [ --remote-buffers ]       Accepted; on a GPU the buffer is always device memory
+  --no-reset                    Accepted; fabdiag never resets a GPU
+  --secondary-pcie              Accepted and ignored (C600 cards only)
+  --dump-tiles                  On a failure, print each thread block's progress
   -h [ --help ]                 Produce help message
   --version                     Version number
 "
@@ -217,6 +257,10 @@ pub struct TrafficOptions {
     pub repeat: u32,
     pub verbose: bool,
     pub chunk: u64,
+    /// `--dump-tiles`: on a failure, each thread block's progress.
+    pub dump_tiles: bool,
+    /// One line per IPU-only option given that has no GPU effect.
+    pub notes: Vec<&'static str>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -336,6 +380,16 @@ pub fn parse(args: &[String]) -> Result<TrafficAction, String> {
         repeat,
         verbose: has(T::Verbose),
         chunk,
+        dump_tiles: has(T::DumpTiles),
+        notes: [
+            (T::RemoteBuffers, REMOTE_BUFFERS_NOTE),
+            (T::NoReset, NO_RESET_NOTE),
+            (T::SecondaryPcie, SECONDARY_PCIE_NOTE),
+        ]
+        .into_iter()
+        .filter(|(t, _)| has(*t))
+        .map(|(_, n)| n)
+        .collect(),
     }))
 }
 
@@ -380,6 +434,20 @@ mod tests {
     }
 
     #[test]
+    fn the_ipu_only_options_are_accepted_with_their_gpu_meaning() {
+        let o = opts(&["-r", "--no-reset", "--secondary-pcie", "--dump-tiles"]);
+        assert_eq!(o.notes, [REMOTE_BUFFERS_NOTE, NO_RESET_NOTE, SECONDARY_PCIE_NOTE]);
+        assert!(o.dump_tiles);
+        assert_eq!(opts(&["--remote-buffers"]).notes, [REMOTE_BUFFERS_NOTE]);
+        let plain = opts(&[]);
+        assert!(plain.notes.is_empty() && !plain.dump_tiles);
+        // every one is in -h
+        for name in ["--remote-buffers", "--no-reset", "--secondary-pcie", "--dump-tiles"] {
+            assert!(usage("x").contains(name), "{name}");
+        }
+    }
+
+    #[test]
     fn bad_input() {
         assert_eq!(p(&["-p", "3"]).unwrap_err(), "Invalid payload blocks (2 or 4): 3");
         assert_eq!(p(&["-n", "0"]).unwrap_err(), "Invalid number of tiles: 0");
@@ -396,10 +464,8 @@ mod tests {
         );
         assert_eq!(p(&["-d", ""]).unwrap_err(), "Invalid device id: ''");
         assert_eq!(p(&["extra"]).unwrap_err(), "unexpected argument: extra");
-        assert_eq!(
-            p(&["--remote-buffers"]).unwrap_err(),
-            "unrecognized option '--remote-buffers'"
-        );
+        assert_eq!(p(&["--bogus"]).unwrap_err(), "unrecognized option '--bogus'");
+        assert_eq!(p(&["--dump"]).unwrap(), p(&["--dump-tiles"]).unwrap());
         assert_eq!(p(&["-h"]).unwrap(), TrafficAction::Help);
     }
 }

@@ -1,20 +1,26 @@
-//! `host-traffic` / gc-hosttraffictest: the options, the GPU, then the
-//! test. The measurement itself needs a GPU machine to be written and
-//! verified on; until then this says so (exit 4) instead of printing
-//! numbers it cannot stand by.
+//! `host-traffic` / gc-hosttraffictest: the options, the GPU, then each
+//! test of each repeat through fabdiag-traffic, printed as it finishes (or
+//! one JSON document), then thresholds and the exit code. The first
+//! failing test ends the run (a CUDA fault poisons the context) with its
+//! error in its own result; what finished before it is kept.
 
 use crate::output::print_stdout;
 use crate::{exit, VERSION};
-use fabdiag_options::traffic::{parse, usage, TrafficAction};
-use fabdiag_report::traffic::document;
+use fabdiag_options::traffic::{parse, usage, TrafficAction, TrafficOptions};
+use fabdiag_report::traffic::{document, sequence_line, text_line, threshold_failures, TrafficResult};
+use fabdiag_traffic::plan::Request;
+use fabdiag_traffic::run::{RunError, Session};
+use indicatif::{ProgressBar, ProgressStyle};
 
-/// `host-traffic` / gc-hosttraffictest: options, the GPU, then the test.
+/// `host-traffic` / gc-hosttraffictest: options, the GPU, then the tests.
 pub fn run(prog: &str, args: &[String]) -> u8 {
     let json = args.iter().any(|a| a == "-j" || a == "--json-output");
-    let fail = |code: u8, msg: &str, config: &[(&str, String)]| -> u8 {
+    let fail = |code: u8, msg: &str, config: &[(&str, String)], results: &[Vec<TrafficResult>]| -> u8 {
         eprintln!("{prog}: {msg}");
         if json {
-            print_stdout(&(serde_json::to_string_pretty(&document(config, &[], Some(msg))).unwrap_or_default() + "\n"));
+            print_stdout(
+                &(serde_json::to_string_pretty(&document(config, results, Some(msg))).unwrap_or_default() + "\n"),
+            );
         }
         code
     };
@@ -28,8 +34,11 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             return exit::OK;
         }
         Ok(TrafficAction::Run(o)) => o,
-        Err(m) => return fail(exit::USAGE, &format!("{m} (see -h)"), &[]),
+        Err(m) => return fail(exit::USAGE, &format!("{m} (see -h)"), &[], &[]),
     };
+    for n in &o.notes {
+        eprintln!("{prog}: {n}");
+    }
     let mut config: Vec<(&str, String)> = vec![
         ("number_of_ipus", "1".into()),
         (
@@ -46,7 +55,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     ];
     let cuda = match fabdiag_gpu::Cuda::load() {
         Ok(c) => c,
-        Err(e) => return fail(exit::UNAVAILABLE, &e.to_string(), &config),
+        Err(e) => return fail(exit::UNAVAILABLE, &e.to_string(), &config, &[]),
     };
     let devices = match cuda.devices() {
         Ok(d) if d.is_empty() => {
@@ -54,34 +63,152 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                 exit::UNAVAILABLE,
                 &fabdiag_gpu::GpuError::NoDevices.to_string(),
                 &config,
+                &[],
             )
         }
         Ok(d) => d,
-        Err(e) => return fail(exit::RUNTIME, &e.to_string(), &config),
+        Err(e) => return fail(exit::RUNTIME, &e.to_string(), &config, &[]),
     };
     let dev = match fabdiag_gpu::resolve(&devices, &o.device) {
         Ok(d) => d.clone(),
-        Err(e) => return fail(exit::USAGE, &e.to_string(), &config),
+        Err(e) => return fail(exit::USAGE, &e.to_string(), &config, &[]),
     };
-    let tiles = o.tiles.unwrap_or(dev.sm_count.max(1) as u32);
     config.extend([
-        ("tiles_per_ipu", tiles.to_string()),
         ("gpu_name", dev.name.clone()),
         ("gpu_pci_bus_id", dev.pci_bus_id.clone()),
         ("gpu_uuid", dev.uuid.clone()),
         ("gpu_sm_count", dev.sm_count.to_string()),
         ("gpu_copy_engines", dev.copy_engines.to_string()),
     ]);
-    // The measurement (pinned host memory on the GPU's NUMA node, copy
-    // streams, tile kernels, simultaneous start, event timing, data
-    // checks) has to be written and verified on a GPU machine; until then
-    // this build says so instead of printing numbers it cannot stand by.
-    fail(
-        exit::UNAVAILABLE,
-        &format!(
-            "found {} ({}), but this build cannot measure host/GPU traffic yet: the CUDA measurement is still to be developed on a GPU machine",
-            dev.name, dev.pci_bus_id
+    let req = Request {
+        tiles: o.tiles,
+        payload_blocks: o.payload_blocks,
+        iterations: o.iterations,
+        chunk: o.chunk,
+    };
+    let overlap = o.tests.iter().any(|t| t.host.is_some() && t.tile.is_some());
+    let mut s = match Session::open(dev.ordinal, &dev.pci_bus_id, &req, overlap, o.timeout) {
+        Ok(s) => s,
+        Err(e) => {
+            let code = match e {
+                RunError::Plan(_) => exit::UNAVAILABLE,
+                RunError::Gpu(fabdiag_gpu::GpuError::NoDriver { .. }) => exit::UNAVAILABLE,
+                _ => exit::RUNTIME,
+            };
+            return fail(code, &e.to_string(), &config, &[]);
+        }
+    };
+    let p = s.plan;
+    // the original's order: tiles_per_ipu third
+    config.insert(2, ("tiles_per_ipu", p.blocks.to_string()));
+    config.extend([
+        ("threads_per_tile", p.threads.to_string()),
+        ("tile_region_bytes", p.tile_region.to_string()),
+        ("host_region_bytes", p.host_region.to_string()),
+        (
+            "numa_node",
+            fabdiag_gpu::numa::node_of(&dev.pci_bus_id).map_or("none".into(), |n| n.to_string()),
         ),
-        &config,
-    )
+    ]);
+    if o.verbose {
+        eprintln!(
+            "{prog}: {} ({}), {} SMs, L2 {} MiB, {} copy engines; {} blocks x {} threads over {} MiB of tiles in {} KiB slices, host chunks of {} MiB over {} MiB",
+            dev.name,
+            dev.pci_bus_id,
+            s.facts.sm_count,
+            s.facts.l2_bytes >> 20,
+            s.facts.copy_engines,
+            p.blocks,
+            p.threads,
+            p.tile_region >> 20,
+            p.block_region >> 10,
+            p.chunk >> 20,
+            p.host_region >> 20
+        );
+    }
+    run_tests(prog, &o, &mut s, &config)
+}
+
+fn bar(verbose: bool, what: &str) -> Option<ProgressBar> {
+    verbose.then(|| {
+        let b = ProgressBar::new(1000);
+        if let Ok(style) = ProgressStyle::with_template("{msg:24} [{bar:40}] {percent:>3}% {elapsed}") {
+            b.set_style(style.progress_chars("=> "));
+        }
+        b.set_message(what.to_string());
+        b
+    })
+}
+
+fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, config: &[(&str, String)]) -> u8 {
+    let mut repeats: Vec<Vec<TrafficResult>> = Vec::new();
+    let mut failure: Option<String> = None;
+    'all: for rep in 0..o.repeat as usize {
+        if !o.json {
+            print_stdout(&sequence_line(rep + 1, o.repeat as usize));
+        }
+        repeats.push(Vec::new());
+        for (i, &test) in o.tests.iter().enumerate() {
+            let b = bar(o.verbose, &test.description());
+            let seed = 0x1000 * (rep as u32 + 1) + i as u32;
+            let outcome = s.run(test, seed, o.duration_s, &mut |f| {
+                if let Some(b) = &b {
+                    b.set_position((f * 1000.0) as u64);
+                }
+            });
+            if let Some(b) = b {
+                b.finish_and_clear();
+            }
+            let r = match outcome {
+                Ok(f) => TrafficResult {
+                    test,
+                    duration_s: f.duration_s,
+                    host_bytes: f.host_bytes,
+                    tile_bytes: f.tile_bytes,
+                    error: None,
+                },
+                Err(e) => {
+                    let msg = format!("{}: {e}", test.description());
+                    if o.dump_tiles {
+                        for (b, done) in s.tile_overview().iter().enumerate() {
+                            eprintln!("{prog}: tile {b}: {done} of {} transfers", o.iterations);
+                        }
+                    }
+                    failure = Some(msg);
+                    TrafficResult {
+                        test,
+                        duration_s: 0.0,
+                        host_bytes: 0,
+                        tile_bytes: 0,
+                        error: Some(e.to_string()),
+                    }
+                }
+            };
+            if !o.json {
+                print_stdout(&text_line(&r));
+            }
+            if let Some(last) = repeats.last_mut() {
+                last.push(r);
+            }
+            if failure.is_some() {
+                break 'all;
+            }
+        }
+    }
+    let all: Vec<TrafficResult> = repeats.iter().flatten().cloned().collect();
+    let missed = threshold_failures(&all, o.min_tile_gbps, o.min_host_gbps);
+    let (code, line) = match (&failure, missed.first()) {
+        (Some(f), _) => (exit::RUNTIME, Some(f.clone())),
+        (None, Some(_)) => (exit::THRESHOLD, Some(missed.join("; "))),
+        (None, None) => (exit::OK, None),
+    };
+    if let Some(l) = &line {
+        eprintln!("{prog}: {l}");
+    }
+    if o.json {
+        print_stdout(
+            &(serde_json::to_string_pretty(&document(config, &repeats, line.as_deref())).unwrap_or_default() + "\n"),
+        );
+    }
+    code
 }
