@@ -1,5 +1,7 @@
-//! Page-aligned host memory for registration, from anonymous mmap, with
-//! optional huge pages (MAP_HUGETLB). Owns the mapping; never prints.
+//! Memory for registration: page-aligned host memory from anonymous mmap,
+//! with optional huge pages (MAP_HUGETLB), or device memory a GPU layer
+//! allocated (`DeviceMemory`), registered through FI_HMEM. Owns what it
+//! holds; never prints.
 
 use crate::FabricError;
 use std::ptr::NonNull;
@@ -59,6 +61,132 @@ pub fn free_hugepages(size: HugePageSize) -> Result<u64, FabricError> {
         path: path.into(),
         reason: format!("unexpected content {:?}", text.trim()),
     })
+}
+
+/// The GPU memory interfaces libfabric registers (fi_mr(3) FI_HMEM_*).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HmemIface {
+    Cuda,
+    Rocr,
+    Ze,
+}
+
+impl HmemIface {
+    /// The shim's code for fdg_mr_reg_hmem.
+    pub(crate) fn code(self) -> i32 {
+        match self {
+            HmemIface::Cuda => 1,
+            HmemIface::Rocr => 2,
+            HmemIface::Ze => 3,
+        }
+    }
+
+    /// libfabric's name, e.g. "FI_HMEM_CUDA".
+    pub fn name(self) -> &'static str {
+        match self {
+            HmemIface::Cuda => "FI_HMEM_CUDA",
+            HmemIface::Rocr => "FI_HMEM_ROCR",
+            HmemIface::Ze => "FI_HMEM_ZE",
+        }
+    }
+}
+
+/// Device memory a GPU layer allocated: what libfabric needs to register
+/// it, and the host's way to its bytes (for patterns and data checks,
+/// never inside a timed loop). The allocation lives as long as the value.
+pub trait DeviceMemory: Send {
+    /// The device address (a CUDA/HIP device pointer, a Level Zero one).
+    fn address(&self) -> u64;
+    fn len(&self) -> u64;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn iface(&self) -> HmemIface;
+    /// The device the memory belongs to (CUDA ordinal, Level Zero index).
+    fn device(&self) -> i32;
+    /// Copies bytes `off..off + out.len()` to the host.
+    fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String>;
+    /// Copies `data` into the memory at `off`.
+    fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String>;
+}
+
+/// One buffer to register: host memory, or a GPU's.
+pub enum Memory {
+    Host(HostBuffer),
+    Device(Box<dyn DeviceMemory>),
+}
+
+impl Memory {
+    pub fn len(&self) -> u64 {
+        match self {
+            Memory::Host(h) => h.len() as u64,
+            Memory::Device(d) => d.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The address operations name (host pointer or device pointer).
+    pub(crate) fn address(&self) -> u64 {
+        match self {
+            Memory::Host(h) => h.as_ptr() as u64,
+            Memory::Device(d) => d.address(),
+        }
+    }
+
+    /// The bytes, for host memory.
+    pub fn host(&self) -> Option<&[u8]> {
+        match self {
+            Memory::Host(h) => Some(h.as_slice()),
+            Memory::Device(_) => None,
+        }
+    }
+
+    pub fn host_mut(&mut self) -> Option<&mut [u8]> {
+        match self {
+            Memory::Host(h) => Some(h.as_mut_slice()),
+            Memory::Device(_) => None,
+        }
+    }
+
+    /// Copies bytes `off..off + out.len()` out, from either kind.
+    pub fn read(&self, off: u64, out: &mut [u8]) -> Result<(), FabricError> {
+        let end = off.checked_add(out.len() as u64).filter(|&e| e <= self.len());
+        if end.is_none() {
+            return Err(FabricError::Bounds(format!(
+                "{} bytes at offset {off} of a {}-byte buffer",
+                out.len(),
+                self.len()
+            )));
+        }
+        match self {
+            Memory::Host(h) => {
+                out.copy_from_slice(&h.as_slice()[off as usize..off as usize + out.len()]);
+                Ok(())
+            }
+            Memory::Device(d) => d.read(off, out).map_err(FabricError::Device),
+        }
+    }
+
+    /// Copies `data` in at `off`, into either kind.
+    pub fn write(&mut self, off: u64, data: &[u8]) -> Result<(), FabricError> {
+        let len = self.len();
+        if off.checked_add(data.len() as u64).is_none_or(|e| e > len) {
+            return Err(FabricError::Bounds(format!(
+                "{} bytes at offset {off} of a {len}-byte buffer",
+                data.len()
+            )));
+        }
+        match self {
+            Memory::Host(h) => {
+                h.as_mut_slice()[off as usize..off as usize + data.len()].copy_from_slice(data);
+                Ok(())
+            }
+            Memory::Device(d) => d.write(off, data).map_err(FabricError::Device),
+        }
+    }
 }
 
 /// An anonymous private mapping, unmapped on drop.

@@ -21,6 +21,10 @@ pub enum Capability {
     Atomic,
     /// RMA writes to and from device (GPU) memory.
     RmaWriteHmem,
+    /// RMA reads to and from device memory.
+    RmaReadHmem,
+    /// Messages to and from device memory.
+    MsgHmem,
 }
 
 impl Capability {
@@ -33,6 +37,18 @@ impl Capability {
                 consts::atomic() | consts::read() | consts::write() | consts::remote_read() | consts::remote_write()
             }
             Capability::RmaWriteHmem => Capability::RmaWrite.bits() | consts::hmem(),
+            Capability::RmaReadHmem => Capability::RmaRead.bits() | consts::hmem(),
+            Capability::MsgHmem => Capability::Msg.bits() | consts::hmem(),
+        }
+    }
+
+    /// The same with device memory (FI_HMEM), where libfabric has it.
+    pub fn with_device_memory(self) -> Capability {
+        match self {
+            Capability::RmaWrite => Capability::RmaWriteHmem,
+            Capability::RmaRead => Capability::RmaReadHmem,
+            Capability::Msg => Capability::MsgHmem,
+            other => other,
         }
     }
 
@@ -43,6 +59,8 @@ impl Capability {
             Capability::Msg => "messaging (FI_MSG|FI_SEND|FI_RECV)",
             Capability::Atomic => "atomics (FI_ATOMIC)",
             Capability::RmaWriteHmem => "RMA write with device memory (FI_HMEM)",
+            Capability::RmaReadHmem => "RMA read with device memory (FI_HMEM)",
+            Capability::MsgHmem => "messaging with device memory (FI_HMEM)",
         }
     }
 }

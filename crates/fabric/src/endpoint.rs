@@ -7,7 +7,7 @@
 //! could still reach them is closed. Never prints.
 
 use crate::discovery::InfoList;
-use crate::{consts, ffi, FabricError, HostBuffer};
+use crate::{consts, ffi, FabricError, Memory};
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_void};
 use std::ptr;
@@ -137,7 +137,7 @@ impl Handle {
 }
 
 struct Region {
-    buf: HostBuffer,
+    buf: Memory,
     mr: Handle,
     desc: *mut c_void,
     key: u64,
@@ -226,8 +226,9 @@ fn check(call: &'static str, rc: i32) -> Result<(), FabricError> {
 }
 
 impl Endpoint {
-    /// Opens entry `index` of `list` and registers `buffers` with it.
-    pub fn open(list: &InfoList, index: usize, buffers: Vec<HostBuffer>) -> Result<Self, FabricError> {
+    /// Opens entry `index` of `list` and registers `buffers` with it
+    /// (device memory through FI_HMEM).
+    pub fn open(list: &InfoList, index: usize, buffers: Vec<Memory>) -> Result<Self, FabricError> {
         let info = list
             .raw(index)
             .ok_or_else(|| FabricError::Bounds(format!("no provider entry {index}")))?;
@@ -299,22 +300,42 @@ impl Endpoint {
             let mut mr = ptr::null_mut();
             let mut desc = ptr::null_mut();
             let mut key = 0u64;
-            // SAFETY: buf is a live mapping of buf.len() bytes that this
-            // Endpoint keeps until after the MR is closed (see Drop).
-            let rc = unsafe {
-                ffi::fdg_mr_reg(
-                    e.domain,
-                    e.ep,
-                    i32::from(e.mr_endpoint),
-                    buf.as_ptr().cast(),
-                    buf.len(),
-                    i as u64 + 1,
-                    &mut mr,
-                    &mut desc,
-                    &mut key,
-                )
+            let (call, rc) = match &buf {
+                // SAFETY: buf is a live mapping of buf.len() bytes that this
+                // Endpoint keeps until after the MR is closed (see Drop).
+                Memory::Host(h) => ("fi_mr_reg", unsafe {
+                    ffi::fdg_mr_reg(
+                        e.domain,
+                        e.ep,
+                        i32::from(e.mr_endpoint),
+                        h.as_ptr().cast(),
+                        h.len(),
+                        i as u64 + 1,
+                        &mut mr,
+                        &mut desc,
+                        &mut key,
+                    )
+                }),
+                // SAFETY: the device allocation of d.len() bytes lives in
+                // this Endpoint until after the MR is closed (see Drop); the
+                // provider reaches it through the GPU runtime, not the CPU.
+                Memory::Device(d) => ("fi_mr_regattr (FI_HMEM)", unsafe {
+                    ffi::fdg_mr_reg_hmem(
+                        e.domain,
+                        e.ep,
+                        i32::from(e.mr_endpoint),
+                        d.address() as *mut c_void,
+                        d.len() as usize,
+                        d.iface().code(),
+                        d.device(),
+                        i as u64 + 1,
+                        &mut mr,
+                        &mut desc,
+                        &mut key,
+                    )
+                }),
             };
-            check("fi_mr_reg", rc)?;
+            check(call, rc)?;
             // SAFETY: mr was just registered.
             let fid = unsafe { ffi::fdg_mr_fid(mr) };
             e.regions.push(Region {
@@ -414,25 +435,36 @@ impl Endpoint {
     }
 
     pub fn region_len(&self, id: RegionId) -> u64 {
-        self.regions.get(id.0).map_or(0, |r| r.buf.len() as u64)
+        self.regions.get(id.0).map_or(0, |r| r.buf.len())
     }
 
+    /// Our own buffer's bytes, when it is host memory.
     pub fn region(&self, id: RegionId) -> Option<&[u8]> {
-        self.regions.get(id.0).map(|r| r.buf.as_slice())
+        self.regions.get(id.0).and_then(|r| r.buf.host())
     }
 
     /// Our own buffer, to write operands between batches (never while an
-    /// operation that reads it is in flight).
+    /// operation that reads it is in flight); host memory only.
     pub fn region_mut(&mut self, id: RegionId) -> Option<&mut [u8]> {
-        self.regions.get_mut(id.0).map(|r| r.buf.as_mut_slice())
+        self.regions.get_mut(id.0).and_then(|r| r.buf.host_mut())
+    }
+
+    /// Our own buffer of either kind (device memory is copied through its
+    /// GPU runtime), between batches.
+    pub fn memory(&self, id: RegionId) -> Option<&Memory> {
+        self.regions.get(id.0).map(|r| &r.buf)
+    }
+
+    pub fn memory_mut(&mut self, id: RegionId) -> Option<&mut Memory> {
+        self.regions.get_mut(id.0).map(|r| &mut r.buf)
     }
 
     /// What the peer needs to address our buffer `id`.
     pub fn remote_region(&self, id: RegionId) -> Option<RemoteRegion> {
         self.regions.get(id.0).map(|r| RemoteRegion {
-            addr: if self.virt_addr { r.buf.as_ptr() as u64 } else { 0 },
+            addr: if self.virt_addr { r.buf.address() } else { 0 },
             key: r.key,
-            len: r.buf.len() as u64,
+            len: r.buf.len(),
         })
     }
 
@@ -441,14 +473,19 @@ impl Endpoint {
             .regions
             .get(id.0)
             .ok_or_else(|| FabricError::Bounds(format!("no local region {}", id.0)))?;
-        if off.checked_add(len).is_none_or(|end| end > r.buf.len() as u64) {
+        if off.checked_add(len).is_none_or(|end| end > r.buf.len()) {
             return Err(FabricError::Bounds(format!(
                 "local range {off}+{len} exceeds region of {} bytes",
                 r.buf.len()
             )));
         }
-        // SAFETY: off + len <= buffer length (checked above).
-        Ok((unsafe { r.buf.as_ptr().add(off as usize) }.cast(), r.desc))
+        let at = match &r.buf {
+            // SAFETY: off + len <= buffer length (checked above).
+            Memory::Host(h) => unsafe { h.as_ptr().add(off as usize) }.cast(),
+            // a device address: handed to the provider, never dereferenced here
+            Memory::Device(d) => (d.address() + off) as *mut c_void,
+        };
+        Ok((at, r.desc))
     }
 
     fn remote(rem: &RemoteRegion, off: u64, len: u64) -> Result<u64, FabricError> {

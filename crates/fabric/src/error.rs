@@ -44,6 +44,13 @@ pub enum FabricError {
     HugePageInfo { path: String, reason: String },
     #[error("{0}")]
     Bounds(String),
+    /// GPU memory was asked for and this machine cannot give it (no
+    /// runtime, no such GPU, an interface fabdiag cannot allocate).
+    #[error("{0}")]
+    NoGpu(String),
+    /// A GPU layer's copy to or from device memory failed.
+    #[error("device memory: {0}")]
+    Device(String),
 }
 
 impl FabricError {
@@ -69,6 +76,7 @@ impl FabricError {
                 | FabricError::ProviderLacks { .. }
                 | FabricError::KnownDefect { .. }
                 | FabricError::InsufficientHugePages { .. }
+                | FabricError::NoGpu(_)
         )
     }
 }

@@ -109,6 +109,20 @@ extern "C" {
         desc: *mut *mut c_void,
         key: *mut u64,
     ) -> c_int;
+    #[allow(clippy::too_many_arguments)]
+    pub fn fdg_mr_reg_hmem(
+        d: *mut FidDomain,
+        ep: *mut FidEp,
+        bind_ep: c_int,
+        buf: *mut c_void,
+        len: usize,
+        iface: c_int,
+        device: c_int,
+        requested_key: u64,
+        mr: *mut *mut FidMr,
+        desc: *mut *mut c_void,
+        key: *mut u64,
+    ) -> c_int;
     pub fn fdg_getname(ep: *mut FidEp, addr: *mut c_void, len: *mut usize) -> c_int;
     pub fn fdg_av_insert(av: *mut FidAv, addr: *const c_void, fi_addr: *mut u64) -> c_int;
     pub fn fdg_av_straddr(av: *mut FidAv, addr: *const c_void, buf: *mut c_char, len: *mut usize);

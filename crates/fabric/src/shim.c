@@ -232,19 +232,13 @@ struct fid *fdg_av_fid(struct fid_av *a) { return &a->fid; }
 struct fid *fdg_ep_fid(struct fid_ep *e) { return &e->fid; }
 struct fid *fdg_mr_fid(struct fid_mr *m) { return &m->fid; }
 
-/* Registers [buf, buf+len) for local and remote read/write. When the domain
- * wants endpoint-bound MRs (FI_MR_ENDPOINT) the MR is bound and enabled. */
-int fdg_mr_reg(struct fid_domain *domain, struct fid_ep *ep, int bind_ep,
-	       void *buf, size_t len, uint64_t requested_key,
-	       struct fid_mr **mr, void **desc, uint64_t *key)
+/* Binds an endpoint-bound MR (FI_MR_ENDPOINT) and reads its desc and key;
+ * closes it on failure. */
+static int fdg_mr_finish(struct fid_ep *ep, int bind_ep, struct fid_mr **mr,
+			 void **desc, uint64_t *key)
 {
-	uint64_t access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
-			  FI_SEND | FI_RECV;
-	int ret = fi_mr_reg(domain, buf, len, access, 0, requested_key, 0, mr,
-			    NULL);
+	int ret;
 
-	if (ret)
-		return ret;
 	if (bind_ep) {
 		ret = fi_mr_bind(*mr, &ep->fid, 0);
 		if (!ret)
@@ -258,6 +252,60 @@ int fdg_mr_reg(struct fid_domain *domain, struct fid_ep *ep, int bind_ep,
 	*desc = fi_mr_desc(*mr);
 	*key = fi_mr_key(*mr);
 	return 0;
+}
+
+#define FDG_MR_ACCESS (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | \
+		       FI_SEND | FI_RECV)
+
+/* Registers [buf, buf+len) for local and remote read/write. When the domain
+ * wants endpoint-bound MRs (FI_MR_ENDPOINT) the MR is bound and enabled. */
+int fdg_mr_reg(struct fid_domain *domain, struct fid_ep *ep, int bind_ep,
+	       void *buf, size_t len, uint64_t requested_key,
+	       struct fid_mr **mr, void **desc, uint64_t *key)
+{
+	int ret = fi_mr_reg(domain, buf, len, FDG_MR_ACCESS, 0, requested_key,
+			    0, mr, NULL);
+
+	if (ret)
+		return ret;
+	return fdg_mr_finish(ep, bind_ep, mr, desc, key);
+}
+
+/* The same for device memory (fi_mr(3) FI_HMEM): fi_mr_regattr with the
+ * memory interface (1 CUDA, 2 ROCr, 3 Level Zero) and the device. */
+int fdg_mr_reg_hmem(struct fid_domain *domain, struct fid_ep *ep, int bind_ep,
+		    void *buf, size_t len, int iface, int device,
+		    uint64_t requested_key, struct fid_mr **mr, void **desc,
+		    uint64_t *key)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_mr_attr attr;
+	int ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.mr_iov = &iov;
+	attr.iov_count = 1;
+	attr.access = FDG_MR_ACCESS;
+	attr.requested_key = requested_key;
+	switch (iface) {
+	case 1:
+		attr.iface = FI_HMEM_CUDA;
+		attr.device.cuda = device;
+		break;
+	case 2:
+		attr.iface = FI_HMEM_ROCR;
+		break;
+	case 3:
+		attr.iface = FI_HMEM_ZE;
+		attr.device.ze = device;
+		break;
+	default:
+		return -FI_EINVAL;
+	}
+	ret = fi_mr_regattr(domain, &attr, 0, mr);
+	if (ret)
+		return ret;
+	return fdg_mr_finish(ep, bind_ep, mr, desc, key);
 }
 
 /* ---- addressing --------------------------------------------------------- */

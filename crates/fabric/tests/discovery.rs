@@ -1,7 +1,7 @@
 //! The fabric layer against the real libfabric on this machine.
 
 use fabdiag_fabric::{
-    discover, Capability, Endpoint, FabricError, HostBuffer, InfoList, OpFlags, PeerId, Posted, Query, RegionId,
+    discover, Capability, Endpoint, FabricError, HostBuffer, InfoList, Memory, OpFlags, PeerId, Posted, Query, RegionId,
 };
 use std::time::{Duration, Instant};
 
@@ -81,8 +81,8 @@ fn write_and_wait(from: &mut Endpoint, to: &mut Endpoint, peer: PeerId, len: u64
 #[test]
 fn write_lands_and_bounds_are_checked() {
     let list = shm_writers();
-    let mut a = Endpoint::open(&list, 0, vec![HostBuffer::new(4096, None, 0xA5).unwrap()]).unwrap();
-    let mut b = Endpoint::open(&list, 0, vec![HostBuffer::new(4096, None, 0).unwrap()]).unwrap();
+    let mut a = Endpoint::open(&list, 0, vec![Memory::Host(HostBuffer::new(4096, None, 0xA5).unwrap())]).unwrap();
+    let mut b = Endpoint::open(&list, 0, vec![Memory::Host(HostBuffer::new(4096, None, 0).unwrap())]).unwrap();
     let peer = a.insert_peer(&b.name().unwrap()).unwrap();
     let target = b.remote_region(RegionId(0)).unwrap();
     assert_eq!(write_and_wait(&mut a, &mut b, peer, 100, 8, 7), 7);
@@ -116,7 +116,7 @@ fn write_lands_and_bounds_are_checked() {
 #[test]
 fn shm_peers_with_addresses_of_different_lengths_connect() {
     let list = shm_writers();
-    let open = |fill| Endpoint::open(&list, 0, vec![HostBuffer::new(4096, None, fill).unwrap()]).unwrap();
+    let open = |fill| Endpoint::open(&list, 0, vec![Memory::Host(HostBuffer::new(4096, None, fill).unwrap())]).unwrap();
     let short = open(0);
     let short_name = short.name().unwrap();
     let mut long = open(0x5A);

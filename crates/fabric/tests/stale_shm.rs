@@ -3,7 +3,7 @@
 //! fail with EBUSY): loading the library clears exactly those regions.
 //! Its own test binary, so the library is loaded here first.
 
-use fabdiag_fabric::{discover, Capability, Endpoint, HostBuffer, Query};
+use fabdiag_fabric::{discover, Capability, Endpoint, HostBuffer, Memory, Query};
 
 #[test]
 fn a_region_left_by_an_earlier_process_with_this_pid_is_cleared() {
@@ -36,6 +36,6 @@ fn a_region_left_by_an_earlier_process_with_this_pid_is_cleared() {
         capability: Some(Capability::Msg),
     })
     .unwrap();
-    let ep = Endpoint::open(&list, 0, vec![HostBuffer::new(4096, None, 0).unwrap()]);
+    let ep = Endpoint::open(&list, 0, vec![Memory::Host(HostBuffer::new(4096, None, 0).unwrap())]);
     assert!(ep.is_ok(), "{:?}", ep.err());
 }

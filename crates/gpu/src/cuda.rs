@@ -143,6 +143,23 @@ impl DeviceMem {
         self.ptr
     }
 
+    /// Copies bytes `off..off + out.len()` to the host, synchronously.
+    pub fn read(&self, off: u64, out: &mut [u8]) -> Result<(), GpuError> {
+        let p = self.at(off, out.len() as u64)?;
+        self.ctx.bind()?;
+        // SAFETY: the range was bounds-checked against this allocation;
+        // out is a writable host slice of the same length.
+        unsafe { result::memcpy_dtoh_sync(out, p) }.map_err(|e| call("cuMemcpyDtoH", e))
+    }
+
+    /// Copies `data` to `off`, synchronously.
+    pub fn write(&mut self, off: u64, data: &[u8]) -> Result<(), GpuError> {
+        let p = self.at(off, data.len() as u64)?;
+        self.ctx.bind()?;
+        // SAFETY: as `read`, the other way.
+        unsafe { result::memcpy_htod_sync(p, data) }.map_err(|e| call("cuMemcpyHtoD", e))
+    }
+
     fn at(&self, off: u64, len: u64) -> Result<sys::CUdeviceptr, GpuError> {
         match off.checked_add(len) {
             Some(end) if end <= self.len => Ok(self.ptr + off),

@@ -9,6 +9,7 @@
 //! (each block with a SAFETY note); it never prints and never exits.
 
 pub mod cuda;
+pub mod hip;
 pub mod numa;
 
 use std::ffi::{c_void, CStr, CString};

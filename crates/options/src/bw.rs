@@ -142,7 +142,8 @@ pub fn resolve(tool: BwTool, raw: &Raw) -> Result<Action<Invocation>, OptionErro
         unrestricted: raw.has(Opt::Unrestricted),
         use_hrp: !raw.has(Opt::NoHrp),
         // -R turns IDC off, as in the originals.
-        use_idc: !raw.has(Opt::NoIdc) && !raw.has(Opt::NoIdcSend) && !rdzv,
+        // -R and a TX buffer on a GPU turn IDC off, as in the originals
+        use_idc: !raw.has(Opt::NoIdc) && !raw.has(Opt::NoIdcSend) && !rdzv && c.gpu.tx.is_none(),
         max_buf,
         buf_align,
         verify: verify(raw, &c.gpu),

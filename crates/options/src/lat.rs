@@ -148,7 +148,8 @@ pub fn resolve(tool: LatTool, raw: &Raw) -> Result<Action<Invocation>, OptionErr
         rdzv,
         unrestricted: raw.has(Opt::Unrestricted),
         // -R turns IDC off, as in the originals.
-        use_idc: !raw.has(Opt::NoIdc) && !raw.has(Opt::NoIdcSend) && !rdzv,
+        // -R and a TX buffer on a GPU turn IDC off, as in the originals
+        use_idc: !raw.has(Opt::NoIdc) && !raw.has(Opt::NoIdcSend) && !rdzv && c.gpu.tx.is_none(),
         // -D turns --report-all off, as in the originals' usage says.
         report_all: raw.has(Opt::ReportAll) && c.duration_s.is_none(),
         clock,

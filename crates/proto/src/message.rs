@@ -58,6 +58,15 @@ pub struct RegionDesc {
     pub len: u64,
 }
 
+/// A side's TX and RX buffers as its banner names them ("System",
+/// "GPU 0") and the GPU type when one is on a GPU.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryDesc {
+    pub tx_gpu: Option<u32>,
+    pub rx_gpu: Option<u32>,
+    pub gpu_type: Option<String>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Message {
@@ -72,6 +81,10 @@ pub enum Message {
         domain: String,
         address: Vec<u8>,
         regions: Vec<RegionDesc>,
+        /// Where this side's buffers live, for the banners (absent from
+        /// older peers: system memory).
+        #[serde(default)]
+        memory: Option<MemoryDesc>,
     },
     /// A synchronisation point; both sides must name the same phase and size.
     Barrier {

@@ -74,8 +74,7 @@ pub fn banner(run: &LatRun) -> String {
     o.push('\n');
     line(&mut o, "Device", &run.device);
     line(&mut o, "Service ID", run.service_id);
-    line(&mut o, "Client TX Mem", SYSTEM_MEM);
-    line(&mut o, "Server RX Mem", SYSTEM_MEM);
+    crate::bw_text::memory_lines(&mut o, &run.client_mem, &run.server_mem);
     banner::mode(&mut o, run.mode);
     line(&mut o, "Warmup Iters", run.warmup_iterations);
     line(&mut o, "Inter-Iter Gap", format!("{} microseconds", run.gap_us));
@@ -96,6 +95,10 @@ pub fn banner(run: &LatRun) -> String {
     );
     line(&mut o, "Hugepages", hugepages_value(&run.hugepages));
     banner::addresses(&mut o, run.role, &run.local_address, &run.remote_address);
+    if let Some(n) = run.gpus_found {
+        o.push_str(&gpus_found(n));
+        o.push('\n');
+    }
     o.push_str(&tsep(&run.table()));
     o
 }

@@ -192,6 +192,9 @@ pub struct LatRun {
     /// Calibrated cycle-counter frequency, with `--clock cycles`.
     pub cycles_mhz: Option<f64>,
     pub delivery_complete: bool,
+    pub client_mem: SideMem,
+    pub server_mem: SideMem,
+    pub gpus_found: Option<u32>,
 }
 
 /// An atomic run's configuration as this side sees it (atomic_bw or

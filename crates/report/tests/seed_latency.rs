@@ -7,7 +7,7 @@ use fabdiag_engine::lat::Recorder;
 use fabdiag_engine::{LatResult, LatStats};
 use fabdiag_report::lat_text::{banner, client_footer, server_tail, size_block, table_start};
 use fabdiag_report::legacy::listening;
-use fabdiag_report::{Hugepages, LatRun, LatTool, Role, TestMode};
+use fabdiag_report::{Hugepages, LatRun, LatTool, Role, SideMem, TestMode};
 
 fn run(role: Role, iters: u64, min: u64, max: u64, report_all: bool) -> LatRun {
     let (local, remote) = match role {
@@ -34,6 +34,9 @@ fn run(role: Role, iters: u64, min: u64, max: u64, report_all: bool) -> LatRun {
         clock: "clock_gettime".into(),
         cycles_mhz: None,
         delivery_complete: true,
+        client_mem: SideMem::system(),
+        server_mem: SideMem::system(),
+        gpus_found: None,
     }
 }
 

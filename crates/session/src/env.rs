@@ -3,6 +3,8 @@
 //! and the only way settings from the command line or the environment
 //! reach the library, which reads neither itself.
 
+use fabdiag_gpu::GpuKind;
+
 /// The originals' default service ID.
 pub const DEFAULT_SVC_ID: u32 = 1;
 
@@ -17,7 +19,19 @@ pub struct Env {
     pub svc_id: u32,
     /// `--ignore-cpu-freq-mismatch`, for `--clock cycles`.
     pub ignore_cpu_freq_mismatch: bool,
+    /// `-t/-r` with the GPU type: which of this side's buffers are device
+    /// memory (None: both in host memory).
+    pub gpu: Option<GpuUse>,
     pub hooks: Hooks,
+}
+
+/// This side's buffers on a GPU: the TX (initiator) buffer on GPU `tx`,
+/// the RX (target) buffer on GPU `rx`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuUse {
+    pub kind: GpuKind,
+    pub tx: Option<u32>,
+    pub rx: Option<u32>,
 }
 
 /// Deliberate faults, for tests that must show a check can fail.
@@ -38,6 +52,7 @@ impl Default for Env {
             device: None,
             svc_id: DEFAULT_SVC_ID,
             ignore_cpu_freq_mismatch: false,
+            gpu: None,
             hooks: Hooks::default(),
         }
     }

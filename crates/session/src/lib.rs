@@ -12,6 +12,7 @@
 //! and `Env` (this side's own), progress leaves through a `Sink`, and the
 //! outcome is a `Report` or a `Failure` that says phase, side and kind.
 
+mod device;
 mod driver;
 mod env;
 pub(crate) mod family;
@@ -28,7 +29,7 @@ mod station;
 mod tests;
 
 pub use driver::{DriveError, LatClock};
-pub use env::{Env, Hooks, DEFAULT_SVC_ID};
+pub use env::{Env, GpuUse, Hooks, DEFAULT_SVC_ID};
 pub use fabdiag_proto::{Alone, Link};
 pub use family::capability;
 pub use outcome::{Failure, FailureKind, Report, SessionError, Side};

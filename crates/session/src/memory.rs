@@ -1,17 +1,19 @@
 //! The memory plan, and the only code that touches registered bytes. A
 //! family says which buffers a side needs, how long, and what they hold at
-//! the start; this module allocates them, counts huge pages, and later
-//! writes atomic operands and reads targets back for verification. Host
-//! memory (anonymous mmap, optionally huge pages) is the only backend
-//! today; device memory is meant to become one more backend here (and a
-//! registration kind in the fabric crate) without changing any family.
-//! Never prints, never decides what a value should be.
+//! the start; this module allocates them (host memory, optionally huge
+//! pages, or device memory where this side's `-t/-r` put a buffer on a
+//! GPU, `crate::device`), counts huge pages, and later writes atomic
+//! operands, stamps patterns and reads destinations back for checks,
+//! through the GPU runtime for device memory. Families never know which
+//! backend holds a buffer. Never prints, never decides what a value
+//! should be.
 
 use crate::driver::Wire;
+use crate::env::GpuUse;
 use crate::spec::AMO_STRIDE;
 use fabdiag_engine::amo::{AmoType, Operands, Val};
-use fabdiag_fabric::{free_hugepages, page_size, FabricError, HostBuffer, HugePageSize, RegionId};
-use fabdiag_report::Hugepages;
+use fabdiag_fabric::{free_hugepages, page_size, FabricError, HostBuffer, HugePageSize, Memory, RegionId};
+use fabdiag_report::{Hugepages, Mem, SideMem};
 
 /// Where a slot's compare operand sits (its operand is at +0).
 pub const AMO_COMPARE_AT: u64 = 16;
@@ -73,20 +75,60 @@ pub struct MemFacts {
     /// Bytes of each used buffer, after page rounding.
     pub used: u64,
     pub hugepages: Hugepages,
+    /// Where this side's TX and RX buffers live.
+    pub side: SideMem,
+    /// GPUs of that type here, when a buffer is on one.
+    pub gpus_found: Option<u32>,
 }
 
-/// Allocates and initialises the plan's buffers, initiator first. Huge
-/// pages are counted and checked free before anything is mapped.
-pub fn allocate(plan: &MemoryPlan) -> Result<(Vec<HostBuffer>, MemFacts), FabricError> {
+impl MemFacts {
+    /// As the Endpoint message tells the peer.
+    pub fn describe(&self) -> fabdiag_proto::MemoryDesc {
+        let gpu = |m: Mem| match m {
+            Mem::Gpu { index } => Some(index),
+            Mem::System => None,
+        };
+        fabdiag_proto::MemoryDesc {
+            tx_gpu: gpu(self.side.tx),
+            rx_gpu: gpu(self.side.rx),
+            gpu_type: self.side.gpu_type.clone(),
+        }
+    }
+}
+
+/// A peer's buffers from its Endpoint message (absent: system memory).
+pub fn side_of(d: Option<&fabdiag_proto::MemoryDesc>) -> SideMem {
+    let mem = |g: Option<u32>| g.map_or(Mem::System, |index| Mem::Gpu { index });
+    match d {
+        Some(d) => SideMem {
+            tx: mem(d.tx_gpu),
+            rx: mem(d.rx_gpu),
+            gpu_type: d.gpu_type.clone(),
+        },
+        None => SideMem::system(),
+    }
+}
+
+/// Allocates and initialises the plan's buffers, initiator first: on the
+/// GPU where `gpu` puts them (only buffers this side uses; an unused one
+/// stays a host page), in host memory otherwise. Huge pages (host buffers
+/// only, as in the originals) are counted and checked free before
+/// anything is mapped.
+pub fn allocate(plan: &MemoryPlan, gpu: Option<&GpuUse>) -> Result<(Vec<Memory>, MemFacts), FabricError> {
     let page = page_size();
     let bufs = [plan.initiator, plan.target];
-    let used_len = bufs.iter().filter(|b| b.used).map(|b| b.len).max();
+    let on_gpu = [gpu.and_then(|g| g.tx), gpu.and_then(|g| g.rx)];
+    let host_used = |i: usize| bufs[i].used && on_gpu[i].is_none();
+    let used_len = (0..2).filter(|&i| host_used(i)).map(|i| bufs[i].len).max();
     let longest = used_len.unwrap_or_else(|| bufs.iter().map(|b| b.len).max().unwrap_or(0));
     let (unit, hugepages) = match (plan.hugepages, used_len) {
         (None, _) => (page, Hugepages::Disabled),
         (Some(_), None) => (page, Hugepages::NotApplicable),
         (Some(h), Some(_)) => {
-            let needed: u64 = bufs.iter().filter(|b| b.used).map(|b| b.len.div_ceil(h.bytes())).sum();
+            let needed: u64 = (0..2)
+                .filter(|&i| host_used(i))
+                .map(|i| bufs[i].len.div_ceil(h.bytes()))
+                .sum();
             if free_hugepages(h)? < needed {
                 return Err(FabricError::InsufficientHugePages {
                     size: h.label().into(),
@@ -104,22 +146,58 @@ pub fn allocate(plan: &MemoryPlan) -> Result<(Vec<HostBuffer>, MemFacts), Fabric
     };
     let used = longest.div_ceil(unit) * unit;
     let mut out = Vec::with_capacity(2);
-    for b in bufs {
+    let mut side = SideMem::system();
+    let mut gpus_found = None;
+    for (i, b) in bufs.into_iter().enumerate() {
+        if let (Some(index), Some(g), true) = (on_gpu[i], gpu, b.used) {
+            let (mut mem, found) = crate::device::allocate(g.kind, index, b.len)?;
+            // the initial contents, written through the GPU runtime
+            let mut host = vec![0u8; b.len as usize];
+            init(&mut host, b.init);
+            mem.write(0, &host).map_err(FabricError::Device)?;
+            gpus_found = Some(found);
+            side.gpu_type = Some(g.kind.name().to_string());
+            if i == 0 {
+                side.tx = Mem::Gpu { index };
+            } else {
+                side.rx = Mem::Gpu { index };
+            }
+            out.push(Memory::Device(mem));
+            continue;
+        }
         let (len, hp) = if b.used { (b.len, plan.hugepages) } else { (page, None) };
         let fill = match b.init {
             Init::Fill(x) => x,
             Init::Slots { .. } => 0,
         };
         let mut buf = HostBuffer::new(len, hp, fill)?;
-        if let Init::Slots { ty, value } = b.init {
-            let mem = buf.as_mut_slice();
+        if let Init::Slots { .. } = b.init {
+            init(buf.as_mut_slice(), b.init);
+        }
+        out.push(Memory::Host(buf));
+    }
+    Ok((
+        out,
+        MemFacts {
+            used,
+            hugepages,
+            side,
+            gpus_found,
+        },
+    ))
+}
+
+/// Writes a buffer's initial contents into `mem`.
+fn init(mem: &mut [u8], how: Init) {
+    match how {
+        Init::Fill(x) => mem.fill(x),
+        Init::Slots { ty, value } => {
+            mem.fill(0);
             for slot in mem.chunks_exact_mut(AMO_STRIDE as usize) {
                 value.encode(ty, slot);
             }
         }
-        out.push(buf);
     }
-    Ok((out, MemFacts { used, hugepages }))
 }
 
 /// Puts one iteration's operands into the first `slots` slots of `region`
@@ -195,21 +273,32 @@ impl Pattern {
 }
 
 /// Writes into `region` through `f` (never while operations on it are in
-/// flight).
+/// flight); device memory is copied out, changed and copied back.
 pub fn fill(ep: &mut (impl Wire + ?Sized), region: RegionId, f: &mut dyn FnMut(&mut [u8])) -> Result<(), FabricError> {
+    if let Some(mem) = ep.region_mut(region) {
+        f(mem);
+        return Ok(());
+    }
     let mem = ep
-        .region_mut(region)
+        .memory_mut(region)
         .ok_or_else(|| FabricError::Bounds(format!("no local region {}", region.0)))?;
-    f(mem);
-    Ok(())
+    let mut copy = vec![0u8; mem.len() as usize];
+    mem.read(0, &mut copy)?;
+    f(&mut copy);
+    mem.write(0, &copy)
 }
 
-/// Looks at `region`'s bytes as they are now.
+/// Looks at `region`'s bytes as they are now (device memory: a copy).
 pub fn view<R>(ep: &(impl Wire + ?Sized), region: RegionId, f: impl FnOnce(&[u8]) -> R) -> Result<R, FabricError> {
+    if let Some(mem) = ep.region(region) {
+        return Ok(f(mem));
+    }
     let mem = ep
-        .region(region)
+        .memory(region)
         .ok_or_else(|| FabricError::Bounds(format!("no local region {}", region.0)))?;
-    Ok(f(mem))
+    let mut copy = vec![0u8; mem.len() as usize];
+    mem.read(0, &mut copy)?;
+    Ok(f(&copy))
 }
 
 #[cfg(test)]
@@ -218,11 +307,12 @@ mod tests {
 
     #[test]
     fn a_side_registers_one_page_for_a_buffer_it_does_not_use() {
-        let (bufs, facts) = allocate(&MemoryPlan::roles(3 * page_size() + 1, true, false, None)).unwrap();
-        assert_eq!(bufs[0].len() as u64, 4 * page_size());
-        assert_eq!(bufs[1].len() as u64, page_size());
-        assert!(bufs[0].as_slice().iter().all(|&b| b == INITIATOR_FILL));
-        assert!(bufs[1].as_slice().iter().all(|&b| b == 0));
+        let (bufs, facts) = allocate(&MemoryPlan::roles(3 * page_size() + 1, true, false, None), None).unwrap();
+        assert_eq!(bufs[0].len(), 4 * page_size());
+        assert_eq!(bufs[1].len(), page_size());
+        assert!(bufs[0].host().unwrap().iter().all(|&b| b == INITIATOR_FILL));
+        assert!(bufs[1].host().unwrap().iter().all(|&b| b == 0));
+        assert_eq!((facts.side.clone(), facts.gpus_found), (SideMem::system(), None));
         assert_eq!(facts.used, 4 * page_size());
         assert_eq!(facts.hugepages, Hugepages::Disabled);
     }
@@ -272,8 +362,8 @@ mod tests {
             },
             hugepages: None,
         };
-        let (bufs, _) = allocate(&p).unwrap();
-        for slot in bufs[1].as_slice().chunks_exact(AMO_STRIDE as usize) {
+        let (bufs, _) = allocate(&p, None).unwrap();
+        for slot in bufs[1].host().unwrap().chunks_exact(AMO_STRIDE as usize) {
             assert_eq!(Val::decode(AmoType::Uint16, slot), Val::Int(0xBEEF));
             assert!(slot[2..].iter().all(|&b| b == 0));
         }

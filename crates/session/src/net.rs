@@ -118,7 +118,7 @@ impl FabricNet {
             cap,
         })?;
         let idx = provider::choose(list, near);
-        let (buffers, memory) = memory::allocate(plan)?;
+        let (buffers, memory) = memory::allocate(plan, env.gpu.as_ref())?;
         let ep = Endpoint::open(list, idx, buffers)?;
         Ok(FabricPort { ep, memory, peer: None })
     }
@@ -165,6 +165,7 @@ impl Port for FabricPort {
             domain: self.ep.domain().into(),
             address: self.ep.name()?,
             regions,
+            memory: Some(self.memory.describe()),
         })
     }
 

@@ -5,7 +5,7 @@
 
 use crate::family::atomic_spec;
 use fabdiag_engine::amo::{libfabric_op, validate, AmoOp, CSWAP_OPS, OPS, TYPES};
-use fabdiag_fabric::{discover, Capability, Endpoint, FabricError, HostBuffer, Query};
+use fabdiag_fabric::{discover, Capability, Endpoint, FabricError, HostBuffer, Memory, Query};
 use fabdiag_report::doctor::ProviderCaps;
 use fabdiag_report::support::{AmoSupport, ProviderRow};
 use std::collections::{BTreeMap, BTreeSet};
@@ -128,7 +128,7 @@ pub fn atomic_support(provider: Option<&str>) -> Result<AtomicSupport, FabricErr
             .or(candidates.first().copied())
             .unwrap_or(0);
         let ep = match HostBuffer::new(4096, None, 0)
-            .and_then(|a| Ok(vec![a, HostBuffer::new(4096, None, 0)?]))
+            .and_then(|a| Ok(vec![Memory::Host(a), Memory::Host(HostBuffer::new(4096, None, 0)?)]))
             .and_then(|bufs| Endpoint::open(&list, idx, bufs))
         {
             Ok(ep) => ep,

@@ -88,8 +88,19 @@ fn prepare(
             LatClock::Cycles(c)
         }
     };
-    net.check(env, fam.capability()).map_err(early)?;
+    net.check(env, capability(&*fam, env)).map_err(early)?;
     Ok((fam, clock))
+}
+
+/// What this side's provider must offer: the family's capability, with
+/// device memory (FI_HMEM) when `-t/-r` put one of our buffers on a GPU.
+fn capability(fam: &dyn FamilyRun, env: &Env) -> fabdiag_fabric::Capability {
+    let c = fam.capability();
+    if env.gpu.is_some_and(|g| g.tx.is_some() || g.rx.is_some()) {
+        c.with_device_memory()
+    } else {
+        c
+    }
 }
 
 /// Waits on `listener` for one client (only of `only`, if given; others
@@ -258,7 +269,7 @@ pub(crate) fn client_run(
         let mut port = net.open(
             env.provider.as_deref(),
             env,
-            fam.capability(),
+            capability(fam, env),
             near,
             &fam.memory(Role::Client),
         )?;
@@ -319,7 +330,7 @@ pub(crate) fn server_run(
         let mut port = net.open(
             Some(&spec.provider),
             env,
-            fam.capability(),
+            capability(&*fam, env),
             near,
             &fam.memory(Role::Server),
         )?;
@@ -370,6 +381,10 @@ impl<'a> Side<'a> {
             self.link.send(Phase::Endpoint, &ours)?;
             theirs
         };
+        let peer_mem = match &theirs {
+            Message::Endpoint { memory, .. } => crate::memory::side_of(memory.as_ref()),
+            _ => fabdiag_report::SideMem::system(),
+        };
         let (local, remote) = port.connect(theirs)?;
         let run = self.fam.describe(&Facts {
             role: self.role,
@@ -378,6 +393,7 @@ impl<'a> Side<'a> {
             clock: self.clock,
             local,
             remote,
+            peer_mem,
         });
         p.run = Some(run.clone());
         self.sink.event(Event::Banner(&run));

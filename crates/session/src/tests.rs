@@ -18,7 +18,7 @@ use fabdiag_engine::{Activity, BwDriver, LatDriver, Measure, Step, SyncPoint};
 use fabdiag_fabric::{AtomicSpec, Capability, FabricError, RegionId};
 use fabdiag_proto::Link;
 use fabdiag_proto::{Message, Phase, ProtoError};
-use fabdiag_report::{Hugepages, Role, Row, Tool};
+use fabdiag_report::{Hugepages, Mem, Role, Row, RunDesc, SideMem, Tool};
 use std::net::IpAddr;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::Duration;
@@ -133,6 +133,8 @@ impl Link for FakeLink {
 struct FakeNet {
     target: Vec<u8>,
     fail_open: bool,
+    /// Where this side says its buffers live (as a GPU side would).
+    side: Option<SideMem>,
 }
 
 impl Net for FakeNet {
@@ -159,6 +161,8 @@ impl Net for FakeNet {
             facts: MemFacts {
                 used: plan.initiator.len,
                 hugepages: Hugepages::Disabled,
+                side: self.side.clone().unwrap_or_else(SideMem::system),
+                gpus_found: self.side.as_ref().map(|_| 2),
             },
             target: self.target.clone(),
         }))
@@ -195,6 +199,7 @@ impl Port for FakePort {
             domain: "nic0".into(),
             address: vec![1, 2, 3],
             regions: vec![],
+            memory: Some(self.facts.describe()),
         })
     }
     fn connect(&mut self, peer: Message) -> Result<(String, String), SessionError> {
@@ -376,6 +381,43 @@ fn a_healthy_run_passes_every_phase_on_both_sides() {
     assert_eq!((p.client.1.rows, p.server.1.rows), (3, 3));
     assert!(p.client.1.ended && p.server.1.ended);
     assert_eq!(c.run.role(), Role::Client);
+}
+
+/// Each side's banner names both sides' buffers: its own, and the peer's
+/// from the Endpoint message (here the server's RX buffer is on a GPU).
+#[test]
+fn both_banners_name_where_each_sides_buffers_live() {
+    let server_net = FakeNet {
+        side: Some(SideMem {
+            tx: Mem::System,
+            rx: Mem::Gpu { index: 1 },
+            gpu_type: Some("NVIDIA".into()),
+        }),
+        ..Default::default()
+    };
+    for tool in [Tool::WriteBw, Tool::WriteLat] {
+        let mut spec = bw_spec();
+        spec.tool = tool;
+        let p = pair(
+            spec,
+            link_pair(None, None),
+            (FakeNet::default(), server_net.clone()),
+            Default::default(),
+        );
+        let (c, s) = (p.client.0.unwrap(), p.server.0.unwrap());
+        for (report, own_gpus) in [(&c, None), (&s, Some(2))] {
+            let (client, server, found) = match &report.run {
+                RunDesc::Bw(r) => (&r.client_mem, &r.server_mem, r.gpus_found),
+                RunDesc::Lat(r) => (&r.client_mem, &r.server_mem, r.gpus_found),
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(client, &SideMem::system(), "{tool:?}");
+            assert_eq!(server.rx, Mem::Gpu { index: 1 }, "{tool:?}");
+            assert_eq!(server.gpu_type.as_deref(), Some("NVIDIA"));
+            // `Found N GPU(s)` is what this side's own runtime reported
+            assert_eq!(found, own_gpus, "{tool:?}");
+        }
+    }
 }
 
 #[test]

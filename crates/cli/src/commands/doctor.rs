@@ -200,7 +200,9 @@ fn tools(lib: &Libfabric, providers: &[fabdiag_report::doctor::ProviderCaps], gp
                     fabdiag_fabric::Capability::RmaRead => p.rma_read,
                     fabdiag_fabric::Capability::Msg => p.msg,
                     fabdiag_fabric::Capability::Atomic => p.atomic && atomic_ok.contains(&p.provider),
-                    fabdiag_fabric::Capability::RmaWriteHmem => p.hmem,
+                    fabdiag_fabric::Capability::RmaWriteHmem
+                    | fabdiag_fabric::Capability::RmaReadHmem
+                    | fabdiag_fabric::Capability::MsgHmem => p.hmem,
                 })
                 .map(|p| p.provider.clone())
                 .collect();

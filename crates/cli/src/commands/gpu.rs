@@ -1,58 +1,64 @@
-//! `-t/-r/-g` on this machine: is there a runtime for the GPU type (given,
-//! or found as the originals' order finds it), and the GPU asked for? Each
-//! missing piece is its own one-line "unavailable" message. fabdiag cannot
-//! yet put a fabric tool's buffer in device memory, so a request that
-//! passes every check still ends here, saying so; nothing falls back to
-//! host memory.
+//! `-t/-r/-g` on this machine, before any connection: the GPU type (given,
+//! or the first runtime that loads, in the originals' order), its runtime,
+//! and the GPUs asked for. Each missing piece is its own one-line
+//! "unavailable" message; nothing falls back to host memory. What passes
+//! becomes the session's `GpuUse` (the provider's FI_HMEM support is
+//! checked when the endpoint is opened).
 
 use fabdiag_gpu::GpuKind;
 use fabdiag_options::resolve::GpuRequest;
+use fabdiag_session::GpuUse;
 
-/// Why this machine cannot give `req` its GPU buffers.
-pub fn unavailable(req: &GpuRequest) -> Option<String> {
+/// The GPU buffers `req` asks for on this machine, or why it cannot have
+/// them.
+pub fn resolve(req: &GpuRequest) -> Result<Option<GpuUse>, String> {
     if !req.any() {
-        return None;
+        return Ok(None);
     }
     let kind = match req.kind {
         Some(k) => k,
-        None => match fabdiag_gpu::discover() {
-            Ok(k) => k,
-            Err(tried) => {
-                return Some(format!(
-                    "-t/-r ask for GPU memory but no GPU runtime loads here ({tried}); install the GPU driver, or run without -t/-r"
-                ))
-            }
-        },
+        None => fabdiag_gpu::discover().map_err(|tried| {
+            format!("-t/-r ask for GPU memory but no GPU runtime loads here ({tried}); install the GPU driver, or run without -t/-r")
+        })?,
     };
     let lib = kind.library();
-    if let Err(why) = fabdiag_gpu::library_present(&lib) {
-        return Some(format!(
+    fabdiag_gpu::library_present(&lib).map_err(|why| {
+        format!(
             "-g {}: cannot load its runtime {lib} ({why}); install the {} GPU driver, or run without -t/-r",
             kind.name(),
             kind.name()
-        ));
-    }
-    if kind == GpuKind::Nvidia {
-        let devices = match fabdiag_gpu::Cuda::load().and_then(|c| c.devices()) {
-            Ok(d) => d,
-            Err(e) => return Some(e.to_string()),
-        };
-        if devices.is_empty() {
-            return Some(fabdiag_gpu::GpuError::NoDevices.to_string());
+        )
+    })?;
+    let count = match kind {
+        GpuKind::Nvidia => fabdiag_gpu::Cuda::load()
+            .and_then(|c| c.devices())
+            .map_err(|e| e.to_string())?
+            .len() as u32,
+        GpuKind::Amd => fabdiag_gpu::hip::Hip::load()
+            .and_then(|h| h.device_count())
+            .map_err(|e| e.to_string())?,
+        GpuKind::Intel => {
+            return Err(
+                "-g INTEL: this fabdiag cannot allocate Level Zero device memory yet; use system memory or an NVIDIA or AMD GPU"
+                    .into(),
+            )
         }
-        for (flag, index) in [("-t", req.tx), ("-r", req.rx)] {
-            let Some(i) = index else { continue };
-            if !devices.iter().any(|d| d.ordinal as i64 == i64::from(i)) {
-                return Some(format!(
-                    "{flag} {i}: no such GPU; GPU must be in the range: 0 to {} ({} NVIDIA GPU(s) found)",
-                    devices.len() as i64 - 1,
-                    devices.len()
-                ));
-            }
+    };
+    if count == 0 {
+        return Err(format!("No GPUs found ({} runtime {lib} reports none)", kind.name()));
+    }
+    for (flag, index) in [("-t", req.tx), ("-r", req.rx)] {
+        if let Some(i) = index.filter(|&i| i >= count) {
+            return Err(format!(
+                "{flag} {i}: no such GPU; GPU must be in the range: 0 to {} ({count} {} GPU(s) found)",
+                count - 1,
+                kind.name()
+            ));
         }
     }
-    Some(format!(
-        "GPU memory (-t/-r on {}) is not supported by this fabdiag build yet: the fabric tools register system memory only",
-        kind.name()
-    ))
+    Ok(Some(GpuUse {
+        kind,
+        tx: req.tx,
+        rx: req.rx,
+    }))
 }

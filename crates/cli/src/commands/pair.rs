@@ -27,13 +27,14 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         Err(OptionError::Invalid(m)) => return early_failure(name, prog, json, exit::USAGE, &m),
         Err(OptionError::Unavailable(m)) => return early_failure(name, prog, json, exit::UNAVAILABLE, &m),
     };
-    if let Some(m) = super::gpu::unavailable(&inv.gpu) {
-        return early_failure(name, prog, json, exit::UNAVAILABLE, &m);
-    }
+    let gpu = match super::gpu::resolve(&inv.gpu) {
+        Ok(g) => g,
+        Err(m) => return early_failure(name, prog, json, exit::UNAVAILABLE, &m),
+    };
     if let Err(e) = load_libfabric() {
         return early_failure(name, prog, json, exit::UNAVAILABLE, &e.to_string());
     }
-    let env = with_hooks(inv.env.clone());
+    let env = with_hooks(fabdiag_session::Env { gpu, ..inv.env.clone() });
     let mut console = Console {
         prog: prog.into(),
         json: inv.json,

@@ -196,7 +196,9 @@ pub struct FabricDriver<'a, W: Wire + ?Sized = Endpoint> {
 /// for small messages is used. Writes keep the originals' limits
 /// everywhere; atomics are never injected.
 fn inject_limit<W: Wire + ?Sized>(cfg: &DriverConfig, ep: &W) -> Option<u64> {
-    if !cfg.use_idc {
+    // FI_INJECT copies the payload with the CPU: never from device memory
+    // (the originals turned IDC off for TX GPU buffers, spec §2.12)
+    if !cfg.use_idc || ep.on_device(INITIATOR) {
         return None;
     }
     let original = match cfg.op {

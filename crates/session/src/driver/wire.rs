@@ -5,7 +5,8 @@
 //! can be seen without a fabric.
 
 use fabdiag_fabric::{
-    AtomicOperands, AtomicSpec, Completion, Endpoint, FabricError, OpFlags, PeerId, Posted, RegionId, RemoteRegion,
+    AtomicOperands, AtomicSpec, Completion, Endpoint, FabricError, Memory, OpFlags, PeerId, Posted, RegionId,
+    RemoteRegion,
 };
 
 /// One operation from our initiator buffer at `off` (the same offset in
@@ -34,6 +35,17 @@ pub trait Wire {
     fn region_len(&self, id: RegionId) -> u64;
     fn region(&self, id: RegionId) -> Option<&[u8]>;
     fn region_mut(&mut self, id: RegionId) -> Option<&mut [u8]>;
+    /// The region of either kind (device memory has no host slice).
+    fn memory(&self, _id: RegionId) -> Option<&Memory> {
+        None
+    }
+    fn memory_mut(&mut self, _id: RegionId) -> Option<&mut Memory> {
+        None
+    }
+    /// Is the region device memory? (Its bytes cannot be injected.)
+    fn on_device(&self, id: RegionId) -> bool {
+        matches!(self.memory(id), Some(Memory::Device(_)))
+    }
     /// Will an operation posted with `f` leave a completion entry?
     fn completes(&self, f: OpFlags) -> bool;
     fn post(&mut self, p: &Post<'_>) -> Result<Posted, FabricError>;
@@ -64,6 +76,12 @@ impl Wire for Endpoint {
     }
     fn region_mut(&mut self, id: RegionId) -> Option<&mut [u8]> {
         Endpoint::region_mut(self, id)
+    }
+    fn memory(&self, id: RegionId) -> Option<&Memory> {
+        Endpoint::memory(self, id)
+    }
+    fn memory_mut(&mut self, id: RegionId) -> Option<&mut Memory> {
+        Endpoint::memory_mut(self, id)
     }
     fn completes(&self, f: OpFlags) -> bool {
         Endpoint::completes(self, f)

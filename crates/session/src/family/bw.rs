@@ -12,7 +12,7 @@ use crate::outcome::SessionError;
 use crate::spec::TestSpec;
 use fabdiag_engine::{buffer_size, run_size, sizes, Activity, Stepper};
 use fabdiag_fabric::{Capability, RegionId};
-use fabdiag_report::{BwRun, BwTool, Knob, Role, Row, RunDesc, SideMem};
+use fabdiag_report::{BwRun, BwTool, Knob, Role, Row, RunDesc};
 use std::time::Duration;
 
 /// How long a side waits for data that the run says was sent before it
@@ -167,6 +167,7 @@ impl FamilyRun for Bandwidth {
 
     fn describe(&self, f: &Facts<'_>) -> RunDesc {
         let s = &self.spec;
+        let (client_mem, server_mem) = f.mems();
         RunDesc::Bw(BwRun {
             tool: self.tool,
             role: f.role,
@@ -189,11 +190,9 @@ impl FamilyRun for Bandwidth {
             local_address: f.local.clone(),
             remote_address: f.remote.clone(),
             delivery_complete: f.port.delivery_complete(),
-            // device memory is refused before a run starts (the option
-            // parser says why), so every buffer here is system memory
-            client_mem: SideMem::system(),
-            server_mem: SideMem::system(),
-            gpus_found: None,
+            client_mem,
+            server_mem,
+            gpus_found: f.port.memory().gpus_found,
             verify: s.verify,
         })
     }

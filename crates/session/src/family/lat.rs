@@ -45,6 +45,7 @@ impl FamilyRun for Latency {
 
     fn describe(&self, f: &Facts<'_>) -> RunDesc {
         let s = &self.spec;
+        let (client_mem, server_mem) = f.mems();
         RunDesc::Lat(LatRun {
             tool: self.tool,
             role: f.role,
@@ -67,6 +68,9 @@ impl FamilyRun for Latency {
             clock: s.clock.name().into(),
             cycles_mhz: f.clock.mhz(),
             delivery_complete: f.port.delivery_complete(),
+            client_mem,
+            server_mem,
+            gpus_found: f.port.memory().gpus_found,
         })
     }
 

@@ -19,7 +19,7 @@ use crate::outcome::SessionError;
 use crate::sink::{Event, Sink};
 use crate::spec::TestSpec;
 use fabdiag_fabric::Capability;
-use fabdiag_report::{BwTool, Family, LatTool, Role, Row, RunDesc, TestMode, Tool};
+use fabdiag_report::{BwTool, Family, LatTool, Role, Row, RunDesc, SideMem, TestMode, Tool};
 
 pub(crate) trait FamilyRun {
     fn capability(&self) -> Capability;
@@ -44,6 +44,19 @@ pub(crate) struct Facts<'a> {
     pub clock: &'a LatClock,
     pub local: String,
     pub remote: String,
+    /// Where the peer's buffers live (from its Endpoint message).
+    pub peer_mem: SideMem,
+}
+
+impl Facts<'_> {
+    /// (client's buffers, server's buffers) for the banner.
+    pub fn mems(&self) -> (SideMem, SideMem) {
+        let own = self.port.memory().side.clone();
+        match self.role {
+            Role::Client => (own, self.peer_mem.clone()),
+            Role::Server => (self.peer_mem.clone(), own),
+        }
+    }
 }
 
 /// Collects finished rows and tells the sink about each.

@@ -1,0 +1,176 @@
+//! AMD GPUs through the HIP runtime (libamdhip64.so), loaded at run time
+//! with the seven calls the originals used (spec §2.12): device count and
+//! selection, malloc, free, memcpy. Device memory for the fabric tools
+//! only; nothing here has been run on an AMD GPU (none was available).
+//! Never prints.
+
+use crate::GpuError;
+use std::ffi::{c_void, CStr, CString};
+use std::os::raw::c_int;
+
+const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
+const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
+
+struct Api {
+    count: unsafe extern "C" fn(*mut c_int) -> c_int,
+    set: unsafe extern "C" fn(c_int) -> c_int,
+    malloc: unsafe extern "C" fn(*mut *mut c_void, usize) -> c_int,
+    free: unsafe extern "C" fn(*mut c_void) -> c_int,
+    memcpy: unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int) -> c_int,
+}
+
+/// The loaded runtime (kept loaded for the process).
+pub struct Hip {
+    api: Api,
+}
+
+fn sym<T: Copy>(lib: *mut c_void, name: &str) -> Result<T, GpuError> {
+    let c = CString::new(name).map_err(|_| GpuError::Bounds("symbol name".into()))?;
+    // SAFETY: lib is a live dlopen handle; c is NUL-terminated.
+    let p = unsafe { libc::dlsym(lib, c.as_ptr()) };
+    if p.is_null() {
+        return Err(GpuError::NoDriver {
+            library: crate::HIP_LIBRARY.into(),
+            reason: format!("it has no symbol {name}"),
+        });
+    }
+    // SAFETY: T is the function-pointer type of this HIP entry point (the
+    // signatures above follow hip_runtime_api.h); a data pointer from
+    // dlsym has the size and representation of a function pointer here.
+    Ok(unsafe { std::mem::transmute_copy::<*mut c_void, T>(&p) })
+}
+
+impl Hip {
+    pub fn load() -> Result<Hip, GpuError> {
+        let c = CString::new(crate::HIP_LIBRARY).map_err(|_| GpuError::Bounds("library name".into()))?;
+        // SAFETY: c is NUL-terminated.
+        let lib = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if lib.is_null() {
+            // SAFETY: dlerror returns a thread-local string or null.
+            let e = unsafe { libc::dlerror() };
+            let reason = if e.is_null() {
+                "unknown error".into()
+            } else {
+                // SAFETY: non-null dlerror results are NUL-terminated.
+                unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
+            };
+            return Err(GpuError::NoDriver {
+                library: crate::HIP_LIBRARY.into(),
+                reason,
+            });
+        }
+        Ok(Hip {
+            api: Api {
+                count: sym(lib, "hipGetDeviceCount")?,
+                set: sym(lib, "hipSetDevice")?,
+                malloc: sym(lib, "hipMalloc")?,
+                free: sym(lib, "hipFree")?,
+                memcpy: sym(lib, "hipMemcpy")?,
+            },
+        })
+    }
+
+    fn check(call: &'static str, rc: c_int) -> Result<(), GpuError> {
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(GpuError::Call {
+                call,
+                code: rc,
+                msg: "HIP error".into(),
+            })
+        }
+    }
+
+    pub fn device_count(&self) -> Result<u32, GpuError> {
+        let mut n: c_int = 0;
+        // SAFETY: n is a valid out-pointer.
+        Self::check("hipGetDeviceCount", unsafe { (self.api.count)(&mut n) })?;
+        Ok(n.max(0) as u32)
+    }
+
+    /// `len` bytes on GPU `device`.
+    pub fn alloc(self: &std::sync::Arc<Self>, device: u32, len: u64) -> Result<HipMem, GpuError> {
+        // SAFETY: plain calls; the pointer is freed once, on drop.
+        Self::check("hipSetDevice", unsafe { (self.api.set)(device as c_int) })?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: p is a valid out-pointer.
+        Self::check("hipMalloc", unsafe { (self.api.malloc)(&mut p, len as usize) })?;
+        Ok(HipMem {
+            hip: self.clone(),
+            ptr: p,
+            len,
+            device,
+        })
+    }
+}
+
+/// Device memory from hipMalloc.
+pub struct HipMem {
+    hip: std::sync::Arc<Hip>,
+    ptr: *mut c_void,
+    len: u64,
+    device: u32,
+}
+
+// SAFETY: the allocation is owned by this value alone.
+unsafe impl Send for HipMem {}
+
+impl HipMem {
+    pub fn address(&self) -> u64 {
+        self.ptr as u64
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn device(&self) -> u32 {
+        self.device
+    }
+
+    fn check_range(&self, off: u64, n: usize) -> Result<(), GpuError> {
+        match off.checked_add(n as u64) {
+            Some(e) if e <= self.len => Ok(()),
+            _ => Err(GpuError::Bounds(format!("{n} bytes at {off} of {}", self.len))),
+        }
+    }
+
+    pub fn read(&self, off: u64, out: &mut [u8]) -> Result<(), GpuError> {
+        self.check_range(off, out.len())?;
+        // SAFETY: the range is inside the allocation; out is host memory of
+        // the same length; hipMemcpy is synchronous.
+        Hip::check("hipMemcpy", unsafe {
+            (self.hip.api.memcpy)(
+                out.as_mut_ptr().cast(),
+                (self.ptr as *const u8).wrapping_add(off as usize).cast(),
+                out.len(),
+                HIP_MEMCPY_DEVICE_TO_HOST,
+            )
+        })
+    }
+
+    pub fn write(&mut self, off: u64, data: &[u8]) -> Result<(), GpuError> {
+        self.check_range(off, data.len())?;
+        // SAFETY: as `read`, the other way.
+        Hip::check("hipMemcpy", unsafe {
+            (self.hip.api.memcpy)(
+                (self.ptr as *mut u8).wrapping_add(off as usize).cast(),
+                data.as_ptr().cast(),
+                data.len(),
+                HIP_MEMCPY_HOST_TO_DEVICE,
+            )
+        })
+    }
+}
+
+impl Drop for HipMem {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from hipMalloc and is freed only here.
+        let _ = unsafe { (self.hip.api.free)(self.ptr) };
+    }
+}

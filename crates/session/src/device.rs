@@ -1,0 +1,123 @@
+//! Device memory for the fabric tools: one buffer on a GPU of the type
+//! `-g` (or discovery) chose, as a fabric `DeviceMemory` that libfabric
+//! registers through FI_HMEM and whose bytes the session reaches through
+//! the GPU runtime (patterns and checks, never in a timed loop). NVIDIA
+//! through fabdiag-gpu's cudarc layer, AMD through HIP; Intel (Level Zero)
+//! is refused with its own message. Never prints.
+
+use fabdiag_fabric::{DeviceMemory, FabricError, HmemIface};
+use fabdiag_gpu::cuda::{Context, DeviceMem};
+use fabdiag_gpu::hip::{Hip, HipMem};
+use fabdiag_gpu::{GpuError, GpuKind};
+use std::sync::Arc;
+
+struct Cuda {
+    mem: DeviceMem,
+    ordinal: i32,
+}
+
+impl DeviceMemory for Cuda {
+    fn address(&self) -> u64 {
+        self.mem.address()
+    }
+    fn len(&self) -> u64 {
+        self.mem.len()
+    }
+    fn iface(&self) -> HmemIface {
+        HmemIface::Cuda
+    }
+    fn device(&self) -> i32 {
+        self.ordinal
+    }
+    fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String> {
+        self.mem.read(off, out).map_err(|e| e.to_string())
+    }
+    fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String> {
+        self.mem.write(off, data).map_err(|e| e.to_string())
+    }
+}
+
+struct Amd(HipMem);
+
+impl DeviceMemory for Amd {
+    fn address(&self) -> u64 {
+        self.0.address()
+    }
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+    fn iface(&self) -> HmemIface {
+        HmemIface::Rocr
+    }
+    fn device(&self) -> i32 {
+        self.0.device() as i32
+    }
+    fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String> {
+        self.0.read(off, out).map_err(|e| e.to_string())
+    }
+    fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String> {
+        self.0.write(off, data).map_err(|e| e.to_string())
+    }
+}
+
+fn no_gpu(e: GpuError) -> FabricError {
+    FabricError::NoGpu(e.to_string())
+}
+
+/// The originals' message for a GPU index past the last one.
+fn range(index: u32, count: u32) -> FabricError {
+    if count == 0 {
+        FabricError::NoGpu("No GPUs found".into())
+    } else {
+        FabricError::NoGpu(format!(
+            "GPU {index} does not exist: GPU must be in the range: 0 to {}.",
+            count - 1
+        ))
+    }
+}
+
+/// `len` bytes on GPU `index` of type `kind`, and how many GPUs of that
+/// type this machine has (the banner's `Found N GPU(s)`).
+pub fn allocate(kind: GpuKind, index: u32, len: u64) -> Result<(Box<dyn DeviceMemory>, u32), FabricError> {
+    match kind {
+        GpuKind::Nvidia => {
+            let count = fabdiag_gpu::Cuda::load()
+                .and_then(|c| c.devices())
+                .map_err(no_gpu)?
+                .len() as u32;
+            if index >= count {
+                return Err(range(index, count));
+            }
+            let ctx: Arc<Context> = Context::open(index as i32).map_err(no_gpu)?;
+            let mem = DeviceMem::new(&ctx, len).map_err(|e| FabricError::Alloc {
+                bytes: len,
+                kind: format!("NVIDIA GPU {index}"),
+                reason: e.to_string(),
+            })?;
+            Ok((
+                Box::new(Cuda {
+                    mem,
+                    ordinal: index as i32,
+                }),
+                count,
+            ))
+        }
+        GpuKind::Amd => {
+            let hip = Arc::new(Hip::load().map_err(no_gpu)?);
+            let count = hip.device_count().map_err(no_gpu)?;
+            if index >= count {
+                return Err(range(index, count));
+            }
+            let mem = hip.alloc(index, len).map_err(|e| FabricError::Alloc {
+                bytes: len,
+                kind: format!("AMD GPU {index}"),
+                reason: e.to_string(),
+            })?;
+            Ok((Box::new(Amd(mem)), count))
+        }
+        GpuKind::Intel => Err(FabricError::NoGpu(
+            "-g INTEL: this fabdiag cannot allocate Level Zero device memory yet; use system memory or an NVIDIA or AMD GPU"
+                .into(),
+        )),
+    }
+}
