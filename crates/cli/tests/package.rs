@@ -36,6 +36,9 @@ fn names() -> Vec<String> {
         "write_lat",
         "read_lat",
         "atomic_lat",
+        "gpu_loopback_bw",
+        "gpu_bw_loopback",
+        "loopback_bw",
     ] {
         v.push(format!("cxi_{t}"));
     }

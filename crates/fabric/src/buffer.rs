@@ -66,6 +66,9 @@ pub fn free_hugepages(size: HugePageSize) -> Result<u64, FabricError> {
 /// The GPU memory interfaces libfabric registers (fi_mr(3) FI_HMEM_*).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HmemIface {
+    /// Host memory through the same registration call (FI_HMEM_SYSTEM):
+    /// how the tests exercise the device path on machines without a GPU.
+    System,
     Cuda,
     Rocr,
     Ze,
@@ -75,6 +78,7 @@ impl HmemIface {
     /// The shim's code for fdg_mr_reg_hmem.
     pub(crate) fn code(self) -> i32 {
         match self {
+            HmemIface::System => 0,
             HmemIface::Cuda => 1,
             HmemIface::Rocr => 2,
             HmemIface::Ze => 3,
@@ -84,6 +88,7 @@ impl HmemIface {
     /// libfabric's name, e.g. "FI_HMEM_CUDA".
     pub fn name(self) -> &'static str {
         match self {
+            HmemIface::System => "FI_HMEM_SYSTEM",
             HmemIface::Cuda => "FI_HMEM_CUDA",
             HmemIface::Rocr => "FI_HMEM_ROCR",
             HmemIface::Ze => "FI_HMEM_ZE",

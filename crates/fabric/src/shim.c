@@ -272,7 +272,8 @@ int fdg_mr_reg(struct fid_domain *domain, struct fid_ep *ep, int bind_ep,
 }
 
 /* The same for device memory (fi_mr(3) FI_HMEM): fi_mr_regattr with the
- * memory interface (1 CUDA, 2 ROCr, 3 Level Zero) and the device. */
+ * memory interface (0 system, 1 CUDA, 2 ROCr, 3 Level Zero) and the
+ * device. */
 int fdg_mr_reg_hmem(struct fid_domain *domain, struct fid_ep *ep, int bind_ep,
 		    void *buf, size_t len, int iface, int device,
 		    uint64_t requested_key, struct fid_mr **mr, void **desc,
@@ -288,6 +289,9 @@ int fdg_mr_reg_hmem(struct fid_domain *domain, struct fid_ep *ep, int bind_ep,
 	attr.access = FDG_MR_ACCESS;
 	attr.requested_key = requested_key;
 	switch (iface) {
+	case 0:
+		attr.iface = FI_HMEM_SYSTEM;
+		break;
 	case 1:
 		attr.iface = FI_HMEM_CUDA;
 		attr.device.cuda = device;

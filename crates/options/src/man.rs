@@ -273,6 +273,11 @@ pub fn pages(version: &str) -> Vec<Page> {
         let sub = format!("fabdiag-{}", t.subcommand());
         out.push(tool_page(t, &sub, &format!("fabdiag {}", t.subcommand()), version));
     }
+    // the loopback tool's other names get pages too, so a package installs
+    // them as commands
+    for alias in fabdiag_report::catalog::LOOPBACK_ALIASES {
+        out.push(tool_page(Tool::GpuLoopbackBw, alias, alias, version));
+    }
     out.push(text_page(
         "fabdiag-serve",
         "one server for every fabdiag tool",

@@ -43,6 +43,9 @@ pub struct Hooks {
     /// Bandwidth tools with `--verify`: flip byte N of the first checked
     /// operation's data after each size, before the check, so it must fail.
     pub corrupt_offset: Option<u64>,
+    /// "GPU" buffers are host memory registered through the device path
+    /// (FI_HMEM_SYSTEM): the GPU plumbing, tested without a GPU.
+    pub host_as_gpu: bool,
 }
 
 impl Default for Env {

@@ -114,7 +114,11 @@ pub fn side_of(d: Option<&fabdiag_proto::MemoryDesc>) -> SideMem {
 /// stays a host page), in host memory otherwise. Huge pages (host buffers
 /// only, as in the originals) are counted and checked free before
 /// anything is mapped.
-pub fn allocate(plan: &MemoryPlan, gpu: Option<&GpuUse>) -> Result<(Vec<Memory>, MemFacts), FabricError> {
+pub fn allocate(
+    plan: &MemoryPlan,
+    gpu: Option<&GpuUse>,
+    host_as_gpu: bool,
+) -> Result<(Vec<Memory>, MemFacts), FabricError> {
     let page = page_size();
     let bufs = [plan.initiator, plan.target];
     let on_gpu = [gpu.and_then(|g| g.tx), gpu.and_then(|g| g.rx)];
@@ -150,7 +154,11 @@ pub fn allocate(plan: &MemoryPlan, gpu: Option<&GpuUse>) -> Result<(Vec<Memory>,
     let mut gpus_found = None;
     for (i, b) in bufs.into_iter().enumerate() {
         if let (Some(index), Some(g), true) = (on_gpu[i], gpu, b.used) {
-            let (mut mem, found) = crate::device::allocate(g.kind, index, b.len)?;
+            let (mut mem, found) = if host_as_gpu {
+                crate::device::host_as_gpu(index, b.len)?
+            } else {
+                crate::device::allocate(g.kind, index, b.len)?
+            };
             // the initial contents, written through the GPU runtime
             let mut host = vec![0u8; b.len as usize];
             init(&mut host, b.init);
@@ -307,7 +315,7 @@ mod tests {
 
     #[test]
     fn a_side_registers_one_page_for_a_buffer_it_does_not_use() {
-        let (bufs, facts) = allocate(&MemoryPlan::roles(3 * page_size() + 1, true, false, None), None).unwrap();
+        let (bufs, facts) = allocate(&MemoryPlan::roles(3 * page_size() + 1, true, false, None), None, false).unwrap();
         assert_eq!(bufs[0].len(), 4 * page_size());
         assert_eq!(bufs[1].len(), page_size());
         assert!(bufs[0].host().unwrap().iter().all(|&b| b == INITIATOR_FILL));
@@ -362,7 +370,7 @@ mod tests {
             },
             hugepages: None,
         };
-        let (bufs, _) = allocate(&p, None).unwrap();
+        let (bufs, _) = allocate(&p, None, false).unwrap();
         for slot in bufs[1].host().unwrap().chunks_exact(AMO_STRIDE as usize) {
             assert_eq!(Val::decode(AmoType::Uint16, slot), Val::Int(0xBEEF));
             assert!(slot[2..].iter().all(|&b| b == 0));

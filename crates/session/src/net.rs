@@ -118,7 +118,7 @@ impl FabricNet {
             cap,
         })?;
         let idx = provider::choose(list, near);
-        let (buffers, memory) = memory::allocate(plan, env.gpu.as_ref())?;
+        let (buffers, memory) = memory::allocate(plan, env.gpu.as_ref(), env.hooks.host_as_gpu)?;
         let ep = Endpoint::open(list, idx, buffers)?;
         Ok(FabricPort { ep, memory, peer: None })
     }

@@ -15,6 +15,14 @@ pub fn resolve(req: &GpuRequest) -> Result<Option<GpuUse>, String> {
     if !req.any() {
         return Ok(None);
     }
+    if super::host_as_gpu() {
+        // the test hook: host memory through the device path, no runtime
+        return Ok(Some(GpuUse {
+            kind: req.kind.unwrap_or(GpuKind::Nvidia),
+            tx: req.tx,
+            rx: req.rx,
+        }));
+    }
     let kind = match req.kind {
         Some(k) => k,
         None => fabdiag_gpu::discover().map_err(|tried| {

@@ -41,7 +41,15 @@ pub fn with_hooks(env: Env) -> Env {
         hooks: Hooks {
             amo_extra_iterations,
             corrupt_offset,
+            host_as_gpu: host_as_gpu(),
         },
         ..env
     }
+}
+
+/// `FABDIAG_TEST_HOST_AS_GPU=1`: "GPU" buffers are host memory registered
+/// through the device path (FI_HMEM_SYSTEM), so machines without a GPU
+/// test everything around the GPU runtime.
+pub fn host_as_gpu() -> bool {
+    std::env::var("FABDIAG_TEST_HOST_AS_GPU").is_ok_and(|v| v == "1")
 }

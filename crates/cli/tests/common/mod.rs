@@ -24,8 +24,11 @@ use std::time::{Duration, Instant};
 pub const LIMIT: Duration = Duration::from_secs(60);
 pub const SHORT: Duration = Duration::from_secs(10);
 
+/// The fabdiag under test: the one cargo built, or `FABDIAG_TEST_BIN`
+/// (test binaries carried to another machine, e.g. the GPU one).
 pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_fabdiag")
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| std::env::var("FABDIAG_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_fabdiag").into()))
 }
 
 static CPU: Mutex<()> = Mutex::new(());

@@ -1,0 +1,206 @@
+//! The GPU-present path: what CI (no GPU) cannot run and a GPU machine
+//! must. Built here, carried to the GPU machine with the fabdiag binary
+//! (`FABDIAG_TEST_BIN`) and a CUDA-enabled libfabric (`FABDIAG_LIBFABRIC`),
+//! and run there by scripts/gpu-run.sh. Without a GPU every test says
+//! SKIPPED and why.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::time::Duration;
+
+const GPU_LIMIT: Duration = Duration::from_secs(300);
+
+fn gpu_here() -> bool {
+    let ok = fabdiag_gpu::Cuda::load()
+        .and_then(|c| c.devices())
+        .is_ok_and(|d| !d.is_empty());
+    if !ok {
+        eprintln!("SKIPPED: no NVIDIA GPU here (run on a GPU machine: scripts/gpu-run.sh)");
+    }
+    ok
+}
+
+/// A libfabric with FI_HMEM for CUDA, or a loud skip.
+fn hmem_libfabric() -> bool {
+    match std::env::var("FABDIAG_LIBFABRIC") {
+        Ok(p) if std::path::Path::new(&p).exists() => true,
+        _ => {
+            eprintln!("SKIPPED: FABDIAG_LIBFABRIC names no CUDA-enabled libfabric (scripts/build-libfabric-cuda.sh)");
+            false
+        }
+    }
+}
+
+fn tests_of(doc: &Value, repeat: usize) -> Vec<(String, Value)> {
+    doc[format!("repeat_{repeat}")]
+        .as_object()
+        .map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default()
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{key} in {v}"))
+}
+
+#[test]
+fn host_traffic_measures_the_four_simultaneous_tests_with_checked_data() {
+    if !gpu_here() {
+        return;
+    }
+    let o = run(
+        &["host-traffic", "-j", "-i", "20000", "--test-duration", "1"],
+        GPU_LIMIT,
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let doc = o.json();
+    let cfg = &doc["configuration"];
+    let tiles: f64 = cfg["tiles_per_ipu"].as_str().unwrap().parse().unwrap();
+    let chunk: f64 = cfg["host_chunk_bytes"].as_str().unwrap().parse().unwrap();
+    let tests = tests_of(&doc, 0);
+    let keys: Vec<&str> = tests.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "host_from_buffer_from_tile",
+            "host_to_buffer_to_tile",
+            "host_to_buffer_from_tile",
+            "host_from_buffer_to_tile"
+        ]
+    );
+    for (k, t) in &tests {
+        assert!(t.get("error").is_none(), "{k}: {t}");
+        assert_eq!(num(t, "tile_data_transferred_bytes"), tiles * 20000.0 * 4096.0, "{k}");
+        let host = num(t, "host_data_transferred_bytes");
+        assert!(host > 0.0 && (host / chunk).fract() == 0.0, "{k}: {host}");
+        assert!(num(t, "duration_seconds") > 0.0, "{k}");
+        assert!(
+            num(t, "host_transfer_speed_gbps") > 1.0 && num(t, "tile_transfer_speed_gbps") > 1.0,
+            "{k}: {t}"
+        );
+    }
+}
+
+#[test]
+fn host_traffic_tile_only_host_only_repeats_and_thresholds() {
+    if !gpu_here() {
+        return;
+    }
+    let o = run(&["host-traffic", "--tile", "-i", "20000", "-R", "2"], GPU_LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.stdout.matches("Running test sequence").count(), 2, "{}", o.stdout);
+    assert!(
+        o.stdout.contains("buffer <- tile: ") && o.stdout.contains("buffer -> tile: "),
+        "{}",
+        o.stdout
+    );
+    let o = run(
+        &["host-traffic", "--host", "--test-duration", "1", "-j", "-R", "2"],
+        GPU_LIMIT,
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let doc = o.json();
+    for (k, t) in tests_of(&doc, 1) {
+        assert!((num(&t, "duration_seconds") - 1.0).abs() < 0.5, "{k}: {t}");
+    }
+    assert!(doc["statistics"]["host_to_buffer"]["host_transfer_speed_gbps"]["median"].is_string());
+    let o = run(
+        &[
+            "host-traffic",
+            "--tile-read",
+            "-i",
+            "20000",
+            "--min-tile-bandwidth",
+            "1000000",
+        ],
+        GPU_LIMIT,
+    );
+    assert_eq!(o.code, Some(3), "{}", o.stderr);
+    assert!(o.stderr.contains("buffer -> tile: tile ") && o.stderr.contains("below --min-tile-bandwidth"));
+}
+
+#[test]
+fn gpu_loopback_bw_gpu_to_gpu_and_gpu_to_host_with_the_data_checked() {
+    if !gpu_here() || !hmem_libfabric() {
+        return;
+    }
+    let _cpu = cpu();
+    for (args, tx, rx) in [
+        (&["-t", "0", "-r", "0"][..], "GPU 0", "GPU 0"),
+        (&["-t", "0"], "GPU 0", "System"),
+        (&["-r", "0"], "System", "GPU 0"),
+    ] {
+        let mut a = vec![
+            "gpu-loopback-bw",
+            "-P",
+            "shm",
+            "-i",
+            "3",
+            "-n",
+            "64",
+            "-s",
+            "65536",
+            "-g",
+            "Nvidia",
+        ];
+        a.extend_from_slice(args);
+        let o = run(&a, GPU_LIMIT);
+        assert_eq!(o.code, Some(0), "{args:?}: {}", o.stderr);
+        assert!(
+            o.stdout.contains(&format!(
+                "TX Mem           : {tx}\nRX Mem           : {rx}\nGPU Type         : NVIDIA\n"
+            )),
+            "{}",
+            o.stdout
+        );
+        assert!(o.stdout.contains(" GPU(s)\n"), "{}", o.stdout);
+        a.push("--json");
+        let j = run(&a, GPU_LIMIT).json();
+        assert_eq!(j["config"]["verify"], true, "on by default for GPU buffers");
+        assert_eq!(j["results"][0]["ops"], 192);
+    }
+}
+
+#[test]
+fn pair_tools_with_gpu_buffers_verify_their_data() {
+    if !gpu_here() || !hmem_libfabric() {
+        return;
+    }
+    let _cpu = cpu();
+    for tool in ["write-bw", "read-bw", "send-bw"] {
+        let (c, s) = pair(
+            tool,
+            &["-t", "0", "-r", "0", "--json"],
+            &[
+                "-P", "shm", "-n", "3", "-l", "8", "-s", "1:65536", "-t", "0", "-r", "0", "--json",
+            ],
+        );
+        assert_eq!(
+            (c.code, s.code),
+            (Some(0), Some(0)),
+            "{tool}: {} / {}",
+            c.stderr,
+            s.stderr
+        );
+        let cj = c.json();
+        assert_eq!(cj["config"]["verify"], true);
+        assert_eq!(cj["config"]["client_mem"]["tx"]["kind"], "gpu");
+        assert_eq!(cj["config"]["server_mem"]["rx"]["kind"], "gpu");
+    }
+    let (c, s) = pair("send-lat", &["-r", "0"], &["-P", "shm", "-n", "20", "-t", "0"]);
+    assert_eq!((c.code, s.code), (Some(0), Some(0)), "{} / {}", c.stderr, s.stderr);
+    assert!(c.stdout.contains("Client TX Mem    : GPU 0\nClient GPU Type  : NVIDIA\nServer RX Mem    : GPU 0\nServer GPU Type  : NVIDIA\n"), "{}", c.stdout);
+}
+
+#[test]
+fn a_gpu_that_does_not_exist_is_named() {
+    if !gpu_here() {
+        return;
+    }
+    let o = run(&["gpu-loopback-bw", "-t", "99", "-g", "nvidia"], SHORT);
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    assert!(one_line(&o.stderr).contains("-t 99: no such GPU; GPU must be in the range: 0 to "));
+}

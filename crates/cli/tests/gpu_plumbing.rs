@@ -1,0 +1,200 @@
+//! Everything around the GPU runtime, on machines without a GPU: with the
+//! test hook `FABDIAG_TEST_HOST_AS_GPU=1` a "GPU" buffer is host memory
+//! registered through the device path (fi_mr_regattr with FI_HMEM, here
+//! FI_HMEM_SYSTEM) and reached only through copies, as a GPU's is. So the
+//! FI_HMEM capability check, the registration, the banner lines of both
+//! sides, inject kept off, and --verify through copies are all real here;
+//! only the CUDA calls are not (crates/cli/tests/gpu.rs has those).
+
+mod common;
+use common::*;
+
+fn hooked(args: &[&str]) -> Output {
+    Proc::spawn(fabdiag(args).env("FABDIAG_TEST_HOST_AS_GPU", "1")).wait(LIMIT)
+}
+
+#[test]
+fn gpu_loopback_bw_through_the_device_path() {
+    let _cpu = cpu();
+    for (flags, tx, rx) in [
+        (&["-t", "0", "-r", "0"][..], "GPU 0", "GPU 0"),
+        (&["-t", "0"], "GPU 0", "System"),
+        (&["-r", "0"], "System", "GPU 0"),
+    ] {
+        let mut a = vec![
+            "gpu-loopback-bw",
+            "-P",
+            "shm",
+            "-i",
+            "3",
+            "-n",
+            "32",
+            "-s",
+            "65536",
+            "-g",
+            "Nvidia",
+        ];
+        a.extend_from_slice(flags);
+        let o = hooked(&a);
+        assert_eq!(o.code, Some(0), "{flags:?}: {}", o.stderr);
+        let want = format!("TX Mem           : {tx}\nRX Mem           : {rx}\nGPU Type         : NVIDIA\n");
+        assert!(o.stdout.contains(&want), "{}", o.stdout);
+        assert!(
+            o.stdout.contains("Hugepages        : Disabled\nFound 1 GPU(s)\n---"),
+            "{}",
+            o.stdout
+        );
+        a.push("--json");
+        let j = hooked(&a).json();
+        assert_eq!(
+            j["config"]["verify"], true,
+            "--verify is on by default with a GPU buffer"
+        );
+        assert_eq!(j["config"]["gpus_found"], 1);
+        assert_eq!(j["results"][0]["ops"], 96);
+    }
+}
+
+#[test]
+fn a_provider_without_fi_hmem_and_a_gpu_that_does_not_exist_are_unavailable() {
+    let _cpu = cpu();
+    // libfabric 1.17's tcp cannot register device memory; shm can
+    let o = hooked(&[
+        "gpu-loopback-bw",
+        "-P",
+        "tcp",
+        "-t",
+        "0",
+        "-i",
+        "1",
+        "-n",
+        "4",
+        "-s",
+        "4096",
+    ]);
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    assert_eq!(
+        one_line(&o.stderr),
+        "fabdiag gpu-loopback-bw: provider 'tcp' cannot run this test: it lacks RMA write with device memory (FI_HMEM)"
+    );
+    let o = hooked(&[
+        "gpu-loopback-bw",
+        "-P",
+        "shm",
+        "-r",
+        "1",
+        "-i",
+        "1",
+        "-n",
+        "4",
+        "-s",
+        "4096",
+        "--json",
+    ]);
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    assert!(
+        one_line(&o.stderr).contains("GPU 1 does not exist: GPU must be in the range: 0 to 0."),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(o.json()["error"]["kind"], "unavailable");
+}
+
+/// Server and client in their own processes, each with its own GPU
+/// buffer: both banners name both sides' buffers, and the data is checked.
+#[test]
+fn pair_tools_with_gpu_buffers_on_both_sides() {
+    let _cpu = cpu();
+    for tool in ["write-bw", "read-bw", "send-bw"] {
+        let port = free_port();
+        let p = port.to_string();
+        let mut srv =
+            Proc::spawn(fabdiag(&[tool, "-p", &p, "-r", "0", "-t", "0"]).env("FABDIAG_TEST_HOST_AS_GPU", "1"));
+        wait_listening(&mut srv, "127.0.0.1", port);
+        let c = Proc::spawn(
+            fabdiag(&[
+                tool,
+                "127.0.0.1",
+                "-p",
+                &p,
+                "-P",
+                "shm",
+                "-n",
+                "3",
+                "-l",
+                "8",
+                "-s",
+                "1:16384",
+                "-t",
+                "0",
+                "-r",
+                "0",
+            ])
+            .env("FABDIAG_TEST_HOST_AS_GPU", "1"),
+        )
+        .wait(LIMIT);
+        let s = srv.wait(LIMIT);
+        assert_eq!(
+            (c.code, s.code),
+            (Some(0), Some(0)),
+            "{tool}: {} / {}",
+            c.stderr,
+            s.stderr
+        );
+        let lines = "Client TX Mem    : GPU 0\nClient GPU Type  : NVIDIA\nServer RX Mem    : GPU 0\nServer GPU Type  : NVIDIA\n";
+        assert!(c.stdout.contains(lines), "{tool} client:\n{}", c.stdout);
+        assert!(s.stdout.contains(lines), "{tool} server:\n{}", s.stdout);
+        assert!(c.stdout.contains("\nFound 1 GPU(s)\n"), "{}", c.stdout);
+    }
+    // the client's GPU buffer, the server's host memory: each as it is
+    let (c, s) = {
+        let port = free_port();
+        let p = port.to_string();
+        let mut srv = server(&["send-lat", "-p", &p], port);
+        let c = Proc::spawn(
+            fabdiag(&["send-lat", "127.0.0.1", "-p", &p, "-P", "shm", "-n", "20", "-t", "0"])
+                .env("FABDIAG_TEST_HOST_AS_GPU", "1"),
+        )
+        .wait(LIMIT);
+        let _ = &mut srv;
+        (c, srv.wait(LIMIT))
+    };
+    assert_eq!((c.code, s.code), (Some(0), Some(0)), "{} / {}", c.stderr, s.stderr);
+    for out in [&c.stdout, &s.stdout] {
+        assert!(
+            out.contains("Client TX Mem    : GPU 0\nClient GPU Type  : NVIDIA\nServer RX Mem    : System\nTest Type"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn a_corrupted_gpu_target_fails_the_check() {
+    let _cpu = cpu();
+    let o = Proc::spawn(
+        fabdiag(&[
+            "gpu-loopback-bw",
+            "-P",
+            "shm",
+            "-t",
+            "0",
+            "-r",
+            "0",
+            "-i",
+            "2",
+            "-n",
+            "4",
+            "-s",
+            "4096",
+        ])
+        .env("FABDIAG_TEST_HOST_AS_GPU", "1")
+        .env("FABDIAG_TEST_CORRUPT_OFFSET", "77"),
+    )
+    .wait(LIMIT);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(
+        one_line(&o.stderr).contains("data check failed for size 4096: the RX buffer at offset 77 holds 0x"),
+        "{}",
+        o.stderr
+    );
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# libfabric with CUDA (FI_HMEM_CUDA), for fabdiag's GPU memory on a GPU node.
+# Debian's libfabric is built without it, and no package registry ships
+# one, so it is built from the public source (ofiwg/libfabric, a release
+# tag), with only the providers fabdiag tests with: shm, tcp, sockets.
+#
+#   scripts/build-libfabric-cuda.sh prepare SRC_GIT OUT_TAR
+#       on a machine with network and autotools: export tag $LIBFABRIC_TAG
+#       from a clone (e.g. `fetch github:ofiwg/libfabric`), run autogen.sh,
+#       and pack the tree (the GPU machine has no network and may lack
+#       autotools)
+#   scripts/build-libfabric-cuda.sh build SRC_TAR PREFIX [CUDA_DIR]
+#       on the GPU machine: configure --with-cuda, make, install to PREFIX;
+#       then FABDIAG_LIBFABRIC=PREFIX/lib/libfabric.so.1
+#
+# Check what a libfabric supports with: PREFIX/bin/fi_info -c FI_HMEM
+set -euo pipefail
+LIBFABRIC_TAG=${LIBFABRIC_TAG:-v1.22.0}
+case "${1:-}" in
+prepare)
+  src=$2 out=$3
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  git --git-dir="$src" archive --prefix=libfabric/ "$LIBFABRIC_TAG" | tar -x -C "$tmp"
+  (cd "$tmp/libfabric" && ./autogen.sh >/dev/null)
+  mkdir -p "$(dirname "$out")"
+  tar -C "$tmp" -czf "$out" libfabric
+  echo "packed libfabric $LIBFABRIC_TAG with configure into $out"
+  ;;
+build)
+  tarball=$2 prefix=$3 cuda=${4:-/usr/local/cuda}
+  [ -d "$cuda/include" ] || { echo "no CUDA toolkit at $cuda (pass its directory)" >&2; exit 1; }
+  work=$(mktemp -d)
+  tar -xzf "$tarball" -C "$work"
+  cd "$work/libfabric"
+  ./configure --prefix="$prefix" --with-cuda="$cuda" \
+    --enable-shm --enable-tcp --enable-sockets \
+    --disable-verbs --disable-efa --disable-psm2 --disable-psm3 --disable-opx \
+    --disable-usnic --disable-rxd --disable-udp --disable-mrail --disable-ucx \
+    --disable-lpp --disable-xpmem --disable-perf >"$work/configure.log" 2>&1 ||
+    { tail -30 "$work/configure.log" >&2; exit 1; }
+  grep -E "^ *(shm|tcp|sockets|CUDA|cuda)" "$work/configure.log" | head -10 || true
+  make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -30 "$work/make.log" >&2; exit 1; }
+  make install >/dev/null
+  echo "configure: --prefix=$prefix --with-cuda=$cuda --enable-shm --enable-tcp --enable-sockets (others disabled)"
+  "$prefix/bin/fi_info" --version | head -2
+  "$prefix/bin/fi_info" -c FI_HMEM -t FI_EP_RDM 2>/dev/null | grep -E "provider|domain" | sort -u | head -20 || true
+  ;;
+*)
+  sed -n 2,17p "$0"
+  exit 2
+  ;;
+esac

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Packs what a GPU machine (no Rust, no network) needs to check fabdiag's
+# GPU paths into gpu-kit/ (git-ignored), to be carried there with the
+# device tool's `carry` and run by scripts/gpu-run.sh:
+#   gpu-kit/fabdiag              release build, stripped
+#   gpu-kit/gpu-tests            crates/cli/tests/gpu.rs, release, stripped
+#   gpu-kit/libfabric-src.tar.gz libfabric $LIBFABRIC_TAG with configure
+#                                (scripts/build-libfabric-cuda.sh prepare)
+# Usage: scripts/gpu-kit.sh LIBFABRIC_GIT_DIR
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+src=${1:?"the libfabric git directory (e.g. from: fetch github:ofiwg/libfabric)"}
+mkdir -p gpu-kit
+[ -f gpu-kit/libfabric-src.tar.gz ] || scripts/build-libfabric-cuda.sh prepare "$src" gpu-kit/libfabric-src.tar.gz
+cargo build --release --bin fabdiag
+install -m 755 target/release/fabdiag gpu-kit/fabdiag
+t=$(cargo test --release -p fabdiag --test gpu --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "gpu":
+        print(m["executable"])')
+install -m 755 "$t" gpu-kit/gpu-tests
+strip gpu-kit/fabdiag gpu-kit/gpu-tests
+du -sh gpu-kit/*

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# On the GPU machine, in the repository root with gpu-kit/ carried
+# (scripts/gpu-kit.sh): build libfabric with CUDA, run the GPU test path,
+# run the real tools, and measure the independent reference figures, all
+# written under $OUT (the device tool brings $OUT back). Every step has
+# its own time limit and its own log, so one failure does not hide the
+# rest.  Usage: scripts/gpu-run.sh [STEP...]  (default: all steps)
+#   steps: info libfabric tests traffic loopback pairs compare
+set -u
+OUT=${OUT:-/tmp/fabdiag-gpu-out}
+mkdir -p "$OUT"
+kit=$PWD/gpu-kit
+F=$kit/fabdiag
+export FABDIAG_TEST_BIN=$F
+export FABDIAG_LIBFABRIC=$kit/libfabric/lib/libfabric.so.1
+cuda=${CUDA_HOME:-/usr/local/cuda}
+steps=${*:-info libfabric tests traffic loopback pairs compare}
+log() { echo "== $*" | tee -a "$OUT/steps.txt"; }
+run() { # NAME SECONDS CMD...: output to $OUT/NAME.txt, status to steps.txt
+  local name=$1 secs=$2; shift 2
+  local t0=$SECONDS
+  echo "\$ $*" >"$OUT/$name.txt"
+  timeout "$secs" "$@" >>"$OUT/$name.txt" 2>&1
+  local rc=$?
+  log "$name rc=$rc $((SECONDS - t0))s"
+}
+for s in $steps; do
+  case $s in
+  info)
+    run nvidia-smi 30 nvidia-smi
+    run nvcc 10 "$cuda/bin/nvcc" --version
+    run fabdiag-doctor 60 "$F" doctor ;;
+  libfabric)
+    run libfabric-build 420 scripts/build-libfabric-cuda.sh build "$kit/libfabric-src.tar.gz" "$kit/libfabric" "$cuda"
+    run fi-info-hmem 30 "$kit/libfabric/bin/fi_info" -c FI_HMEM -t FI_EP_RDM ;;
+  tests)
+    run gpu-tests 500 "$kit/gpu-tests" --test-threads=1 --nocapture ;;
+  traffic)
+    run host-traffic-default 300 bash -c "time $F host-traffic -v"
+    run host-traffic-default-json 300 "$F" host-traffic -j
+    run host-traffic-tile 120 "$F" host-traffic --tile -R 3
+    run host-traffic-host 120 "$F" host-traffic --host -R 3 -j ;;
+  loopback)
+    for m in "-t 0 -r 0" "-t 0" "-r 0" ""; do
+      n=loopback-$(echo "${m:-system}" | tr -d ' -')
+      run "$n" 120 "$F" gpu-loopback-bw -P shm -g Nvidia $m
+    done ;;
+  pairs)
+    for t in write-bw read-bw send-bw; do
+      run "$t-gpu-shm" 120 "$F" "$t" --local -P shm -s 4096:4194304 -n 200 -t 0 -r 0
+      run "$t-gpu-tcp" 120 "$F" "$t" --local -P tcp -s 4096:4194304 -n 200 -t 0 -r 0
+    done
+    run send-lat-gpu-shm 120 "$F" send-lat --local -P shm -s 8:65536 -n 1000 -t 0 -r 0 ;;
+  compare)
+    run torch-compare 180 python3 scripts/gpu-compare.py ;;
+  *) log "unknown step $s" ;;
+  esac
+done
+cat "$OUT/steps.txt"
