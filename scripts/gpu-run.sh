@@ -28,11 +28,11 @@ for s in $steps; do
   case $s in
   info)
     run nvidia-smi 30 nvidia-smi
-    run nvcc 10 "$cuda/bin/nvcc" --version
-    run fabdiag-doctor 60 "$F" doctor ;;
+    run nvcc 10 "$cuda/bin/nvcc" --version ;;
   libfabric)
     run libfabric-build 420 scripts/build-libfabric-cuda.sh build "$kit/libfabric-src.tar.gz" "$kit/libfabric" "$cuda"
-    run fi-info-hmem 30 "$kit/libfabric/bin/fi_info" -c FI_HMEM -t FI_EP_RDM ;;
+    run fi-info-hmem 30 "$kit/libfabric/bin/fi_info" -c FI_HMEM -t FI_EP_RDM
+    run fabdiag-doctor 60 "$F" doctor ;;
   tests)
     run gpu-tests 500 "$kit/gpu-tests" --test-threads=1 --nocapture ;;
   traffic)
