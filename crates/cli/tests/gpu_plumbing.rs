@@ -16,43 +16,7 @@ fn hooked(args: &[&str]) -> Output {
 #[test]
 fn gpu_loopback_bw_through_the_device_path() {
     let _cpu = cpu();
-    for (flags, tx, rx) in [
-        (&["-t", "0", "-r", "0"][..], "GPU 0", "GPU 0"),
-        (&["-t", "0"], "GPU 0", "System"),
-        (&["-r", "0"], "System", "GPU 0"),
-    ] {
-        let mut a = vec![
-            "gpu-loopback-bw",
-            "-P",
-            "shm",
-            "-i",
-            "3",
-            "-n",
-            "32",
-            "-s",
-            "65536",
-            "-g",
-            "Nvidia",
-        ];
-        a.extend_from_slice(flags);
-        let o = hooked(&a);
-        assert_eq!(o.code, Some(0), "{flags:?}: {}", o.stderr);
-        let want = format!("TX Mem           : {tx}\nRX Mem           : {rx}\nGPU Type         : NVIDIA\n");
-        assert!(o.stdout.contains(&want), "{}", o.stdout);
-        assert!(
-            o.stdout.contains("Hugepages        : Disabled\nFound 1 GPU(s)\n---"),
-            "{}",
-            o.stdout
-        );
-        a.push("--json");
-        let j = hooked(&a).json();
-        assert_eq!(
-            j["config"]["verify"], true,
-            "--verify is on by default with a GPU buffer"
-        );
-        assert_eq!(j["config"]["gpus_found"], 1);
-        assert_eq!(j["results"][0]["ops"], 96);
-    }
+    check_gpu_loopback(&hooked, 1);
 }
 
 #[test]

@@ -115,6 +115,45 @@ pub trait DeviceMemory: Send {
     fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String>;
 }
 
+/// Host memory registered through the device path (FI_HMEM_SYSTEM) and
+/// reached only through copies, as a GPU's is: how machines without a GPU
+/// exercise that path (the fabric tests, and fabdiag's test hook
+/// `FABDIAG_TEST_HOST_AS_GPU`).
+pub struct SystemAsDevice(pub HostBuffer);
+
+impl DeviceMemory for SystemAsDevice {
+    fn address(&self) -> u64 {
+        self.0.as_ptr() as u64
+    }
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn iface(&self) -> HmemIface {
+        HmemIface::System
+    }
+    fn device(&self) -> i32 {
+        0
+    }
+    fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String> {
+        let r = self
+            .0
+            .as_slice()
+            .get(off as usize..off as usize + out.len())
+            .ok_or("out of range")?;
+        out.copy_from_slice(r);
+        Ok(())
+    }
+    fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String> {
+        let r = self
+            .0
+            .as_mut_slice()
+            .get_mut(off as usize..off as usize + data.len())
+            .ok_or("out of range")?;
+        r.copy_from_slice(data);
+        Ok(())
+    }
+}
+
 /// One buffer to register: host memory, or a GPU's.
 pub enum Memory {
     Host(HostBuffer),

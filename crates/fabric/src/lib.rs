@@ -13,7 +13,9 @@ mod endpoint;
 mod error;
 mod ffi;
 
-pub use buffer::{free_hugepages, hugepage_pool, page_size, DeviceMemory, HmemIface, HostBuffer, HugePageSize, Memory};
+pub use buffer::{
+    free_hugepages, hugepage_pool, page_size, DeviceMemory, HmemIface, HostBuffer, HugePageSize, Memory, SystemAsDevice,
+};
 pub use discovery::{discover, Capability, InfoList, ProviderInfo, Query};
 pub use endpoint::{
     atomic_datatype, atomic_op, AtomicKind, AtomicOperands, AtomicSpec, AtomicValue, Completion, Endpoint, OpFlags,

@@ -5,40 +5,12 @@
 //! two of them landing, and its bytes reached only through read/write.
 
 use fabdiag_fabric::{
-    discover, Capability, DeviceMemory, Endpoint, FabricError, HmemIface, HostBuffer, Memory, OpFlags, Posted, Query,
-    RegionId,
+    discover, Capability, Endpoint, FabricError, HostBuffer, Memory, OpFlags, Posted, Query, RegionId, SystemAsDevice,
 };
 use std::time::{Duration, Instant};
 
-/// Host memory posing as device memory: same registration call, same
-/// host access through copies as a GPU's.
-struct HostAsDevice(HostBuffer);
-
-impl DeviceMemory for HostAsDevice {
-    fn address(&self) -> u64 {
-        self.0.as_slice().as_ptr() as u64
-    }
-    fn len(&self) -> u64 {
-        self.0.len() as u64
-    }
-    fn iface(&self) -> HmemIface {
-        HmemIface::System
-    }
-    fn device(&self) -> i32 {
-        0
-    }
-    fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String> {
-        out.copy_from_slice(&self.0.as_slice()[off as usize..off as usize + out.len()]);
-        Ok(())
-    }
-    fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String> {
-        self.0.as_mut_slice()[off as usize..off as usize + data.len()].copy_from_slice(data);
-        Ok(())
-    }
-}
-
 fn device(fill: u8) -> Memory {
-    Memory::Device(Box::new(HostAsDevice(HostBuffer::new(4096, None, fill).unwrap())))
+    Memory::Device(Box::new(SystemAsDevice(HostBuffer::new(4096, None, fill).unwrap())))
 }
 
 #[test]

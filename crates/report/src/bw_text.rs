@@ -55,20 +55,32 @@ pub fn memory_lines(o: &mut String, client: &SideMem, server: &SideMem) {
     }
 }
 
+/// A banner's first lines: the separator and the indented title.
+fn open(tool: BwTool) -> String {
+    format!("{}\n{TITLE_INDENT}{}\n", separator(header(tool)), title(tool))
+}
+
+/// A banner's last lines: `Found N GPU(s)` when a buffer is on a GPU,
+/// the separator, the column header.
+fn close(o: &mut String, tool: BwTool, gpus: Option<u32>) {
+    if let Some(n) = gpus {
+        o.push_str(&gpus_found(n));
+        o.push('\n');
+    }
+    let hdr = header(tool);
+    o.push_str(&separator(hdr));
+    o.push('\n');
+    o.push_str(hdr);
+    o.push('\n');
+}
+
 /// Everything from the first separator through the column header.
 pub fn banner(run: &BwRun) -> String {
     if run.tool == BwTool::GpuLoopbackBw {
         return loopback_banner(run);
     }
-    let hdr = header(run.tool);
-    let sep = separator(hdr);
     let word = run.tool.word();
-    let mut o = String::new();
-    o.push_str(&sep);
-    o.push('\n');
-    o.push_str(TITLE_INDENT);
-    o.push_str(title(run.tool));
-    o.push('\n');
+    let mut o = open(run.tool);
     line(&mut o, "Device", &run.device);
     line(&mut o, "Service ID", run.service_id);
     memory_lines(&mut o, &run.client_mem, &run.server_mem);
@@ -95,29 +107,15 @@ pub fn banner(run: &BwRun) -> String {
     line(&mut o, "RDMA Buf Align", run.buf_align_bytes);
     line(&mut o, "Hugepages", hugepages_value(&run.hugepages));
     banner::addresses(&mut o, run.role, &run.local_address, &run.remote_address);
-    if let Some(n) = run.gpus_found {
-        o.push_str(&gpus_found(n));
-        o.push('\n');
-    }
-    o.push_str(&sep);
-    o.push('\n');
-    o.push_str(hdr);
-    o.push('\n');
+    close(&mut o, run.tool, run.gpus_found);
     o
 }
 
 /// cxi_gpu_loopback_bw's banner (spec §3.5): one process, so its own TX
 /// and RX buffers, one size and the writes per iteration.
 fn loopback_banner(run: &BwRun) -> String {
-    let hdr = header(run.tool);
-    let sep = separator(hdr);
     let m = &run.client_mem;
-    let mut o = String::new();
-    o.push_str(&sep);
-    o.push('\n');
-    o.push_str(TITLE_INDENT);
-    o.push_str(title(run.tool));
-    o.push('\n');
+    let mut o = open(run.tool);
     line(&mut o, "Device", &run.device);
     line(&mut o, "Service ID", run.service_id);
     line(&mut o, "TX Mem", m.tx);
@@ -129,14 +127,7 @@ fn loopback_banner(run: &BwRun) -> String {
     line(&mut o, "Write Size (B)", run.max_size_bytes);
     line(&mut o, "Cmds per iter", run.list_size);
     line(&mut o, "Hugepages", hugepages_value(&run.hugepages));
-    if let Some(n) = run.gpus_found {
-        o.push_str(&gpus_found(n));
-        o.push('\n');
-    }
-    o.push_str(&sep);
-    o.push('\n');
-    o.push_str(hdr);
-    o.push('\n');
+    close(&mut o, run.tool, run.gpus_found);
     o
 }
 

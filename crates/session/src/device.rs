@@ -6,7 +6,7 @@
 //! is refused with its own message. A test hook puts host memory through
 //! the same path (FI_HMEM_SYSTEM). Never prints.
 
-use fabdiag_fabric::{DeviceMemory, FabricError, HmemIface, HostBuffer};
+use fabdiag_fabric::{DeviceMemory, FabricError, HmemIface, HostBuffer, SystemAsDevice};
 use fabdiag_gpu::cuda::{Context, DeviceMem};
 use fabdiag_gpu::hip::{Hip, HipMem};
 use fabdiag_gpu::{GpuError, GpuKind};
@@ -61,45 +61,12 @@ impl DeviceMemory for Amd {
     }
 }
 
-/// The test hook's "GPU" buffer: host memory, registered as FI_HMEM_SYSTEM
-/// and reached only through copies, as a GPU's would be.
-struct HostAsGpu(HostBuffer);
-
-impl DeviceMemory for HostAsGpu {
-    fn address(&self) -> u64 {
-        self.0.as_slice().as_ptr() as u64
-    }
-    fn len(&self) -> u64 {
-        self.0.len() as u64
-    }
-    fn iface(&self) -> HmemIface {
-        HmemIface::System
-    }
-    fn device(&self) -> i32 {
-        0
-    }
-    fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String> {
-        let s = self.0.as_slice();
-        let r = s.get(off as usize..off as usize + out.len()).ok_or("out of range")?;
-        out.copy_from_slice(r);
-        Ok(())
-    }
-    fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String> {
-        let s = self.0.as_mut_slice();
-        let r = s
-            .get_mut(off as usize..off as usize + data.len())
-            .ok_or("out of range")?;
-        r.copy_from_slice(data);
-        Ok(())
-    }
-}
-
 /// The test hook's allocation: one "GPU" (index 0).
 pub fn host_as_gpu(index: u32, len: u64) -> Result<(Box<dyn DeviceMemory>, u32), FabricError> {
     if index > 0 {
         return Err(range(index, 1));
     }
-    Ok((Box::new(HostAsGpu(HostBuffer::new(len, None, 0)?)), 1))
+    Ok((Box::new(SystemAsDevice(HostBuffer::new(len, None, 0)?)), 1))
 }
 
 fn no_gpu(e: GpuError) -> FabricError {

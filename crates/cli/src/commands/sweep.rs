@@ -490,7 +490,13 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
     if let Err(e) = load_libfabric() {
         return fail(&who, exit::UNAVAILABLE, &e.to_string());
     }
-    let mut env = with_hooks(inv.env.clone());
+    // -t/-r in the tool's options: every pair test of this rank puts those
+    // buffers on its GPU
+    let gpu = match super::gpu::resolve(&inv.gpu) {
+        Ok(g) => g,
+        Err(m) => return fail(&who, exit::UNAVAILABLE, &m),
+    };
+    let mut env = with_hooks(fabdiag_session::Env { gpu, ..inv.env.clone() });
     // several NICs per node: `-d a,b` gives local rank i the i-th
     if let Some(list) = env.device.clone().filter(|d| d.contains(',')) {
         let names: Vec<&str> = list.split(',').filter(|s| !s.is_empty()).collect();

@@ -382,3 +382,43 @@ pub mod scripted {
         port
     }
 }
+
+/// gpu-loopback-bw GPU to GPU, GPU to host and host to GPU over shm,
+/// through `run` (on a real GPU, or with the host-as-GPU test hook): the
+/// banner's GPU lines, `Found N GPU(s)`, --verify on by default, counts.
+pub fn check_gpu_loopback(run: &dyn Fn(&[&str]) -> Output, gpus_found: u64) {
+    for (flags, tx, rx) in [
+        (&["-t", "0", "-r", "0"][..], "GPU 0", "GPU 0"),
+        (&["-t", "0"], "GPU 0", "System"),
+        (&["-r", "0"], "System", "GPU 0"),
+    ] {
+        let mut a = vec![
+            "gpu-loopback-bw",
+            "-P",
+            "shm",
+            "-i",
+            "3",
+            "-n",
+            "32",
+            "-s",
+            "65536",
+            "-g",
+            "Nvidia",
+        ];
+        a.extend_from_slice(flags);
+        let o = run(&a);
+        assert_eq!(o.code, Some(0), "{flags:?}: {}", o.stderr);
+        let want = format!("TX Mem           : {tx}\nRX Mem           : {rx}\nGPU Type         : NVIDIA\n");
+        assert!(o.stdout.contains(&want), "{}", o.stdout);
+        let found = format!("Hugepages        : Disabled\nFound {gpus_found} GPU(s)\n---");
+        assert!(o.stdout.contains(&found), "{}", o.stdout);
+        a.push("--json");
+        let j = run(&a).json();
+        assert_eq!(
+            j["config"]["verify"], true,
+            "--verify is on by default with a GPU buffer"
+        );
+        assert_eq!(j["config"]["gpus_found"], gpus_found);
+        assert_eq!(j["results"][0]["ops"], 96);
+    }
+}
