@@ -132,6 +132,40 @@ fn pair_tools_with_gpu_buffers_on_both_sides() {
     }
 }
 
+/// Debian's libfabric has no CUDA: memory registered as FI_HMEM_CUDA is
+/// refused, and the one line says what this libfabric lacks (exit 4).
+#[test]
+fn a_libfabric_without_cuda_is_named() {
+    let o = Proc::spawn(
+        fabdiag(&[
+            "gpu-loopback-bw",
+            "-P",
+            "shm",
+            "-t",
+            "0",
+            "-i",
+            "1",
+            "-n",
+            "4",
+            "-s",
+            "4096",
+        ])
+        .env("FABDIAG_TEST_HOST_AS_GPU", "cuda"),
+    )
+    .wait(LIMIT);
+    if o.code == Some(0) {
+        eprintln!("SKIPPED: this libfabric registers FI_HMEM_CUDA memory (built with CUDA)");
+        return;
+    }
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    let line = one_line(&o.stderr);
+    assert!(
+        line.contains("this libfabric cannot register FI_HMEM_CUDA memory (fi_mr_regattr (FI_HMEM) failed: ")
+            && line.contains("point FABDIAG_LIBFABRIC at it"),
+        "{line}"
+    );
+}
+
 #[test]
 fn a_corrupted_gpu_target_fails_the_check() {
     let _cpu = cpu();

@@ -115,28 +115,32 @@ pub trait DeviceMemory: Send {
     fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String>;
 }
 
-/// Host memory registered through the device path (FI_HMEM_SYSTEM) and
-/// reached only through copies, as a GPU's is: how machines without a GPU
-/// exercise that path (the fabric tests, and fabdiag's test hook
-/// `FABDIAG_TEST_HOST_AS_GPU`).
-pub struct SystemAsDevice(pub HostBuffer);
+/// Host memory registered through the device path and reached only
+/// through copies, as a GPU's is: how machines without a GPU exercise that
+/// path (the fabric tests, and fabdiag's test hook
+/// `FABDIAG_TEST_HOST_AS_GPU`). It names FI_HMEM_SYSTEM, or claims another
+/// interface to show what a libfabric without that interface says.
+pub struct HostAsDevice {
+    pub buf: HostBuffer,
+    pub iface: HmemIface,
+}
 
-impl DeviceMemory for SystemAsDevice {
+impl DeviceMemory for HostAsDevice {
     fn address(&self) -> u64 {
-        self.0.as_ptr() as u64
+        self.buf.as_ptr() as u64
     }
     fn len(&self) -> u64 {
-        self.0.len() as u64
+        self.buf.len() as u64
     }
     fn iface(&self) -> HmemIface {
-        HmemIface::System
+        self.iface
     }
     fn device(&self) -> i32 {
         0
     }
     fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String> {
         let r = self
-            .0
+            .buf
             .as_slice()
             .get(off as usize..off as usize + out.len())
             .ok_or("out of range")?;
@@ -145,7 +149,7 @@ impl DeviceMemory for SystemAsDevice {
     }
     fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String> {
         let r = self
-            .0
+            .buf
             .as_mut_slice()
             .get_mut(off as usize..off as usize + data.len())
             .ok_or("out of range")?;

@@ -335,6 +335,16 @@ impl Endpoint {
                     )
                 }),
             };
+            if rc == -libc::ENOSYS || rc == -libc::EOPNOTSUPP {
+                if let Memory::Device(d) = &buf {
+                    // a libfabric built without this GPU interface
+                    return Err(FabricError::NoGpu(format!(
+                        "this libfabric cannot register {} memory ({}): it was built without that interface; build one with it (scripts/build-libfabric-cuda.sh for CUDA), point FABDIAG_LIBFABRIC at it, and check with fi_info -c FI_HMEM",
+                        d.iface().name(),
+                        FabricError::call(call, rc)
+                    )));
+                }
+            }
             check(call, rc)?;
             // SAFETY: mr was just registered.
             let fid = unsafe { ffi::fdg_mr_fid(mr) };

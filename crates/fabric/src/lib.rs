@@ -14,7 +14,7 @@ mod error;
 mod ffi;
 
 pub use buffer::{
-    free_hugepages, hugepage_pool, page_size, DeviceMemory, HmemIface, HostBuffer, HugePageSize, Memory, SystemAsDevice,
+    free_hugepages, hugepage_pool, page_size, DeviceMemory, HmemIface, HostAsDevice, HostBuffer, HugePageSize, Memory,
 };
 pub use discovery::{discover, Capability, InfoList, ProviderInfo, Query};
 pub use endpoint::{

@@ -5,12 +5,16 @@
 //! two of them landing, and its bytes reached only through read/write.
 
 use fabdiag_fabric::{
-    discover, Capability, Endpoint, FabricError, HostBuffer, Memory, OpFlags, Posted, Query, RegionId, SystemAsDevice,
+    discover, Capability, Endpoint, FabricError, HmemIface, HostAsDevice, HostBuffer, Memory, OpFlags, Posted, Query,
+    RegionId,
 };
 use std::time::{Duration, Instant};
 
 fn device(fill: u8) -> Memory {
-    Memory::Device(Box::new(SystemAsDevice(HostBuffer::new(4096, None, fill).unwrap())))
+    Memory::Device(Box::new(HostAsDevice {
+        buf: HostBuffer::new(4096, None, fill).unwrap(),
+        iface: HmemIface::System,
+    }))
 }
 
 #[test]
@@ -62,4 +66,34 @@ fn a_write_between_device_registered_buffers_lands() {
     let mut head = [0u8; 8];
     m.read(0, &mut head).unwrap();
     assert_eq!(head, [7; 8]);
+}
+
+/// Debian's libfabric is built without CUDA: registering memory as
+/// FI_HMEM_CUDA is refused (FI_ENOSYS), and the error says which interface
+/// this libfabric lacks and how to get one that has it.
+#[test]
+fn a_libfabric_without_the_gpu_interface_is_named() {
+    fabdiag_fabric::load().expect("libfabric must be installed (scripts/install-deps.sh)");
+    let list = discover(&Query {
+        provider: Some("shm".into()),
+        domain: None,
+        capability: Some(Capability::RmaWriteHmem),
+    })
+    .unwrap();
+    let claim = Memory::Device(Box::new(HostAsDevice {
+        buf: HostBuffer::new(4096, None, 0).unwrap(),
+        iface: HmemIface::Cuda,
+    }));
+    match Endpoint::open(&list, 0, vec![claim]) {
+        Ok(_) => eprintln!("SKIPPED: this libfabric registers FI_HMEM_CUDA memory (built with CUDA)"),
+        Err(e) => {
+            assert!(matches!(e, FabricError::NoGpu(_)), "{e:?}");
+            assert!(e.is_unavailable());
+            let m = e.to_string();
+            assert!(
+                m.contains("cannot register FI_HMEM_CUDA memory") && m.contains("FABDIAG_LIBFABRIC"),
+                "{m}"
+            );
+        }
+    }
 }

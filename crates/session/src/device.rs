@@ -6,7 +6,7 @@
 //! is refused with its own message. A test hook puts host memory through
 //! the same path (FI_HMEM_SYSTEM). Never prints.
 
-use fabdiag_fabric::{DeviceMemory, FabricError, HmemIface, HostBuffer, SystemAsDevice};
+use fabdiag_fabric::{DeviceMemory, FabricError, HmemIface, HostAsDevice, HostBuffer};
 use fabdiag_gpu::cuda::{Context, DeviceMem};
 use fabdiag_gpu::hip::{Hip, HipMem};
 use fabdiag_gpu::{GpuError, GpuKind};
@@ -61,12 +61,19 @@ impl DeviceMemory for Amd {
     }
 }
 
-/// The test hook's allocation: one "GPU" (index 0).
-pub fn host_as_gpu(index: u32, len: u64) -> Result<(Box<dyn DeviceMemory>, u32), FabricError> {
+/// The test hook's allocation: one "GPU" (index 0) of host memory,
+/// registered as FI_HMEM_SYSTEM, or claiming `iface`.
+pub fn host_as_gpu(index: u32, len: u64, iface: HmemIface) -> Result<(Box<dyn DeviceMemory>, u32), FabricError> {
     if index > 0 {
         return Err(range(index, 1));
     }
-    Ok((Box::new(SystemAsDevice(HostBuffer::new(len, None, 0)?)), 1))
+    Ok((
+        Box::new(HostAsDevice {
+            buf: HostBuffer::new(len, None, 0)?,
+            iface,
+        }),
+        1,
+    ))
 }
 
 fn no_gpu(e: GpuError) -> FabricError {

@@ -3,6 +3,7 @@
 //! and the only way settings from the command line or the environment
 //! reach the library, which reads neither itself.
 
+use fabdiag_fabric::HmemIface;
 use fabdiag_gpu::GpuKind;
 
 /// The originals' default service ID.
@@ -44,8 +45,9 @@ pub struct Hooks {
     /// operation's data after each size, before the check, so it must fail.
     pub corrupt_offset: Option<u64>,
     /// "GPU" buffers are host memory registered through the device path
-    /// (FI_HMEM_SYSTEM): the GPU plumbing, tested without a GPU.
-    pub host_as_gpu: bool,
+    /// as this interface (FI_HMEM_SYSTEM, or one claimed to see a libfabric
+    /// refuse it): the GPU plumbing, tested without a GPU.
+    pub host_as_gpu: Option<HmemIface>,
 }
 
 impl Default for Env {

@@ -12,7 +12,7 @@ use crate::driver::Wire;
 use crate::env::GpuUse;
 use crate::spec::AMO_STRIDE;
 use fabdiag_engine::amo::{AmoType, Operands, Val};
-use fabdiag_fabric::{free_hugepages, page_size, FabricError, HostBuffer, HugePageSize, Memory, RegionId};
+use fabdiag_fabric::{free_hugepages, page_size, FabricError, HmemIface, HostBuffer, HugePageSize, Memory, RegionId};
 use fabdiag_report::{Hugepages, Mem, SideMem};
 
 /// Where a slot's compare operand sits (its operand is at +0).
@@ -117,7 +117,7 @@ pub fn side_of(d: Option<&fabdiag_proto::MemoryDesc>) -> SideMem {
 pub fn allocate(
     plan: &MemoryPlan,
     gpu: Option<&GpuUse>,
-    host_as_gpu: bool,
+    host_as_gpu: Option<HmemIface>,
 ) -> Result<(Vec<Memory>, MemFacts), FabricError> {
     let page = page_size();
     let bufs = [plan.initiator, plan.target];
@@ -154,8 +154,8 @@ pub fn allocate(
     let mut gpus_found = None;
     for (i, b) in bufs.into_iter().enumerate() {
         if let (Some(index), Some(g), true) = (on_gpu[i], gpu, b.used) {
-            let (mut mem, found) = if host_as_gpu {
-                crate::device::host_as_gpu(index, b.len)?
+            let (mut mem, found) = if let Some(iface) = host_as_gpu {
+                crate::device::host_as_gpu(index, b.len, iface)?
             } else {
                 crate::device::allocate(g.kind, index, b.len)?
             };
@@ -315,7 +315,7 @@ mod tests {
 
     #[test]
     fn a_side_registers_one_page_for_a_buffer_it_does_not_use() {
-        let (bufs, facts) = allocate(&MemoryPlan::roles(3 * page_size() + 1, true, false, None), None, false).unwrap();
+        let (bufs, facts) = allocate(&MemoryPlan::roles(3 * page_size() + 1, true, false, None), None, None).unwrap();
         assert_eq!(bufs[0].len(), 4 * page_size());
         assert_eq!(bufs[1].len(), page_size());
         assert!(bufs[0].host().unwrap().iter().all(|&b| b == INITIATOR_FILL));
@@ -370,7 +370,7 @@ mod tests {
             },
             hugepages: None,
         };
-        let (bufs, _) = allocate(&p, None, false).unwrap();
+        let (bufs, _) = allocate(&p, None, None).unwrap();
         for slot in bufs[1].host().unwrap().chunks_exact(AMO_STRIDE as usize) {
             assert_eq!(Val::decode(AmoType::Uint16, slot), Val::Int(0xBEEF));
             assert!(slot[2..].iter().all(|&b| b == 0));

@@ -15,7 +15,7 @@ pub fn resolve(req: &GpuRequest) -> Result<Option<GpuUse>, String> {
     if !req.any() {
         return Ok(None);
     }
-    if super::host_as_gpu() {
+    if super::host_as_gpu().is_some() {
         // the test hook: host memory through the device path, no runtime
         return Ok(Some(GpuUse {
             kind: req.kind.unwrap_or(GpuKind::Nvidia),

@@ -49,7 +49,12 @@ pub fn with_hooks(env: Env) -> Env {
 
 /// `FABDIAG_TEST_HOST_AS_GPU=1`: "GPU" buffers are host memory registered
 /// through the device path (FI_HMEM_SYSTEM), so machines without a GPU
-/// test everything around the GPU runtime.
-pub fn host_as_gpu() -> bool {
-    std::env::var("FABDIAG_TEST_HOST_AS_GPU").is_ok_and(|v| v == "1")
+/// test everything around the GPU runtime; `=cuda` claims FI_HMEM_CUDA
+/// instead, to see a libfabric without CUDA refuse it.
+pub fn host_as_gpu() -> Option<fabdiag_fabric::HmemIface> {
+    match std::env::var("FABDIAG_TEST_HOST_AS_GPU").ok()?.as_str() {
+        "1" => Some(fabdiag_fabric::HmemIface::System),
+        "cuda" => Some(fabdiag_fabric::HmemIface::Cuda),
+        _ => None,
+    }
 }
