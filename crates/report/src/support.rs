@@ -119,14 +119,15 @@ pub fn overview(version: &str) -> String {
         "fabdiag {version}: fabric diagnostics on libfabric\n\nUsage:\n  fabdiag COMMAND [OPTIONS]   (COMMAND -h for its options)\n\nCommands:\n"
     );
     for t in Tool::all() {
-        s.push_str(&format!(
-            "  {:<12}{}, as {}\n",
-            t.subcommand(),
-            t.summary(),
-            t.original_name()
-        ));
+        // a name too long for the column goes on a line of its own
+        let name = if t.subcommand().len() < 12 {
+            format!("{:<12}", t.subcommand())
+        } else {
+            format!("{}\n{:14}", t.subcommand(), "")
+        };
+        s.push_str(&format!("  {name}{}, as {}\n", t.summary(), t.original_name()));
     }
-    s.push_str("  serve [-p PORT]\n              Answer every tool above, client after client (like iperf3 -s)\n");
+    s.push_str("  serve [-p PORT]\n              Answer every pair tool above, client after client (like iperf3 -s)\n");
     s.push_str("  sweep       Test every pair of ranks (srun, mpirun) and name the slow link or node\n");
     s.push_str("  host-traffic\n              Host <-> GPU memory <-> compute traffic, as gc-hosttraffictest (CUDA)\n");
     s.push_str("  providers   List libfabric providers and domains on this machine\n");
