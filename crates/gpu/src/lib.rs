@@ -11,6 +11,7 @@
 pub mod cuda;
 pub mod hip;
 pub mod numa;
+pub mod ze;
 
 use std::ffi::{c_void, CStr, CString};
 use std::os::raw::{c_char, c_int, c_uint};

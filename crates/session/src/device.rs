@@ -2,13 +2,14 @@
 //! `-g` (or discovery) chose, as a fabric `DeviceMemory` that libfabric
 //! registers through FI_HMEM and whose bytes the session reaches through
 //! the GPU runtime (patterns and checks, never in a timed loop). NVIDIA
-//! through fabdiag-gpu's cudarc layer, AMD through HIP; Intel (Level Zero)
-//! is refused with its own message. A test hook puts host memory through
-//! the same path (FI_HMEM_SYSTEM). Never prints.
+//! through fabdiag-gpu's cudarc layer, AMD through HIP, Intel through
+//! Level Zero. A test hook puts host memory through the same path
+//! (FI_HMEM_SYSTEM). Never prints.
 
 use fabdiag_fabric::{DeviceMemory, FabricError, HmemIface, HostAsDevice, HostBuffer};
 use fabdiag_gpu::cuda::{Context, DeviceMem};
 use fabdiag_gpu::hip::{Hip, HipMem};
+use fabdiag_gpu::ze::{LevelZero, ZeMem};
 use fabdiag_gpu::{GpuError, GpuKind};
 use std::sync::Arc;
 
@@ -35,6 +36,29 @@ impl DeviceMemory for Cuda {
     }
     fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String> {
         self.mem.write(off, data).map_err(|e| e.to_string())
+    }
+}
+
+struct Intel(ZeMem);
+
+impl DeviceMemory for Intel {
+    fn address(&self) -> u64 {
+        self.0.address()
+    }
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+    fn iface(&self) -> HmemIface {
+        HmemIface::Ze
+    }
+    fn device(&self) -> i32 {
+        self.0.device() as i32
+    }
+    fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String> {
+        self.0.read(off, out).map_err(|e| e.to_string())
+    }
+    fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String> {
+        self.0.write(off, data).map_err(|e| e.to_string())
     }
 }
 
@@ -131,9 +155,18 @@ pub fn allocate(kind: GpuKind, index: u32, len: u64) -> Result<(Box<dyn DeviceMe
             })?;
             Ok((Box::new(Amd(mem)), count))
         }
-        GpuKind::Intel => Err(FabricError::NoGpu(
-            "-g INTEL: this fabdiag cannot allocate Level Zero device memory yet; use system memory or an NVIDIA or AMD GPU"
-                .into(),
-        )),
+        GpuKind::Intel => {
+            let ze = LevelZero::load().map_err(no_gpu)?;
+            let count = ze.device_count();
+            if index >= count {
+                return Err(range(index, count));
+            }
+            let mem = ze.alloc(index, len).map_err(|e| FabricError::Alloc {
+                bytes: len,
+                kind: format!("INTEL GPU {index}"),
+                reason: e.to_string(),
+            })?;
+            Ok((Box::new(Intel(mem)), count))
+        }
     }
 }

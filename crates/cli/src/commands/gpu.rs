@@ -45,12 +45,9 @@ pub fn resolve(req: &GpuRequest) -> Result<Option<GpuUse>, String> {
         GpuKind::Amd => fabdiag_gpu::hip::Hip::load()
             .and_then(|h| h.device_count())
             .map_err(|e| e.to_string())?,
-        GpuKind::Intel => {
-            return Err(
-                "-g INTEL: this fabdiag cannot allocate Level Zero device memory yet; use system memory or an NVIDIA or AMD GPU"
-                    .into(),
-            )
-        }
+        GpuKind::Intel => fabdiag_gpu::ze::LevelZero::load()
+            .map_err(|e| e.to_string())?
+            .device_count(),
     };
     if count == 0 {
         return Err(format!("No GPUs found ({} runtime {lib} reports none)", kind.name()));
