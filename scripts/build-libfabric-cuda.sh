@@ -3,6 +3,9 @@
 # Debian's libfabric is built without it, and no package registry ships
 # one, so it is built from the public source (ofiwg/libfabric, a release
 # tag), with only the providers fabdiag tests with: shm, tcp, sockets.
+# v2.6.0 by default: it opens libcuda.so.1 (1.22 wants the development
+# link libcuda.so, which driver-only machines lack) and is newer than CUDA
+# 13. fabdiag's tools ran against both, built here without CUDA.
 #
 #   scripts/build-libfabric-cuda.sh prepare SRC_GIT OUT_TAR
 #       on a machine with network and autotools: export tag $LIBFABRIC_TAG
@@ -15,7 +18,7 @@
 #
 # Check what a libfabric supports with: PREFIX/bin/fi_info -c FI_HMEM
 set -euo pipefail
-LIBFABRIC_TAG=${LIBFABRIC_TAG:-v1.22.0}
+LIBFABRIC_TAG=${LIBFABRIC_TAG:-v2.6.0}
 case "${1:-}" in
 prepare)
   src=$2 out=$3

@@ -4,15 +4,18 @@
 # device tool's `carry` and run by scripts/gpu-run.sh:
 #   gpu-kit/fabdiag              release build, stripped
 #   gpu-kit/gpu-tests            crates/cli/tests/gpu.rs, release, stripped
-#   gpu-kit/libfabric-src.tar.gz libfabric $LIBFABRIC_TAG with configure
-#                                (scripts/build-libfabric-cuda.sh prepare)
+#   gpu-kit/libfabric-TAG-src.tar.gz  libfabric v2.6.0 and v1.22.0 with
+#                                configure (build-libfabric-cuda.sh prepare)
 # Usage: scripts/gpu-kit.sh LIBFABRIC_GIT_DIR
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 src=${1:?"the libfabric git directory (e.g. from: fetch github:ofiwg/libfabric)"}
 mkdir -p gpu-kit
-[ -f gpu-kit/libfabric-src.tar.gz ] || scripts/build-libfabric-cuda.sh prepare "$src" gpu-kit/libfabric-src.tar.gz
+for tag in v2.6.0 v1.22.0; do
+  t=gpu-kit/libfabric-$tag-src.tar.gz
+  [ -f "$t" ] || LIBFABRIC_TAG=$tag scripts/build-libfabric-cuda.sh prepare "$src" "$t"
+done
 cargo build --release --bin fabdiag
 install -m 755 target/release/fabdiag gpu-kit/fabdiag
 t=$(cargo test --release -p fabdiag --test gpu --no-run --message-format=json 2>/dev/null |

@@ -6,6 +6,9 @@
 # its own time limit and its own log, so one failure does not hide the
 # rest.  Usage: scripts/gpu-run.sh [STEP...]  (default: all steps)
 #   steps: info libfabric tests traffic loopback pairs compare
+# A device command may run 10 minutes: split the steps over calls, e.g.
+#   scripts/gpu-run.sh info libfabric traffic   then   scripts/gpu-run.sh tests loopback pairs compare
+# (the libfabric build stays in gpu-kit/ only while the machine is warm).
 set -u
 OUT=${OUT:-/tmp/fabdiag-gpu-out}
 mkdir -p "$OUT"
@@ -14,6 +17,8 @@ F=$kit/fabdiag
 export FABDIAG_TEST_BIN=$F
 export FABDIAG_LIBFABRIC=$kit/libfabric/lib/libfabric.so.1
 cuda=${CUDA_HOME:-/usr/local/cuda}
+# libfabric's CUDA support opens the toolkit's libcudart at run time
+export LD_LIBRARY_PATH=$cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 steps=${*:-info libfabric tests traffic loopback pairs compare}
 log() { echo "== $*" | tee -a "$OUT/steps.txt"; }
 run() { # NAME SECONDS CMD...: output to $OUT/NAME.txt, status to steps.txt
@@ -30,7 +35,11 @@ for s in $steps; do
     run nvidia-smi 30 nvidia-smi
     run nvcc 10 "$cuda/bin/nvcc" --version ;;
   libfabric)
-    run libfabric-build 420 scripts/build-libfabric-cuda.sh build "$kit/libfabric-src.tar.gz" "$kit/libfabric" "$cuda"
+    # the newer release first; the older one if it does not build
+    for tag in v2.6.0 v1.22.0; do
+      run "libfabric-build-$tag" 300 scripts/build-libfabric-cuda.sh build "$kit/libfabric-$tag-src.tar.gz" "$kit/libfabric" "$cuda"
+      [ -e "$FABDIAG_LIBFABRIC" ] && break
+    done
     run fi-info-hmem 30 "$kit/libfabric/bin/fi_info" -c FI_HMEM -t FI_EP_RDM
     run fabdiag-doctor 60 "$F" doctor ;;
   tests)
