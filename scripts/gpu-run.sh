@@ -37,8 +37,8 @@ for s in $steps; do
   libfabric)
     # the newer release first; the older one if it does not build
     for tag in v2.6.0 v1.22.0; do
-      run "libfabric-build-$tag" 300 scripts/build-libfabric-cuda.sh build "$kit/libfabric-$tag-src.tar.gz" "$kit/libfabric" "$cuda"
       [ -e "$FABDIAG_LIBFABRIC" ] && break
+      run "libfabric-build-$tag" 300 scripts/build-libfabric-cuda.sh build "$kit/libfabric-$tag-src.tar.gz" "$kit/libfabric" "$cuda"
     done
     run fi-info-hmem 30 "$kit/libfabric/bin/fi_info" -c FI_HMEM -t FI_EP_RDM
     run fabdiag-doctor 60 "$F" doctor ;;
