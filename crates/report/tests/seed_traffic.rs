@@ -11,6 +11,7 @@ fn r(host: Option<Dir>, tile: Option<Dir>, secs: f64, hb: u64, tb: u64) -> Traff
     TrafficResult {
         test: TrafficTest { host, tile },
         duration_s: secs,
+        host_duration_s: None,
         host_bytes: hb,
         tile_bytes: tb,
         error: None,
@@ -150,4 +151,24 @@ fn thresholds_name_the_test_and_figure() {
         ]
     );
     assert_eq!(threshold_failures(&rs, 8.0, 40.0), Vec::<String>::new(), "equal passes");
+}
+
+/// A simultaneous test's host figure is over the host's own span when the
+/// run knows it; the JSON then says which span (fabdiag's addition), and
+/// the original's keys keep their meaning.
+#[test]
+fn the_host_figure_uses_its_own_span() {
+    let mut t = r(Some(Dir::Read), Some(Dir::Write), 4.0, 10_000_000_000, 20_000_000_000);
+    assert_eq!(t.host_gbps(), 20.0);
+    t.host_duration_s = Some(2.0);
+    assert_eq!((t.host_gbps(), t.tile_gbps()), (40.0, 40.0));
+    let j = fabdiag_report::traffic::test_json(&t);
+    assert_eq!(j["host_duration_seconds"], "2");
+    assert_eq!(j["duration_seconds"], "4");
+    assert_eq!(j["host_transfer_speed_gbps"], "40");
+    // tile-only tests have no host span to report
+    let t = r(None, Some(Dir::Read), 1.0, 0, 8);
+    assert!(fabdiag_report::traffic::test_json(&t)
+        .get("host_duration_seconds")
+        .is_none());
 }

@@ -2,9 +2,10 @@
 //! one origin (the release of the start gate), read from CUDA events.
 //! A simultaneous test lasts as long as its tile work: the host streams
 //! chunks meanwhile and counts those that finished inside that window
-//! (the original's host byte counts are whole multiples of its chunk). A
-//! host-only test lasts from its first copy's start to its last copy's
-//! end; a tile-only test is its kernel's time.
+//! (the original's host byte counts are whole multiples of its chunk), and
+//! its figure is those bytes over its own span, from its start to the last
+//! counted chunk's end. A host-only test lasts from its first copy's start
+//! to its last copy's end; a tile-only test is its kernel's time.
 
 use thiserror::Error;
 
@@ -23,6 +24,8 @@ pub struct Timeline {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Figures {
     pub duration_s: f64,
+    /// The host side's own span, in a simultaneous test.
+    pub host_duration_s: Option<f64>,
     pub host_bytes: u64,
     pub tile_bytes: u64,
 }
@@ -48,18 +51,24 @@ pub fn figures(t: &Timeline, host: bool, tile: bool, chunk: u64, tile_bytes: u64
                     what: "tile end before start",
                 });
             }
-            let host_bytes = if host {
+            let (host_bytes, host_duration_s) = if host {
                 let hs = t.host_start.ok_or(AccountError::Missing("host"))?;
-                let n = t.host_ends.iter().filter(|&&x| ordered(hs, x) && x <= e).count() as u64;
-                if n == 0 {
+                let counted: Vec<f64> = t
+                    .host_ends
+                    .iter()
+                    .copied()
+                    .filter(|&x| ordered(hs, x) && x <= e)
+                    .collect();
+                let Some(last) = counted.iter().copied().reduce(f64::max) else {
                     return Err(AccountError::NoHostChunkInWindow { tile_ms: e - s });
-                }
-                n * chunk
+                };
+                (counted.len() as u64 * chunk, Some((last - hs) / 1e3))
             } else {
-                0
+                (0, None)
             };
             Ok(Figures {
                 duration_s: (e - s) / 1e3,
+                host_duration_s,
                 host_bytes,
                 tile_bytes,
             })
@@ -77,6 +86,7 @@ pub fn figures(t: &Timeline, host: bool, tile: bool, chunk: u64, tile_bytes: u64
             }
             Ok(Figures {
                 duration_s: (last - hs) / 1e3,
+                host_duration_s: None,
                 host_bytes: t.host_ends.len() as u64 * chunk,
                 tile_bytes: 0,
             })
@@ -127,6 +137,7 @@ mod tests {
         };
         let f = figures(&t, true, false, MIB16, 0).unwrap();
         assert_eq!((f.duration_s, f.host_bytes, f.tile_bytes), (5.0, 3 * MIB16, 0));
+        assert_eq!(f.host_duration_s, None, "a host-only test's duration is the host's own");
         let t = Timeline {
             tile: Some((2.0, 2502.0)),
             ..Timeline::default()

@@ -163,6 +163,7 @@ fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, config: &[(&str, S
                 Ok(f) => TrafficResult {
                     test,
                     duration_s: f.duration_s,
+                    host_duration_s: f.host_duration_s,
                     host_bytes: f.host_bytes,
                     tile_bytes: f.tile_bytes,
                     error: None,
@@ -178,6 +179,7 @@ fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, config: &[(&str, S
                     TrafficResult {
                         test,
                         duration_s: 0.0,
+                        host_duration_s: None,
                         host_bytes: 0,
                         tile_bytes: 0,
                         error: Some(e.to_string()),
