@@ -130,36 +130,6 @@ impl DeviceMem {
         })
     }
 
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The device address (for libfabric's FI_HMEM registration).
-    pub fn address(&self) -> u64 {
-        self.ptr
-    }
-
-    /// Copies bytes `off..off + out.len()` to the host, synchronously.
-    pub fn read(&self, off: u64, out: &mut [u8]) -> Result<(), GpuError> {
-        let p = self.at(off, out.len() as u64)?;
-        self.ctx.bind()?;
-        // SAFETY: the range was bounds-checked against this allocation;
-        // out is a writable host slice of the same length.
-        unsafe { result::memcpy_dtoh_sync(out, p) }.map_err(|e| call("cuMemcpyDtoH", e))
-    }
-
-    /// Copies `data` to `off`, synchronously.
-    pub fn write(&mut self, off: u64, data: &[u8]) -> Result<(), GpuError> {
-        let p = self.at(off, data.len() as u64)?;
-        self.ctx.bind()?;
-        // SAFETY: as `read`, the other way.
-        unsafe { result::memcpy_htod_sync(p, data) }.map_err(|e| call("cuMemcpyHtoD", e))
-    }
-
     fn at(&self, off: u64, len: u64) -> Result<sys::CUdeviceptr, GpuError> {
         match off.checked_add(len) {
             Some(end) if end <= self.len => Ok(self.ptr + off),
@@ -168,6 +138,38 @@ impl DeviceMem {
                 self.len
             ))),
         }
+    }
+}
+
+impl crate::Buffer for DeviceMem {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// The device address (for libfabric's FI_HMEM registration).
+    fn address(&self) -> u64 {
+        self.ptr
+    }
+
+    /// Copies bytes `off..off + out.len()` to the host, synchronously.
+    fn read(&self, off: u64, out: &mut [u8]) -> Result<(), GpuError> {
+        let p = self.at(off, out.len() as u64)?;
+        self.ctx.bind()?;
+        // SAFETY: the range was bounds-checked against this allocation;
+        // out is a writable host slice of the same length.
+        unsafe { result::memcpy_dtoh_sync(out, p) }.map_err(|e| call("cuMemcpyDtoH", e))
+    }
+
+    /// Copies `data` to `off`, synchronously.
+    fn write(&mut self, off: u64, data: &[u8]) -> Result<(), GpuError> {
+        let p = self.at(off, data.len() as u64)?;
+        self.ctx.bind()?;
+        // SAFETY: as `read`, the other way.
+        unsafe { result::memcpy_htod_sync(p, data) }.map_err(|e| call("cuMemcpyHtoD", e))
+    }
+
+    fn device(&self) -> i32 {
+        self.ctx.ordinal()
     }
 }
 

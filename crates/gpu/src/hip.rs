@@ -5,7 +5,7 @@
 //! Never prints.
 
 use crate::GpuError;
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::c_void;
 use std::os::raw::c_int;
 
 const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
@@ -24,48 +24,16 @@ pub struct Hip {
     api: Api,
 }
 
-fn sym<T: Copy>(lib: *mut c_void, name: &str) -> Result<T, GpuError> {
-    let c = CString::new(name).map_err(|_| GpuError::Bounds("symbol name".into()))?;
-    // SAFETY: lib is a live dlopen handle; c is NUL-terminated.
-    let p = unsafe { libc::dlsym(lib, c.as_ptr()) };
-    if p.is_null() {
-        return Err(GpuError::NoDriver {
-            library: crate::HIP_LIBRARY.into(),
-            reason: format!("it has no symbol {name}"),
-        });
-    }
-    // SAFETY: T is the function-pointer type of this HIP entry point (the
-    // signatures above follow hip_runtime_api.h); a data pointer from
-    // dlsym has the size and representation of a function pointer here.
-    Ok(unsafe { std::mem::transmute_copy::<*mut c_void, T>(&p) })
-}
-
 impl Hip {
     pub fn load() -> Result<Hip, GpuError> {
-        let c = CString::new(crate::HIP_LIBRARY).map_err(|_| GpuError::Bounds("library name".into()))?;
-        // SAFETY: c is NUL-terminated.
-        let lib = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-        if lib.is_null() {
-            // SAFETY: dlerror returns a thread-local string or null.
-            let e = unsafe { libc::dlerror() };
-            let reason = if e.is_null() {
-                "unknown error".into()
-            } else {
-                // SAFETY: non-null dlerror results are NUL-terminated.
-                unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
-            };
-            return Err(GpuError::NoDriver {
-                library: crate::HIP_LIBRARY.into(),
-                reason,
-            });
-        }
+        let lib = crate::dl::open(crate::HIP_LIBRARY)?;
         Ok(Hip {
             api: Api {
-                count: sym(lib, "hipGetDeviceCount")?,
-                set: sym(lib, "hipSetDevice")?,
-                malloc: sym(lib, "hipMalloc")?,
-                free: sym(lib, "hipFree")?,
-                memcpy: sym(lib, "hipMemcpy")?,
+                count: crate::dl::sym(lib, "hipGetDeviceCount", crate::HIP_LIBRARY)?,
+                set: crate::dl::sym(lib, "hipSetDevice", crate::HIP_LIBRARY)?,
+                malloc: crate::dl::sym(lib, "hipMalloc", crate::HIP_LIBRARY)?,
+                free: crate::dl::sym(lib, "hipFree", crate::HIP_LIBRARY)?,
+                memcpy: crate::dl::sym(lib, "hipMemcpy", crate::HIP_LIBRARY)?,
             },
         })
     }
@@ -117,30 +85,28 @@ pub struct HipMem {
 unsafe impl Send for HipMem {}
 
 impl HipMem {
-    pub fn address(&self) -> u64 {
-        self.ptr as u64
-    }
-
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    pub fn device(&self) -> u32 {
-        self.device
-    }
-
     fn check_range(&self, off: u64, n: usize) -> Result<(), GpuError> {
         match off.checked_add(n as u64) {
             Some(e) if e <= self.len => Ok(()),
             _ => Err(GpuError::Bounds(format!("{n} bytes at {off} of {}", self.len))),
         }
     }
+}
 
-    pub fn read(&self, off: u64, out: &mut [u8]) -> Result<(), GpuError> {
+impl crate::Buffer for HipMem {
+    fn address(&self) -> u64 {
+        self.ptr as u64
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn device(&self) -> i32 {
+        self.device as i32
+    }
+
+    fn read(&self, off: u64, out: &mut [u8]) -> Result<(), GpuError> {
         self.check_range(off, out.len())?;
         // SAFETY: the range is inside the allocation; out is host memory of
         // the same length; hipMemcpy is synchronous.
@@ -154,7 +120,7 @@ impl HipMem {
         })
     }
 
-    pub fn write(&mut self, off: u64, data: &[u8]) -> Result<(), GpuError> {
+    fn write(&mut self, off: u64, data: &[u8]) -> Result<(), GpuError> {
         self.check_range(off, data.len())?;
         // SAFETY: as `read`, the other way.
         Hip::check("hipMemcpy", unsafe {

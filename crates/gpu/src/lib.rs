@@ -9,11 +9,12 @@
 //! (each block with a SAFETY note); it never prints and never exits.
 
 pub mod cuda;
+mod dl;
 pub mod hip;
 pub mod numa;
 pub mod ze;
 
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_uint};
 
 pub const DEFAULT_LIBRARY: &str = "libcuda.so.1";
@@ -25,22 +26,25 @@ pub const LEVEL_ZERO_LIBRARY: &str = "libze_loader.so.1";
 /// Can `library` be loaded here? (For reporting which GPU runtimes a node
 /// has; the library is unloaded again.)
 pub fn library_present(library: &str) -> Result<(), String> {
-    let c = CString::new(library).map_err(|_| "bad library name".to_string())?;
-    // SAFETY: c is NUL-terminated; RTLD_LAZY resolves no symbol yet.
-    let lib = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) };
-    if lib.is_null() {
-        // SAFETY: dlerror returns a thread-local string or null.
-        let e = unsafe { libc::dlerror() };
-        return Err(if e.is_null() {
-            "cannot be loaded".to_string()
-        } else {
-            // SAFETY: non-null dlerror results are NUL-terminated.
-            unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
-        });
+    dl::present(library)
+}
+
+/// Device memory of any runtime (CUDA, HIP, Level Zero) as the fabric
+/// tools use it: where it is, and synchronous copies for patterns and
+/// checks (never in a timed loop).
+pub trait Buffer: Send {
+    /// The device address, as libfabric registers it.
+    fn address(&self) -> u64;
+    fn len(&self) -> u64;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
     }
-    // SAFETY: lib is the handle dlopen just returned, closed once.
-    unsafe { libc::dlclose(lib) };
-    Ok(())
+    /// The device's index in its runtime.
+    fn device(&self) -> i32;
+    /// Copies bytes `off..off + out.len()` to the host.
+    fn read(&self, off: u64, out: &mut [u8]) -> Result<(), GpuError>;
+    /// Copies `data` to `off`.
+    fn write(&mut self, off: u64, data: &[u8]) -> Result<(), GpuError>;
 }
 
 /// The GPU types the CXI diagnostics know (`-g`).
@@ -152,56 +156,21 @@ pub struct Device {
 const ATTR_MULTIPROCESSOR_COUNT: c_int = 16;
 const ATTR_ASYNC_ENGINE_COUNT: c_int = 40;
 
-fn sym<T: Copy>(lib: *mut c_void, name: &str, library: &str) -> Result<T, GpuError> {
-    let c = CString::new(name).map_err(|_| GpuError::NoDriver {
-        library: library.into(),
-        reason: "bad symbol".into(),
-    })?;
-    // SAFETY: lib is a live dlopen handle; c is NUL-terminated.
-    let p = unsafe { libc::dlsym(lib, c.as_ptr()) };
-    if p.is_null() {
-        return Err(GpuError::NoDriver {
-            library: library.into(),
-            reason: format!("it has no symbol {name}"),
-        });
-    }
-    // SAFETY: T is the function-pointer type of this CUDA entry point (the
-    // signatures above follow cuda.h); a data pointer from dlsym has the
-    // same size and representation as a function pointer on Linux.
-    Ok(unsafe { std::mem::transmute_copy::<*mut c_void, T>(&p) })
-}
-
 impl Cuda {
     /// Opens the driver (FABDIAG_LIBCUDA overrides the library path) and
     /// initialises it.
     pub fn load() -> Result<Cuda, GpuError> {
         let library = std::env::var("FABDIAG_LIBCUDA").unwrap_or_else(|_| DEFAULT_LIBRARY.into());
-        let c = CString::new(library.clone()).map_err(|_| GpuError::NoDriver {
-            library: library.clone(),
-            reason: "bad path".into(),
-        })?;
-        // SAFETY: c is NUL-terminated; dlopen has no other preconditions.
-        let lib = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-        if lib.is_null() {
-            // SAFETY: dlerror returns a thread-local string or null.
-            let e = unsafe { libc::dlerror() };
-            let reason = if e.is_null() {
-                "unknown error".to_string()
-            } else {
-                // SAFETY: non-null dlerror results are NUL-terminated.
-                unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
-            };
-            return Err(GpuError::NoDriver { library, reason });
-        }
+        let lib = dl::open(&library)?;
         let api = Api {
-            init: sym(lib, "cuInit", &library)?,
-            device_count: sym(lib, "cuDeviceGetCount", &library)?,
-            device_get: sym(lib, "cuDeviceGet", &library)?,
-            device_name: sym(lib, "cuDeviceGetName", &library)?,
-            device_attribute: sym(lib, "cuDeviceGetAttribute", &library)?,
-            pci_bus_id: sym(lib, "cuDeviceGetPCIBusId", &library)?,
-            uuid: sym(lib, "cuDeviceGetUuid", &library)?,
-            error_string: sym(lib, "cuGetErrorString", &library)?,
+            init: dl::sym(lib, "cuInit", &library)?,
+            device_count: dl::sym(lib, "cuDeviceGetCount", &library)?,
+            device_get: dl::sym(lib, "cuDeviceGet", &library)?,
+            device_name: dl::sym(lib, "cuDeviceGetName", &library)?,
+            device_attribute: dl::sym(lib, "cuDeviceGetAttribute", &library)?,
+            pci_bus_id: dl::sym(lib, "cuDeviceGetPCIBusId", &library)?,
+            uuid: dl::sym(lib, "cuDeviceGetUuid", &library)?,
+            error_string: dl::sym(lib, "cuGetErrorString", &library)?,
         };
         let cuda = Cuda { api };
         // SAFETY: cuInit(0) is the documented first call of the driver API.

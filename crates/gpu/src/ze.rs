@@ -6,7 +6,7 @@
 //! available). Never prints.
 
 use crate::GpuError;
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::c_void;
 use std::sync::Arc;
 
 type Handle = *mut c_void;
@@ -72,22 +72,6 @@ unsafe impl Send for LevelZero {}
 // thread-safe in Level Zero.
 unsafe impl Sync for LevelZero {}
 
-fn sym<T: Copy>(lib: *mut c_void, name: &str) -> Result<T, GpuError> {
-    let c = CString::new(name).map_err(|_| GpuError::Bounds("symbol name".into()))?;
-    // SAFETY: lib is a live dlopen handle; c is NUL-terminated.
-    let p = unsafe { libc::dlsym(lib, c.as_ptr()) };
-    if p.is_null() {
-        return Err(GpuError::NoDriver {
-            library: crate::LEVEL_ZERO_LIBRARY.into(),
-            reason: format!("it has no symbol {name}"),
-        });
-    }
-    // SAFETY: T is the function-pointer type of this entry point (the
-    // signatures above follow ze_api.h); a data pointer from dlsym has the
-    // size and representation of a function pointer here.
-    Ok(unsafe { std::mem::transmute_copy::<*mut c_void, T>(&p) })
-}
-
 fn check(call: &'static str, rc: ZeResult) -> Result<(), GpuError> {
     if rc == 0 {
         Ok(())
@@ -102,34 +86,18 @@ fn check(call: &'static str, rc: ZeResult) -> Result<(), GpuError> {
 
 impl LevelZero {
     pub fn load() -> Result<Arc<LevelZero>, GpuError> {
-        let c = CString::new(crate::LEVEL_ZERO_LIBRARY).map_err(|_| GpuError::Bounds("library name".into()))?;
-        // SAFETY: c is NUL-terminated.
-        let lib = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-        if lib.is_null() {
-            // SAFETY: dlerror returns a thread-local string or null.
-            let e = unsafe { libc::dlerror() };
-            let reason = if e.is_null() {
-                "unknown error".into()
-            } else {
-                // SAFETY: non-null dlerror results are NUL-terminated.
-                unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
-            };
-            return Err(GpuError::NoDriver {
-                library: crate::LEVEL_ZERO_LIBRARY.into(),
-                reason,
-            });
-        }
+        let lib = crate::dl::open(crate::LEVEL_ZERO_LIBRARY)?;
         let api = Api {
-            init: sym(lib, "zeInit")?,
-            driver_get: sym(lib, "zeDriverGet")?,
-            device_get: sym(lib, "zeDeviceGet")?,
-            context_create: sym(lib, "zeContextCreate")?,
-            mem_alloc_device: sym(lib, "zeMemAllocDevice")?,
-            mem_free: sym(lib, "zeMemFree")?,
-            list_create_immediate: sym(lib, "zeCommandListCreateImmediate")?,
-            list_copy: sym(lib, "zeCommandListAppendMemoryCopy")?,
-            list_destroy: sym(lib, "zeCommandListDestroy")?,
-            context_destroy: sym(lib, "zeContextDestroy")?,
+            init: crate::dl::sym(lib, "zeInit", crate::LEVEL_ZERO_LIBRARY)?,
+            driver_get: crate::dl::sym(lib, "zeDriverGet", crate::LEVEL_ZERO_LIBRARY)?,
+            device_get: crate::dl::sym(lib, "zeDeviceGet", crate::LEVEL_ZERO_LIBRARY)?,
+            context_create: crate::dl::sym(lib, "zeContextCreate", crate::LEVEL_ZERO_LIBRARY)?,
+            mem_alloc_device: crate::dl::sym(lib, "zeMemAllocDevice", crate::LEVEL_ZERO_LIBRARY)?,
+            mem_free: crate::dl::sym(lib, "zeMemFree", crate::LEVEL_ZERO_LIBRARY)?,
+            list_create_immediate: crate::dl::sym(lib, "zeCommandListCreateImmediate", crate::LEVEL_ZERO_LIBRARY)?,
+            list_copy: crate::dl::sym(lib, "zeCommandListAppendMemoryCopy", crate::LEVEL_ZERO_LIBRARY)?,
+            list_destroy: crate::dl::sym(lib, "zeCommandListDestroy", crate::LEVEL_ZERO_LIBRARY)?,
+            context_destroy: crate::dl::sym(lib, "zeContextDestroy", crate::LEVEL_ZERO_LIBRARY)?,
         };
         // SAFETY: zeInit is the documented first call.
         check("zeInit", unsafe { (api.init)(ZE_INIT_FLAG_GPU_ONLY) })?;
@@ -227,22 +195,6 @@ pub struct ZeMem {
 unsafe impl Send for ZeMem {}
 
 impl ZeMem {
-    pub fn address(&self) -> u64 {
-        self.ptr as u64
-    }
-
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    pub fn device(&self) -> u32 {
-        self.index
-    }
-
     fn copy(&self, dst: *mut c_void, src: *const c_void, n: usize) -> Result<(), GpuError> {
         // SAFETY: callers pass ranges inside this allocation and host
         // slices of n bytes; the list is synchronous, so the copy is done
@@ -258,13 +210,27 @@ impl ZeMem {
             _ => Err(GpuError::Bounds(format!("{n} bytes at {off} of {}", self.len))),
         }
     }
+}
 
-    pub fn read(&self, off: u64, out: &mut [u8]) -> Result<(), GpuError> {
+impl crate::Buffer for ZeMem {
+    fn address(&self) -> u64 {
+        self.ptr as u64
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn device(&self) -> i32 {
+        self.index as i32
+    }
+
+    fn read(&self, off: u64, out: &mut [u8]) -> Result<(), GpuError> {
         let src = self.range(off, out.len())?;
         self.copy(out.as_mut_ptr().cast(), src as *const c_void, out.len())
     }
 
-    pub fn write(&mut self, off: u64, data: &[u8]) -> Result<(), GpuError> {
+    fn write(&mut self, off: u64, data: &[u8]) -> Result<(), GpuError> {
         let dst = self.range(off, data.len())?;
         self.copy(dst.cast(), data.as_ptr().cast(), data.len())
     }

@@ -8,80 +8,35 @@
 
 use fabdiag_fabric::{DeviceMemory, FabricError, HmemIface, HostAsDevice, HostBuffer};
 use fabdiag_gpu::cuda::{Context, DeviceMem};
-use fabdiag_gpu::hip::{Hip, HipMem};
-use fabdiag_gpu::ze::{LevelZero, ZeMem};
-use fabdiag_gpu::{GpuError, GpuKind};
+use fabdiag_gpu::hip::Hip;
+use fabdiag_gpu::ze::LevelZero;
+use fabdiag_gpu::{Buffer, GpuError, GpuKind};
 use std::sync::Arc;
 
-struct Cuda {
-    mem: DeviceMem,
-    ordinal: i32,
+/// A GPU runtime's buffer as libfabric's device memory.
+struct OnGpu<B: Buffer> {
+    buf: B,
+    iface: HmemIface,
 }
 
-impl DeviceMemory for Cuda {
+impl<B: Buffer> DeviceMemory for OnGpu<B> {
     fn address(&self) -> u64 {
-        self.mem.address()
+        self.buf.address()
     }
     fn len(&self) -> u64 {
-        self.mem.len()
+        self.buf.len()
     }
     fn iface(&self) -> HmemIface {
-        HmemIface::Cuda
+        self.iface
     }
     fn device(&self) -> i32 {
-        self.ordinal
+        self.buf.device()
     }
     fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String> {
-        self.mem.read(off, out).map_err(|e| e.to_string())
+        self.buf.read(off, out).map_err(|e| e.to_string())
     }
     fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String> {
-        self.mem.write(off, data).map_err(|e| e.to_string())
-    }
-}
-
-struct Intel(ZeMem);
-
-impl DeviceMemory for Intel {
-    fn address(&self) -> u64 {
-        self.0.address()
-    }
-    fn len(&self) -> u64 {
-        self.0.len()
-    }
-    fn iface(&self) -> HmemIface {
-        HmemIface::Ze
-    }
-    fn device(&self) -> i32 {
-        self.0.device() as i32
-    }
-    fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String> {
-        self.0.read(off, out).map_err(|e| e.to_string())
-    }
-    fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String> {
-        self.0.write(off, data).map_err(|e| e.to_string())
-    }
-}
-
-struct Amd(HipMem);
-
-impl DeviceMemory for Amd {
-    fn address(&self) -> u64 {
-        self.0.address()
-    }
-    fn len(&self) -> u64 {
-        self.0.len()
-    }
-    fn iface(&self) -> HmemIface {
-        HmemIface::Rocr
-    }
-    fn device(&self) -> i32 {
-        self.0.device() as i32
-    }
-    fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String> {
-        self.0.read(off, out).map_err(|e| e.to_string())
-    }
-    fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String> {
-        self.0.write(off, data).map_err(|e| e.to_string())
+        self.buf.write(off, data).map_err(|e| e.to_string())
     }
 }
 
@@ -135,9 +90,9 @@ pub fn allocate(kind: GpuKind, index: u32, len: u64) -> Result<(Box<dyn DeviceMe
                 reason: e.to_string(),
             })?;
             Ok((
-                Box::new(Cuda {
-                    mem,
-                    ordinal: index as i32,
+                Box::new(OnGpu {
+                    buf: mem,
+                    iface: HmemIface::Cuda,
                 }),
                 count,
             ))
@@ -153,7 +108,13 @@ pub fn allocate(kind: GpuKind, index: u32, len: u64) -> Result<(Box<dyn DeviceMe
                 kind: format!("AMD GPU {index}"),
                 reason: e.to_string(),
             })?;
-            Ok((Box::new(Amd(mem)), count))
+            Ok((
+                Box::new(OnGpu {
+                    buf: mem,
+                    iface: HmemIface::Rocr,
+                }),
+                count,
+            ))
         }
         GpuKind::Intel => {
             let ze = LevelZero::load().map_err(no_gpu)?;
@@ -166,7 +127,13 @@ pub fn allocate(kind: GpuKind, index: u32, len: u64) -> Result<(Box<dyn DeviceMe
                 kind: format!("INTEL GPU {index}"),
                 reason: e.to_string(),
             })?;
-            Ok((Box::new(Intel(mem)), count))
+            Ok((
+                Box::new(OnGpu {
+                    buf: mem,
+                    iface: HmemIface::Ze,
+                }),
+                count,
+            ))
         }
     }
 }
