@@ -70,34 +70,12 @@ fn a_provider_without_fi_hmem_and_a_gpu_that_does_not_exist_are_unavailable() {
 fn pair_tools_with_gpu_buffers_on_both_sides() {
     let _cpu = cpu();
     for tool in ["write-bw", "read-bw", "send-bw"] {
-        let port = free_port();
-        let p = port.to_string();
-        let mut srv =
-            Proc::spawn(fabdiag(&[tool, "-p", &p, "-r", "0", "-t", "0"]).env("FABDIAG_TEST_HOST_AS_GPU", "1"));
-        wait_listening(&mut srv, "127.0.0.1", port);
-        let c = Proc::spawn(
-            fabdiag(&[
-                tool,
-                "127.0.0.1",
-                "-p",
-                &p,
-                "-P",
-                "shm",
-                "-n",
-                "3",
-                "-l",
-                "8",
-                "-s",
-                "1:16384",
-                "-t",
-                "0",
-                "-r",
-                "0",
-            ])
-            .env("FABDIAG_TEST_HOST_AS_GPU", "1"),
-        )
-        .wait(LIMIT);
-        let s = srv.wait(LIMIT);
+        let (c, s) = pair_env(
+            tool,
+            &[("FABDIAG_TEST_HOST_AS_GPU", "1")],
+            &["-r", "0", "-t", "0"],
+            &["-P", "shm", "-n", "3", "-l", "8", "-s", "1:16384", "-t", "0", "-r", "0"],
+        );
         assert_eq!(
             (c.code, s.code),
             (Some(0), Some(0)),
@@ -111,18 +89,13 @@ fn pair_tools_with_gpu_buffers_on_both_sides() {
         assert!(c.stdout.contains("\nFound 1 GPU(s)\n"), "{}", c.stdout);
     }
     // the client's GPU buffer, the server's host memory: each as it is
-    let (c, s) = {
-        let port = free_port();
-        let p = port.to_string();
-        let mut srv = server(&["send-lat", "-p", &p], port);
-        let c = Proc::spawn(
-            fabdiag(&["send-lat", "127.0.0.1", "-p", &p, "-P", "shm", "-n", "20", "-t", "0"])
-                .env("FABDIAG_TEST_HOST_AS_GPU", "1"),
-        )
-        .wait(LIMIT);
-        let _ = &mut srv;
-        (c, srv.wait(LIMIT))
-    };
+    // (the hook changes nothing on the server, which asks for no GPU)
+    let (c, s) = pair_env(
+        "send-lat",
+        &[("FABDIAG_TEST_HOST_AS_GPU", "1")],
+        &[],
+        &["-P", "shm", "-n", "20", "-t", "0"],
+    );
     assert_eq!((c.code, s.code), (Some(0), Some(0)), "{} / {}", c.stderr, s.stderr);
     for out in [&c.stdout, &s.stdout] {
         assert!(

@@ -38,31 +38,14 @@ fn a_corrupted_destination_fails_the_run_with_the_offset() {
     // who checks: the server for writes and sends, the client for reads
     for (tool, checker) in [("write-bw", "server"), ("send-bw", "server"), ("read-bw", "client")] {
         for provider in ["tcp", "shm"] {
-            let port = free_port();
-            let p = port.to_string();
-            let mut srv = Proc::spawn(fabdiag(&[tool, "-p", &p, "--json"]).env("FABDIAG_TEST_CORRUPT_OFFSET", "5"));
-            wait_listening(&mut srv, "127.0.0.1", port);
-            let c = Proc::spawn(
-                fabdiag(&[
-                    tool,
-                    "127.0.0.1",
-                    "-p",
-                    &p,
-                    "-P",
-                    provider,
-                    "-n",
-                    "2",
-                    "-l",
-                    "4",
-                    "-s",
-                    "256:512",
-                    "--verify",
-                    "--json",
-                ])
-                .env("FABDIAG_TEST_CORRUPT_OFFSET", "5"),
-            )
-            .wait(LIMIT);
-            let s = srv.wait(LIMIT);
+            let (c, s) = pair_env(
+                tool,
+                &[("FABDIAG_TEST_CORRUPT_OFFSET", "5")],
+                &["--json"],
+                &[
+                    "-P", provider, "-n", "2", "-l", "4", "-s", "256:512", "--verify", "--json",
+                ],
+            );
             let what = format!("{tool} {provider}");
             assert_eq!(
                 (c.code, s.code),

@@ -268,14 +268,20 @@ pub fn wait_listening(p: &mut Proc, host: &str, port: u16) {
 /// A server of `tool` with `server_args` and a client of it with
 /// `client_args` (the address and port are added): both outcomes.
 pub fn pair(tool: &str, server_args: &[&str], client_args: &[&str]) -> (Output, Output) {
+    pair_env(tool, &[], server_args, client_args)
+}
+
+/// `pair` with environment variables (test hooks) set on both sides.
+pub fn pair_env(tool: &str, env: &[(&str, &str)], server_args: &[&str], client_args: &[&str]) -> (Output, Output) {
     let port = free_port();
     let p = port.to_string();
     let mut sargs = vec![tool, "-p", &p];
     sargs.extend_from_slice(server_args);
-    let srv = server(&sargs, port);
+    let mut srv = Proc::spawn(fabdiag(&sargs).envs(env.iter().copied()));
+    wait_listening(&mut srv, "127.0.0.1", port);
     let mut cargs = vec![tool, "127.0.0.1", "-p", &p];
     cargs.extend_from_slice(client_args);
-    let c = run(&cargs, LIMIT);
+    let c = Proc::spawn(fabdiag(&cargs).envs(env.iter().copied())).wait(LIMIT);
     let s = srv.wait(LIMIT);
     (c, s)
 }
