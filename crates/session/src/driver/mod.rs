@@ -113,19 +113,21 @@ pub const SEND_BW_IDLE_PAUSE: Duration = Duration::from_micros(2);
 /// atomic tools' settling of the target, and the link for trading verdicts.
 pub trait Drive: BwDriver<Error = DriveError> + LatDriver<Error = DriveError> {
     /// Keeps the fabric progressing until `done` holds for the target's
-    /// bytes or `limit` passes; returns the time taken and those bytes.
+    /// bytes or `limit` passes; returns the time taken. `done` sees the
+    /// bytes at every look, the last look being the state they were left
+    /// in, so a caller keeps what it found there rather than looking again.
     /// (Incoming operations are applied while this side polls, and may still
     /// be queued when the peer's post-run message arrives over TCP.)
-    fn settle(&mut self, done: &dyn Fn(&[u8]) -> bool, limit: Duration) -> Result<(Duration, Vec<u8>), DriveError> {
+    fn settle(&mut self, done: &mut dyn FnMut(&[u8]) -> bool, limit: Duration) -> Result<Duration, DriveError> {
         self.settle_region(TARGET, done, limit)
     }
     /// `settle` on any of our regions.
     fn settle_region(
         &mut self,
         region: RegionId,
-        done: &dyn Fn(&[u8]) -> bool,
+        done: &mut dyn FnMut(&[u8]) -> bool,
         limit: Duration,
-    ) -> Result<(Duration, Vec<u8>), DriveError>;
+    ) -> Result<Duration, DriveError>;
     /// Writes into one of our regions between sizes (`--verify`'s stamp).
     fn fill(&mut self, region: RegionId, f: &mut dyn FnMut(&mut [u8])) -> Result<(), DriveError>;
     /// The length of one of our regions.
@@ -183,7 +185,8 @@ pub struct FabricDriver<'a, W: Wire + ?Sized = Endpoint> {
     current_size: u64,
     /// The largest payload posted with FI_INJECT (None: never).
     inject_max: Option<u64>,
-    /// The receive slot and length of the latest message of this size.
+    /// Where in our target the latest message of this size landed, and
+    /// its length.
     last_recv: Option<(u64, u64)>,
 }
 
@@ -289,10 +292,20 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
         for i in 0..n {
             let c = self.comps[i];
             if c.is_recv {
+                // Reuse the slot that just completed; the receive queue
+                // therefore cannot be full. (The context is the slot it was
+                // posted with; the modulo, a division, only guards it.)
+                let slot = if c.context < self.recv_slots {
+                    c.context
+                } else {
+                    c.context % self.recv_slots
+                };
+                let at = slot * self.recv_gran;
                 if c.len == 0 {
                     self.rx_responses += 1;
                 } else {
                     self.rx_data += 1;
+                    self.last_recv = Some((at, c.len));
                     // A passive receiver answers: every message with its echo
                     // (send_lat), or every full batch (send_bw); active sides
                     // answer from their iteration.
@@ -308,18 +321,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
                         }
                     }
                 }
-                // Reuse the slot that just completed; the receive queue
-                // therefore cannot be full. (The context is the slot it was
-                // posted with; the modulo, a division, only guards it.)
-                let slot = if c.context < self.recv_slots {
-                    c.context
-                } else {
-                    c.context % self.recv_slots
-                };
-                if c.len > 0 {
-                    self.last_recv = Some((slot, c.len));
-                }
-                self.ep.recv(TARGET, slot * self.recv_gran, self.recv_slot_len, slot)?;
+                self.ep.recv(TARGET, at, self.recv_slot_len, slot)?;
             } else {
                 self.tx_done += 1;
             }
@@ -469,15 +471,14 @@ impl<W: Wire + ?Sized> Drive for FabricDriver<'_, W> {
     fn settle_region(
         &mut self,
         region: RegionId,
-        done: &dyn Fn(&[u8]) -> bool,
+        done: &mut dyn FnMut(&[u8]) -> bool,
         limit: Duration,
-    ) -> Result<(Duration, Vec<u8>), DriveError> {
+    ) -> Result<Duration, DriveError> {
         let t0 = Instant::now();
-        while !memory::view(self.ep, region, done)? && t0.elapsed() < limit {
+        while !memory::view(self.ep, region, |b| done(b))? && t0.elapsed() < limit {
             self.progress()?;
         }
-        let waited = t0.elapsed();
-        Ok((waited, memory::view(self.ep, region, |b| b.to_vec())?))
+        Ok(t0.elapsed())
     }
 
     fn fill(&mut self, region: RegionId, f: &mut dyn FnMut(&mut [u8])) -> Result<(), DriveError> {
@@ -489,7 +490,7 @@ impl<W: Wire + ?Sized> Drive for FabricDriver<'_, W> {
     }
 
     fn last_received(&self) -> Option<(u64, u64)> {
-        self.last_recv.map(|(slot, len)| (slot * self.recv_gran, len))
+        self.last_recv
     }
 
     fn link(&mut self) -> &mut dyn Link {

@@ -74,9 +74,18 @@ impl Atomic {
             Some(n) => {
                 let iterations = n + self.extra;
                 let want = self.plan.scheme.expected(iterations);
-                let check = |mem: &[u8]| verify_value(ty, want, me, mem, slots, AMO_STRIDE, iterations);
-                let (waited, mem) = d.settle(&|mem| check(mem).ok, SETTLE)?;
-                let mut v = check(&mem);
+                let mut found = None;
+                let waited = d.settle(
+                    &mut |mem| {
+                        let v = verify_value(ty, want, me, mem, slots, AMO_STRIDE, iterations);
+                        let ok = v.ok;
+                        found = Some(v);
+                        ok
+                    },
+                    SETTLE,
+                )?;
+                // settle looks at least once
+                let mut v = found.ok_or_else(|| SessionError::Internal("the target was never looked at".into()))?;
                 v.settle_us = waited.as_micros() as u64;
                 Some(v)
             }

@@ -118,9 +118,14 @@ impl Bandwidth {
                 }
             },
         };
+        let mut found = None;
+        let mut look = |mem: &[u8]| {
+            found = p.first_mismatch(mem, &offsets, len);
+            found.is_none()
+        };
         if let Some(at) = self.corrupt {
             // let the data land first, or the flip could be overwritten
-            d.settle_region(region, &|mem| p.first_mismatch(mem, &offsets, len).is_none(), SETTLE)?;
+            d.settle_region(region, &mut look, SETTLE)?;
             let first = offsets.first().copied().unwrap_or(0);
             d.fill(region, &mut |mem| {
                 if let Some(x) = mem.get_mut((first + at) as usize) {
@@ -128,9 +133,8 @@ impl Bandwidth {
                 }
             })?;
         }
-        let ok = |mem: &[u8]| p.first_mismatch(mem, &offsets, len).is_none();
-        let (_, mem) = d.settle_region(region, &ok, SETTLE)?;
-        match p.first_mismatch(&mem, &offsets, len) {
+        d.settle_region(region, &mut look, SETTLE)?;
+        match found {
             None if len == size => Ok(()),
             None => Err(SessionError::Verify(format!(
                 "data check failed for size {size}: the {}'s last message held {len} bytes",
