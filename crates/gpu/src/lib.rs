@@ -104,6 +104,15 @@ pub fn discover() -> Result<GpuKind, String> {
     Err(tried.join("; "))
 }
 
+/// How many GPUs of `kind` its runtime reports here.
+pub fn device_count(kind: GpuKind) -> Result<u32, GpuError> {
+    Ok(match kind {
+        GpuKind::Nvidia => Cuda::load()?.devices()?.len() as u32,
+        GpuKind::Amd => hip::Hip::load()?.device_count()?,
+        GpuKind::Intel => ze::LevelZero::load()?.device_count(),
+    })
+}
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum GpuError {
     #[error(

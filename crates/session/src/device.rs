@@ -74,66 +74,33 @@ fn range(index: u32, count: u32) -> FabricError {
 /// `len` bytes on GPU `index` of type `kind`, and how many GPUs of that
 /// type this machine has (the banner's `Found N GPU(s)`).
 pub fn allocate(kind: GpuKind, index: u32, len: u64) -> Result<(Box<dyn DeviceMemory>, u32), FabricError> {
-    match kind {
-        GpuKind::Nvidia => {
-            let count = fabdiag_gpu::Cuda::load()
-                .and_then(|c| c.devices())
-                .map_err(no_gpu)?
-                .len() as u32;
-            if index >= count {
-                return Err(range(index, count));
-            }
-            let ctx: Arc<Context> = Context::open(index as i32).map_err(no_gpu)?;
-            let mem = DeviceMem::new(&ctx, len).map_err(|e| FabricError::Alloc {
-                bytes: len,
-                kind: format!("NVIDIA GPU {index}"),
-                reason: e.to_string(),
-            })?;
-            Ok((
-                Box::new(OnGpu {
-                    buf: mem,
-                    iface: HmemIface::Cuda,
-                }),
-                count,
-            ))
-        }
-        GpuKind::Amd => {
-            let hip = Arc::new(Hip::load().map_err(no_gpu)?);
-            let count = hip.device_count().map_err(no_gpu)?;
-            if index >= count {
-                return Err(range(index, count));
-            }
-            let mem = hip.alloc(index, len).map_err(|e| FabricError::Alloc {
-                bytes: len,
-                kind: format!("AMD GPU {index}"),
-                reason: e.to_string(),
-            })?;
-            Ok((
-                Box::new(OnGpu {
-                    buf: mem,
-                    iface: HmemIface::Rocr,
-                }),
-                count,
-            ))
-        }
-        GpuKind::Intel => {
-            let ze = LevelZero::load().map_err(no_gpu)?;
-            let count = ze.device_count();
-            if index >= count {
-                return Err(range(index, count));
-            }
-            let mem = ze.alloc(index, len).map_err(|e| FabricError::Alloc {
-                bytes: len,
-                kind: format!("INTEL GPU {index}"),
-                reason: e.to_string(),
-            })?;
-            Ok((
-                Box::new(OnGpu {
-                    buf: mem,
-                    iface: HmemIface::Ze,
-                }),
-                count,
-            ))
-        }
+    let count = fabdiag_gpu::device_count(kind).map_err(no_gpu)?;
+    if index >= count {
+        return Err(range(index, count));
     }
+    let alloc = |e: GpuError| FabricError::Alloc {
+        bytes: len,
+        kind: format!("{} GPU {index}", kind.name()),
+        reason: e.to_string(),
+    };
+    let mem: Box<dyn DeviceMemory> = match kind {
+        GpuKind::Nvidia => {
+            let ctx: Arc<Context> = Context::open(index as i32).map_err(no_gpu)?;
+            Box::new(OnGpu {
+                buf: DeviceMem::new(&ctx, len).map_err(alloc)?,
+                iface: HmemIface::Cuda,
+            })
+        }
+        GpuKind::Amd => Box::new(OnGpu {
+            buf: Arc::new(Hip::load().map_err(no_gpu)?)
+                .alloc(index, len)
+                .map_err(alloc)?,
+            iface: HmemIface::Rocr,
+        }),
+        GpuKind::Intel => Box::new(OnGpu {
+            buf: LevelZero::load().map_err(no_gpu)?.alloc(index, len).map_err(alloc)?,
+            iface: HmemIface::Ze,
+        }),
+    };
+    Ok((mem, count))
 }

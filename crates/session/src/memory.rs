@@ -174,14 +174,8 @@ pub fn allocate(
             continue;
         }
         let (len, hp) = if b.used { (b.len, plan.hugepages) } else { (page, None) };
-        let fill = match b.init {
-            Init::Fill(x) => x,
-            Init::Slots { .. } => 0,
-        };
-        let mut buf = HostBuffer::new(len, hp, fill)?;
-        if let Init::Slots { .. } = b.init {
-            init(buf.as_mut_slice(), b.init);
-        }
+        let mut buf = HostBuffer::new(len, hp, 0)?;
+        init(buf.as_mut_slice(), b.init);
         out.push(Memory::Host(buf));
     }
     Ok((
@@ -195,12 +189,13 @@ pub fn allocate(
     ))
 }
 
-/// Writes a buffer's initial contents into `mem`.
+/// Writes a buffer's initial contents into `mem`, which is zeroed (a
+/// fresh mapping, or a fresh vector for device memory).
 fn init(mem: &mut [u8], how: Init) {
     match how {
+        Init::Fill(0) => {}
         Init::Fill(x) => mem.fill(x),
         Init::Slots { ty, value } => {
-            mem.fill(0);
             for slot in mem.chunks_exact_mut(AMO_STRIDE as usize) {
                 value.encode(ty, slot);
             }

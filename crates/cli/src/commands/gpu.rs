@@ -37,18 +37,7 @@ pub fn resolve(req: &GpuRequest) -> Result<Option<GpuUse>, String> {
             kind.name()
         )
     })?;
-    let count = match kind {
-        GpuKind::Nvidia => fabdiag_gpu::Cuda::load()
-            .and_then(|c| c.devices())
-            .map_err(|e| e.to_string())?
-            .len() as u32,
-        GpuKind::Amd => fabdiag_gpu::hip::Hip::load()
-            .and_then(|h| h.device_count())
-            .map_err(|e| e.to_string())?,
-        GpuKind::Intel => fabdiag_gpu::ze::LevelZero::load()
-            .map_err(|e| e.to_string())?
-            .device_count(),
-    };
+    let count = fabdiag_gpu::device_count(kind).map_err(|e| e.to_string())?;
     if count == 0 {
         return Err(format!("No GPUs found ({} runtime {lib} reports none)", kind.name()));
     }
