@@ -427,21 +427,7 @@ impl Event {
 
     /// Polls until done, at most `limit` (None: no limit).
     pub fn wait(&self, limit: Option<Duration>, what: &str) -> Result<(), GpuError> {
-        let t0 = Instant::now();
-        loop {
-            if self.done()? {
-                return Ok(());
-            }
-            if let Some(l) = limit {
-                if t0.elapsed() >= l {
-                    return Err(GpuError::TimedOut {
-                        what: what.into(),
-                        secs: l.as_secs(),
-                    });
-                }
-            }
-            std::thread::sleep(Duration::from_micros(200));
-        }
+        crate::poll_until(what, Instant::now(), limit, Duration::from_micros(200), || self.done()).map(|_| ())
     }
 
     /// Milliseconds from `self` to `later` (both timing events, both done).

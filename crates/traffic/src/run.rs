@@ -7,11 +7,11 @@
 //! Progress leaves through a callback; nothing here prints.
 
 use crate::account::{figures, AccountError, Figures, Timeline};
-use crate::deadline::{limit, wait_for, WaitError};
+use crate::deadline::limit;
 use crate::pattern::{self, VEC};
 use crate::plan::{GpuFacts, Plan, PlanError, Request, HOST_SLOTS};
 use fabdiag_gpu::cuda::{Context, DeviceMem, Event, HostMem, Kernels, Stream, Words};
-use fabdiag_gpu::GpuError;
+use fabdiag_gpu::{poll_until, GpuError};
 use fabdiag_report::traffic::{Dir, TrafficTest};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -42,21 +42,10 @@ pub enum RunError {
     Plan(#[from] PlanError),
     #[error(transparent)]
     Account(#[from] AccountError),
-    #[error("{0}")]
-    TimedOut(String),
     #[error("data check failed: {0}")]
     Data(String),
     #[error("the start gate timed out: the {0} stream was not released within 10 s")]
     Gate(&'static str),
-}
-
-impl From<WaitError<GpuError>> for RunError {
-    fn from(e: WaitError<GpuError>) -> Self {
-        match e {
-            WaitError::Failed(g) => RunError::Gpu(g),
-            t @ WaitError::TimedOut { .. } => RunError::TimedOut(t.to_string()),
-        }
-    }
 }
 
 /// An open GPU with a test's memory, streams and kernels.
@@ -194,38 +183,28 @@ impl Session {
         if test.host.is_some() {
             // keep HOST_SLOTS chunks in flight until the test's time is up
             let mut retired = 0usize;
-            loop {
+            poll_until(&test.description(), t0, lim, POLL, || -> Result<bool, RunError> {
                 self.check_gates()?;
                 let over = match test.tile {
                     Some(_) => tile_end.done()?,
                     None => released.elapsed().as_secs_f64() >= duration_s,
                 };
-                if over {
-                    break;
-                }
-                while retired < chunks.len() && chunks[retired].done()? {
-                    retired += 1;
-                    self.queue_chunk(test, &mut chunks)?;
-                }
-                progress(match test.tile {
-                    Some(_) => self.tile_progress(),
-                    None => (released.elapsed().as_secs_f64() / duration_s).min(1.0),
-                });
-                if let Some(l) = lim {
-                    if t0.elapsed() >= l {
-                        return Err(RunError::TimedOut(format!(
-                            "{} did not finish within {} s (a hung kernel or a lost GPU); --no-timeout waits forever",
-                            test.description(),
-                            l.as_secs()
-                        )));
+                if !over {
+                    while retired < chunks.len() && chunks[retired].done()? {
+                        retired += 1;
+                        self.queue_chunk(test, &mut chunks)?;
                     }
+                    progress(match test.tile {
+                        Some(_) => self.tile_progress(),
+                        None => (released.elapsed().as_secs_f64() / duration_s).min(1.0),
+                    });
                 }
-                std::thread::sleep(POLL);
-            }
+                Ok(over)
+            })?;
             self.copies.finish(lim, "the host copies")?;
         }
         if test.tile.is_some() {
-            wait_for(&format!("{}'s tile work", test.description()), t0, lim, POLL, || {
+            poll_until(&format!("{}'s tile work", test.description()), t0, lim, POLL, || {
                 progress(self.tile_progress());
                 tile_end.done()
             })?;
