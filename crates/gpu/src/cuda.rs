@@ -190,7 +190,7 @@ pub struct HostMem {
     len: u64,
     device: Option<sys::CUdeviceptr>,
     /// Recorded after the last copy queued on this memory.
-    last_use: Option<Event>,
+    last_use: Option<Arc<Event>>,
 }
 
 // SAFETY: the memory is owned by this value and reached only through it
@@ -322,7 +322,9 @@ impl Stream {
         Ok(Stream { ctx: ctx.clone(), raw })
     }
 
-    /// Queues a copy of `len` bytes from host memory to device memory.
+    /// Queues a copy of `len` bytes from host memory to device memory, and
+    /// returns the timing event recorded after it (the host memory keeps
+    /// it too, to wait for the copy before its bytes are used or freed).
     pub fn copy_to_device(
         &self,
         dst: &DeviceMem,
@@ -330,7 +332,7 @@ impl Stream {
         src: &mut HostMem,
         src_off: u64,
         len: u64,
-    ) -> Result<(), GpuError> {
+    ) -> Result<Arc<Event>, GpuError> {
         let d = dst.at(dst_off, len)?;
         let s = src.at(src_off, len)?;
         // SAFETY: both ranges were bounds-checked; src stays allocated
@@ -339,11 +341,11 @@ impl Stream {
         unsafe { sys::cuMemcpyHtoDAsync_v2(d, s as *const c_void, len as usize, self.raw) }
             .result()
             .map_err(|e| call("cuMemcpyHtoDAsync", e))?;
-        src.last_use = Some(self.mark()?);
-        Ok(())
+        self.after(src)
     }
 
-    /// Queues a copy of `len` bytes from device memory to host memory.
+    /// Queues a copy of `len` bytes from device memory to host memory; the
+    /// event as for `copy_to_device`.
     pub fn copy_to_host(
         &self,
         dst: &mut HostMem,
@@ -351,15 +353,22 @@ impl Stream {
         src: &DeviceMem,
         src_off: u64,
         len: u64,
-    ) -> Result<(), GpuError> {
+    ) -> Result<Arc<Event>, GpuError> {
         let d = dst.at(dst_off, len)?;
         let s = src.at(src_off, len)?;
         // SAFETY: as `copy_to_device`, the other way round.
         unsafe { sys::cuMemcpyDtoHAsync_v2(d as *mut c_void, s, len as usize, self.raw) }
             .result()
             .map_err(|e| call("cuMemcpyDtoHAsync", e))?;
-        dst.last_use = Some(self.mark()?);
-        Ok(())
+        self.after(dst)
+    }
+
+    /// A timing event recorded after a copy that used `host`.
+    fn after(&self, host: &mut HostMem) -> Result<Arc<Event>, GpuError> {
+        let e = Arc::new(Event::new(&self.ctx, true)?);
+        self.record(&e)?;
+        host.last_use = Some(e.clone());
+        Ok(e)
     }
 
     /// Queues setting `len` bytes of device memory to `byte`.
@@ -401,6 +410,12 @@ pub struct Event {
     ctx: Arc<Context>,
     raw: sys::CUevent,
 }
+
+// SAFETY: an event handle may be used from any thread (the driver API is
+// thread-safe), and its context lives as long as it (the Arc above).
+unsafe impl Send for Event {}
+// SAFETY: as above; its methods only query, record into or destroy it.
+unsafe impl Sync for Event {}
 
 impl Event {
     pub fn new(ctx: &Arc<Context>, timing: bool) -> Result<Event, GpuError> {

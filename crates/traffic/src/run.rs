@@ -165,7 +165,7 @@ impl Session {
             )?;
             self.tiles.record(&tile_end)?;
         }
-        let mut chunks: Vec<Event> = Vec::new();
+        let mut chunks: Vec<Arc<Event>> = Vec::new();
         if test.host.is_some() {
             self.kernels
                 .gate(&self.copies, &self.words, FLAG, GATE_TIMEOUT_COPY, GATE_NS)?;
@@ -236,11 +236,11 @@ impl Session {
     }
 
     /// Queues host chunk number `chunks.len()` and its end event.
-    fn queue_chunk(&mut self, test: TrafficTest, chunks: &mut Vec<Event>) -> Result<(), RunError> {
+    fn queue_chunk(&mut self, test: TrafficTest, chunks: &mut Vec<Arc<Event>>) -> Result<(), RunError> {
         let p = self.plan;
         let slot = chunks.len() as u64 % HOST_SLOTS;
         let (dev_off, host_off) = (p.host_offset() + slot * p.chunk, slot * p.chunk);
-        match test.host {
+        let end = match test.host {
             Some(Dir::Write) => self
                 .copies
                 .copy_to_device(&self.dev, dev_off, &mut self.host, host_off, p.chunk)?,
@@ -248,10 +248,8 @@ impl Session {
                 .copies
                 .copy_to_host(&mut self.host, host_off, &self.dev, dev_off, p.chunk)?,
             None => return Ok(()),
-        }
-        let e = Event::new(&self.ctx, true)?;
-        self.copies.record(&e)?;
-        chunks.push(e);
+        };
+        chunks.push(end);
         Ok(())
     }
 
