@@ -59,6 +59,8 @@ pub struct Session {
     tiles: Stream,
     pub plan: Plan,
     pub facts: GpuFacts,
+    /// The GPU's NUMA node, where the pinned host memory was placed.
+    pub numa: Option<u32>,
     timeouts: bool,
 }
 
@@ -91,6 +93,7 @@ impl Session {
             words,
             plan,
             facts,
+            numa: node,
             timeouts,
         })
     }

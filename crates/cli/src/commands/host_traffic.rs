@@ -15,12 +15,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// `host-traffic` / gc-hosttraffictest: options, the GPU, then the tests.
 pub fn run(prog: &str, args: &[String]) -> u8 {
     let json = args.iter().any(|a| a == "-j" || a == "--json-output");
-    let fail = |code: u8, msg: &str, config: &[(&str, String)], results: &[Vec<TrafficResult>]| -> u8 {
+    let fail = |code: u8, msg: &str, config: &[(&str, String)]| -> u8 {
         eprintln!("{prog}: {msg}");
         if json {
-            print_stdout(
-                &(serde_json::to_string_pretty(&document(config, results, Some(msg))).unwrap_or_default() + "\n"),
-            );
+            print_document(config, &[], Some(msg));
         }
         code
     };
@@ -34,7 +32,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             return exit::OK;
         }
         Ok(TrafficAction::Run(o)) => o,
-        Err(m) => return fail(exit::USAGE, &format!("{m} (see -h)"), &[], &[]),
+        Err(m) => return fail(exit::USAGE, &format!("{m} (see -h)"), &[]),
     };
     for n in &o.notes {
         eprintln!("{prog}: {n}");
@@ -55,7 +53,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     ];
     let cuda = match fabdiag_gpu::Cuda::load() {
         Ok(c) => c,
-        Err(e) => return fail(exit::UNAVAILABLE, &e.to_string(), &config, &[]),
+        Err(e) => return fail(exit::UNAVAILABLE, &e.to_string(), &config),
     };
     let devices = match cuda.devices() {
         Ok(d) if d.is_empty() => {
@@ -63,15 +61,14 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                 exit::UNAVAILABLE,
                 &fabdiag_gpu::GpuError::NoDevices.to_string(),
                 &config,
-                &[],
             )
         }
         Ok(d) => d,
-        Err(e) => return fail(exit::RUNTIME, &e.to_string(), &config, &[]),
+        Err(e) => return fail(exit::RUNTIME, &e.to_string(), &config),
     };
     let dev = match fabdiag_gpu::resolve(&devices, &o.device) {
         Ok(d) => d.clone(),
-        Err(e) => return fail(exit::USAGE, &e.to_string(), &config, &[]),
+        Err(e) => return fail(exit::USAGE, &e.to_string(), &config),
     };
     config.extend([
         ("gpu_name", dev.name.clone()),
@@ -95,7 +92,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                 RunError::Gpu(fabdiag_gpu::GpuError::NoDriver { .. }) => exit::UNAVAILABLE,
                 _ => exit::RUNTIME,
             };
-            return fail(code, &e.to_string(), &config, &[]);
+            return fail(code, &e.to_string(), &config);
         }
     };
     let p = s.plan;
@@ -105,10 +102,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         ("threads_per_tile", p.threads.to_string()),
         ("tile_region_bytes", p.tile_region.to_string()),
         ("host_region_bytes", p.host_region.to_string()),
-        (
-            "numa_node",
-            fabdiag_gpu::numa::node_of(&dev.pci_bus_id).map_or("none".into(), |n| n.to_string()),
-        ),
+        ("numa_node", s.numa.map_or("none".into(), |n| n.to_string())),
     ]);
     if o.verbose {
         eprintln!(
@@ -127,6 +121,11 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         );
     }
     run_tests(prog, &o, &mut s, &config)
+}
+
+/// The original's JSON document, on stdout.
+fn print_document(config: &[(&str, String)], repeats: &[Vec<TrafficResult>], error: Option<&str>) {
+    print_stdout(&(serde_json::to_string_pretty(&document(config, repeats, error)).unwrap_or_default() + "\n"));
 }
 
 fn bar(verbose: bool, what: &str) -> Option<ProgressBar> {
@@ -208,9 +207,7 @@ fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, config: &[(&str, S
         eprintln!("{prog}: {l}");
     }
     if o.json {
-        print_stdout(
-            &(serde_json::to_string_pretty(&document(config, &repeats, line.as_deref())).unwrap_or_default() + "\n"),
-        );
+        print_document(config, &repeats, line.as_deref());
     }
     code
 }
