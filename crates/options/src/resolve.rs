@@ -137,7 +137,7 @@ pub(crate) fn number(
 /// the originals ran before the positional argument come between
 /// `common_values` and `common_mode`.
 pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) -> Result<Common, OptionError> {
-    let device = match raw.last(Opt::Device).or(raw.last(Opt::DeviceLoop)) {
+    let device = match raw.last(Opt::Device) {
         Some("") => return Err(invalid("Invalid device name: ".into())),
         d => d.map(str::to_string),
     };
@@ -170,7 +170,7 @@ pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) ->
     };
     let tx = gpu_index(Opt::TxGpu, "Invalid src gpu device")?;
     let rx = gpu_index(Opt::RxGpu, "Invalid dest gpu device")?;
-    let kind = match raw.last(Opt::GpuType).or(raw.last(Opt::GpuTypeLoop)) {
+    let kind = match raw.last(Opt::GpuType) {
         None => None,
         Some(s) => Some(
             GpuKind::parse(s).ok_or_else(|| invalid(format!("Invalid gpu type: {s}. Must be AMD, NVIDIA or INTEL")))?,
@@ -191,7 +191,7 @@ pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) ->
         None => (default_size, default_size),
         Some(s) => parse_size_range(s).map_err(invalid)?,
     };
-    let hugepages = match raw.last(Opt::UseHp).or(raw.last(Opt::UseHpLoop)) {
+    let hugepages = match raw.last(Opt::UseHp) {
         None => None,
         Some(s) => match s.to_ascii_uppercase().as_str() {
             "2M" => Some(HugePageSize::TwoMiB),

@@ -64,6 +64,20 @@ pub enum Opt {
     NoVerify,
 }
 
+impl Opt {
+    /// The option this one is a spelling of: cxi_gpu_loopback_bw words
+    /// some shared options' help differently, and the resolvers read them
+    /// under the shared name.
+    fn meaning(self) -> Opt {
+        match self {
+            Opt::DeviceLoop => Opt::Device,
+            Opt::GpuTypeLoop => Opt::GpuType,
+            Opt::UseHpLoop => Opt::UseHp,
+            other => other,
+        }
+    }
+}
+
 struct Spec {
     pub def: OptDef<Opt>,
     /// Left column as the originals print it; None: accepted but hidden.
@@ -670,7 +684,7 @@ impl Layout {
         let mut raw = Raw::default();
         for p in getopt::parse(&defs, args)? {
             match p {
-                Parsed::Opt(id, v) => raw.values.push((id, v)),
+                Parsed::Opt(id, v) => raw.values.push((id.meaning(), v)),
                 Parsed::Operand(s) => raw.operands.push(s),
             }
         }
