@@ -36,7 +36,7 @@ impl From<&SizeResult> for BwResultJson {
             peer_ops: r.peer.ops,
             peer_elapsed_ns: r.peer.elapsed_ns,
             bw_mb_per_s: round(r.bw_mb_s, 4),
-            bw_gbit_per_s: round(r.bw_mb_s * 8.0 / 1000.0, 6),
+            bw_gbit_per_s: round(crate::bw_text::gbit_s(r.bw_mb_s), 6),
             pkt_rate_mpkt_per_s: round(r.pkt_rate_mpkt_s, 6),
         }
     }

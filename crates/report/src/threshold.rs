@@ -32,45 +32,43 @@ pub struct Verdict {
     pub failure: Option<String>,
 }
 
+/// The sizes whose bandwidth, in `unit` (`in_unit` of MB/s), falls below
+/// `min`, and the line that names them (None when every size met it).
+fn below(rows: &[Row], min: f64, in_unit: fn(f64) -> f64, unit: &str) -> (Vec<u64>, Option<String>) {
+    let failed: Vec<(u64, f64)> = rows
+        .iter()
+        .filter_map(|r| r.bw_mb_s().map(|bw| (r.size(), in_unit(bw))))
+        .filter(|(_, bw)| *bw < min)
+        .collect();
+    let list: Vec<String> = failed
+        .iter()
+        .map(|(size, bw)| format!("{size} B at {bw:.2} {unit}"))
+        .collect();
+    let line = (!failed.is_empty()).then(|| format!("bandwidth below --min-bw {min} {unit}: {}", list.join(", ")));
+    (failed.into_iter().map(|(size, _)| size).collect(), line)
+}
+
 pub fn judge(t: Threshold, rows: &[Row]) -> Verdict {
     match t {
         Threshold::MinBw(min) => {
-            let failed: Vec<(u64, f64)> = rows
-                .iter()
-                .filter_map(|r| r.bw_mb_s().map(|bw| (r.size(), bw)))
-                .filter(|(_, bw)| *bw < min)
-                .collect();
-            let list: Vec<String> = failed
-                .iter()
-                .map(|(size, bw)| format!("{size} B at {bw:.2} MB/s"))
-                .collect();
+            let (failed, failure) = below(rows, min, |mb_s| mb_s, "MB/s");
             Verdict {
-                failure: (!failed.is_empty())
-                    .then(|| format!("bandwidth below --min-bw {min} MB/s: {}", list.join(", "))),
+                failure,
                 json: VerdictJson::MinBw(ThresholdJson {
                     min_bw_mb_per_s: min,
                     passed: failed.is_empty(),
-                    failed_sizes_bytes: failed.iter().map(|(size, _)| *size).collect(),
+                    failed_sizes_bytes: failed,
                 }),
             }
         }
         Threshold::MinGbit(min) => {
-            let failed: Vec<(u64, f64)> = rows
-                .iter()
-                .filter_map(|r| r.bw_mb_s().map(|bw| (r.size(), crate::bw_text::gbit_s(bw))))
-                .filter(|(_, bw)| *bw < min)
-                .collect();
-            let list: Vec<String> = failed
-                .iter()
-                .map(|(size, bw)| format!("{size} B at {bw:.2} Gb/s"))
-                .collect();
+            let (failed, failure) = below(rows, min, crate::bw_text::gbit_s, "Gb/s");
             Verdict {
-                failure: (!failed.is_empty())
-                    .then(|| format!("bandwidth below --min-bw {min} Gb/s: {}", list.join(", "))),
+                failure,
                 json: VerdictJson::MinGbit(GbitThresholdJson {
                     min_bw_gbit_per_s: min,
                     passed: failed.is_empty(),
-                    failed_sizes_bytes: failed.iter().map(|(size, _)| *size).collect(),
+                    failed_sizes_bytes: failed,
                 }),
             }
         }
