@@ -303,8 +303,11 @@ impl Words {
     }
 
     /// Word `i`'s address on the GPU.
-    pub fn device(&self, i: usize) -> u64 {
-        self.mem.device.map_or(0, |d| d + (i * 8) as u64)
+    pub fn device(&self, i: usize) -> Result<u64, GpuError> {
+        match self.mem.device {
+            Some(d) if i < self.n => Ok(d + (i * 8) as u64),
+            _ => Err(GpuError::Bounds(format!("mapped word {i} of {}", self.n))),
+        }
     }
 }
 
@@ -533,18 +536,15 @@ impl Kernels {
     /// Holds `s` until `gate` word `flag` is set or `max_ns` passes
     /// (then `timed_out` is set).
     pub fn gate(&self, s: &Stream, words: &Words, flag: usize, timed_out: usize, max_ns: u64) -> Result<(), GpuError> {
-        if words.get(flag).is_none() || words.get(timed_out).is_none() {
-            return Err(GpuError::Bounds("gate words".into()));
-        }
         self.launch(
             self.gate,
             s,
             1,
             1,
             vec![
-                Arg::U64(words.device(flag)),
+                Arg::U64(words.device(flag)?),
                 Arg::U64(max_ns),
-                Arg::U64(words.device(timed_out)),
+                Arg::U64(words.device(timed_out)?),
             ],
         )
     }
@@ -570,8 +570,11 @@ impl Kernels {
     ) -> Result<(), GpuError> {
         let region = mem.at(0, u64::from(blocks) * block_region)?;
         let prog = match progress {
-            Some(p) if words.get(p + blocks as usize - 1).is_some() => words.device(p),
-            Some(_) => return Err(GpuError::Bounds("progress words".into())),
+            Some(p) => {
+                // every block's word must be there
+                words.device(p + blocks as usize - 1)?;
+                words.device(p)?
+            }
             None => 0,
         };
         let mut args = vec![
@@ -585,10 +588,7 @@ impl Kernels {
             args.push(Arg::U64(prog));
             self.launch(self.tile_write, s, blocks, threads, args)
         } else {
-            if words.get(counter).is_none() {
-                return Err(GpuError::Bounds("mismatch counter".into()));
-            }
-            args.push(Arg::U64(words.device(counter)));
+            args.push(Arg::U64(words.device(counter)?));
             args.push(Arg::U64(prog));
             self.launch(self.tile_read, s, blocks, threads, args)
         }
@@ -632,9 +632,6 @@ impl Kernels {
         first: usize,
     ) -> Result<(), GpuError> {
         let p = mem.at(off, len)?;
-        if words.get(count).is_none() || words.get(first).is_none() {
-            return Err(GpuError::Bounds("verify words".into()));
-        }
         self.launch(
             self.verify,
             s,
@@ -645,8 +642,8 @@ impl Kernels {
                 Arg::U64(first_vec),
                 Arg::U64(len / 16),
                 Arg::U32(seed),
-                Arg::U64(words.device(count)),
-                Arg::U64(words.device(first)),
+                Arg::U64(words.device(count)?),
+                Arg::U64(words.device(first)?),
             ],
         )
     }
@@ -667,9 +664,6 @@ impl Kernels {
         first: usize,
     ) -> Result<(), GpuError> {
         let region = mem.at(0, u64::from(blocks) * block_region)?;
-        if words.get(count).is_none() || words.get(first).is_none() {
-            return Err(GpuError::Bounds("verify words".into()));
-        }
         self.launch(
             self.verify_tiles,
             s,
@@ -681,8 +675,8 @@ impl Kernels {
                 Arg::U64(piece),
                 Arg::U64(pieces),
                 Arg::U32(seed),
-                Arg::U64(words.device(count)),
-                Arg::U64(words.device(first)),
+                Arg::U64(words.device(count)?),
+                Arg::U64(words.device(first)?),
             ],
         )
     }
