@@ -11,7 +11,8 @@ pub const RUNTIME: u8 = 2;
 /// The run completed but a threshold (--min-bw) was missed.
 pub const THRESHOLD: u8 = 3;
 /// This machine cannot do it: libfabric missing, provider or domain
-/// absent, capability missing, GPU memory requested.
+/// absent, capability missing (FI_HMEM included), no GPU or GPU runtime;
+/// for a client, also its server lacking any of these.
 pub const UNAVAILABLE: u8 = 4;
 
 pub fn of(kind: FailureKind) -> u8 {

@@ -64,6 +64,31 @@ fn a_provider_without_fi_hmem_and_a_gpu_that_does_not_exist_are_unavailable() {
     assert_eq!(o.json()["error"]["kind"], "unavailable");
 }
 
+/// A server that cannot put its buffer on the GPU (tcp lacks FI_HMEM)
+/// fails as unavailable, and tells the client so: both sides exit 4 with
+/// the server's reason, not the client as if its run had broken.
+#[test]
+fn a_server_without_fi_hmem_is_unavailable_at_the_client_too() {
+    let _cpu = cpu();
+    let (c, s) = pair_env(
+        "write-bw",
+        &[("FABDIAG_TEST_HOST_AS_GPU", "1")],
+        &["-r", "0"],
+        &["-P", "tcp", "-n", "3", "-s", "4096", "--json"],
+    );
+    let reason = "provider 'tcp;ofi_rxm' cannot run this test: it lacks RMA write with device memory (FI_HMEM)";
+    assert_eq!(s.code, Some(4), "{}", s.stderr);
+    // (the line before is the readiness probe's connection, turned away)
+    assert!(s.stderr.trim_end().ends_with(reason), "{}", s.stderr);
+    assert_eq!(c.code, Some(4), "{}", c.stderr);
+    assert!(
+        one_line(&c.stderr).contains(&format!("peer failed during config: {reason}")),
+        "{}",
+        c.stderr
+    );
+    assert_eq!(c.json()["error"]["kind"], "unavailable");
+}
+
 /// Server and client in their own processes, each with its own GPU
 /// buffer: both banners name both sides' buffers, and the data is checked.
 #[test]

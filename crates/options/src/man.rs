@@ -60,7 +60,7 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ("3", "The run completed but --min-bw or --max-lat was missed."),
     (
         "4",
-        "This machine cannot do it: libfabric missing, unknown provider or domain, a capability or atomic the provider lacks, too few huge pages, GPU memory requested, a cycle counter that cannot be calibrated.",
+        "This machine (or, for a client, its server) cannot do it: libfabric missing, unknown provider or domain, a capability or atomic the provider lacks (FI_HMEM included), too few huge pages, no GPU runtime, no such GPU or a libfabric without that GPU's interface, a cycle counter that cannot be calibrated.",
     ),
 ];
 

@@ -5,7 +5,7 @@
 //! a time.
 
 use crate::frame::{read_frame, write_frame};
-use crate::message::{Hello, Message, Phase, MAGIC, PROTOCOL};
+use crate::message::{ErrorClass, Hello, Message, Phase, MAGIC, PROTOCOL};
 use crate::{ProtoError, HEARTBEAT, SILENCE_LIMIT};
 use std::collections::VecDeque;
 use std::io::ErrorKind;
@@ -213,19 +213,20 @@ impl Control {
     }
 
     /// Best effort: tell the peer why this side is giving up.
-    pub fn send_error(&self, phase: Phase, message: &str) {
+    pub fn send_error(&self, phase: Phase, message: &str, kind: ErrorClass) {
         let _ = self.send(
             phase,
             &Message::Error {
                 phase,
                 message: message.to_string(),
+                kind,
             },
         );
     }
 
     fn to_result(phase: Phase, ev: Incoming) -> Result<Message, ProtoError> {
         match ev {
-            Incoming::Msg(Message::Error { phase, message }) => Err(ProtoError::Peer { phase, message }),
+            Incoming::Msg(Message::Error { phase, message, kind }) => Err(ProtoError::Peer { phase, message, kind }),
             Incoming::Msg(m) => Ok(m),
             Incoming::Eof => Err(ProtoError::Closed { phase }),
             Incoming::Broken(reason) => Err(ProtoError::Io { phase, reason }),
@@ -325,7 +326,7 @@ impl Control {
         };
         self.send(Phase::Hello, &Message::Hello(own.clone()))?;
         if let Err(e) = Self::check_hello(&own, &theirs) {
-            self.send_error(Phase::Hello, &e.to_string());
+            self.send_error(Phase::Hello, &e.to_string(), ErrorClass::Runtime);
             return Err(e);
         }
         self.start_heartbeats();

@@ -1,6 +1,6 @@
 //! Control-protocol errors; each names the phase it happened in.
 
-use crate::Phase;
+use crate::{ErrorClass, Phase};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProtoError {
@@ -29,7 +29,11 @@ pub enum ProtoError {
         theirs: String,
     },
     #[error("peer failed during {phase}: {message}")]
-    Peer { phase: Phase, message: String },
+    Peer {
+        phase: Phase,
+        message: String,
+        kind: ErrorClass,
+    },
     #[error("unexpected {got} message during {phase}")]
     Unexpected { phase: Phase, got: String },
     #[error("client and server out of step in {phase}: peer is at {theirs}")]

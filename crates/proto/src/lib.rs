@@ -19,7 +19,7 @@ pub use channel::{connect, Control, Listener, Rejection, Role};
 pub use error::ProtoError;
 pub use frame::{read_frame, write_frame, MAX_FRAME};
 pub use link::{Alone, Link};
-pub use message::{Hello, MemoryDesc, Message, Phase, RegionDesc, MAGIC, PROTOCOL};
+pub use message::{ErrorClass, Hello, MemoryDesc, Message, Phase, RegionDesc, MAGIC, PROTOCOL};
 
 use std::time::Duration;
 

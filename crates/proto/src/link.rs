@@ -5,7 +5,7 @@
 //! single-process loopback test): its barriers pass at once and its "peer"
 //! reports no operations of its own. Tests substitute in-memory links.
 
-use crate::{Control, Message, Phase, ProtoError, Role};
+use crate::{Control, ErrorClass, Message, Phase, ProtoError, Role};
 use std::collections::VecDeque;
 use std::net::IpAddr;
 
@@ -23,8 +23,9 @@ pub trait Link {
     /// Fails if the peer failed, went away or fell silent; leaves normal
     /// messages queued.
     fn check_alive(&mut self, phase: Phase) -> Result<(), ProtoError>;
-    /// Best effort: tell the peer why this side is giving up.
-    fn send_error(&mut self, phase: Phase, message: &str);
+    /// Best effort: tell the peer why this side is giving up, and whether
+    /// it is a broken run or something this side cannot do.
+    fn send_error(&mut self, phase: Phase, message: &str, kind: ErrorClass);
 
     /// Symmetric exchange: the client sends first, the server receives first.
     fn exchange(&mut self, phase: Phase, msg: &Message) -> Result<Message, ProtoError> {
@@ -73,8 +74,8 @@ impl Link for Control {
     fn check_alive(&mut self, phase: Phase) -> Result<(), ProtoError> {
         Control::check_alive(self, phase)
     }
-    fn send_error(&mut self, phase: Phase, message: &str) {
-        Control::send_error(self, phase, message)
+    fn send_error(&mut self, phase: Phase, message: &str, kind: ErrorClass) {
+        Control::send_error(self, phase, message, kind)
     }
 }
 
@@ -123,7 +124,7 @@ impl Link for Alone {
     fn check_alive(&mut self, _: Phase) -> Result<(), ProtoError> {
         Ok(())
     }
-    fn send_error(&mut self, _: Phase, _: &str) {}
+    fn send_error(&mut self, _: Phase, _: &str, _: ErrorClass) {}
 }
 
 #[cfg(test)]

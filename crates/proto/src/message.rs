@@ -107,7 +107,25 @@ pub enum Message {
     Error {
         phase: Phase,
         message: String,
+        /// Absent from older peers: a runtime failure.
+        #[serde(default)]
+        kind: ErrorClass,
     },
+}
+
+/// What kind of failure an Error message reports, so that the side that
+/// hears of it can exit as the side that failed did: a server that cannot
+/// do what the client asked (no FI_HMEM, no GPU) is "unavailable" at the
+/// client too, not a broken run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorClass {
+    /// The run went wrong: peer, fabric, protocol, data.
+    #[default]
+    Runtime,
+    /// The sender's machine or provider cannot do it: libfabric, provider,
+    /// domain, capability, huge pages, the cycle counter, a GPU.
+    Unavailable,
 }
 
 impl Message {

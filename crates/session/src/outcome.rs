@@ -51,14 +51,9 @@ pub enum Side {
     Peer,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FailureKind {
-    /// This machine or provider cannot do it: libfabric, provider, domain,
-    /// capability, huge pages, the cycle counter.
-    Unavailable,
-    /// The run went wrong: peer, fabric, protocol, data.
-    Runtime,
-}
+/// Unavailable (this machine, provider or peer cannot do it) or runtime
+/// (the run went wrong); the same classes the peer is told of.
+pub use fabdiag_proto::ErrorClass as FailureKind;
 
 #[derive(Debug)]
 pub struct Failure {
@@ -90,6 +85,11 @@ impl SessionError {
         let unavailable = match self {
             SessionError::Fabric(f) | SessionError::Drive(DriveError::Fabric(f)) => f.is_unavailable(),
             SessionError::Clock(_) => true,
+            // the peer could not do it: neither can this pair
+            SessionError::Proto(ProtoError::Peer { kind, .. })
+            | SessionError::Drive(DriveError::Proto(ProtoError::Peer { kind, .. })) => {
+                *kind == FailureKind::Unavailable
+            }
             _ => false,
         };
         if unavailable {

@@ -148,7 +148,7 @@ fn serve_control(
 ) -> Result<Report, Failure> {
     let Some(tool) = Tool::from_original(&hello.tool).filter(|t| t.has_server()) else {
         let e = SessionError::Mismatch(format!("this server runs no tool named '{}'", hello.tool));
-        ctl.send_error(Phase::Hello, &e.to_string());
+        ctl.send_error(Phase::Hello, &e.to_string(), e.kind());
         return Err(Failure::early(Phase::Hello, e));
     };
     sink.event(Event::Accepted {
@@ -236,7 +236,7 @@ impl Progress {
             )),
             (Err(e), run) => {
                 if !e.from_peer() {
-                    link.send_error(self.phase, &e.to_string());
+                    link.send_error(self.phase, &e.to_string(), e.kind());
                 }
                 Err(Failure::new(self.phase, e, run, self.rows))
             }

@@ -17,7 +17,7 @@ use fabdiag_engine::amo::Scheme;
 use fabdiag_engine::{Activity, BwDriver, LatDriver, Measure, Step, SyncPoint};
 use fabdiag_fabric::{AtomicSpec, Capability, FabricError, RegionId};
 use fabdiag_proto::Link;
-use fabdiag_proto::{Message, Phase, ProtoError};
+use fabdiag_proto::{ErrorClass, Message, Phase, ProtoError};
 use fabdiag_report::{Hugepages, Mem, Role, Row, RunDesc, SideMem, Tool};
 use std::net::IpAddr;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -76,7 +76,7 @@ impl FakeLink {
 
     fn incoming(m: Message) -> Result<Message, ProtoError> {
         match m {
-            Message::Error { phase, message } => Err(ProtoError::Peer { phase, message }),
+            Message::Error { phase, message, kind } => Err(ProtoError::Peer { phase, message, kind }),
             m => Ok(m),
         }
     }
@@ -117,11 +117,12 @@ impl Link for FakeLink {
     fn check_alive(&mut self, phase: Phase) -> Result<(), ProtoError> {
         self.alive(phase)
     }
-    fn send_error(&mut self, phase: Phase, message: &str) {
+    fn send_error(&mut self, phase: Phase, message: &str, kind: ErrorClass) {
         if let Some(tx) = &self.tx {
             let _ = tx.send(Message::Error {
                 phase,
                 message: message.into(),
+                kind,
             });
         }
     }
@@ -519,8 +520,9 @@ fn a_failure_on_one_side_reaches_the_other_as_the_peers() {
         (s.side, s.kind, s.phase),
         (Side::Local, FailureKind::Unavailable, Phase::Config)
     );
+    // what the server cannot do, the pair cannot do: unavailable here too
     let c = expect_failure(p.client.0);
-    assert_eq!((c.side, c.kind), (Side::Peer, FailureKind::Runtime));
+    assert_eq!((c.side, c.kind), (Side::Peer, FailureKind::Unavailable));
     assert_eq!(
         c.error.to_string(),
         "peer failed during config: provider 'fake' has no domain 'nic9' (its domains: nic0)"

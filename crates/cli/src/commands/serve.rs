@@ -12,7 +12,7 @@ use super::worker::{Line, COMMAND};
 use crate::output::{early_failure, print_stdout};
 use crate::{exit, VERSION};
 use fabdiag_options::Action;
-use fabdiag_proto::{write_frame, Listener, Message, Phase};
+use fabdiag_proto::{write_frame, ErrorClass, Listener, Message, Phase};
 use nix::sys::signal::{SigSet, Signal};
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader, Read};
@@ -192,6 +192,7 @@ fn turn_away(mut stream: TcpStream, message: String) {
             let msg = Message::Error {
                 phase: Phase::Hello,
                 message,
+                kind: ErrorClass::Runtime,
             };
             if let Ok(bytes) = serde_json::to_vec(&msg) {
                 let _ = write_frame(&mut stream, &bytes);
