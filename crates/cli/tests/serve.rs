@@ -21,8 +21,16 @@ struct Serve {
 
 impl Serve {
     fn start(env: &[(&str, &str)]) -> Serve {
+        Serve::start_with(&[], env)
+    }
+
+    /// With more of serve's options.
+    fn start_with(args: &[&str], env: &[(&str, &str)]) -> Serve {
         let port = free_port();
-        let mut cmd = fabdiag(&["serve", "-p", &port.to_string(), "--json"]);
+        let p = port.to_string();
+        let mut a = vec!["serve", "-p", &p, "--json"];
+        a.extend_from_slice(args);
+        let mut cmd = fabdiag(&a);
         cmd.envs(env.iter().copied());
         let mut proc = Proc::spawn(&mut cmd);
         wait_listening(&mut proc, "127.0.0.1", port);
@@ -441,4 +449,61 @@ fn provider_and_domain_limits_apply_to_every_test() {
     let lines = s.wait_lines(3);
     assert_eq!(lines[2]["config"]["provider"], "shm");
     s.stop(Signal::SIGTERM);
+}
+
+/// `serve -r 0` puts its RX buffer on the GPU for every test that can use
+/// one (the GPU plumbing's hook: host memory through the device path), the
+/// client's banner says so, the atomic tests (no GPU options) still run
+/// from system memory, and a provider without FI_HMEM is "unavailable" at
+/// the client with the server's reason.
+#[test]
+fn gpu_buffers_on_the_server_side() {
+    let _cpu = cpu();
+    let s = Serve::start_with(&["-r", "0"], &[("FABDIAG_TEST_HOST_AS_GPU", "1")]);
+    for tool in ["write-bw", "send-lat"] {
+        let o = s.client(&[tool, "-P", "shm", "-n", "5", "-s", "4096"]);
+        assert_eq!(o.code, Some(0), "{tool}: {}", o.stderr);
+        assert!(
+            o.stdout
+                .contains("Client TX Mem    : System\nServer RX Mem    : GPU 0\nServer GPU Type  : NVIDIA\n"),
+            "{tool}:\n{}",
+            o.stdout
+        );
+    }
+    let o = s.client(&["atomic-bw", "-P", "shm", "-n", "5"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let o = s.client(&["write-bw", "-P", "tcp", "-n", "5"]);
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    assert!(
+        o.one_line().contains(
+            "peer failed during config: provider 'tcp;ofi_rxm' cannot run this test: it lacks RMA write with device memory (FI_HMEM)"
+        ),
+        "{}",
+        o.stderr
+    );
+    let lines = s.wait_lines(5);
+    assert_eq!(lines[4]["error"]["kind"], "unavailable", "{}", lines[4]);
+    let o = s.stop(Signal::SIGTERM);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+}
+
+/// Without a GPU runtime, `serve -t` stops before listening, as a tool's
+/// server does: one line, exit 4.
+#[test]
+fn serve_without_a_gpu_runtime_is_unavailable() {
+    if fabdiag_gpu::discover().is_ok() {
+        eprintln!("SKIPPED: a GPU runtime loads here; the missing-runtime path needs a machine without one");
+        return;
+    }
+    let o = run(&["serve", "-p", "0", "-t", "0"], SHORT);
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    assert!(
+        o.one_line()
+            .starts_with("fabdiag serve: -t/-r ask for GPU memory but no GPU runtime loads here ("),
+        "{}",
+        o.stderr
+    );
+    let o = run(&["serve", "-p", "0", "-g", "amd", "-r", "300"], SHORT);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert_eq!(o.one_line(), "fabdiag serve: Invalid dest gpu device: 300");
 }

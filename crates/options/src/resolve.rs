@@ -70,6 +70,29 @@ pub struct GpuRequest {
 }
 
 impl GpuRequest {
+    /// `-t`, `-r` and `-g` as given (spec §2.3: indices as strtoul, at
+    /// most 255; the type in any letter case).
+    pub fn parse(tx: Option<&str>, rx: Option<&str>, kind: Option<&str>) -> Result<GpuRequest, OptionError> {
+        let index = |v: Option<&str>, what: &str| match v {
+            None => Ok(None),
+            Some(s) => parse_strtoul(s)
+                .filter(|&v| v <= 255)
+                .map(|v| Some(v as u32))
+                .ok_or_else(|| invalid(format!("{what}: {s}"))),
+        };
+        Ok(GpuRequest {
+            tx: index(tx, "Invalid src gpu device")?,
+            rx: index(rx, "Invalid dest gpu device")?,
+            kind: match kind {
+                None => None,
+                Some(s) => Some(
+                    GpuKind::parse(s)
+                        .ok_or_else(|| invalid(format!("Invalid gpu type: {s}. Must be AMD, NVIDIA or INTEL")))?,
+                ),
+            },
+        })
+    }
+
     /// Does this side put any buffer on a GPU?
     pub fn any(&self) -> bool {
         self.tx.is_some() || self.rx.is_some()
@@ -162,20 +185,7 @@ pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) ->
             None => return Err(invalid(format!("Invalid port: {s}"))),
         },
     };
-    let gpu_index = |id: Opt, what: &str| -> Result<Option<u32>, OptionError> {
-        Ok(match raw.last(id) {
-            None => None,
-            Some(_) => Some(number(raw, id, 0, |v| v <= 255, what)? as u32),
-        })
-    };
-    let tx = gpu_index(Opt::TxGpu, "Invalid src gpu device")?;
-    let rx = gpu_index(Opt::RxGpu, "Invalid dest gpu device")?;
-    let kind = match raw.last(Opt::GpuType) {
-        None => None,
-        Some(s) => Some(
-            GpuKind::parse(s).ok_or_else(|| invalid(format!("Invalid gpu type: {s}. Must be AMD, NVIDIA or INTEL")))?,
-        ),
-    };
+    let gpu = GpuRequest::parse(raw.last(Opt::TxGpu), raw.last(Opt::RxGpu), raw.last(Opt::GpuType))?;
     let iterations = number(raw, Opt::Iters, default_iters, |v| v > 0, "Invalid iteration count")?;
     let duration_s = match raw.last(Opt::Duration) {
         None => None,
@@ -211,7 +221,7 @@ pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) ->
         max_size,
         hugepages,
         json: raw.has(Opt::Json),
-        gpu: GpuRequest { tx, rx, kind },
+        gpu,
     })
 }
 

@@ -3,13 +3,16 @@
 
 use crate::getopt::{self, OptDef, Parsed};
 use crate::numbers::parse_strtoul;
-use crate::resolve::{Action, OptionError};
+use crate::resolve::{Action, GpuRequest, OptionError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum S {
     Port,
     Provider,
     Device,
+    TxGpu,
+    RxGpu,
+    GpuType,
     Json,
     Help,
     Version,
@@ -28,6 +31,9 @@ const SERVE: &[OptDef<S>] = &[
     def(S::Port, Some('p'), "port", true),
     def(S::Provider, Some('P'), "provider", true),
     def(S::Device, Some('d'), "device", true),
+    def(S::TxGpu, Some('t'), "tx-gpu", true),
+    def(S::RxGpu, Some('r'), "rx-gpu", true),
+    def(S::GpuType, Some('g'), "gpu-type", true),
     def(S::Json, None, "json", false),
     def(S::Help, Some('h'), "help", false),
     def(S::Version, Some('V'), "version", false),
@@ -39,13 +45,16 @@ pub struct ServeOptions {
     pub port: u16,
     pub provider: Option<String>,
     pub device: Option<String>,
+    /// `-t/-r/-g`: this server's buffers on a GPU, for every test that can
+    /// use GPU memory.
+    pub gpu: GpuRequest,
     pub json: bool,
 }
 
 pub fn serve_usage(prog: &str) -> String {
     format!(
         "Usage:
-  {prog} [-p PORT] [-P PROV] [-d DEV] [--json]
+  {prog} [-p PORT] [-P PROV] [-d DEV] [-t GPU] [-r GPU] [-g TYPE] [--json]
                          Serve every fabdiag tool, client after client
 
 Options:
@@ -53,12 +62,18 @@ Options:
   -P, --provider=PROV    Run only clients of this libfabric provider
   -d, --device=DEV       Device (libfabric domain) name (default: the domain
                          that reaches each client)
+  -t, --tx-gpu=GPU       GPU index for this server's TX buffer (default: no GPU)
+  -r, --rx-gpu=GPU       GPU index for this server's RX buffer (default: no GPU)
+  -g, --gpu-type=TYPE    GPU type (AMD or NVIDIA or INTEL) (default type determined
+                         by discovered GPU files on system)
       --json             One JSON line per served test on stdout
   -h, --help             Print this help text and exit
   -V, --version          Print the version and exit
 
 One test runs at a time, each in its own worker process; a client that
 arrives meanwhile is told the server is busy. SIGINT or SIGTERM ends it.
+-t/-r apply to the bandwidth and latency tests; the atomic tests, which
+have no GPU options, use system memory.
 "
     )
 }
@@ -68,8 +83,10 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
         port: fabdiag_proto::DEFAULT_PORT,
         provider: None,
         device: None,
+        gpu: GpuRequest::default(),
         json: false,
     };
+    let (mut tx, mut rx, mut kind) = (None, None, None);
     let bad = |m: String| OptionError::Invalid(m);
     for p in getopt::parse(SERVE, args).map_err(|m| bad(format!("{m} (see -h)")))? {
         match p {
@@ -86,11 +103,15 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
             Parsed::Opt(S::Provider, v) => o.provider = v,
             Parsed::Opt(S::Device, Some(v)) if v.is_empty() => return Err(bad("Invalid device name: ".into())),
             Parsed::Opt(S::Device, v) => o.device = v,
+            Parsed::Opt(S::TxGpu, v) => tx = v,
+            Parsed::Opt(S::RxGpu, v) => rx = v,
+            Parsed::Opt(S::GpuType, v) => kind = v,
             Parsed::Opt(S::Json, _) => o.json = true,
             Parsed::Opt(S::Port, None) => {}
             Parsed::Operand(x) => return Err(bad(format!("Unexpected argument: {x}"))),
         }
     }
+    o.gpu = GpuRequest::parse(tx.as_deref(), rx.as_deref(), kind.as_deref())?;
     Ok(Action::Run(o))
 }
 
@@ -142,6 +163,27 @@ mod tests {
             Err(OptionError::Invalid("invalid option -- 'x' (see -h)".into()))
         );
         assert_eq!(serve(&args(&["-h"])), Ok(Action::Help));
+        let Action::Run(g) = serve(&args(&["-r", "1", "--tx-gpu=0", "-g", "Nvidia"])).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            g.gpu,
+            GpuRequest {
+                tx: Some(0),
+                rx: Some(1),
+                kind: Some(fabdiag_gpu::GpuKind::Nvidia)
+            }
+        );
+        assert_eq!(
+            serve(&args(&["-r", "x"])),
+            Err(OptionError::Invalid("Invalid dest gpu device: x".into()))
+        );
+        assert_eq!(
+            serve(&args(&["-g", "arm"])),
+            Err(OptionError::Invalid(
+                "Invalid gpu type: arm. Must be AMD, NVIDIA or INTEL".into()
+            ))
+        );
     }
 
     #[test]

@@ -46,9 +46,19 @@ pub struct MemoryPlan {
     pub target: Buffer,
     /// Huge pages for the buffers this side uses (spec §2.8).
     pub hugepages: Option<HugePageSize>,
+    /// May `-t/-r` put these buffers on a GPU? Not for the atomic tools,
+    /// which have no GPU options: a `fabdiag serve -r 0` serves them from
+    /// host memory.
+    pub gpu_allowed: bool,
 }
 
 impl MemoryPlan {
+    /// This side's GPU buffers for this plan: `gpu`, unless the plan's
+    /// buffers never go on a GPU.
+    pub fn gpu<'g>(&self, gpu: Option<&'g GpuUse>) -> Option<&'g GpuUse> {
+        gpu.filter(|g| self.gpu_allowed && (g.tx.is_some() || g.rx.is_some()))
+    }
+
     /// Two buffers of `len` bytes, the initiator with the originals'
     /// pattern and the target zeroed, each used only if this side plays
     /// that part (the bandwidth and latency tools, spec §2.5).
@@ -65,6 +75,7 @@ impl MemoryPlan {
                 init: Init::Fill(0),
             },
             hugepages,
+            gpu_allowed: true,
         }
     }
 }
@@ -121,6 +132,7 @@ pub fn allocate(
 ) -> Result<(Vec<Memory>, MemFacts), FabricError> {
     let page = page_size();
     let bufs = [plan.initiator, plan.target];
+    let gpu = plan.gpu(gpu);
     let on_gpu = [gpu.and_then(|g| g.tx), gpu.and_then(|g| g.rx)];
     let host_used = |i: usize| bufs[i].used && on_gpu[i].is_none();
     let used_len = (0..2).filter(|&i| host_used(i)).map(|i| bufs[i].len).max();
@@ -364,8 +376,18 @@ mod tests {
                 },
             },
             hugepages: None,
+            gpu_allowed: false,
         };
-        let (bufs, _) = allocate(&p, None, None).unwrap();
+        // a `-r` of the server's is not for atomics: host memory, and no
+        // GPU runtime is asked (there is none here)
+        let gpu = GpuUse {
+            kind: fabdiag_gpu::GpuKind::Nvidia,
+            tx: Some(0),
+            rx: Some(0),
+        };
+        let (bufs, facts) = allocate(&p, Some(&gpu), None).unwrap();
+        assert!(bufs.iter().all(|b| matches!(b, Memory::Host(_))));
+        assert_eq!(facts.side, SideMem::system());
         for slot in bufs[1].host().unwrap().chunks_exact(AMO_STRIDE as usize) {
             assert_eq!(Val::decode(AmoType::Uint16, slot), Val::Int(0xBEEF));
             assert!(slot[2..].iter().all(|&b| b == 0));

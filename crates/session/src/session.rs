@@ -17,6 +17,7 @@
 use crate::driver::LatClock;
 use crate::env::Env;
 use crate::family::{self, Facts, FamilyRun, Rows};
+use crate::memory::MemoryPlan;
 use crate::net::{FabricNet, Net, Port};
 use crate::outcome::{Failure, Report, SessionError};
 use crate::sink::{Event, Silent, Sink};
@@ -88,19 +89,35 @@ fn prepare(
             LatClock::Cycles(c)
         }
     };
-    net.check(env, capability(&*fam, env)).map_err(early)?;
+    net.check(env, capability(&*fam, &fam.memory(Role::Client), env))
+        .map_err(early)?;
     Ok((fam, clock))
 }
 
 /// What this side's provider must offer: the family's capability, with
-/// device memory (FI_HMEM) when `-t/-r` put one of our buffers on a GPU.
-fn capability(fam: &dyn FamilyRun, env: &Env) -> fabdiag_fabric::Capability {
+/// device memory (FI_HMEM) when `-t/-r` put one of `plan`'s buffers on a
+/// GPU.
+fn capability(fam: &dyn FamilyRun, plan: &MemoryPlan, env: &Env) -> fabdiag_fabric::Capability {
     let c = fam.capability();
-    if env.gpu.is_some_and(|g| g.tx.is_some() || g.rx.is_some()) {
+    if plan.gpu(env.gpu.as_ref()).is_some() {
         c.with_device_memory()
     } else {
         c
     }
+}
+
+/// This side's endpoint for `fam` as `role`: its buffers, on the provider
+/// that can run the test with them, in the domain that reaches the peer.
+fn open<'n>(
+    net: &'n mut dyn Net,
+    provider: Option<&str>,
+    fam: &dyn FamilyRun,
+    role: Role,
+    env: &Env,
+    link: &dyn Link,
+) -> Result<Box<dyn Port + 'n>, SessionError> {
+    let plan = fam.memory(role);
+    net.open(provider, env, capability(fam, &plan, env), link.local_ip(), &plan)
 }
 
 /// Waits on `listener` for one client (only of `only`, if given; others
@@ -265,14 +282,7 @@ pub(crate) fn client_run(
     let mut p = start();
     p.enter(Phase::Config, sink);
     let r = (|| {
-        let near = link.local_ip();
-        let mut port = net.open(
-            env.provider.as_deref(),
-            env,
-            capability(fam, env),
-            near,
-            &fam.memory(Role::Client),
-        )?;
+        let mut port = open(net, env.provider.as_deref(), fam, Role::Client, env, link)?;
         fam.check(&*port)?;
         spec.provider = port.provider().into();
         link.send(
@@ -326,14 +336,7 @@ pub(crate) fn server_run(
             }
         }
         let fam = family::plan(&spec, env)?;
-        let near = link.local_ip();
-        let mut port = net.open(
-            Some(&spec.provider),
-            env,
-            capability(&*fam, env),
-            near,
-            &fam.memory(Role::Server),
-        )?;
+        let mut port = open(net, Some(&spec.provider), &*fam, Role::Server, env, link)?;
         fam.check(&*port)?;
         Side::new(Role::Server, &*fam, &LatClock::Raw, env, link, sink).run(&mut *port, &mut p)
     })();

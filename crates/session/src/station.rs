@@ -86,6 +86,7 @@ impl Station {
             initiator: either(c.initiator, s.initiator),
             target: either(c.target, s.target),
             hugepages: c.hugepages.or(s.hugepages),
+            gpu_allowed: c.gpu_allowed && s.gpu_allowed,
         });
         if !reusable(spec.tool) {
             self.kept = None;

@@ -248,6 +248,12 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     if let Err(e) = load_libfabric() {
         return early_failure("serve", prog, json, exit::UNAVAILABLE, &e.to_string());
     }
+    // -t/-r: checked here, before listening, as a tool's server does; the
+    // workers are told the type found, so none has to look again
+    let gpu = match super::gpu::resolve(&o.gpu) {
+        Ok(g) => g,
+        Err(m) => return early_failure("serve", prog, json, exit::UNAVAILABLE, &m),
+    };
     let listener = match Listener::bind(o.port).and_then(|l| l.set_nonblocking(true).map(|()| l)) {
         Ok(l) => l,
         Err(e) => return early_failure("serve", prog, json, exit::RUNTIME, &e.to_string()),
@@ -271,6 +277,14 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     }
     if let Some(d) = &o.device {
         worker_args.extend(["-d".to_string(), d.clone()]);
+    }
+    if let Some(g) = gpu {
+        for (flag, index) in [("-t", g.tx), ("-r", g.rx)] {
+            if let Some(i) = index {
+                worker_args.extend([flag.to_string(), i.to_string()]);
+            }
+        }
+        worker_args.extend(["-g".to_string(), g.kind.name().to_string()]);
     }
     eprintln!(
         "{prog}: listening on port {} for clients of every tool, one test at a time",

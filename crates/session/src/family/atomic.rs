@@ -158,6 +158,8 @@ impl FamilyRun for Atomic {
                 },
             },
             hugepages: None,
+            // the atomic tools have no GPU options (spec §2.12)
+            gpu_allowed: false,
         }
     }
 
