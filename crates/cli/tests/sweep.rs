@@ -252,6 +252,43 @@ fn when_rank_0_cannot_start_every_rank_is_told_at_once() {
     }
 }
 
+/// `-t/-r` in the tool's options put every rank's buffers on its GPU for
+/// every pair test (the GPU plumbing's hook: host memory through the
+/// device path, crates/cli/tests/gpu_plumbing.rs): over shm every pair is
+/// measured with the data checked (on by default for GPU buffers); over
+/// tcp, which lacks FI_HMEM, every pair fails with that reason.
+#[test]
+fn gpu_buffers_reach_every_pair_test() {
+    let _cpu = cpu();
+    for (provider, code) in [("shm", 0), ("tcp", 2)] {
+        let coord = format!("127.0.0.1:{}", free_port());
+        let gpu = ["-P", provider, "-t", "0", "-r", "0"];
+        let start = |r: usize, extra: &[&str]| {
+            let mut c = rank(r, 3, &coord, &[&gpu[..], extra].concat());
+            c.env("FABDIAG_TEST_HOST_AS_GPU", "1");
+            Proc::spawn(&mut c)
+        };
+        let others: Vec<Proc> = (1..3).map(|r| start(r, &[])).collect();
+        let zero = start(0, &["--json", "--outlier-fraction", "0.001"]).wait(LIMIT * 2);
+        for p in others {
+            p.wait(LIMIT);
+        }
+        assert_eq!(zero.code, Some(code), "{provider}: {}", zero.stderr);
+        let doc = zero.json();
+        assert_eq!(doc["options"]["test"]["verify"], true, "{provider}");
+        let pairs = doc["pairs"].as_array().unwrap();
+        assert_eq!(pairs.len(), 3, "{provider}");
+        for p in pairs {
+            if code == 0 {
+                assert!(p["value"].as_f64().is_some_and(|v| v > 0.0), "{p}");
+            } else {
+                let e = p["error"].as_str().unwrap_or_default();
+                assert!(e.contains("lacks RMA write with device memory (FI_HMEM)"), "{p}");
+            }
+        }
+    }
+}
+
 #[test]
 fn plan_and_simulation_need_no_fabric() {
     let o = run(&["sweep", "--plan", "--ranks", "5"], SHORT);
