@@ -68,3 +68,32 @@ fn a_corrupted_destination_fails_the_run_with_the_offset() {
         }
     }
 }
+
+/// send-bw's receiver checks every slot a message of the size landed in,
+/// not only the latest message's: 8 messages into 6 posted receives (the
+/// batch of 4 plus 2), the flip in slot 2 (offset 2 × 512 + 5), which the
+/// last message (slot 1) never touched.
+#[test]
+fn send_bw_checks_every_receive_slot() {
+    let _cpu = cpu();
+    for provider in ["tcp", "shm"] {
+        let (c, s) = pair_env(
+            "send-bw",
+            &[("FABDIAG_TEST_CORRUPT_OFFSET", "1029")],
+            &[],
+            &["-P", provider, "-n", "2", "-l", "4", "-s", "512", "--verify"],
+        );
+        assert_eq!(
+            (c.code, s.code),
+            (Some(2), Some(2)),
+            "{provider}: {} / {}",
+            c.stderr,
+            s.stderr
+        );
+        let line = one_line(&c.stderr);
+        assert!(
+            line.contains("data check failed for size 512: the server's RX buffer at offset 1029 holds 0x"),
+            "{provider}: {line}"
+        );
+    }
+}

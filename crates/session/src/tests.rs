@@ -293,8 +293,8 @@ impl Drive for FakeDriver<'_> {
     fn region_len(&self, _: RegionId) -> u64 {
         self.target.len() as u64
     }
-    fn last_received(&self) -> Option<(u64, u64)> {
-        None
+    fn received(&self) -> Vec<(u64, u64)> {
+        Vec::new()
     }
     fn link(&mut self) -> &mut dyn Link {
         &mut *self.link

@@ -132,9 +132,10 @@ pub trait Drive: BwDriver<Error = DriveError> + LatDriver<Error = DriveError> {
     fn fill(&mut self, region: RegionId, f: &mut dyn FnMut(&mut [u8])) -> Result<(), DriveError>;
     /// The length of one of our regions.
     fn region_len(&self, region: RegionId) -> u64;
-    /// Where the latest message of this size landed in our target (offset
-    /// and length), on a side that receives sends.
-    fn last_received(&self) -> Option<(u64, u64)>;
+    /// Every place in our target a message of this size landed (offset,
+    /// and the length of the latest message there), on a side that
+    /// receives sends.
+    fn received(&self) -> Vec<(u64, u64)>;
     fn link(&mut self) -> &mut dyn Link;
     /// The run ended well: the endpoint may be closed normally. Dropped any
     /// other way, the driver leaves the endpoint unclosed (libfabric 1.17
@@ -185,9 +186,9 @@ pub struct FabricDriver<'a, W: Wire + ?Sized = Endpoint> {
     current_size: u64,
     /// The largest payload posted with FI_INJECT (None: never).
     inject_max: Option<u64>,
-    /// Where in our target the latest message of this size landed, and
-    /// its length.
-    last_recv: Option<(u64, u64)>,
+    /// Per posted receive slot: the length of the latest message of this
+    /// size that landed in it (0: none did), for the data check.
+    slot_len: Vec<u64>,
 }
 
 /// The largest payload this run posts with FI_INJECT. The originals use
@@ -256,7 +257,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
             last_ctl_check: Instant::now(),
             current_size: 0,
             inject_max,
-            last_recv: None,
+            slot_len: Vec::new(),
         };
         if d.cfg.op == Op::Send {
             d.post_initial_receives()?;
@@ -276,6 +277,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
         // A batch plus the response; the provider buffers any excess as
         // unexpected messages.
         let depth = (self.cfg.list_size + 2).min(self.ep.rx_depth()).max(1);
+        self.slot_len = vec![0; depth.min(self.recv_slots) as usize];
         for i in 0..depth {
             let slot = i % self.recv_slots;
             if self.ep.recv(TARGET, slot * self.recv_gran, self.recv_slot_len, slot)? == Posted::Busy {
@@ -305,7 +307,10 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
                     self.rx_responses += 1;
                 } else {
                     self.rx_data += 1;
-                    self.last_recv = Some((at, c.len));
+                    // (a slot index past the table was never posted)
+                    if let Some(l) = self.slot_len.get_mut(slot as usize) {
+                        *l = c.len;
+                    }
                     // A passive receiver answers: every message with its echo
                     // (send_lat), or every full batch (send_bw); active sides
                     // answer from their iteration.
@@ -455,7 +460,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
         self.batch_left = self.cfg.list_size;
         self.base_responses = self.rx_responses;
         self.iteration = 0;
-        self.last_recv = None;
+        self.slot_len.fill(0);
     }
 }
 
@@ -489,8 +494,14 @@ impl<W: Wire + ?Sized> Drive for FabricDriver<'_, W> {
         self.ep.region_len(region)
     }
 
-    fn last_received(&self) -> Option<(u64, u64)> {
-        self.last_recv
+    fn received(&self) -> Vec<(u64, u64)> {
+        let at = |slot: usize| slot as u64 * self.recv_gran;
+        self.slot_len
+            .iter()
+            .enumerate()
+            .filter(|(_, &len)| len > 0)
+            .map(|(slot, &len)| (at(slot), len))
+            .collect()
     }
 
     fn link(&mut self) -> &mut dyn Link {

@@ -12,6 +12,7 @@ use crate::outcome::SessionError;
 use crate::spec::TestSpec;
 use fabdiag_engine::{buffer_size, run_size, sizes, Activity, Stepper};
 use fabdiag_fabric::{Capability, RegionId};
+use fabdiag_proto::Phase;
 use fabdiag_report::{BwRun, BwTool, Knob, Role, Row, RunDesc};
 use std::time::Duration;
 
@@ -32,8 +33,8 @@ pub(crate) struct Bandwidth {
 enum Dest {
     /// One-sided operations: every offset of a batch, in this region.
     Batch(RegionId),
-    /// Sends: the slot the latest message of the size landed in.
-    LastMessage,
+    /// Sends: every receive slot a message of the size landed in.
+    Received,
 }
 
 impl Bandwidth {
@@ -72,7 +73,7 @@ impl Bandwidth {
         let (initiates, target) = self.roles(role);
         match self.op() {
             Op::Read => (target.then_some(TARGET), initiates.then_some(Dest::Batch(INITIATOR))),
-            Op::Send => (initiates.then_some(INITIATOR), target.then_some(Dest::LastMessage)),
+            Op::Send => (initiates.then_some(INITIATOR), target.then_some(Dest::Received)),
             _ => (initiates.then_some(INITIATOR), target.then_some(Dest::Batch(TARGET))),
         }
     }
@@ -106,21 +107,28 @@ impl Bandwidth {
         } else {
             format!("{}'s ", side(role))
         };
-        let (region, offsets, len) = match dest {
-            Dest::Batch(r) => (*r, self.batch_offsets(d, *r, size), size),
-            Dest::LastMessage => match d.last_received() {
-                Some((off, len)) => (TARGET, vec![off], len),
-                None => {
+        let (region, offsets) = match dest {
+            Dest::Batch(r) => (*r, self.batch_offsets(d, *r, size)),
+            Dest::Received => {
+                let got = d.received();
+                if got.is_empty() {
                     return Err(SessionError::Verify(format!(
                         "data check failed for size {size}: no message of this size arrived at the {}",
                         side(role)
-                    )))
+                    )));
                 }
-            },
+                if let Some(&(off, len)) = got.iter().find(|&&(_, len)| len != size) {
+                    return Err(SessionError::Verify(format!(
+                        "data check failed for size {size}: the {} received a message of {len} bytes (at RX offset {off})",
+                        side(role)
+                    )));
+                }
+                (TARGET, got.into_iter().map(|(off, _)| off).collect())
+            }
         };
         let mut found = None;
         let mut look = |mem: &[u8]| {
-            found = p.first_mismatch(mem, &offsets, len);
+            found = p.first_mismatch(mem, &offsets, size);
             found.is_none()
         };
         if let Some(at) = self.corrupt {
@@ -135,11 +143,7 @@ impl Bandwidth {
         }
         d.settle_region(region, &mut look, SETTLE)?;
         match found {
-            None if len == size => Ok(()),
-            None => Err(SessionError::Verify(format!(
-                "data check failed for size {size}: the {}'s last message held {len} bytes",
-                side(role)
-            ))),
+            None => Ok(()),
             Some((off, want, got)) => Err(SessionError::Verify(format!(
                 "data check failed for size {size}: the {whose}{} buffer at offset {off} holds {}, the pattern says 0x{want:02x}",
                 if region == TARGET { "RX" } else { "TX" },
@@ -233,6 +237,13 @@ impl FamilyRun for Bandwidth {
             if let Some(dest) = &dest {
                 self.check(role, d, dest, size)?;
             }
+        }
+        if s.verify {
+            // A side whose check fails tells the other, which hears it at
+            // the next size's pre-run barrier; after the last size this
+            // barrier is where it hears it, instead of ending as a success
+            // while its peer found bad data.
+            d.link().barrier(Phase::Results, None)?;
         }
         Ok(None)
     }
