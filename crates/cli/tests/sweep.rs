@@ -255,37 +255,70 @@ fn when_rank_0_cannot_start_every_rank_is_told_at_once() {
 /// `-t/-r` in the tool's options put every rank's buffers on its GPU for
 /// every pair test (the GPU plumbing's hook: host memory through the
 /// device path, crates/cli/tests/gpu_plumbing.rs): over shm every pair is
-/// measured with the data checked (on by default for GPU buffers); over
-/// tcp, which lacks FI_HMEM, every pair fails with that reason.
+/// measured with the data checked (on by default for GPU buffers).
 #[test]
 fn gpu_buffers_reach_every_pair_test() {
     let _cpu = cpu();
-    for (provider, code) in [("shm", 0), ("tcp", 2)] {
+    let coord = format!("127.0.0.1:{}", free_port());
+    let gpu = ["-P", "shm", "-t", "0", "-r", "0"];
+    let start = |r: usize, extra: &[&str]| {
+        let mut c = rank(r, 3, &coord, &[&gpu[..], extra].concat());
+        c.env("FABDIAG_TEST_HOST_AS_GPU", "1");
+        Proc::spawn(&mut c)
+    };
+    let others: Vec<Proc> = (1..3).map(|r| start(r, &[])).collect();
+    let zero = start(0, &["--json", "--outlier-fraction", "0.001"]).wait(LIMIT * 2);
+    for (i, p) in others.into_iter().enumerate() {
+        let o = p.wait(LIMIT);
+        assert_eq!(o.code, Some(0), "rank {}: {}", i + 1, o.stderr);
+    }
+    assert_eq!(zero.code, Some(0), "{}", zero.stderr);
+    let doc = zero.json();
+    assert_eq!(doc["options"]["test"]["verify"], true);
+    let pairs = doc["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 3);
+    for p in pairs {
+        assert!(p["value"].as_f64().is_some_and(|v| v > 0.0), "{p}");
+    }
+}
+
+/// A setting rank 0 cannot run (an unknown provider; `-t` on tcp, which
+/// lacks FI_HMEM) ends the sweep at once with rank 0's reason on every
+/// rank, instead of failing every pair round after round: exit 4 on rank
+/// 0, the others told it stopped.
+#[test]
+fn a_test_rank_0_cannot_run_ends_the_sweep_at_once() {
+    let _cpu = cpu();
+    for (args, reason) in [
+        (&["-P", "nosuch"][..], "no libfabric provider named 'nosuch'"),
+        (
+            &["-t", "0"][..],
+            "provider 'tcp' cannot run this test: it lacks RMA write with device memory (FI_HMEM)",
+        ),
+    ] {
         let coord = format!("127.0.0.1:{}", free_port());
-        let gpu = ["-P", provider, "-t", "0", "-r", "0"];
-        let start = |r: usize, extra: &[&str]| {
-            let mut c = rank(r, 3, &coord, &[&gpu[..], extra].concat());
+        let start = |r: usize| {
+            let mut c = rank(r, 3, &coord, args);
             c.env("FABDIAG_TEST_HOST_AS_GPU", "1");
             Proc::spawn(&mut c)
         };
-        let others: Vec<Proc> = (1..3).map(|r| start(r, &[])).collect();
-        let zero = start(0, &["--json", "--outlier-fraction", "0.001"]).wait(LIMIT * 2);
-        for p in others {
-            p.wait(LIMIT);
+        let t0 = Instant::now();
+        let others: Vec<Proc> = (1..3).map(start).collect();
+        let zero = start(0).wait(LIMIT);
+        assert_eq!(zero.code, Some(4), "{args:?}: {}", zero.stderr);
+        assert!(zero.one_line().contains(reason), "{args:?}: {}", zero.stderr);
+        for (i, p) in others.into_iter().enumerate() {
+            let o = p.wait(LIMIT);
+            assert_eq!(o.code, Some(1), "rank {}: {}", i + 1, o.stderr);
+            assert!(
+                o.one_line().contains("rank 0 stopped") && o.stderr.contains(reason),
+                "rank {}: {}",
+                i + 1,
+                o.stderr
+            );
         }
-        assert_eq!(zero.code, Some(code), "{provider}: {}", zero.stderr);
-        let doc = zero.json();
-        assert_eq!(doc["options"]["test"]["verify"], true, "{provider}");
-        let pairs = doc["pairs"].as_array().unwrap();
-        assert_eq!(pairs.len(), 3, "{provider}");
-        for p in pairs {
-            if code == 0 {
-                assert!(p["value"].as_f64().is_some_and(|v| v > 0.0), "{p}");
-            } else {
-                let e = p["error"].as_str().unwrap_or_default();
-                assert!(e.contains("lacks RMA write with device memory (FI_HMEM)"), "{p}");
-            }
-        }
+        // well inside the 60 s join timeout the others would wait out
+        assert!(t0.elapsed() < Duration::from_secs(20), "{args:?}: {:?}", t0.elapsed());
     }
 }
 

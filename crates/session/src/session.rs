@@ -67,6 +67,15 @@ pub(crate) fn client_on(
     client_run(spec, &*fam, clock, env, net, &mut ctl, sink)
 }
 
+/// Can this machine run `spec` as `env` asks: the spec valid, the
+/// provider and domain present with the test's capability (device memory
+/// included when `-t/-r` ask for it), the clock usable? What a client
+/// settles before connecting; a sweep's rank 0 asks it before any pair
+/// test, so a setting no rank can run ends the sweep at once.
+pub fn check(spec: &TestSpec, env: &Env) -> Result<(), Failure> {
+    prepare(spec, env, &mut FabricNet::default(), &mut Silent).map(|_| ())
+}
+
 /// What a client settles before any network traffic: the spec, the
 /// family, the clock (cycle-counter calibration takes 0.2 s and can fail on
 /// its own), and whether this side's provider can run the test at all.

@@ -519,14 +519,19 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
         Ok(x) => x,
         Err(m) => return fail(&who, exit::RUNTIME, &m),
     };
-    // what can stop rank 0 before the sweep starts is told to every rank
-    let ready = FabricRunner::new(env, 0)
-        .map_err(|e| format!("cannot listen for pair tests: {e}"))
-        .and_then(|r| Ok((r, prepare_output(o, l.size, setup)?)));
+    // what can stop rank 0 before the sweep starts is told to every rank:
+    // first whether it can run the test at all (a provider or GPU setting
+    // no rank can use would otherwise fail every pair, round after round)
+    let ready = fabdiag_session::check(&inv.spec, &env)
+        .map_err(|f| (exit::of(f.kind), f.to_string()))
+        .and_then(|()| {
+            FabricRunner::new(env, 0).map_err(|e| (exit::RUNTIME, format!("cannot listen for pair tests: {e}")))
+        })
+        .and_then(|r| Ok((r, prepare_output(o, l.size, setup).map_err(|m| (exit::RUNTIME, m))?)));
     let (mut runner, earlier) = match ready {
         Ok(x) => x,
-        Err(m) => {
-            let code = fail(&who, exit::RUNTIME, &m);
+        Err((code, m)) => {
+            let code = fail(&who, code, &m);
             let wait = Duration::from_secs(o.join_timeout_s);
             coordinator::refuse_all(listener, l.size, wait, &format!("rank 0 stopped: {m}"));
             return code;
