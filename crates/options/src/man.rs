@@ -55,7 +55,7 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ("1", "Invalid option or argument (as the originals)."),
     (
         "2",
-        "The run failed: the peer died or went silent, a fabric or control-protocol error, the port in use, no server, a data check (an atomic target's final value) failed.",
+        "The run failed: the peer died or went silent, a fabric or control-protocol error, the port in use, no server, a data check (--verify, or an atomic target's final value) failed.",
     ),
     ("3", "The run completed but --min-bw or --max-lat was missed."),
     (
