@@ -482,7 +482,7 @@ impl Endpoint {
         let r = self
             .regions
             .get(id.0)
-            .ok_or_else(|| FabricError::Bounds(format!("no local region {}", id.0)))?;
+            .ok_or_else(|| FabricError::no_region(id.0))?;
         if off.checked_add(len).is_none_or(|end| end > r.buf.len()) {
             return Err(FabricError::Bounds(format!(
                 "local range {off}+{len} exceeds region of {} bytes",

@@ -62,6 +62,11 @@ impl FabricError {
         }
     }
 
+    /// An endpoint has no registered buffer of index `id`.
+    pub fn no_region(id: usize) -> Self {
+        FabricError::Bounds(format!("no local region {id}"))
+    }
+
     /// True when the error means "this machine cannot do it" rather than
     /// "something broke": the CLI maps these to the unavailable exit code.
     pub fn is_unavailable(&self) -> bool {
