@@ -131,13 +131,7 @@ impl DeviceMem {
     }
 
     fn at(&self, off: u64, len: u64) -> Result<sys::CUdeviceptr, GpuError> {
-        match off.checked_add(len) {
-            Some(end) if end <= self.len => Ok(self.ptr + off),
-            _ => Err(GpuError::Bounds(format!(
-                "{len} bytes at offset {off} of a {}-byte device buffer",
-                self.len
-            ))),
-        }
+        Ok(self.ptr + crate::within(off, len, self.len, "device")?)
     }
 }
 
@@ -251,13 +245,7 @@ impl HostMem {
     }
 
     fn at(&self, off: u64, len: u64) -> Result<*mut u8, GpuError> {
-        match off.checked_add(len) {
-            Some(end) if end <= self.len => Ok(self.ptr.wrapping_add(off as usize)),
-            _ => Err(GpuError::Bounds(format!(
-                "{len} bytes at offset {off} of a {}-byte host buffer",
-                self.len
-            ))),
-        }
+        Ok(self.ptr.wrapping_add(crate::within(off, len, self.len, "host")? as usize))
     }
 }
 

@@ -84,15 +84,6 @@ pub struct HipMem {
 // SAFETY: the allocation is owned by this value alone.
 unsafe impl Send for HipMem {}
 
-impl HipMem {
-    fn check_range(&self, off: u64, n: usize) -> Result<(), GpuError> {
-        match off.checked_add(n as u64) {
-            Some(e) if e <= self.len => Ok(()),
-            _ => Err(GpuError::Bounds(format!("{n} bytes at {off} of {}", self.len))),
-        }
-    }
-}
-
 impl crate::Buffer for HipMem {
     fn address(&self) -> u64 {
         self.ptr as u64
@@ -107,7 +98,7 @@ impl crate::Buffer for HipMem {
     }
 
     fn read(&self, off: u64, out: &mut [u8]) -> Result<(), GpuError> {
-        self.check_range(off, out.len())?;
+        crate::within(off, out.len() as u64, self.len, "device")?;
         // SAFETY: the range is inside the allocation; out is host memory of
         // the same length; hipMemcpy is synchronous.
         Hip::check("hipMemcpy", unsafe {
@@ -121,7 +112,7 @@ impl crate::Buffer for HipMem {
     }
 
     fn write(&mut self, off: u64, data: &[u8]) -> Result<(), GpuError> {
-        self.check_range(off, data.len())?;
+        crate::within(off, data.len() as u64, self.len, "device")?;
         // SAFETY: as `read`, the other way.
         Hip::check("hipMemcpy", unsafe {
             (self.hip.api.memcpy)(

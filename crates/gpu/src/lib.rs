@@ -133,6 +133,18 @@ pub fn poll_until<E: From<GpuError>>(
     }
 }
 
+/// Checks that `len` bytes at `off` lie inside a `size`-byte buffer of
+/// `kind` ("device", "host") and gives back `off`: the one bounds check
+/// before every copy, kernel launch and pointer of every runtime.
+pub(crate) fn within(off: u64, len: u64, size: u64, kind: &str) -> Result<u64, GpuError> {
+    match off.checked_add(len) {
+        Some(end) if end <= size => Ok(off),
+        _ => Err(GpuError::Bounds(format!(
+            "{len} bytes at offset {off} of a {size}-byte {kind} buffer"
+        ))),
+    }
+}
+
 /// How many GPUs of `kind` its runtime reports here.
 pub fn device_count(kind: GpuKind) -> Result<u32, GpuError> {
     Ok(match kind {
@@ -198,7 +210,7 @@ impl Cuda {
     /// Opens the driver (FABDIAG_LIBCUDA overrides the library path) and
     /// initialises it.
     pub fn load() -> Result<Cuda, GpuError> {
-        let library = std::env::var("FABDIAG_LIBCUDA").unwrap_or_else(|_| DEFAULT_LIBRARY.into());
+        let library = GpuKind::Nvidia.library();
         let lib = dl::open(&library)?;
         let api = Api {
             init: dl::sym(lib, "cuInit", &library)?,
@@ -348,6 +360,16 @@ fn bus_key(s: &str) -> Option<(u32, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranges_past_a_buffer_or_wrapping_are_refused() {
+        assert_eq!(within(16, 16, 32, "device"), Ok(16));
+        assert_eq!(
+            within(17, 16, 32, "host"),
+            Err(GpuError::Bounds("16 bytes at offset 17 of a 32-byte host buffer".into()))
+        );
+        assert!(within(u64::MAX, 2, 32, "device").is_err());
+    }
 
     fn devs() -> Vec<Device> {
         vec![

@@ -205,10 +205,8 @@ impl ZeMem {
     }
 
     fn range(&self, off: u64, n: usize) -> Result<*mut u8, GpuError> {
-        match off.checked_add(n as u64) {
-            Some(e) if e <= self.len => Ok((self.ptr as *mut u8).wrapping_add(off as usize)),
-            _ => Err(GpuError::Bounds(format!("{n} bytes at {off} of {}", self.len))),
-        }
+        let off = crate::within(off, n as u64, self.len, "device")?;
+        Ok((self.ptr as *mut u8).wrapping_add(off as usize))
     }
 }
 
