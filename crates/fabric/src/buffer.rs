@@ -139,23 +139,23 @@ impl DeviceMemory for HostAsDevice {
         0
     }
     fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String> {
-        let r = self
-            .buf
-            .as_slice()
-            .get(off as usize..off as usize + out.len())
-            .ok_or("out of range")?;
-        out.copy_from_slice(r);
+        out.copy_from_slice(&self.buf.as_slice()[span(off, out.len(), self.buf.len())?]);
         Ok(())
     }
     fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String> {
-        let r = self
-            .buf
-            .as_mut_slice()
-            .get_mut(off as usize..off as usize + data.len())
-            .ok_or("out of range")?;
-        r.copy_from_slice(data);
+        let r = span(off, data.len(), self.buf.len())?;
+        self.buf.as_mut_slice()[r].copy_from_slice(data);
         Ok(())
     }
+}
+
+/// `n` bytes at `off` of a `size`-byte buffer, if they lie inside it.
+fn span(off: u64, n: usize, size: usize) -> Result<std::ops::Range<usize>, String> {
+    usize::try_from(off)
+        .ok()
+        .and_then(|a| Some(a..a.checked_add(n)?))
+        .filter(|r| r.end <= size)
+        .ok_or_else(|| format!("{n} bytes at offset {off} of a {size}-byte buffer"))
 }
 
 /// One buffer to register: host memory, or a GPU's.
@@ -364,5 +364,20 @@ mod tests {
         let z = HostBuffer::new(page_size() + 1, None, 0).unwrap();
         assert_eq!(z.len() as u64, 2 * page_size());
         assert!(z.as_slice().iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn host_as_device_copies_stay_inside_the_buffer() {
+        let mut d = HostAsDevice {
+            buf: HostBuffer::new(64, None, 0).unwrap(),
+            iface: HmemIface::System,
+        };
+        let len = d.len() as usize;
+        d.write(8, &[1, 2, 3]).unwrap();
+        let mut out = [0u8; 4];
+        d.read(7, &mut out).unwrap();
+        assert_eq!(out, [0, 1, 2, 3]);
+        assert!(d.read(len as u64 - 3, &mut out).is_err());
+        assert!(d.write(u64::MAX, &[1]).is_err());
     }
 }
