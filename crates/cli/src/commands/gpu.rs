@@ -17,11 +17,7 @@ pub fn resolve(req: &GpuRequest) -> Result<Option<GpuUse>, String> {
     }
     if super::host_as_gpu().is_some() {
         // the test hook: host memory through the device path, no runtime
-        return Ok(Some(GpuUse {
-            kind: req.kind.unwrap_or(GpuKind::Nvidia),
-            tx: req.tx,
-            rx: req.rx,
-        }));
+        return Ok(Some(on(req, req.kind.unwrap_or(GpuKind::Nvidia))));
     }
     let kind = match req.kind {
         Some(k) => k,
@@ -50,9 +46,14 @@ pub fn resolve(req: &GpuRequest) -> Result<Option<GpuUse>, String> {
             ));
         }
     }
-    Ok(Some(GpuUse {
+    Ok(Some(on(req, kind)))
+}
+
+/// `req`'s buffers on GPUs of `kind` (already checked).
+pub fn on(req: &GpuRequest, kind: GpuKind) -> GpuUse {
+    GpuUse {
         kind,
         tx: req.tx,
         rx: req.rx,
-    }))
+    }
 }

@@ -10,7 +10,7 @@ use crate::output::conclude;
 use fabdiag_options::Action;
 use fabdiag_proto::Phase;
 use fabdiag_report::{text, Role};
-use fabdiag_session::{Env, Event, GpuUse, Sink};
+use fabdiag_session::{Env, Event, Sink};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::net::TcpStream;
@@ -95,11 +95,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     // the server checked -t/-r and passed the type it found as -g; a GPU
     // gone since is the session's allocation error, told to the client
     let gpu = match (o.gpu.any(), o.gpu.kind) {
-        (true, Some(kind)) => Some(GpuUse {
-            kind,
-            tx: o.gpu.tx,
-            rx: o.gpu.rx,
-        }),
+        (true, Some(kind)) => Some(super::gpu::on(&o.gpu, kind)),
         (true, None) => {
             eprintln!("{prog}: {COMMAND} needs -g with -t/-r (fabdiag serve passes it)");
             return exit::USAGE;
