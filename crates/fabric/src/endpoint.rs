@@ -479,10 +479,7 @@ impl Endpoint {
     }
 
     fn local(&self, id: RegionId, off: u64, len: u64) -> Result<(*mut c_void, *mut c_void), FabricError> {
-        let r = self
-            .regions
-            .get(id.0)
-            .ok_or_else(|| FabricError::no_region(id.0))?;
+        let r = self.regions.get(id.0).ok_or_else(|| FabricError::no_region(id.0))?;
         if off.checked_add(len).is_none_or(|end| end > r.buf.len()) {
             return Err(FabricError::Bounds(format!(
                 "local range {off}+{len} exceeds region of {} bytes",

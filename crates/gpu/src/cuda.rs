@@ -245,7 +245,9 @@ impl HostMem {
     }
 
     fn at(&self, off: u64, len: u64) -> Result<*mut u8, GpuError> {
-        Ok(self.ptr.wrapping_add(crate::within(off, len, self.len, "host")? as usize))
+        Ok(self
+            .ptr
+            .wrapping_add(crate::within(off, len, self.len, "host")? as usize))
     }
 }
 

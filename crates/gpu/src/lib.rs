@@ -366,7 +366,9 @@ mod tests {
         assert_eq!(within(16, 16, 32, "device"), Ok(16));
         assert_eq!(
             within(17, 16, 32, "host"),
-            Err(GpuError::Bounds("16 bytes at offset 17 of a 32-byte host buffer".into()))
+            Err(GpuError::Bounds(
+                "16 bytes at offset 17 of a 32-byte host buffer".into()
+            ))
         );
         assert!(within(u64::MAX, 2, 32, "device").is_err());
     }

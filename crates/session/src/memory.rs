@@ -224,9 +224,7 @@ pub fn write_operands(
     o: Operands,
     slots: u64,
 ) -> Result<(), FabricError> {
-    let mem = ep
-        .region_mut(region)
-        .ok_or_else(|| FabricError::no_region(region.0))?;
+    let mem = ep.region_mut(region).ok_or_else(|| FabricError::no_region(region.0))?;
     for slot in mem.chunks_exact_mut(AMO_STRIDE as usize).take(slots as usize) {
         o.op1.encode(ty, slot);
         o.op2.encode(ty, &mut slot[AMO_COMPARE_AT as usize..]);
@@ -294,9 +292,7 @@ pub fn fill(ep: &mut (impl Wire + ?Sized), region: RegionId, f: &mut dyn FnMut(&
         f(mem);
         return Ok(());
     }
-    let mem = ep
-        .memory_mut(region)
-        .ok_or_else(|| FabricError::no_region(region.0))?;
+    let mem = ep.memory_mut(region).ok_or_else(|| FabricError::no_region(region.0))?;
     let mut copy = vec![0u8; mem.len() as usize];
     mem.read(0, &mut copy)?;
     f(&mut copy);
@@ -308,9 +304,7 @@ pub fn view<R>(ep: &(impl Wire + ?Sized), region: RegionId, f: impl FnOnce(&[u8]
     if let Some(mem) = ep.region(region) {
         return Ok(f(mem));
     }
-    let mem = ep
-        .memory(region)
-        .ok_or_else(|| FabricError::no_region(region.0))?;
+    let mem = ep.memory(region).ok_or_else(|| FabricError::no_region(region.0))?;
     let mut copy = vec![0u8; mem.len() as usize];
     mem.read(0, &mut copy)?;
     Ok(f(&copy))
