@@ -9,8 +9,23 @@
 mod common;
 use common::*;
 
+/// The hook as most tests set it: "GPU" buffers of host memory.
+const HOOK: (&str, &str) = ("FABDIAG_TEST_HOST_AS_GPU", "1");
+
+/// fabdiag with `env` (the hook, and any other test hook).
+fn with_env(env: &[(&str, &str)], args: &[&str]) -> Output {
+    Proc::spawn(fabdiag(args).envs(env.iter().copied())).wait(LIMIT)
+}
+
 fn hooked(args: &[&str]) -> Output {
-    Proc::spawn(fabdiag(args).env("FABDIAG_TEST_HOST_AS_GPU", "1")).wait(LIMIT)
+    with_env(&[HOOK], args)
+}
+
+/// Exit 4, with its one line naming `what`, and the JSON saying so.
+fn unavailable_with_json(o: &Output, what: &str) {
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    assert!(one_line(&o.stderr).contains(what), "{}", o.stderr);
+    assert_eq!(o.json()["error"]["kind"], "unavailable");
 }
 
 #[test]
@@ -55,13 +70,7 @@ fn a_provider_without_fi_hmem_and_a_gpu_that_does_not_exist_are_unavailable() {
         "4096",
         "--json",
     ]);
-    assert_eq!(o.code, Some(4), "{}", o.stderr);
-    assert!(
-        one_line(&o.stderr).contains("GPU 1 does not exist: GPU must be in the range: 0 to 0."),
-        "{}",
-        o.stderr
-    );
-    assert_eq!(o.json()["error"]["kind"], "unavailable");
+    unavailable_with_json(&o, "GPU 1 does not exist: GPU must be in the range: 0 to 0.");
 }
 
 /// A server that cannot put its buffer on the GPU (tcp lacks FI_HMEM)
@@ -72,7 +81,7 @@ fn a_server_without_fi_hmem_is_unavailable_at_the_client_too() {
     let _cpu = cpu();
     let (c, s) = pair_env(
         "write-bw",
-        &[("FABDIAG_TEST_HOST_AS_GPU", "1")],
+        &[HOOK],
         &["-r", "0"],
         &["-P", "tcp", "-n", "3", "-s", "4096", "--json"],
     );
@@ -80,13 +89,7 @@ fn a_server_without_fi_hmem_is_unavailable_at_the_client_too() {
     assert_eq!(s.code, Some(4), "{}", s.stderr);
     // (the line before is the readiness probe's connection, turned away)
     assert!(s.stderr.trim_end().ends_with(reason), "{}", s.stderr);
-    assert_eq!(c.code, Some(4), "{}", c.stderr);
-    assert!(
-        one_line(&c.stderr).contains(&format!("peer failed during config: {reason}")),
-        "{}",
-        c.stderr
-    );
-    assert_eq!(c.json()["error"]["kind"], "unavailable");
+    unavailable_with_json(&c, &format!("peer failed during config: {reason}"));
 }
 
 /// Server and client in their own processes, each with its own GPU
@@ -97,7 +100,7 @@ fn pair_tools_with_gpu_buffers_on_both_sides() {
     for tool in ["write-bw", "read-bw", "send-bw"] {
         let (c, s) = pair_env(
             tool,
-            &[("FABDIAG_TEST_HOST_AS_GPU", "1")],
+            &[HOOK],
             &["-r", "0", "-t", "0"],
             &["-P", "shm", "-n", "3", "-l", "8", "-s", "1:16384", "-t", "0", "-r", "0"],
         );
@@ -115,12 +118,7 @@ fn pair_tools_with_gpu_buffers_on_both_sides() {
     }
     // the client's GPU buffer, the server's host memory: each as it is
     // (the hook changes nothing on the server, which asks for no GPU)
-    let (c, s) = pair_env(
-        "send-lat",
-        &[("FABDIAG_TEST_HOST_AS_GPU", "1")],
-        &[],
-        &["-P", "shm", "-n", "20", "-t", "0"],
-    );
+    let (c, s) = pair_env("send-lat", &[HOOK], &[], &["-P", "shm", "-n", "20", "-t", "0"]);
     assert_eq!((c.code, s.code), (Some(0), Some(0)), "{} / {}", c.stderr, s.stderr);
     for out in [&c.stdout, &s.stdout] {
         assert!(
@@ -134,8 +132,9 @@ fn pair_tools_with_gpu_buffers_on_both_sides() {
 /// refused, and the one line says what this libfabric lacks (exit 4).
 #[test]
 fn a_libfabric_without_cuda_is_named() {
-    let o = Proc::spawn(
-        fabdiag(&[
+    let o = with_env(
+        &[("FABDIAG_TEST_HOST_AS_GPU", "cuda")],
+        &[
             "gpu-loopback-bw",
             "-P",
             "shm",
@@ -147,10 +146,8 @@ fn a_libfabric_without_cuda_is_named() {
             "4",
             "-s",
             "4096",
-        ])
-        .env("FABDIAG_TEST_HOST_AS_GPU", "cuda"),
-    )
-    .wait(LIMIT);
+        ],
+    );
     if o.code == Some(0) {
         eprintln!("SKIPPED: this libfabric registers FI_HMEM_CUDA memory (built with CUDA)");
         return;
@@ -167,8 +164,9 @@ fn a_libfabric_without_cuda_is_named() {
 #[test]
 fn a_corrupted_gpu_target_fails_the_check() {
     let _cpu = cpu();
-    let o = Proc::spawn(
-        fabdiag(&[
+    let o = with_env(
+        &[HOOK, ("FABDIAG_TEST_CORRUPT_OFFSET", "77")],
+        &[
             "gpu-loopback-bw",
             "-P",
             "shm",
@@ -182,11 +180,8 @@ fn a_corrupted_gpu_target_fails_the_check() {
             "4",
             "-s",
             "4096",
-        ])
-        .env("FABDIAG_TEST_HOST_AS_GPU", "1")
-        .env("FABDIAG_TEST_CORRUPT_OFFSET", "77"),
-    )
-    .wait(LIMIT);
+        ],
+    );
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(
         one_line(&o.stderr).contains("data check failed for size 4096: the RX buffer at offset 77 holds 0x"),
