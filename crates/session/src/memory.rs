@@ -266,13 +266,14 @@ impl Pattern {
         }
     }
 
-    /// The first byte (lowest offset) at one of `offsets` that does not
-    /// hold the pattern, as (offset, expected, found); a range past the
-    /// end of `mem` is wrong from its first missing byte.
+    /// The first byte at one of `offsets` (ascending, as the bandwidth
+    /// check's batch offsets and receive slots are, so the first found is
+    /// the lowest) that does not hold the pattern, as (offset, expected,
+    /// found); a range past the end of `mem` is wrong from its first
+    /// missing byte. Called on every look while a destination settles, so
+    /// it does not sort a copy each time.
     pub fn first_mismatch(self, mem: &[u8], offsets: &[u64], size: u64) -> Option<(u64, u8, Option<u8>)> {
-        let mut sorted = offsets.to_vec();
-        sorted.sort_unstable();
-        for off in sorted {
+        for &off in offsets {
             for j in 0..size {
                 let want = self.byte(j);
                 match mem.get((off + j) as usize) {
