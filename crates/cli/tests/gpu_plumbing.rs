@@ -21,6 +21,9 @@ fn hooked(args: &[&str]) -> Output {
     with_env(&[HOOK], args)
 }
 
+/// The smallest gpu-loopback-bw run: one iteration of four 4 KiB writes.
+const ONE_RUN: &[&str] = &["gpu-loopback-bw", "-i", "1", "-n", "4", "-s", "4096"];
+
 /// Exit 4, with its one line naming `what`, and the JSON saying so.
 fn unavailable_with_json(o: &Output, what: &str) {
     assert_eq!(o.code, Some(4), "{}", o.stderr);
@@ -38,38 +41,13 @@ fn gpu_loopback_bw_through_the_device_path() {
 fn a_provider_without_fi_hmem_and_a_gpu_that_does_not_exist_are_unavailable() {
     let _cpu = cpu();
     // libfabric 1.17's tcp cannot register device memory; shm can
-    let o = hooked(&[
-        "gpu-loopback-bw",
-        "-P",
-        "tcp",
-        "-t",
-        "0",
-        "-i",
-        "1",
-        "-n",
-        "4",
-        "-s",
-        "4096",
-    ]);
+    let o = hooked(&[ONE_RUN, &["-P", "tcp", "-t", "0"]].concat());
     assert_eq!(o.code, Some(4), "{}", o.stderr);
     assert_eq!(
         one_line(&o.stderr),
         "fabdiag gpu-loopback-bw: provider 'tcp' cannot run this test: it lacks RMA write with device memory (FI_HMEM)"
     );
-    let o = hooked(&[
-        "gpu-loopback-bw",
-        "-P",
-        "shm",
-        "-r",
-        "1",
-        "-i",
-        "1",
-        "-n",
-        "4",
-        "-s",
-        "4096",
-        "--json",
-    ]);
+    let o = hooked(&[ONE_RUN, &["-P", "shm", "-r", "1", "--json"]].concat());
     unavailable_with_json(&o, "GPU 1 does not exist: GPU must be in the range: 0 to 0.");
 }
 
@@ -134,19 +112,7 @@ fn pair_tools_with_gpu_buffers_on_both_sides() {
 fn a_libfabric_without_cuda_is_named() {
     let o = with_env(
         &[("FABDIAG_TEST_HOST_AS_GPU", "cuda")],
-        &[
-            "gpu-loopback-bw",
-            "-P",
-            "shm",
-            "-t",
-            "0",
-            "-i",
-            "1",
-            "-n",
-            "4",
-            "-s",
-            "4096",
-        ],
+        &[ONE_RUN, &["-P", "shm", "-t", "0"]].concat(),
     );
     if o.code == Some(0) {
         eprintln!("SKIPPED: this libfabric registers FI_HMEM_CUDA memory (built with CUDA)");
