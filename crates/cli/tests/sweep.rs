@@ -389,6 +389,10 @@ fn thresholds_name_the_pairs_and_nodes_that_miss_them_with_their_own_exit_code()
     );
 }
 
+/// A healthy link in the namespace cluster: far below what two cores move
+/// through veth with four pairs at once, far above the slowed ones.
+const LINK_RATE: &str = "100mbit";
+
 fn tempdir(tag: &str) -> String {
     let d = std::env::temp_dir().join(format!("fabdiag-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -398,6 +402,11 @@ fn tempdir(tag: &str) -> String {
 
 /// Eight "nodes": namespaces fdn<i> whose veth ends meet on a bridge in a
 /// switch namespace, node i at 198.18.10.<i+1>.
+///
+/// Every switch port toward a node is shaped to LINK_RATE, so a healthy pair
+/// is held by its link, as on a real fabric, and not by how four busy-polling
+/// pairs share two cores: unshaped, healthy pairs ranged 25 to 104 MB/s on a
+/// loaded CI machine, and that spread hid a node slowed to 40 Mbit/s.
 struct Cluster {
     tag: String,
     n: usize,
@@ -434,8 +443,16 @@ impl Cluster {
             must(&["ip", "-n", &ns, "link", "set", "lo", "up"]);
             must(&["ip", "-n", &sw, "link", "set", &outer, "master", "br0"]);
             must(&["ip", "-n", &sw, "link", "set", &outer, "up"]);
+            c.shape(&sw, &outer, LINK_RATE);
         }
         c
+    }
+    /// A tbf at `rate` on one interface, replacing what was there.
+    fn shape(&self, ns: &str, dev: &str, rate: &str) {
+        must(&[
+            "ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate, "burst",
+            "32kb", "latency", "400ms",
+        ]);
     }
     fn switch(&self) -> String {
         format!("fdsw{}", self.tag)
@@ -470,13 +487,8 @@ impl Cluster {
     }
     /// Everything into and out of node i at `rate` (tbf on both veth ends).
     fn slow_node(&self, i: usize, rate: &str) {
-        let outer = format!("p{i}x{}", self.tag);
-        for (ns, dev) in [(self.node(i), "eth0".to_string()), (self.switch(), outer)] {
-            must(&[
-                "ip", "netns", "exec", &ns, "tc", "qdisc", "add", "dev", &dev, "root", "tbf", "rate", rate, "burst",
-                "32kb", "latency", "400ms",
-            ]);
-        }
+        self.shape(&self.node(i), "eth0", rate);
+        self.shape(&self.switch(), &format!("p{i}x{}", self.tag), rate);
     }
     fn rank(&self, r: usize, port: u16, extra: &[&str]) -> Command {
         let ns = self.node(r);
