@@ -5,9 +5,9 @@
 # written under $OUT (the device tool brings $OUT back). Every step has
 # its own time limit and its own log, so one failure does not hide the
 # rest.  Usage: scripts/gpu-run.sh [STEP...]  (default: all steps)
-#   steps: info libfabric tests traffic loopback pairs compare
+#   steps: info libfabric tests traffic loopback pairs serve compare
 # A device command may run 10 minutes: split the steps over calls, e.g.
-#   scripts/gpu-run.sh info libfabric traffic   then   scripts/gpu-run.sh tests loopback pairs compare
+#   scripts/gpu-run.sh info libfabric traffic   then   scripts/gpu-run.sh tests loopback pairs serve compare
 # (the libfabric build stays in gpu-kit/ only while the machine is warm).
 set -u
 OUT=${OUT:-/tmp/fabdiag-gpu-out}
@@ -19,7 +19,7 @@ export FABDIAG_LIBFABRIC=$kit/libfabric/lib/libfabric.so.1
 cuda=${CUDA_HOME:-/usr/local/cuda}
 # libfabric's CUDA support opens the toolkit's libcudart at run time
 export LD_LIBRARY_PATH=$cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-steps=${*:-info libfabric tests traffic loopback pairs compare}
+steps=${*:-info libfabric tests traffic loopback pairs serve compare}
 log() { echo "== $*" | tee -a "$OUT/steps.txt"; }
 run() { # NAME SECONDS CMD...: output to $OUT/NAME.txt, status to steps.txt
   local name=$1 secs=$2; shift 2
@@ -60,6 +60,18 @@ for s in $steps; do
       run "$t-gpu-tcp" 120 "$F" "$t" --local -P tcp -s 4096:4194304 -n 200 -t 0 -r 0
     done
     run send-lat-gpu-shm 120 "$F" send-lat --local -P shm -s 8:65536 -n 1000 -t 0 -r 0 ;;
+  serve)
+    # a server whose own RX and TX buffers are on the GPU, serving clients
+    # with host buffers and with GPU buffers, then an atomic test (system
+    # memory on the server by design)
+    "$F" serve -P shm -p 49194 -t 0 -r 0 --json >"$OUT/serve-log.txt" 2>&1 &
+    srv=$!
+    sleep 2
+    run serve-write-bw-host-client 120 "$F" write-bw 127.0.0.1 -p 49194 -P shm -s 4096:4194304 -n 200
+    run serve-write-bw-gpu-client 120 "$F" write-bw 127.0.0.1 -p 49194 -P shm -s 4096:4194304 -n 200 -t 0 -r 0
+    run serve-send-lat-gpu-client 120 "$F" send-lat 127.0.0.1 -p 49194 -P shm -s 8:65536 -n 1000 -t 0 -r 0
+    run serve-atomic-bw 120 "$F" atomic-bw 127.0.0.1 -p 49194 -P shm -n 1000
+    kill -TERM "$srv" 2>/dev/null; wait "$srv"; log "serve rc=$?" ;;
   compare)
     run torch-compare 180 python3 scripts/gpu-compare.py ;;
   *) log "unknown step $s" ;;
