@@ -66,7 +66,8 @@ for s in $steps; do
     # memory on the server by design)
     "$F" serve -P shm -p 49194 -t 0 -r 0 --json >"$OUT/serve-log.txt" 2>&1 &
     srv=$!
-    sleep 2
+    # up to 10 s for its "listening" line (a GPU runtime may load slowly)
+    for _ in $(seq 100); do grep -q listening "$OUT/serve-log.txt" && break; sleep 0.1; done
     run serve-write-bw-host-client 120 "$F" write-bw 127.0.0.1 -p 49194 -P shm -s 4096:4194304 -n 200
     run serve-write-bw-gpu-client 120 "$F" write-bw 127.0.0.1 -p 49194 -P shm -s 4096:4194304 -n 200 -t 0 -r 0
     run serve-send-lat-gpu-client 120 "$F" send-lat 127.0.0.1 -p 49194 -P shm -s 8:65536 -n 1000 -t 0 -r 0
