@@ -148,20 +148,14 @@ fn pair_tools_with_gpu_buffers_verify_their_data() {
                 "-P", "shm", "-n", "3", "-l", "8", "-s", "1:65536", "-t", "0", "-r", "0", "--json",
             ],
         );
-        assert_eq!(
-            (c.code, s.code),
-            (Some(0), Some(0)),
-            "{tool}: {} / {}",
-            c.stderr,
-            s.stderr
-        );
+        both_exit(&c, &s, 0, tool);
         let cj = c.json();
         assert_eq!(cj["config"]["verify"], true);
         assert_eq!(cj["config"]["client_mem"]["tx"]["kind"], "gpu");
         assert_eq!(cj["config"]["server_mem"]["rx"]["kind"], "gpu");
     }
     let (c, s) = pair("send-lat", &["-r", "0"], &["-P", "shm", "-n", "20", "-t", "0"]);
-    assert_eq!((c.code, s.code), (Some(0), Some(0)), "{} / {}", c.stderr, s.stderr);
+    both_exit(&c, &s, 0, "send-lat");
     assert!(c.stdout.contains("Client TX Mem    : GPU 0\nClient GPU Type  : NVIDIA\nServer RX Mem    : GPU 0\nServer GPU Type  : NVIDIA\n"), "{}", c.stdout);
 }
 

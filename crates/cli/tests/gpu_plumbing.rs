@@ -82,13 +82,7 @@ fn pair_tools_with_gpu_buffers_on_both_sides() {
             &["-r", "0", "-t", "0"],
             &["-P", "shm", "-n", "3", "-l", "8", "-s", "1:16384", "-t", "0", "-r", "0"],
         );
-        assert_eq!(
-            (c.code, s.code),
-            (Some(0), Some(0)),
-            "{tool}: {} / {}",
-            c.stderr,
-            s.stderr
-        );
+        both_exit(&c, &s, 0, tool);
         let lines = "Client TX Mem    : GPU 0\nClient GPU Type  : NVIDIA\nServer RX Mem    : GPU 0\nServer GPU Type  : NVIDIA\n";
         assert!(c.stdout.contains(lines), "{tool} client:\n{}", c.stdout);
         assert!(s.stdout.contains(lines), "{tool} server:\n{}", s.stdout);
@@ -97,7 +91,7 @@ fn pair_tools_with_gpu_buffers_on_both_sides() {
     // the client's GPU buffer, the server's host memory: each as it is
     // (the hook changes nothing on the server, which asks for no GPU)
     let (c, s) = pair_env("send-lat", &[HOOK], &[], &["-P", "shm", "-n", "20", "-t", "0"]);
-    assert_eq!((c.code, s.code), (Some(0), Some(0)), "{} / {}", c.stderr, s.stderr);
+    both_exit(&c, &s, 0, "send-lat");
     for out in [&c.stdout, &s.stdout] {
         assert!(
             out.contains("Client TX Mem    : GPU 0\nClient GPU Type  : NVIDIA\nServer RX Mem    : System\nTest Type"),

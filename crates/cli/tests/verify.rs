@@ -47,13 +47,7 @@ fn a_corrupted_destination_fails_the_run_with_the_offset() {
                 ],
             );
             let what = format!("{tool} {provider}");
-            assert_eq!(
-                (c.code, s.code),
-                (Some(2), Some(2)),
-                "{what}: {} / {}",
-                c.stderr,
-                s.stderr
-            );
+            both_exit(&c, &s, 2, &what);
             let line = one_line(&c.stderr);
             assert!(line.contains("data check failed for size 256: the "), "{what}: {line}");
             assert!(line.contains(&format!("{checker}'s ")), "{what}: {line}");
@@ -83,13 +77,7 @@ fn send_bw_checks_every_receive_slot() {
             &[],
             &["-P", provider, "-n", "2", "-l", "4", "-s", "512", "--verify"],
         );
-        assert_eq!(
-            (c.code, s.code),
-            (Some(2), Some(2)),
-            "{provider}: {} / {}",
-            c.stderr,
-            s.stderr
-        );
+        both_exit(&c, &s, 2, provider);
         let line = one_line(&c.stderr);
         assert!(
             line.contains("data check failed for size 512: the server's RX buffer at offset 1029 holds 0x"),

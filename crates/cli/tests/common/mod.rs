@@ -9,7 +9,7 @@
 //! - `free_port()`: control ports come from a range below the kernel's
 //!   ephemeral ports (which libfabric's own endpoints use) and are never
 //!   handed out twice in one test process.
-//! - `pair`, `expect_failure`, `one_line` and the `scripted` peers are the
+//! - `pair`, `both_exit`, `expect_failure`, `one_line` and the `scripted` peers are the
 //!   shapes every test file uses.
 #![allow(dead_code)]
 
@@ -70,6 +70,17 @@ impl Output {
     pub fn one_line(&self) -> &str {
         one_line(&self.stderr)
     }
+}
+
+/// Both sides of a pair test ended with `code`; `what` names the case.
+pub fn both_exit(c: &Output, s: &Output, code: i32, what: &str) {
+    assert_eq!(
+        (c.code, s.code),
+        (Some(code), Some(code)),
+        "{what}: {} / {}",
+        c.stderr,
+        s.stderr
+    );
 }
 
 pub fn one_line(stderr: &str) -> &str {
