@@ -251,19 +251,18 @@ impl Analysis {
         stats
     }
 
-    /// (low, outlier): worse than the fraction of the reference, and that
-    /// with a robust score above the limit too.
-    fn judge(better: Better, rules: &Rules, stats: &Stats, v: f64) -> (bool, bool) {
+    /// Worse than the fraction of the reference (the first half of the
+    /// outlier rule).
+    fn low(better: Better, rules: &Rules, stats: &Stats, v: f64) -> bool {
         let reference = match rules.reference {
             Reference::Median => stats.median,
             Reference::Best => stats.best,
         };
-        let low = Self::relative(better, v, reference) < rules.fraction;
-        (low, low && Self::score(better, v, stats) > rules.z)
+        Self::relative(better, v, reference) < rules.fraction
     }
 
     fn outlier(better: Better, rules: &Rules, stats: &Stats, v: f64) -> bool {
-        Self::judge(better, rules, stats, v).1
+        Self::low(better, rules, stats, v) && Self::score(better, v, stats) > rules.z
     }
 
     /// Two passes. A slow node drags N−1 pairs down, which in a small
@@ -303,7 +302,8 @@ impl Analysis {
         let mut outliers = Vec::new();
         let mut per_node = vec![Tally::default(); n];
         for (a, b, v) in m.measured() {
-            let (low, outlier) = Self::judge(better, &rules, &stats, v);
+            let low = Self::low(better, &rules, &stats, v);
+            let outlier = low && Self::score(better, v, &stats) > rules.z;
             for x in [a, b] {
                 per_node[x].measured += 1;
                 per_node[x].low += usize::from(low);
