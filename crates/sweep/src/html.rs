@@ -5,7 +5,7 @@
 //! a finished `SweepDoc` and its pictures; everything that came from a
 //! rank (host names, error text) is escaped.
 
-use crate::analysis::{NodeBasis, Reference};
+use crate::analysis::Reference;
 use crate::coordinator::NodeStatus;
 use crate::report::{self, RetestVerdict, SweepDoc};
 use base64::Engine;
@@ -142,7 +142,7 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
         .count();
     let _ = writeln!(
         o,
-        "<p>{measured} pairs measured: median {} {u}, best {}, worst {}. Outlier: below {} of the {} and more than {} scaled MADs from the median; a node is slow when over {} of its pairs are outliers, or are below that fraction while its median is an outlier among the nodes' medians.</p>",
+        "<p>{measured} pairs measured: median {} {u}, best {}, worst {}. Outlier: below {} of the {} and more than {} scaled MADs from the median; a node is slow when over {} of its pairs are.</p>",
         num(an.stats.median),
         num(an.stats.best),
         num(an.stats.worst),
@@ -166,7 +166,6 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
             &format!("median ({})", doc.metric.unit),
             "slow pairs",
             "measured pairs",
-            "named by",
         ],
         an.slow_nodes
             .iter()
@@ -176,12 +175,6 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
                     num(f.median),
                     f.outlier_pairs.to_string(),
                     f.measured_pairs.to_string(),
-                    match f.basis {
-                        NodeBasis::Pairs => "its pairs (outliers)".to_string(),
-                        NodeBasis::Median => {
-                            "its median (an outlier among the nodes'), its pairs below the fraction".to_string()
-                        }
-                    },
                 ]
             })
             .collect(),
@@ -341,22 +334,5 @@ mod tests {
         let bad = page(&doc_with(6, &[((1, 4), 20.0)], &[], &[]), b"", b"");
         assert!(bad.contains("1 slow link<") || bad.contains("1 slow link;"), "{bad}");
         assert!(bad.contains("class=\"verdict bad\""));
-    }
-
-    #[test]
-    fn the_slow_node_table_says_which_rule_named_each() {
-        let by_median = page(&doc_with(8, &crate::analysis::tests::ci_figures(), &[], &[]), b"", b"");
-        assert!(by_median.contains("<th>named by</th>"), "{by_median}");
-        assert!(
-            by_median.contains("its median (an outlier among the nodes'), its pairs below the fraction"),
-            "{by_median}"
-        );
-        let slow_row = |r: usize| {
-            (0..6)
-                .filter(move |&x| x != r)
-                .map(move |x| ((x.min(r), x.max(r)), 20.0))
-        };
-        let by_pairs = page(&doc_with(6, &slow_row(2).collect::<Vec<_>>(), &[], &[]), b"", b"");
-        assert!(by_pairs.contains("its pairs (outliers)"), "{by_pairs}");
     }
 }
