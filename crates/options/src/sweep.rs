@@ -97,7 +97,7 @@ const TABLE: &[(W, &str, Option<&str>, &str)] = &[
         W::NodeFraction,
         "node-fraction",
         Some("F"),
-        "A node is slow when more than F of its pairs are outliers (default 0.5)",
+        "A node is slow when more than F of its pairs are outliers, or are below the fraction with a median 1.5 Z out (7+ pairs; default 0.5)",
     ),
     (
         W::Retest,

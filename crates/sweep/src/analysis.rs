@@ -4,8 +4,10 @@
 //! 1.4826 × the median absolute deviation): the fraction alone would flag
 //! noise in a tight matrix of small numbers, the score alone would flag
 //! a 2 % dip when every pair is nearly identical. A node is slow when more
-//! than a fraction of its tested pairs are outliers: its pairs are then
-//! reported once, as that node, and not as N−1 slow links. Pure: no I/O;
+//! than a fraction of its tested pairs are outliers, or when its median
+//! pair is an outlier judged as a median (a median of k pairs varies √k
+//! times less than one pair): its pairs are then reported once, as that
+//! node, and not as N−1 slow links. Pure: no I/O;
 //! O(pairs) time with one copy of the values (10,000 nodes: 50 M pairs).
 
 use serde::{Deserialize, Serialize};
@@ -27,6 +29,16 @@ pub enum Reference {
     Best,
 }
 
+impl Reference {
+    /// As reports name it: "below 0.75 of the median".
+    pub fn name(self) -> &'static str {
+        match self {
+            Reference::Median => "median",
+            Reference::Best => "best",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Rules {
     /// An outlier is worse than this fraction of the reference.
@@ -34,7 +46,8 @@ pub struct Rules {
     pub reference: Reference,
     /// ... and its robust score (in MADs) is above this.
     pub z: f64,
-    /// A node is slow when more than this fraction of its pairs are outliers.
+    /// A node is slow when more than this fraction of its pairs are
+    /// outliers, or are low with their median an outlier as a median.
     pub node_fraction: f64,
 }
 
@@ -106,6 +119,43 @@ pub struct PairFlag {
     pub score: f64,
 }
 
+/// Which rule named a slow node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeRule {
+    /// More than the node fraction of its pairs are outliers.
+    #[default]
+    Pairs,
+    /// More than the node fraction of its pairs are below the fraction of
+    /// the reference, and their median is an outlier as a median.
+    Median,
+}
+
+/// A median of this many pairs or more may name a node by itself. Fewer
+/// (sweeps of under 8 nodes) are too coarse a median: in simulations
+/// while choosing, at 6 nodes the rule named about as many more healthy
+/// nodes as it found more slow ones.
+pub const MEDIAN_RULE_MIN_PAIRS: usize = 7;
+
+/// A node's median must score this many times the outlier score. The
+/// √k / 1.2533 scaling (the standard error of a median of k) assumes the
+/// node's pairs independent and the spread known; neither holds exactly
+/// (the spread is taken from a few dozen pairs), and at 1.0 × the rule
+/// named several times more healthy nodes than the pair rule. At 1.5 ×,
+/// `cargo run --release -p fabdiag-sweep --example node_rules` (seeded):
+/// healthy nodes named per 8-node sweep 0.001-0.013 against 0.001-0.004
+/// for the pair rule alone, none more at 16 nodes; a node at a tenth of
+/// the median found alone in 93 % of 8-node sweeps at σ 0.6 instead of
+/// 70 %, and in every 16-node sweep at σ 0.8 instead of 12 %.
+const MEDIAN_SCORE_MULTIPLE: f64 = 1.5;
+
+impl Rules {
+    /// The score a node's median must pass, as a median, to name the node.
+    pub fn median_z(&self) -> f64 {
+        MEDIAN_SCORE_MULTIPLE * self.z
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NodeFlag {
     pub node: usize,
@@ -113,6 +163,15 @@ pub struct NodeFlag {
     pub median: f64,
     pub outlier_pairs: usize,
     pub measured_pairs: usize,
+    /// Pairs below the fraction of the reference, outliers or not.
+    #[serde(default)]
+    pub low_pairs: usize,
+    /// The median's robust score as a median of `measured_pairs` values
+    /// (its score as one pair × √k / 1.2533).
+    #[serde(default)]
+    pub median_score: f64,
+    #[serde(default)]
+    pub rule: NodeRule,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -223,12 +282,17 @@ impl Analysis {
         stats
     }
 
-    fn outlier(better: Better, rules: &Rules, stats: &Stats, v: f64) -> bool {
+    /// Is `v` below the fraction of the reference?
+    fn low(better: Better, rules: &Rules, stats: &Stats, v: f64) -> bool {
         let reference = match rules.reference {
             Reference::Median => stats.median,
             Reference::Best => stats.best,
         };
-        Self::relative(better, v, reference) < rules.fraction && Self::score(better, v, stats) > rules.z
+        Self::relative(better, v, reference) < rules.fraction
+    }
+
+    fn outlier(better: Better, rules: &Rules, stats: &Stats, v: f64) -> bool {
+        Self::low(better, rules, stats, v) && Self::score(better, v, stats) > rules.z
     }
 
     /// Two passes. A slow node drags N−1 pairs down, which in a small
@@ -266,11 +330,15 @@ impl Analysis {
             (stats.best, stats.worst, stats.pairs) = (best, worst, count);
         }
         let mut outliers = Vec::new();
-        let mut per_node = vec![(0usize, 0usize); n];
+        // per node: outlier pairs, low pairs, measured pairs
+        let mut per_node = vec![(0usize, 0usize, 0usize); n];
         for (a, b, v) in m.measured() {
-            per_node[a].1 += 1;
-            per_node[b].1 += 1;
-            if Self::outlier(better, &rules, &stats, v) {
+            let low = Self::low(better, &rules, &stats, v);
+            for x in [a, b] {
+                per_node[x].1 += usize::from(low);
+                per_node[x].2 += 1;
+            }
+            if let Some(score) = low.then(|| Self::score(better, v, &stats)).filter(|&s| s > rules.z) {
                 per_node[a].0 += 1;
                 per_node[b].0 += 1;
                 outliers.push(PairFlag {
@@ -279,29 +347,48 @@ impl Analysis {
                     value: v,
                     of_median: Self::relative(better, v, stats.median),
                     of_best: Self::relative(better, v, stats.best),
-                    score: Self::score(better, v, &stats),
+                    score,
                 });
             }
         }
-        let slow = |x: usize| {
-            let (bad, all) = per_node[x];
-            all >= 2 && bad as f64 > rules.node_fraction * all as f64
-        };
+        let more_than = |part: usize, all: usize| part as f64 > rules.node_fraction * all as f64;
         let mut slow_nodes: Vec<NodeFlag> = (0..n)
-            .filter(|&x| slow(x))
-            .map(|x| NodeFlag {
-                node: x,
-                median: node_medians[x].unwrap_or(0.0),
-                outlier_pairs: per_node[x].0,
-                measured_pairs: per_node[x].1,
+            .filter_map(|x| {
+                let (bad, low, all) = per_node[x];
+                let median = node_medians[x]?;
+                let median_score = Self::score(better, median, &stats) * (all as f64).sqrt() / 1.2533;
+                let rule = if all >= 2 && more_than(bad, all) {
+                    NodeRule::Pairs
+                } else if all >= MEDIAN_RULE_MIN_PAIRS
+                    && more_than(low, all)
+                    && Self::low(better, &rules, &stats, median)
+                    && median_score > rules.median_z()
+                {
+                    NodeRule::Median
+                } else {
+                    return None;
+                };
+                Some(NodeFlag {
+                    node: x,
+                    median,
+                    outlier_pairs: bad,
+                    measured_pairs: all,
+                    low_pairs: low,
+                    median_score,
+                    rule,
+                })
             })
             .collect();
+        let mut slow = vec![false; n];
+        for f in &slow_nodes {
+            slow[f.node] = true;
+        }
         let worse = |x: f64, y: f64| match better {
             Better::Higher => x.total_cmp(&y),
             Better::Lower => y.total_cmp(&x),
         };
         slow_nodes.sort_by(|p, q| worse(p.median, q.median));
-        let mut slow_links: Vec<PairFlag> = outliers.into_iter().filter(|p| !slow(p.a) && !slow(p.b)).collect();
+        let mut slow_links: Vec<PairFlag> = outliers.into_iter().filter(|p| !slow[p.a] && !slow[p.b]).collect();
         slow_links.sort_by(|p, q| worse(p.value, q.value));
         Analysis {
             better,
@@ -320,8 +407,42 @@ impl Analysis {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A matrix from "a-b:value" figures, as a sweep's summary lists them.
+    fn figures(n: usize, text: &str) -> Matrix {
+        let mut m = Matrix::new(n);
+        for pair in text.split_whitespace() {
+            let (ab, v) = pair.split_once(':').expect("a-b:value");
+            let (a, b) = ab.split_once('-').expect("a-b");
+            m.set(
+                a.parse().expect("rank"),
+                b.parse().expect("rank"),
+                v.parse().expect("value"),
+            );
+        }
+        m
+    }
+
+    /// A CI run of the namespace sweep test on a loaded machine (MB/s):
+    /// healthy pairs spread 25 to 105, node 6 was slowed (all its pairs
+    /// 4.5-4.7, 0.09 of the median) and link 2-5.
+    const CI_RUN: &str = "0-7:27.6 1-6:4.5 2-5:2.3 3-4:59.8 1-7:25.4 0-2:28.3 3-6:4.5 4-5:39.0 2-7:81.5 \
+        1-3:103.0 0-4:51.3 5-6:4.7 3-7:104.3 2-4:67.2 1-5:59.5 0-6:4.7 4-7:49.9 3-5:25.0 2-6:4.7 0-1:31.7 \
+        5-7:77.5 4-6:4.6 0-3:80.6 1-2:104.8 6-7:4.7 0-5:47.7 1-4:39.4 2-3:95.3";
+
+    /// The CI run's figures, as (pair, value).
+    pub(crate) fn ci_run() -> Vec<((usize, usize), f64)> {
+        figures(8, CI_RUN).measured().map(|(a, b, v)| ((a, b), v)).collect()
+    }
+
+    /// Another run of that test, on a machine starved at that moment:
+    /// healthy pairs 2.0-9.4; node 2 has the slowed link (2.1), its pair
+    /// with the slowed node 6 (2.9) and two more low by noise.
+    const STARVED_RUN: &str = "0-7:9.2 1-6:4.4 2-5:2.1 3-4:8.7 1-7:8.9 0-2:8.4 3-6:4.4 4-5:9.4 2-7:8.8 \
+        1-3:8.4 0-4:8.5 5-6:4.5 3-7:8.1 2-4:4.3 1-5:6.8 0-6:3.4 4-7:6.5 3-5:6.1 2-6:2.9 0-1:6.4 5-7:2.3 \
+        4-6:2.1 0-3:2.0 1-2:3.0 6-7:3.9 0-5:5.8 1-4:3.4 2-3:5.7";
 
     /// A deterministic "noisy" value around `base` (±5 %).
     fn noisy(base: f64, a: usize, b: usize) -> f64 {
@@ -432,6 +553,63 @@ mod tests {
         let an = Analysis::of(&m, Better::Higher, Rules::default());
         assert_eq!(an.slow_nodes.iter().map(|f| f.node).collect::<Vec<_>>(), [6]);
         assert_eq!(an.slow_links.iter().map(|f| (f.a, f.b)).collect::<Vec<_>>(), [(2, 5)]);
+    }
+
+    #[test]
+    fn a_node_low_on_every_pair_is_named_by_its_median_when_its_pairs_spread_too_wide_to_judge_alone() {
+        // node 6's pairs scored 3.4-3.6 MADs against a limit of 3.5: three
+        // outliers of seven, too few for the pair rule; as a median of 7
+        // they are far out
+        let m = figures(8, CI_RUN);
+        let an = Analysis::of(&m, Better::Higher, Rules::default());
+        assert_eq!(an.slow_nodes.iter().map(|f| f.node).collect::<Vec<_>>(), [6]);
+        let six = &an.slow_nodes[0];
+        assert_eq!(six.rule, NodeRule::Median);
+        assert_eq!((six.outlier_pairs, six.low_pairs, six.measured_pairs), (3, 7, 7));
+        assert!(six.median_score > MEDIAN_SCORE_MULTIPLE * 3.5, "{six:?}");
+        assert_eq!(an.slow_links.iter().map(|f| (f.a, f.b)).collect::<Vec<_>>(), [(2, 5)]);
+        // the node fraction still rules: over 0.99 of its pairs must be low
+        let all = Rules {
+            node_fraction: 0.99,
+            ..Rules::default()
+        };
+        assert_eq!(Analysis::of(&m, Better::Higher, all).slow_nodes.len(), 1);
+        let mut one_fine = m.clone();
+        one_fine.set(0, 6, 50.0);
+        assert!(Analysis::of(&one_fine, Better::Higher, all).slow_nodes.is_empty());
+        // and so does the score: a limit no median reaches names nothing
+        let lax = Rules {
+            z: 1e9,
+            ..Rules::default()
+        };
+        assert!(Analysis::of(&m, Better::Higher, lax).slow_nodes.is_empty());
+    }
+
+    #[test]
+    fn a_node_with_a_slow_link_and_a_slow_neighbour_is_not_a_slow_node() {
+        // node 2: 4 of 7 pairs low, two of them explained by others
+        let an = Analysis::of(&figures(8, STARVED_RUN), Better::Higher, Rules::default());
+        assert!(an.slow_nodes.iter().all(|f| f.node != 2), "{:?}", an.slow_nodes);
+    }
+
+    #[test]
+    fn a_median_of_fewer_than_seven_pairs_names_no_node() {
+        // node 6's pairs at 7 MB/s (about 3 MADs each, no outlier): named
+        // by its median among 8 nodes, not among 7 (6 pairs)
+        let at_seven = |n: usize| {
+            let mut m = figures(n, "");
+            for (a, b, v) in figures(8, CI_RUN).measured().filter(|&(a, b, _)| a.max(b) < n) {
+                m.set(a, b, if b == 6 || a == 6 { 7.0 } else { v });
+            }
+            Analysis::of(&m, Better::Higher, Rules::default()).slow_nodes
+        };
+        let eight = at_seven(8);
+        assert_eq!(
+            eight.iter().map(|f| (f.node, f.rule)).collect::<Vec<_>>(),
+            [(6, NodeRule::Median)]
+        );
+        assert_eq!(eight[0].outlier_pairs, 0);
+        assert_eq!(at_seven(7), vec![]);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! a finished `SweepDoc` and its pictures; everything that came from a
 //! rank (host names, error text) is escaped.
 
-use crate::analysis::Reference;
+use crate::analysis::{NodeRule, MEDIAN_RULE_MIN_PAIRS};
 use crate::coordinator::NodeStatus;
 use crate::report::{self, RetestVerdict, SweepDoc};
 use base64::Engine;
@@ -85,6 +85,7 @@ fn num(v: f64) -> String {
 /// The report page.
 pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
     let u = escape(&doc.metric.unit);
+    let reference = doc.analysis.rules.reference.name();
     let an = &doc.analysis;
     let v = &doc.verdict;
     let who = |r: usize| escape(&report::name(doc, r));
@@ -142,17 +143,17 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
         .count();
     let _ = writeln!(
         o,
-        "<p>{measured} pairs measured: median {} {u}, best {}, worst {}. Outlier: below {} of the {} and more than {} scaled MADs from the median; a node is slow when over {} of its pairs are.</p>",
+        "<p>{measured} pairs measured: median {} {u}, best {}, worst {}. Outlier: below {} of the {reference} and more than {} scaled MADs from the median; a node is slow when over {} of its pairs are, or when it has {} pairs or more, over {} of them below {} of the {reference}, and their median more than {} MADs out as a median.</p>",
         num(an.stats.median),
         num(an.stats.best),
         num(an.stats.worst),
         an.rules.fraction,
-        match an.rules.reference {
-            Reference::Median => "median",
-            Reference::Best => "best",
-        },
         an.rules.z,
-        an.rules.node_fraction
+        an.rules.node_fraction,
+        MEDIAN_RULE_MIN_PAIRS,
+        an.rules.node_fraction,
+        an.rules.fraction,
+        an.rules.median_z()
     );
     o.push_str("<h2>Heatmap</h2>\n");
     o.push_str(&img(heatmap, "heatmap of every pair's result"));
@@ -165,7 +166,9 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
             "node",
             &format!("median ({})", doc.metric.unit),
             "slow pairs",
+            "low pairs",
             "measured pairs",
+            "named by",
         ],
         an.slow_nodes
             .iter()
@@ -174,7 +177,12 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
                     who(f.node),
                     num(f.median),
                     f.outlier_pairs.to_string(),
+                    f.low_pairs.to_string(),
                     f.measured_pairs.to_string(),
+                    match f.rule {
+                        NodeRule::Pairs => "its slow pairs".to_string(),
+                        NodeRule::Median => format!("its median, {:.1} MADs out", f.median_score),
+                    },
                 ]
             })
             .collect(),

@@ -4,7 +4,7 @@
 //! functions of a finished sweep: no I/O, no exit codes (the binary maps
 //! `Verdict` to one).
 
-use crate::analysis::{Analysis, Better, Rules};
+use crate::analysis::{Analysis, Better, NodeRule, Rules};
 use crate::coordinator::{Coordinated, Node, NodeStatus, PairRecord, StepKind, StepRecord};
 use crate::schedule::Schedule;
 use serde::{Deserialize, Serialize};
@@ -313,6 +313,7 @@ pub fn text(doc: &SweepDoc) -> String {
     let mut o = String::new();
     let u = &doc.metric.unit;
     let an = &doc.analysis;
+    let reference = an.rules.reference.name();
     let better = match doc.metric.better {
         Better::Higher => "higher is better",
         Better::Lower => "lower is better",
@@ -333,14 +334,15 @@ pub fn text(doc: &SweepDoc) -> String {
     );
     let _ = writeln!(
         o,
-        "rules: outlier below {} of the {} and more than {} MADs from the median; slow node: over {} of its pairs",
+        "rules: outlier below {} of the {reference} and more than {} MADs from the median; slow node: over {} of its pairs, \
+         or ({}+ pairs) over {} below {} with their median over {} MADs as a median",
         an.rules.fraction,
-        match an.rules.reference {
-            crate::analysis::Reference::Median => "median",
-            crate::analysis::Reference::Best => "best",
-        },
         an.rules.z,
-        an.rules.node_fraction
+        an.rules.node_fraction,
+        crate::analysis::MEDIAN_RULE_MIN_PAIRS,
+        an.rules.node_fraction,
+        an.rules.fraction,
+        an.rules.median_z()
     );
     let section = |o: &mut String, title: &str, lines: Vec<String>| {
         if lines.is_empty() {
@@ -358,13 +360,25 @@ pub fn text(doc: &SweepDoc) -> String {
         an.slow_nodes
             .iter()
             .map(|f| {
-                format!(
-                    "{}: median {:.2} {u}, {} of {} pairs slow",
-                    name(doc, f.node),
-                    f.median,
-                    f.outlier_pairs,
-                    f.measured_pairs
-                )
+                match f.rule {
+                    NodeRule::Pairs => format!(
+                        "{}: median {:.2} {u}, {} of {} pairs slow",
+                        name(doc, f.node),
+                        f.median,
+                        f.outlier_pairs,
+                        f.measured_pairs
+                    ),
+                    NodeRule::Median => format!(
+                        "{}: median {:.2} {u}, {} of {} pairs below {} of the {reference} ({} slow), their median {:.1} MADs out",
+                        name(doc, f.node),
+                        f.median,
+                        f.low_pairs,
+                        f.measured_pairs,
+                        an.rules.fraction,
+                        f.outlier_pairs,
+                        f.median_score
+                    ),
+                }
             })
             .collect(),
     );
@@ -573,5 +587,29 @@ pub(crate) mod tests {
             fabdiag_version: "test",
             libfabric_version: None,
         })
+    }
+
+    #[test]
+    fn a_node_named_by_its_median_says_which_rule_and_why() {
+        let doc = doc_with(8, &crate::analysis::tests::ci_run(), &[], &[]);
+        let t = text(&doc);
+        let line = t.lines().find(|l| l.contains("rank 6 ")).unwrap_or_default();
+        assert!(
+            line.contains(": median 4.70 MB/s, 7 of 7 pairs below 0.75 of the median (3 slow), their median ")
+                && line.ends_with(" MADs out"),
+            "{t}"
+        );
+        assert!(t.contains("slow node: over 0.5 of its pairs, or (7+ pairs) over 0.5 below 0.75 with their median over 5.25 MADs as a median"), "{t}");
+        // a node named by its pairs keeps its line
+        let pairs = doc_with(8, &(1..8).map(|b| ((0, b), 10.0)).collect::<Vec<_>>(), &[], &[]);
+        assert!(
+            text(&pairs).contains(": median 10.00 MB/s, 7 of 7 pairs slow\n"),
+            "{}",
+            text(&pairs)
+        );
+        let html = crate::html::page(&doc, b"", b"");
+        assert!(html.contains("<td>its median, "), "{html}");
+        assert!(html.contains("over 0.5 of them below 0.75 of the median, and their median more than 5.25 MADs"));
+        assert!(crate::html::page(&pairs, b"", b"").contains("<td>its slow pairs</td>"));
     }
 }
