@@ -586,6 +586,21 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_node_high_on_every_latency_pair_is_named_by_its_median_too() {
+        // the CI run as latencies (µs = 1000 / MB/s): the same ratios
+        let mut m = Matrix::new(8);
+        for (a, b, v) in figures(8, CI_RUN).measured() {
+            m.set(a, b, 1000.0 / v);
+        }
+        let an = Analysis::of(&m, Better::Lower, Rules::default());
+        assert_eq!(
+            an.slow_nodes.iter().map(|f| (f.node, f.rule)).collect::<Vec<_>>(),
+            [(6, NodeRule::Median)]
+        );
+        assert_eq!(an.slow_links.iter().map(|f| (f.a, f.b)).collect::<Vec<_>>(), [(2, 5)]);
+    }
+
+    #[test]
     fn a_node_with_a_slow_link_and_a_slow_neighbour_is_not_a_slow_node() {
         // node 2: 4 of 7 pairs low, two of them explained by others
         let an = Analysis::of(&figures(8, STARVED_RUN), Better::Higher, Rules::default());
