@@ -572,11 +572,16 @@ fn eight_namespaces_name_the_slowed_link_and_the_slowed_node() {
         .map(|f| (f["a"].as_u64().unwrap(), f["b"].as_u64().unwrap()))
         .collect();
     assert_eq!(links, [(2, 5)], "{summary}");
-    // the slowed link was re-tested alone and is still slow
+    // the slowed link and the slowed node (with a healthy partner) were
+    // re-tested alone, the node first, and are still slow
     let re = doc["retests"].as_array().unwrap();
-    assert!(
-        re.iter()
-            .any(|r| r["a"] == 2 && r["b"] == 5 && r["verdict"] == "confirmed"),
+    assert_eq!(re.len(), 2, "{re:?}");
+    assert_eq!(re[0]["node"], 6, "{re:?}");
+    assert!(re[0]["a"] == 6 || re[0]["b"] == 6, "{re:?}");
+    assert_eq!(re[0]["verdict"], "confirmed", "{re:?}");
+    assert_eq!(
+        (&re[1]["a"], &re[1]["b"], &re[1]["verdict"]),
+        (&2.into(), &5.into(), &"confirmed".into()),
         "{re:?}"
     );
 }

@@ -103,7 +103,7 @@ const TABLE: &[(W, &str, Option<&str>, &str)] = &[
         W::Retest,
         "retest",
         Some("N"),
-        "Re-test up to N suspect pairs alone (default 8; 0: none)",
+        "Re-test up to N suspects alone: slow nodes (with a healthy partner), then slow links (default 8; 0: none)",
     ),
     (
         W::JoinTimeout,

@@ -404,6 +404,43 @@ impl Analysis {
     pub fn is_outlier(&self, v: f64) -> bool {
         Self::outlier(self.better, &self.rules, &self.stats, v)
     }
+
+    /// Is `v` below the fraction of the reference? A slow node's pair
+    /// re-tested alone is judged by this: alone it should beat the
+    /// contended figures, so a node still below them is slow even where
+    /// the spread keeps one pair from scoring as an outlier.
+    pub fn is_low(&self, v: f64) -> bool {
+        Self::low(self.better, &self.rules, &self.stats, v)
+    }
+
+    /// The pairs to re-test alone, at most `limit`: first each slow node
+    /// (worst first) with its best partner (the node with the best median
+    /// that is neither slow nor on a slow link, and has a figure with it),
+    /// then the slow links (worst first).
+    pub fn retests(&self, m: &Matrix, limit: usize) -> Vec<(usize, usize)> {
+        let suspect = |x: usize| {
+            self.slow_nodes.iter().any(|f| f.node == x) || self.slow_links.iter().any(|f| f.a == x || f.b == x)
+        };
+        let mut partners: Vec<(usize, f64)> = self
+            .node_medians
+            .iter()
+            .enumerate()
+            .filter_map(|(x, v)| v.map(|v| (x, v)))
+            .filter(|&(x, _)| !suspect(x))
+            .collect();
+        partners.sort_by(|p, q| match self.better {
+            Better::Higher => q.1.total_cmp(&p.1),
+            Better::Lower => p.1.total_cmp(&q.1),
+        });
+        let nodes = self.slow_nodes.iter().filter_map(|f| {
+            let (p, _) = partners.iter().find(|&&(p, _)| m.get(f.node, p).is_some())?;
+            Some((f.node.min(*p), f.node.max(*p)))
+        });
+        nodes
+            .chain(self.slow_links.iter().map(|f| (f.a, f.b)))
+            .take(limit)
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -625,6 +662,27 @@ pub(crate) mod tests {
         );
         assert_eq!(eight[0].outlier_pairs, 0);
         assert_eq!(at_seven(7), vec![]);
+    }
+
+    #[test]
+    fn slow_nodes_are_re_tested_first_with_their_best_healthy_partner() {
+        let an = Analysis::of(&figures(8, CI_RUN), Better::Higher, Rules::default());
+        let m = figures(8, CI_RUN);
+        // node 3 has the best median (80.6) and is on no slow link
+        assert_eq!(an.retests(&m, 8), [(3, 6), (2, 5)]);
+        assert_eq!(an.retests(&m, 1), [(3, 6)]);
+        assert_eq!(an.retests(&m, 0), []);
+        // no figure with the best partner: the next best
+        let mut gap = m.clone();
+        gap.set(3, 6, f64::NAN);
+        assert_eq!(an.retests(&gap, 8), [(4, 6), (2, 5)]);
+        // latency: the lowest median is the best partner
+        let mut lat = Matrix::new(8);
+        for (a, b, v) in m.measured() {
+            lat.set(a, b, 1000.0 / v);
+        }
+        let an = Analysis::of(&lat, Better::Lower, Rules::default());
+        assert_eq!(an.retests(&lat, 8), [(3, 6), (2, 5)]);
     }
 
     #[test]

@@ -230,12 +230,12 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
     // serial re-test of the suspects, with nothing else running
     let mut retests = Vec::new();
     if cfg.retest > 0 {
-        let an = Analysis::of(&matrix_of(cfg.size, &pairs), cfg.better, cfg.rules);
+        let m = matrix_of(cfg.size, &pairs);
+        let an = Analysis::of(&m, cfg.better, cfg.rules);
         let suspects: Vec<Pair> = an
-            .slow_links
-            .iter()
-            .take(cfg.retest)
-            .filter_map(|f| pairs.iter().find(|p| (p.a, p.b) == (f.a, f.b)))
+            .retests(&m, cfg.retest)
+            .into_iter()
+            .filter_map(|(a, b)| pairs.iter().find(|p| (p.a, p.b) == (a, b)))
             .map(|p| Pair {
                 client: p.client,
                 server: p.server,

@@ -169,6 +169,7 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
             "low pairs",
             "measured pairs",
             "named by",
+            "re-test alone",
         ],
         an.slow_nodes
             .iter()
@@ -183,6 +184,10 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
                         NodeRule::Pairs => "its slow pairs".to_string(),
                         NodeRule::Median => format!("its median, {:.1} MADs out", f.median_score),
                     },
+                    report::retest_of_node(doc, f.node).map_or_else(
+                        || "not re-tested".into(),
+                        |(partner, r)| format!("with {}, {}", who(partner), escape(&report::alone(r))),
+                    ),
                 ]
             })
             .collect(),
@@ -202,13 +207,7 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
         an.slow_links
             .iter()
             .map(|f| {
-                let re = report::retest_for(doc, f.a, f.b)
-                    .map(|r| match (&r.verdict, r.alone) {
-                        (RetestVerdict::Confirmed, Some(x)) => format!("{} confirmed", num(x)),
-                        (RetestVerdict::Confirmed, None) => "failed, confirmed".into(),
-                        (RetestVerdict::Cleared, x) => format!("{} cleared", num(x.unwrap_or(0.0))),
-                    })
-                    .unwrap_or_else(|| "not re-tested".into());
+                let re = report::retest_for(doc, f.a, f.b).map_or_else(|| "not re-tested".into(), report::alone);
                 vec![
                     format!("{} &harr; {}", who(f.a), who(f.b)),
                     num(f.value),
@@ -227,7 +226,7 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
         .filter(|r| r.verdict == RetestVerdict::Cleared)
         .map(|r| {
             vec![
-                format!("{} &harr; {}", who(r.a), who(r.b)),
+                report::retested(r, who, " &harr; "),
                 num(r.first.unwrap_or(0.0)),
                 num(r.alone.unwrap_or(0.0)),
             ]
@@ -235,7 +234,7 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
         .collect();
     if !cleared.is_empty() {
         o.push_str("<h2>Cleared by re-test</h2>\n");
-        table(&mut o, &["pair", "in the sweep", "alone"], cleared, "none");
+        table(&mut o, &["re-tested", "in the sweep", "alone"], cleared, "none");
     }
     o.push_str("<h2>Missing or lost nodes</h2>\n");
     table(

@@ -43,7 +43,8 @@ pub struct NodeSummary {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RetestVerdict {
-    /// Still an outlier (or failed) when tested alone.
+    /// Still slow (or failed) when tested alone: a link still an outlier,
+    /// a node still below the fraction of the reference.
     Confirmed,
     /// Normal when tested alone: the first figure was load or noise.
     Cleared,
@@ -53,11 +54,22 @@ pub enum RetestVerdict {
 pub struct Retest {
     pub a: usize,
     pub b: usize,
+    /// The slow node this pair re-tested (with a healthy partner); none:
+    /// a slow link's re-test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<usize>,
     pub first: Option<f64>,
     pub alone: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub verdict: RetestVerdict,
+}
+
+impl Retest {
+    /// A slow node's re-test: the node and its healthy partner.
+    pub fn node_and_partner(&self) -> Option<(usize, usize)> {
+        self.node.map(|x| (x, if self.a == x { self.b } else { self.a }))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -139,8 +151,48 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
     let s = i.sweep;
     let n = s.nodes.len();
     let better = i.metric.better;
-    let an = s.analyse(better, i.rules);
+    let mut an = s.analyse(better, i.rules);
     let m = s.matrix();
+    let retests = s
+        .retests
+        .iter()
+        .map(|r| {
+            let first = s.pairs.iter().find(|p| (p.a, p.b) == (r.a, r.b)).and_then(|p| p.value);
+            let node = an
+                .slow_nodes
+                .iter()
+                .find(|f| f.node == r.a || f.node == r.b)
+                .map(|f| f.node);
+            let bad = r.value.is_none_or(|v| match node {
+                Some(_) => an.is_low(v),
+                None => an.is_outlier(v),
+            });
+            Retest {
+                a: r.a,
+                b: r.b,
+                node,
+                first,
+                alone: r.value,
+                error: r.error.clone(),
+                verdict: if bad {
+                    RetestVerdict::Confirmed
+                } else {
+                    RetestVerdict::Cleared
+                },
+            }
+        })
+        .collect::<Vec<_>>();
+    // a cleared re-test takes its node or link off the slow lists
+    let cleared = |r: &&Retest| r.verdict == RetestVerdict::Cleared;
+    let nodes_cleared: Vec<usize> = retests.iter().filter(cleared).filter_map(|r| r.node).collect();
+    let links_cleared: Vec<(usize, usize)> = retests
+        .iter()
+        .filter(cleared)
+        .filter(|r| r.node.is_none())
+        .map(|r| (r.a, r.b))
+        .collect();
+    an.slow_nodes.retain(|f| !nodes_cleared.contains(&f.node));
+    an.slow_links.retain(|f| !links_cleared.contains(&(f.a, f.b)));
     let slow: std::collections::HashSet<usize> = an.slow_nodes.iter().map(|f| f.node).collect();
     let nodes: Vec<NodeSummary> = s
         .nodes
@@ -167,26 +219,6 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         })
         .collect();
     let matrix = (0..n).map(|a| (0..n).map(|b| m.get(a, b)).collect()).collect();
-    let retests = s
-        .retests
-        .iter()
-        .map(|r| {
-            let first = s.pairs.iter().find(|p| (p.a, p.b) == (r.a, r.b)).and_then(|p| p.value);
-            let bad = r.value.is_none_or(|v| an.is_outlier(v));
-            Retest {
-                a: r.a,
-                b: r.b,
-                first,
-                alone: r.value,
-                error: r.error.clone(),
-                verdict: if bad {
-                    RetestVerdict::Confirmed
-                } else {
-                    RetestVerdict::Cleared
-                },
-            }
-        })
-        .collect::<Vec<_>>();
     let all_rounds: Vec<&StepRecord> = s.steps.iter().filter(|x| x.kind == StepKind::Round).collect();
     let first_round_s = all_rounds.first().map_or(0.0, |x| x.overhead_s);
     let rounds: Vec<&StepRecord> = all_rounds.iter().skip(1).copied().collect();
@@ -207,14 +239,6 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         endpoint_open_s: s.nodes.iter().map(|x| x.endpoint_open_s).sum(),
         steps: s.steps.clone(),
     };
-    // a cleared re-test takes its pair off the slow links
-    let cleared: std::collections::HashSet<(usize, usize)> = retests
-        .iter()
-        .filter(|r| r.verdict == RetestVerdict::Cleared)
-        .map(|r| (r.a, r.b))
-        .collect();
-    let mut an = an;
-    an.slow_links.retain(|f| !cleared.contains(&(f.a, f.b)));
     let threshold_pairs: Vec<(usize, usize)> = s
         .pairs
         .iter()
@@ -303,9 +327,38 @@ pub(crate) fn overhead_line(doc: &SweepDoc) -> String {
     )
 }
 
-/// The re-test of the pair (a, b), if it had one.
+/// The re-test of the slow link (a, b), if it had one.
 pub(crate) fn retest_for(doc: &SweepDoc, a: usize, b: usize) -> Option<&Retest> {
-    doc.retests.iter().find(|r| (r.a, r.b) == (a, b))
+    doc.retests.iter().find(|r| r.node.is_none() && (r.a, r.b) == (a, b))
+}
+
+/// The re-test of the slow node `node`, if it had one, and its partner.
+pub(crate) fn retest_of_node(doc: &SweepDoc, node: usize) -> Option<(usize, &Retest)> {
+    doc.retests
+        .iter()
+        .find_map(|r| r.node_and_partner().filter(|&(x, _)| x == node).map(|(_, p)| (p, r)))
+}
+
+/// What a re-test re-tested: "rank 6 (node6), with rank 3 (node3)" for a
+/// slow node, "rank 2 (node2) <-> rank 5 (node5)" for a link (`between`
+/// is the arrow); `name` names a rank.
+pub(crate) fn retested(r: &Retest, name: impl Fn(usize) -> String, between: &str) -> String {
+    match r.node_and_partner() {
+        Some((x, partner)) => format!("{}, with {}", name(x), name(partner)),
+        None => format!("{}{between}{}", name(r.a), name(r.b)),
+    }
+}
+
+/// "alone 0.60: confirmed", as the text and the page say a re-test.
+pub(crate) fn alone(r: &Retest) -> String {
+    let verdict = match r.verdict {
+        RetestVerdict::Confirmed => "confirmed",
+        RetestVerdict::Cleared => "cleared",
+    };
+    match r.alone {
+        Some(v) => format!("alone {v:.2}: {verdict}"),
+        None => format!("alone: failed, {verdict}"),
+    }
 }
 
 /// The one-page text summary.
@@ -360,25 +413,17 @@ pub fn text(doc: &SweepDoc) -> String {
         an.slow_nodes
             .iter()
             .map(|f| {
-                match f.rule {
-                    NodeRule::Pairs => format!(
-                        "{}: median {:.2} {u}, {} of {} pairs slow",
-                        name(doc, f.node),
-                        f.median,
-                        f.outlier_pairs,
-                        f.measured_pairs
-                    ),
+                let why = match f.rule {
+                    NodeRule::Pairs => format!("{} of {} pairs slow", f.outlier_pairs, f.measured_pairs),
                     NodeRule::Median => format!(
-                        "{}: median {:.2} {u}, {} of {} pairs below {} of the {reference} ({} slow), their median {:.1} MADs out",
-                        name(doc, f.node),
-                        f.median,
-                        f.low_pairs,
-                        f.measured_pairs,
-                        an.rules.fraction,
-                        f.outlier_pairs,
-                        f.median_score
+                        "{} of {} pairs below {} of the {reference} ({} slow), their median {:.1} MADs out",
+                        f.low_pairs, f.measured_pairs, an.rules.fraction, f.outlier_pairs, f.median_score
                     ),
-                }
+                };
+                let re = retest_of_node(doc, f.node)
+                    .map(|(partner, r)| format!("; with {}, {}", name(doc, partner), alone(r)))
+                    .unwrap_or_default();
+                format!("{}: median {:.2} {u}, {why}{re}", name(doc, f.node), f.median)
             })
             .collect(),
     );
@@ -389,11 +434,7 @@ pub fn text(doc: &SweepDoc) -> String {
             .iter()
             .map(|f| {
                 let re = retest_for(doc, f.a, f.b)
-                    .map(|r| match (&r.verdict, r.alone) {
-                        (RetestVerdict::Confirmed, Some(v)) => format!("; alone {v:.2}: confirmed"),
-                        (RetestVerdict::Confirmed, None) => "; alone: failed, confirmed".to_string(),
-                        (RetestVerdict::Cleared, v) => format!("; alone {:.2}: cleared", v.unwrap_or(0.0)),
-                    })
+                    .map(|r| format!("; {}", alone(r)))
                     .unwrap_or_default();
                 format!(
                     "{} <-> {}: {:.2} {u} ({:.2} of median, {:.2} of best, score {:.1}){re}",
@@ -413,9 +454,8 @@ pub fn text(doc: &SweepDoc) -> String {
         .filter(|r| r.verdict == RetestVerdict::Cleared)
         .map(|r| {
             format!(
-                "{} <-> {}: {:.2} in the sweep, {:.2} alone",
-                name(doc, r.a),
-                name(doc, r.b),
+                "{}: {:.2} in the sweep, {:.2} alone",
+                retested(r, |x| name(doc, x), " <-> "),
                 r.first.unwrap_or(0.0),
                 r.alone.unwrap_or(0.0)
             )
@@ -516,6 +556,15 @@ pub(crate) mod tests {
         failed: &[(usize, usize)],
         missing: &[usize],
     ) -> SweepDoc {
+        doc_of(&sweep_with(n, values, failed, missing))
+    }
+
+    fn sweep_with(
+        n: usize,
+        values: &[((usize, usize), f64)],
+        failed: &[(usize, usize)],
+        missing: &[usize],
+    ) -> Coordinated {
         let nodes = (0..n)
             .map(|rank| Node {
                 rank,
@@ -559,7 +608,7 @@ pub(crate) mod tests {
                 });
             }
         }
-        let sweep = Coordinated {
+        Coordinated {
             nodes,
             pairs,
             retests: Vec::new(),
@@ -567,9 +616,12 @@ pub(crate) mod tests {
             join_s: 0.0,
             started: SystemTime::UNIX_EPOCH,
             ended: SystemTime::UNIX_EPOCH,
-        };
+        }
+    }
+
+    fn doc_of(sweep: &Coordinated) -> SweepDoc {
         build(Inputs {
-            sweep: &sweep,
+            sweep,
             metric: Metric {
                 name: "bandwidth".into(),
                 unit: "MB/s".into(),
@@ -611,5 +663,68 @@ pub(crate) mod tests {
         assert!(html.contains("<td>its median, "), "{html}");
         assert!(html.contains("over 0.5 of them below 0.75 of the median, and their median more than 5.25 MADs"));
         assert!(crate::html::page(&pairs, b"", b"").contains("<td>its slow pairs</td>"));
+    }
+
+    /// The CI run's sweep with re-tests alone of (a, b) at these figures.
+    fn ci_with_retests(alone: &[((usize, usize), Option<f64>)]) -> SweepDoc {
+        let mut sweep = sweep_with(8, &crate::analysis::tests::ci_run(), &[], &[]);
+        for &((a, b), v) in alone {
+            let mut rec = sweep
+                .pairs
+                .iter()
+                .find(|p| (p.a, p.b) == (a, b))
+                .expect("a swept pair")
+                .clone();
+            rec.round = None;
+            rec.value = v;
+            rec.error = v.is_none().then(|| "peer lost".to_string());
+            sweep.retests.push(rec);
+        }
+        doc_of(&sweep)
+    }
+
+    #[test]
+    fn a_slow_node_re_tested_alone_is_confirmed_while_still_low_and_cleared_when_not() {
+        // median 51.3: alone at 30 (0.58) the node is still slow; at 45
+        // (0.88) it was load, and it leaves the slow list; the link stays
+        let still = ci_with_retests(&[((3, 6), Some(30.0)), ((2, 5), Some(2.4))]);
+        assert_eq!(
+            still.analysis.slow_nodes.iter().map(|f| f.node).collect::<Vec<_>>(),
+            [6]
+        );
+        assert_eq!(still.retests[0].node, Some(6));
+        assert_eq!(still.retests[0].verdict, RetestVerdict::Confirmed);
+        assert_eq!(
+            (still.retests[1].node, &still.retests[1].verdict),
+            (None, &RetestVerdict::Confirmed)
+        );
+        let t = text(&still);
+        assert!(
+            t.contains(" MADs out; with rank 3 (host<3>), alone 30.00: confirmed\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("(host<5>): 2.30 MB/s (0.04 of median, 0.02 of best, score 4.5); alone 2.40: confirmed\n"),
+            "{t}"
+        );
+        assert!(crate::html::page(&still, b"", b"").contains("with rank 3 (host&lt;3&gt;), alone 30.00: confirmed"));
+        assert_eq!(still.verdict.slow_nodes, 1);
+
+        let load = ci_with_retests(&[((3, 6), Some(45.0))]);
+        assert_eq!(load.retests[0].verdict, RetestVerdict::Cleared);
+        assert!(load.analysis.slow_nodes.is_empty());
+        assert!(load.nodes.iter().all(|x| !x.slow));
+        assert_eq!((load.verdict.slow_nodes, load.verdict.slow_links), (0, 1));
+        let t = text(&load);
+        assert!(t.contains("slow nodes: none\n"), "{t}");
+        assert!(
+            t.contains("  rank 6 (host<6>), with rank 3 (host<3>): 4.50 in the sweep, 45.00 alone\n"),
+            "{t}"
+        );
+
+        // a re-test that failed confirms
+        let lost = ci_with_retests(&[((3, 6), None)]);
+        assert_eq!(lost.retests[0].verdict, RetestVerdict::Confirmed);
+        assert!(text(&lost).contains("with rank 3 (host<3>), alone: failed, confirmed"));
     }
 }
