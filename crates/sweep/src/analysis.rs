@@ -413,11 +413,12 @@ impl Analysis {
         Self::low(self.better, &self.rules, &self.stats, v)
     }
 
-    /// The pairs to re-test alone, at most `limit`: first each slow node
-    /// (worst first) with its best partner (the node with the best median
-    /// that is neither slow nor on a slow link, and has a figure with it),
-    /// then the slow links (worst first).
-    pub fn retests(&self, m: &Matrix, limit: usize) -> Vec<(usize, usize)> {
+    /// The pairs to re-test alone, at most `limit`, among the nodes that
+    /// are `usable` (still there): first each slow node (worst first) with
+    /// its best partner (the node with the best median that is neither
+    /// slow nor on a slow link, and has a figure with it), then the slow
+    /// links (worst first).
+    pub fn retests(&self, m: &Matrix, usable: impl Fn(usize) -> bool, limit: usize) -> Vec<(usize, usize)> {
         let suspect = |x: usize| {
             self.slow_nodes.iter().any(|f| f.node == x) || self.slow_links.iter().any(|f| f.a == x || f.b == x)
         };
@@ -426,20 +427,18 @@ impl Analysis {
             .iter()
             .enumerate()
             .filter_map(|(x, v)| v.map(|v| (x, v)))
-            .filter(|&(x, _)| !suspect(x))
+            .filter(|&(x, _)| usable(x) && !suspect(x))
             .collect();
         partners.sort_by(|p, q| match self.better {
             Better::Higher => q.1.total_cmp(&p.1),
             Better::Lower => p.1.total_cmp(&q.1),
         });
-        let nodes = self.slow_nodes.iter().filter_map(|f| {
+        let nodes = self.slow_nodes.iter().filter(|f| usable(f.node)).filter_map(|f| {
             let (p, _) = partners.iter().find(|&&(p, _)| m.get(f.node, p).is_some())?;
             Some((f.node.min(*p), f.node.max(*p)))
         });
-        nodes
-            .chain(self.slow_links.iter().map(|f| (f.a, f.b)))
-            .take(limit)
-            .collect()
+        let links = self.slow_links.iter().filter(|f| usable(f.a) && usable(f.b));
+        nodes.chain(links.map(|f| (f.a, f.b))).take(limit).collect()
     }
 }
 
@@ -668,21 +667,26 @@ pub(crate) mod tests {
     fn slow_nodes_are_re_tested_first_with_their_best_healthy_partner() {
         let an = Analysis::of(&figures(8, CI_RUN), Better::Higher, Rules::default());
         let m = figures(8, CI_RUN);
+        let all = |_| true;
         // node 3 has the best median (80.6) and is on no slow link
-        assert_eq!(an.retests(&m, 8), [(3, 6), (2, 5)]);
-        assert_eq!(an.retests(&m, 1), [(3, 6)]);
-        assert_eq!(an.retests(&m, 0), []);
+        assert_eq!(an.retests(&m, all, 8), [(3, 6), (2, 5)]);
+        assert_eq!(an.retests(&m, all, 1), [(3, 6)]);
+        assert_eq!(an.retests(&m, all, 0), []);
         // no figure with the best partner: the next best
         let mut gap = m.clone();
         gap.set(3, 6, f64::NAN);
-        assert_eq!(an.retests(&gap, 8), [(4, 6), (2, 5)]);
+        assert_eq!(an.retests(&gap, all, 8), [(4, 6), (2, 5)]);
+        // a lost partner is passed over, and what a lost node is in is not re-tested
+        assert_eq!(an.retests(&m, |x| x != 3, 8), [(4, 6), (2, 5)]);
+        assert_eq!(an.retests(&m, |x| x != 5, 8), [(3, 6)]);
+        assert_eq!(an.retests(&m, |x| x != 6, 8), [(2, 5)]);
         // latency: the lowest median is the best partner
         let mut lat = Matrix::new(8);
         for (a, b, v) in m.measured() {
             lat.set(a, b, 1000.0 / v);
         }
         let an = Analysis::of(&lat, Better::Lower, Rules::default());
-        assert_eq!(an.retests(&lat, 8), [(3, 6), (2, 5)]);
+        assert_eq!(an.retests(&lat, all, 8), [(3, 6), (2, 5)]);
     }
 
     #[test]

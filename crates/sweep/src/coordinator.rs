@@ -233,7 +233,11 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
         let m = matrix_of(cfg.size, &pairs);
         let an = Analysis::of(&m, cfg.better, cfg.rules);
         let suspects: Vec<Pair> = an
-            .retests(&m, cfg.retest)
+            .retests(
+                &m,
+                |x| c.ranks.get(x).is_some_and(|r| r.node.status == NodeStatus::Ok),
+                cfg.retest,
+            )
             .into_iter()
             .filter_map(|(a, b)| pairs.iter().find(|p| (p.a, p.b) == (a, b)))
             .map(|p| Pair {
