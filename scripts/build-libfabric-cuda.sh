@@ -36,7 +36,9 @@ build)
   work=$(mktemp -d)
   tar -xzf "$tarball" -C "$work"
   cd "$work/libfabric"
-  ./configure --prefix="$prefix" --with-cuda="$cuda" \
+  # --disable-static: fabdiag opens the shared library, and the build
+  # is carried between machines (gpu-run.sh), so it is kept small
+  ./configure --prefix="$prefix" --with-cuda="$cuda" --disable-static \
     --enable-shm --enable-tcp --enable-sockets \
     --disable-verbs --disable-efa --disable-psm2 --disable-psm3 --disable-opx \
     --disable-usnic --disable-rxd --disable-udp --disable-mrail --disable-ucx \
@@ -45,7 +47,7 @@ build)
   grep -E "^ *(shm|tcp|sockets|CUDA|cuda)" "$work/configure.log" | head -10 || true
   make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -30 "$work/make.log" >&2; exit 1; }
   make install >/dev/null
-  echo "configure: --prefix=$prefix --with-cuda=$cuda --enable-shm --enable-tcp --enable-sockets (others disabled)"
+  echo "configure: --prefix=$prefix --with-cuda=$cuda --disable-static --enable-shm --enable-tcp --enable-sockets (others disabled)"
   "$prefix/bin/fi_info" --version | head -2
   "$prefix/bin/fi_info" -c FI_HMEM -t FI_EP_RDM 2>/dev/null | grep -E "provider|domain" | sort -u | head -20 || true
   ;;

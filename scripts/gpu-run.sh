@@ -7,8 +7,12 @@
 # rest.  Usage: scripts/gpu-run.sh [STEP...]  (default: all steps)
 #   steps: info libfabric tests traffic loopback pairs serve compare
 # A device command may run 10 minutes: split the steps over calls, e.g.
-#   scripts/gpu-run.sh info libfabric traffic   then   scripts/gpu-run.sh tests loopback pairs serve compare
-# (the libfabric build stays in gpu-kit/ only while the machine is warm).
+#   scripts/gpu-run.sh info libfabric traffic
+#   then   scripts/gpu-run.sh libfabric tests loopback pairs serve compare
+# A machine goes back when idle for half a minute, and a fresh one starts
+# bare: so the libfabric step also leaves its build in
+# $OUT/libfabric-built.tar.gz; copied into gpu-kit/ here and carried, it
+# is unpacked instead of built again (the step is then a few seconds).
 set -u
 OUT=${OUT:-/tmp/fabdiag-gpu-out}
 mkdir -p "$OUT"
@@ -35,11 +39,16 @@ for s in $steps; do
     run nvidia-smi 30 nvidia-smi
     run nvcc 10 "$cuda/bin/nvcc" --version ;;
   libfabric)
+    if [ ! -e "$FABDIAG_LIBFABRIC" ] && [ -f "$kit/libfabric-built.tar.gz" ]; then
+      run libfabric-unpack 60 tar xzf "$kit/libfabric-built.tar.gz" -C "$kit"
+    fi
     # the newer release first; the older one if it does not build
     for tag in v2.6.0 v1.22.0; do
       [ -e "$FABDIAG_LIBFABRIC" ] && break
       run "libfabric-build-$tag" 300 scripts/build-libfabric-cuda.sh build "$kit/libfabric-$tag-src.tar.gz" "$kit/libfabric" "$cuda"
     done
+    [ -e "$FABDIAG_LIBFABRIC" ] && [ ! -f "$kit/libfabric-built.tar.gz" ] &&
+      run libfabric-pack 60 tar czf "$OUT/libfabric-built.tar.gz" -C "$kit" libfabric/lib libfabric/bin
     run fi-info-hmem 30 "$kit/libfabric/bin/fi_info" -c FI_HMEM -t FI_EP_RDM
     run fabdiag-doctor 60 "$F" doctor ;;
   tests)
