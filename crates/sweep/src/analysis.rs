@@ -468,6 +468,15 @@ pub(crate) mod tests {
         1-3:103.0 0-4:51.3 5-6:4.7 3-7:104.3 2-4:67.2 1-5:59.5 0-6:4.7 4-7:49.9 3-5:25.0 2-6:4.7 0-1:31.7 \
         5-7:77.5 4-6:4.6 0-3:80.6 1-2:104.8 6-7:4.7 0-5:47.7 1-4:39.4 2-3:95.3";
 
+    /// `m` as latencies (µs = 1000 / MB/s): the same ratios, lower better.
+    fn as_latency(m: &Matrix) -> Matrix {
+        let mut lat = Matrix::new(m.n());
+        for (a, b, v) in m.measured() {
+            lat.set(a, b, 1000.0 / v);
+        }
+        lat
+    }
+
     /// The CI run's figures, as (pair, value).
     pub(crate) fn ci_run() -> Vec<((usize, usize), f64)> {
         figures(8, CI_RUN).measured().map(|(a, b, v)| ((a, b), v)).collect()
@@ -623,11 +632,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_node_high_on_every_latency_pair_is_named_by_its_median_too() {
-        // the CI run as latencies (µs = 1000 / MB/s): the same ratios
-        let mut m = Matrix::new(8);
-        for (a, b, v) in figures(8, CI_RUN).measured() {
-            m.set(a, b, 1000.0 / v);
-        }
+        let m = as_latency(&figures(8, CI_RUN));
         let an = Analysis::of(&m, Better::Lower, Rules::default());
         assert_eq!(
             an.slow_nodes.iter().map(|f| (f.node, f.rule)).collect::<Vec<_>>(),
@@ -665,8 +670,8 @@ pub(crate) mod tests {
 
     #[test]
     fn slow_nodes_are_re_tested_first_with_their_best_healthy_partner() {
-        let an = Analysis::of(&figures(8, CI_RUN), Better::Higher, Rules::default());
         let m = figures(8, CI_RUN);
+        let an = Analysis::of(&m, Better::Higher, Rules::default());
         let all = |_| true;
         // node 3 has the best median (80.6) and is on no slow link
         assert_eq!(an.retests(&m, all, 8), [(3, 6), (2, 5)]);
@@ -681,10 +686,7 @@ pub(crate) mod tests {
         assert_eq!(an.retests(&m, |x| x != 5, 8), [(3, 6)]);
         assert_eq!(an.retests(&m, |x| x != 6, 8), [(2, 5)]);
         // latency: the lowest median is the best partner
-        let mut lat = Matrix::new(8);
-        for (a, b, v) in m.measured() {
-            lat.set(a, b, 1000.0 / v);
-        }
+        let lat = as_latency(&m);
         let an = Analysis::of(&lat, Better::Lower, Rules::default());
         assert_eq!(an.retests(&lat, all, 8), [(3, 6), (2, 5)]);
     }
