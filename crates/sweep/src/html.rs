@@ -143,17 +143,15 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
         .count();
     let _ = writeln!(
         o,
-        "<p>{measured} pairs measured: median {} {u}, best {}, worst {}. Outlier: below {} of the {reference} and more than {} scaled MADs from the median; a node is slow when over {} of its pairs are, or when it has {} pairs or more, over {} of them below {} of the {reference}, and their median more than {} MADs out as a median.</p>",
+        "<p>{measured} pairs measured: median {} {u}, best {}, worst {}. Outlier: below {fraction} of the {reference} and more than {} scaled MADs from the median; a node is slow when over {nodes} of its pairs are, or when it has {} pairs or more, over {nodes} of them below {fraction} of the {reference}, and their median more than {} MADs out as a median.</p>",
         num(an.stats.median),
         num(an.stats.best),
         num(an.stats.worst),
-        an.rules.fraction,
         an.rules.z,
-        an.rules.node_fraction,
         MEDIAN_RULE_MIN_PAIRS,
-        an.rules.node_fraction,
-        an.rules.fraction,
-        an.rules.median_z()
+        an.rules.median_z(),
+        fraction = an.rules.fraction,
+        nodes = an.rules.node_fraction,
     );
     o.push_str("<h2>Heatmap</h2>\n");
     o.push_str(&img(heatmap, "heatmap of every pair's result"));

@@ -183,16 +183,11 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         })
         .collect::<Vec<_>>();
     // a cleared re-test takes its node or link off the slow lists
-    let cleared = |r: &&Retest| r.verdict == RetestVerdict::Cleared;
-    let nodes_cleared: Vec<usize> = retests.iter().filter(cleared).filter_map(|r| r.node).collect();
-    let links_cleared: Vec<(usize, usize)> = retests
-        .iter()
-        .filter(cleared)
-        .filter(|r| r.node.is_none())
-        .map(|r| (r.a, r.b))
-        .collect();
-    an.slow_nodes.retain(|f| !nodes_cleared.contains(&f.node));
-    an.slow_links.retain(|f| !links_cleared.contains(&(f.a, f.b)));
+    let cleared: Vec<&Retest> = retests.iter().filter(|r| r.verdict == RetestVerdict::Cleared).collect();
+    an.slow_nodes
+        .retain(|f| !cleared.iter().any(|r| r.node == Some(f.node)));
+    an.slow_links
+        .retain(|f| !cleared.iter().any(|r| r.node.is_none() && (r.a, r.b) == (f.a, f.b)));
     let slow: std::collections::HashSet<usize> = an.slow_nodes.iter().map(|f| f.node).collect();
     let nodes: Vec<NodeSummary> = s
         .nodes
@@ -387,15 +382,13 @@ pub fn text(doc: &SweepDoc) -> String {
     );
     let _ = writeln!(
         o,
-        "rules: outlier below {} of the {reference} and more than {} MADs from the median; slow node: over {} of its pairs, \
-         or ({}+ pairs) over {} below {} with their median over {} MADs as a median",
-        an.rules.fraction,
+        "rules: outlier below {fraction} of the {reference} and more than {} MADs from the median; slow node: over {nodes} of its pairs, \
+         or ({}+ pairs) over {nodes} below {fraction} with their median over {} MADs as a median",
         an.rules.z,
-        an.rules.node_fraction,
         crate::analysis::MEDIAN_RULE_MIN_PAIRS,
-        an.rules.node_fraction,
-        an.rules.fraction,
-        an.rules.median_z()
+        an.rules.median_z(),
+        fraction = an.rules.fraction,
+        nodes = an.rules.node_fraction,
     );
     let section = |o: &mut String, title: &str, lines: Vec<String>| {
         if lines.is_empty() {
