@@ -22,6 +22,17 @@ pub enum Better {
     Lower,
 }
 
+impl Better {
+    /// Orders figures worst first (`sort_by`), for slow lists; reversed,
+    /// best first.
+    pub fn worse_first(self, x: f64, y: f64) -> std::cmp::Ordering {
+        match self {
+            Better::Higher => x.total_cmp(&y),
+            Better::Lower => y.total_cmp(&x),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reference {
@@ -383,13 +394,9 @@ impl Analysis {
         for f in &slow_nodes {
             slow[f.node] = true;
         }
-        let worse = |x: f64, y: f64| match better {
-            Better::Higher => x.total_cmp(&y),
-            Better::Lower => y.total_cmp(&x),
-        };
-        slow_nodes.sort_by(|p, q| worse(p.median, q.median));
+        slow_nodes.sort_by(|p, q| better.worse_first(p.median, q.median));
         let mut slow_links: Vec<PairFlag> = outliers.into_iter().filter(|p| !slow[p.a] && !slow[p.b]).collect();
-        slow_links.sort_by(|p, q| worse(p.value, q.value));
+        slow_links.sort_by(|p, q| better.worse_first(p.value, q.value));
         Analysis {
             better,
             rules,
@@ -429,10 +436,7 @@ impl Analysis {
             .filter_map(|(x, v)| v.map(|v| (x, v)))
             .filter(|&(x, _)| usable(x) && !suspect(x))
             .collect();
-        partners.sort_by(|p, q| match self.better {
-            Better::Higher => q.1.total_cmp(&p.1),
-            Better::Lower => p.1.total_cmp(&q.1),
-        });
+        partners.sort_by(|p, q| self.better.worse_first(q.1, p.1));
         let nodes = self.slow_nodes.iter().filter(|f| usable(f.node)).filter_map(|f| {
             let (p, _) = partners.iter().find(|&&(p, _)| m.get(f.node, p).is_some())?;
             Some((f.node.min(*p), f.node.max(*p)))

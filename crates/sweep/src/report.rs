@@ -491,11 +491,9 @@ pub fn text(doc: &SweepDoc) -> String {
     );
     let mut order: Vec<&PairRecord> = doc.pairs.iter().filter(|p| p.value.is_some()).collect();
     order.sort_by(|p, q| {
-        let (x, y) = (p.value.unwrap_or(0.0), q.value.unwrap_or(0.0));
-        match doc.metric.better {
-            Better::Higher => x.total_cmp(&y),
-            Better::Lower => y.total_cmp(&x),
-        }
+        doc.metric
+            .better
+            .worse_first(p.value.unwrap_or(0.0), q.value.unwrap_or(0.0))
     });
     section(
         &mut o,
