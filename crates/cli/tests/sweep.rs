@@ -573,9 +573,12 @@ fn eight_namespaces_name_the_slowed_link_and_the_slowed_node() {
         .collect();
     assert_eq!(links, [(2, 5)], "{summary}");
     // the slowed link and the slowed node (with a healthy partner) were
-    // re-tested alone, the node first, and are still slow
+    // re-tested alone, the node first, and are still slow. Healthy links the
+    // sweep's contention dragged below the fraction (seen in CI: two at 0.65
+    // of the median, 12 MB/s alone) may follow within the budget of 4; each
+    // of those must be cleared, since the only slow link left is 2-5.
     let re = doc["retests"].as_array().unwrap();
-    assert_eq!(re.len(), 2, "{re:?}");
+    assert!((2..=4).contains(&re.len()), "{re:?}");
     assert_eq!(re[0]["node"], 6, "{re:?}");
     assert!(re[0]["a"] == 6 || re[0]["b"] == 6, "{re:?}");
     assert_eq!(re[0]["verdict"], "confirmed", "{re:?}");
@@ -584,4 +587,8 @@ fn eight_namespaces_name_the_slowed_link_and_the_slowed_node() {
         (&2.into(), &5.into(), &"confirmed".into()),
         "{re:?}"
     );
+    for extra in &re[2..] {
+        assert!(extra.get("node").is_none(), "{re:?}");
+        assert_eq!(extra["verdict"], "cleared", "{re:?}");
+    }
 }
