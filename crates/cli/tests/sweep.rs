@@ -523,7 +523,7 @@ fn eight_namespaces_name_the_slowed_link_and_the_slowed_node() {
     c.slow_node(6, "10mbit");
     let port = free_port();
     let dir = tempdir("sweepns");
-    let args: &[&str] = &["-P", "tcp", "-s", "65536", "-n", "4", "-l", "16", "--retest", "4"];
+    let args: &[&str] = &["-P", "tcp", "-s", "65536", "-n", "4", "-l", "16", "--retest", "8"];
     let others: Vec<Proc> = (1..8).map(|r| Proc::spawn(&mut c.rank(r, port, args))).collect();
     let zero = Proc::spawn(&mut c.rank(0, port, &[args, &["--json", "--output", &dir]].concat())).wait(LIMIT * 4);
     // the one-page summary (shown with --nocapture; the README quotes one)
@@ -575,10 +575,11 @@ fn eight_namespaces_name_the_slowed_link_and_the_slowed_node() {
     // the slowed link and the slowed node (with a healthy partner) were
     // re-tested alone, the node first, and are still slow. Healthy links the
     // sweep's contention dragged below the fraction (seen in CI: two at 0.65
-    // of the median, 12 MB/s alone) may follow within the budget of 4; each
-    // of those must be cleared, since the only slow link left is 2-5.
+    // of the median, 12 MB/s alone) may follow; the budget of 8 leaves room
+    // for six, each of which must be cleared, since the only slow link left
+    // is 2-5.
     let re = doc["retests"].as_array().unwrap();
-    assert!((2..=4).contains(&re.len()), "{re:?}");
+    assert!((2..=8).contains(&re.len()), "{re:?}");
     assert_eq!(re[0]["node"], 6, "{re:?}");
     assert!(re[0]["a"] == 6 || re[0]["b"] == 6, "{re:?}");
     assert_eq!(re[0]["verdict"], "confirmed", "{re:?}");
