@@ -210,6 +210,14 @@ pub struct Analysis {
     pub node_medians: Vec<Option<f64>>,
 }
 
+/// One node's pairs: outliers, below the reference's fraction, measured.
+#[derive(Clone, Copy, Default)]
+struct Tally {
+    outliers: usize,
+    low: usize,
+    measured: usize,
+}
+
 /// The best and worst of `vals`, and how many there were.
 fn extremes(better: Better, vals: impl Iterator<Item = f64>) -> (f64, f64, usize) {
     let (lo, hi, count) = vals.fold((f64::INFINITY, f64::NEG_INFINITY, 0), |(lo, hi, n), v| {
@@ -341,17 +349,16 @@ impl Analysis {
             (stats.best, stats.worst, stats.pairs) = (best, worst, count);
         }
         let mut outliers = Vec::new();
-        // per node: outlier pairs, low pairs, measured pairs
-        let mut per_node = vec![(0usize, 0usize, 0usize); n];
+        let mut per_node = vec![Tally::default(); n];
         for (a, b, v) in m.measured() {
             let low = Self::low(better, &rules, &stats, v);
             for x in [a, b] {
-                per_node[x].1 += usize::from(low);
-                per_node[x].2 += 1;
+                per_node[x].low += usize::from(low);
+                per_node[x].measured += 1;
             }
             if let Some(score) = low.then(|| Self::score(better, v, &stats)).filter(|&s| s > rules.z) {
-                per_node[a].0 += 1;
-                per_node[b].0 += 1;
+                per_node[a].outliers += 1;
+                per_node[b].outliers += 1;
                 outliers.push(PairFlag {
                     a,
                     b,
@@ -365,13 +372,13 @@ impl Analysis {
         let more_than = |part: usize, all: usize| part as f64 > rules.node_fraction * all as f64;
         let mut slow_nodes: Vec<NodeFlag> = (0..n)
             .filter_map(|x| {
-                let (bad, low, all) = per_node[x];
+                let t = per_node[x];
                 let median = node_medians[x]?;
-                let median_score = Self::score(better, median, &stats) * (all as f64).sqrt() / 1.2533;
-                let rule = if all >= 2 && more_than(bad, all) {
+                let median_score = Self::score(better, median, &stats) * (t.measured as f64).sqrt() / 1.2533;
+                let rule = if t.measured >= 2 && more_than(t.outliers, t.measured) {
                     NodeRule::Pairs
-                } else if all >= MEDIAN_RULE_MIN_PAIRS
-                    && more_than(low, all)
+                } else if t.measured >= MEDIAN_RULE_MIN_PAIRS
+                    && more_than(t.low, t.measured)
                     && Self::low(better, &rules, &stats, median)
                     && median_score > rules.median_z()
                 {
@@ -382,9 +389,9 @@ impl Analysis {
                 Some(NodeFlag {
                     node: x,
                     median,
-                    outlier_pairs: bad,
-                    measured_pairs: all,
-                    low_pairs: low,
+                    outlier_pairs: t.outliers,
+                    measured_pairs: t.measured,
+                    low_pairs: t.low,
                     median_score,
                     rule,
                 })
