@@ -664,7 +664,7 @@ pub(crate) mod tests {
         // node 6's pairs at 7 MB/s (about 3 MADs each, no outlier): named
         // by its median among 8 nodes, not among 7 (6 pairs)
         let at_seven = |n: usize| {
-            let mut m = figures(n, "");
+            let mut m = Matrix::new(n);
             for (a, b, v) in figures(8, CI_RUN).measured().filter(|&(a, b, _)| a.max(b) < n) {
                 m.set(a, b, if b == 6 || a == 6 { 7.0 } else { v });
             }
