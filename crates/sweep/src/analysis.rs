@@ -433,15 +433,21 @@ impl Analysis {
     /// slow nor on a slow link, and has a figure with it), then the slow
     /// links (worst first).
     pub fn retests(&self, m: &Matrix, usable: impl Fn(usize) -> bool, limit: usize) -> Vec<(usize, usize)> {
-        let suspect = |x: usize| {
-            self.slow_nodes.iter().any(|f| f.node == x) || self.slow_links.iter().any(|f| f.a == x || f.b == x)
-        };
+        // marked once: scanning the slow lists per node would be
+        // O(nodes × links), past the module's O(pairs) on a broken fabric
+        let mut suspect = vec![false; self.node_medians.len()];
+        for x in self.slow_nodes.iter().map(|f| f.node) {
+            suspect[x] = true;
+        }
+        for f in &self.slow_links {
+            (suspect[f.a], suspect[f.b]) = (true, true);
+        }
         let mut partners: Vec<(usize, f64)> = self
             .node_medians
             .iter()
             .enumerate()
             .filter_map(|(x, v)| v.map(|v| (x, v)))
-            .filter(|&(x, _)| usable(x) && !suspect(x))
+            .filter(|&(x, _)| usable(x) && !suspect[x])
             .collect();
         partners.sort_by(|p, q| self.better.worse_first(q.1, p.1));
         let nodes = self.slow_nodes.iter().filter(|f| usable(f.node)).filter_map(|f| {
