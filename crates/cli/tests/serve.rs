@@ -307,6 +307,76 @@ fn a_busy_server_says_so_at_once() {
     s.stop(Signal::SIGTERM);
 }
 
+/// The server's worker processes (its children running `__serve-worker`).
+fn workers(server: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        // a process may end between the listing and these reads
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let ppid = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if ppid == Some(server) && String::from_utf8_lossy(&cmdline).contains("__serve-worker") {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits for exactly one worker, with libfabric loaded, and returns it.
+fn warm_spare(server: u32) -> u32 {
+    let t0 = Instant::now();
+    loop {
+        if let [pid] = workers(server)[..] {
+            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+            if maps.contains("libfabric") {
+                return pid;
+            }
+        }
+        assert!(t0.elapsed() < LIMIT, "no warm spare worker: {:?}", workers(server));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_warm_spare_takes_each_client_and_a_dead_one_is_replaced() {
+    let _cpu = cpu();
+    let s = Serve::start(&[]);
+    let server = s.proc.pid();
+    // with no client: one worker, libfabric already loaded
+    let spare = warm_spare(server);
+    let p = s.port.to_string();
+    let mut client = Proc::spawn(&mut fabdiag(&["write-bw", "127.0.0.1", "-p", &p, "-D", "2", "-s", "8"]));
+    client.wait_for("the table header", LIMIT, |out, _| out.contains("Size[B]"));
+    // the spare runs the test, and no other worker is started during it
+    assert_eq!(workers(server), vec![spare]);
+    let c = client.wait(LIMIT);
+    assert_eq!(c.code, Some(0), "{}", c.stderr);
+    let lines = s.wait_lines(2);
+    assert!(lines[1]["error"].is_null() && lines[1]["tool"] == "cxi_write_bw");
+    // the next client's spare is there once the line is; the used one is gone
+    let next = warm_spare(server);
+    assert_ne!(next, spare);
+    // a spare that dies while it waits is replaced by a worker started for
+    // the client, which is served as usual
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(next as i32), Signal::SIGKILL).unwrap();
+    let o = s.client(&["send-lat", "-n", "5"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let lines = s.wait_lines(3);
+    assert!(lines[2]["error"].is_null() && lines[2]["tool"] == "cxi_send_lat", "{}", lines[2]);
+    assert!(!workers(server).contains(&next));
+    let last = warm_spare(server);
+    // a stopped server takes its spare with it
+    let out = s.stop(Signal::SIGTERM);
+    assert_eq!(out.code, Some(0));
+    assert!(!std::path::Path::new(&format!("/proc/{last}")).exists(), "spare {last} outlived the server");
+}
+
 /// Resident memory (kB) and open descriptors of a process.
 fn footprint(pid: u32) -> (u64, usize) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();

@@ -16,7 +16,7 @@ mod ffi;
 pub use buffer::{
     free_hugepages, hugepage_pool, page_size, DeviceMemory, HmemIface, HostAsDevice, HostBuffer, HugePageSize, Memory,
 };
-pub use discovery::{discover, Capability, InfoList, ProviderInfo, Query};
+pub use discovery::{discover, provider_names, Capability, InfoList, ProviderInfo, Query};
 pub use endpoint::{
     atomic_datatype, atomic_op, AtomicKind, AtomicOperands, AtomicSpec, AtomicValue, Completion, Endpoint, OpFlags,
     PeerId, Posted, RegionId, RemoteRegion,

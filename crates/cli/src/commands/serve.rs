@@ -2,7 +2,9 @@
 //! client, like `iperf3 -s`. Each accepted connection is handed to a fresh
 //! worker process (`worker.rs`), so a client that dies, stalls or lies, or
 //! a provider that crashes, ends only its own test, and nothing the
-//! provider leaks survives the test. One test runs at a time: a client
+//! provider leaks survives the test. The worker is started as a spare
+//! while no test runs, so its libfabric start-up is done before its client
+//! arrives; none is started during a test, whose CPUs it would take. One test runs at a time: a client
 //! that arrives meanwhile is told at once that the server is busy. Every
 //! connection ends in one log line (text) or one JSON line (`--json`);
 //! SIGINT and SIGTERM stop the server cleanly.
@@ -18,6 +20,7 @@ use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader, Read};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver};
@@ -28,6 +31,21 @@ use std::time::{Duration, Instant, SystemTime};
 const TICK: Duration = Duration::from_millis(20);
 /// How long a worker may linger after reporting its test done.
 const LINGER: Duration = Duration::from_secs(5);
+
+/// The next test's worker, started before its client: warming up, then
+/// waiting for the connection on `channel`.
+struct Spare {
+    child: Child,
+    channel: UnixStream,
+    lines: Receiver<Line>,
+}
+
+impl Spare {
+    fn discard(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
 
 /// The test in progress.
 struct Running {
@@ -144,12 +162,15 @@ impl Server {
         }
     }
 
-    fn spawn(&self, stream: TcpStream, peer: SocketAddr, args: &[String]) -> std::io::Result<Running> {
+    /// Starts the next test's worker, its standard input one end of a
+    /// Unix socket pair for the hand-over.
+    fn spare(&self, args: &[String]) -> std::io::Result<Spare> {
+        let (ours, theirs) = UnixStream::pair()?;
         let exe = std::env::current_exe()?;
         let mut child = Command::new(exe)
             .arg(COMMAND)
             .args(args)
-            .stdin(Stdio::from(OwnedFd::from(stream)))
+            .stdin(Stdio::from(OwnedFd::from(theirs)))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()?;
@@ -169,15 +190,51 @@ impl Server {
                     }
                 }
             })?;
-        Ok(Running {
+        Ok(Spare {
             child,
-            peer,
+            channel: ours,
             lines,
+        })
+    }
+
+    /// `spare`, or None with a line saying why (the next client then gets
+    /// a worker started for it).
+    fn next_spare(&self, args: &[String]) -> Option<Spare> {
+        self.spare(args)
+            .map_err(|e| eprintln!("{}: cannot start a worker process: {e}", self.prog))
+            .ok()
+    }
+
+    /// Hands `stream` to `spare`, whose test it becomes.
+    fn hand(&self, spare: Spare, stream: &TcpStream, peer: SocketAddr) -> std::io::Result<Running> {
+        if let Err(e) = super::handoff::give(&spare.channel, stream) {
+            spare.discard();
+            return Err(e);
+        }
+        Ok(Running {
+            child: spare.child,
+            peer,
+            lines: spare.lines,
             tool: None,
             phase: Phase::Hello.to_string(),
             done: None,
             done_at: None,
         })
+    }
+
+    /// Starts the test of a connection: the spare, or, when there is none
+    /// or it has died, a worker started for it.
+    fn start(
+        &self,
+        spare: Option<Spare>,
+        stream: TcpStream,
+        peer: SocketAddr,
+        args: &[String],
+    ) -> std::io::Result<Running> {
+        match spare.map(|s| self.hand(s, &stream, peer)) {
+            Some(Ok(w)) => Ok(w),
+            _ => self.spare(args).and_then(|s| self.hand(s, &stream, peer)),
+        }
     }
 }
 
@@ -286,15 +343,16 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         }
         worker_args.extend(["-g".to_string(), g.kind.name().to_string()]);
     }
-    eprintln!(
-        "{prog}: listening on port {} for clients of every tool, one test at a time",
-        listener.port()
-    );
     let mut server = Server {
         prog: prog.into(),
         json: o.json,
         served: 0,
     };
+    let mut spare = server.next_spare(&worker_args);
+    eprintln!(
+        "{prog}: listening on port {} for clients of every tool, one test at a time",
+        listener.port()
+    );
     let mut running: Option<Running> = None;
     loop {
         let sig = stop.load(Ordering::Relaxed);
@@ -310,6 +368,9 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                     server.finished(w, status, Some(name));
                 }
             }
+            if let Some(s) = spare.take() {
+                s.discard();
+            }
             eprintln!("{prog}: stopped by {name} after {} connections", server.served);
             return exit::OK;
         }
@@ -318,6 +379,9 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             match w.child.try_wait() {
                 Ok(Some(status)) => {
                     if let Some(w) = running.take() {
+                        // the next worker first: it warms up while this
+                        // test is logged, and is there when the line is
+                        spare = server.next_spare(&worker_args);
                         server.finished(w, status, None);
                     }
                 }
@@ -342,7 +406,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                     server.log(peer, None, Err(&format!("turned away: {msg}")), None);
                     turn_away(stream, msg);
                 }
-                None => match server.spawn(stream, peer, &worker_args) {
+                None => match server.start(spare.take(), stream, peer, &worker_args) {
                     Ok(w) => running = Some(w),
                     Err(e) => server.log(peer, None, Err(&format!("cannot start a worker process: {e}")), None),
                 },

@@ -1,7 +1,9 @@
-//! One test of `fabdiag serve`, in its own process: the accepted control
-//! connection arrives as standard input, the session library serves it
-//! (any tool), and what happens is reported to the serving process as JSON
-//! lines on standard output. A crash in here (libfabric 1.17 has several)
+//! One test of `fabdiag serve`, in its own process, started as a spare
+//! before any client arrives: it loads libfabric and lists its providers,
+//! then waits on standard input (a Unix socket) for the accepted control
+//! connection (`handoff.rs`), the session library serves it (any tool),
+//! and what happens is reported to the serving process as JSON lines on
+//! standard output. A crash in here (libfabric 1.17 has several)
 //! ends only this process; the server logs it and serves the next client.
 
 use super::{load_libfabric, with_hooks};
@@ -15,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::net::TcpStream;
 use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
 
 /// The hidden subcommand `fabdiag serve` starts its workers with.
 pub const COMMAND: &str = "__serve-worker";
@@ -78,10 +81,11 @@ impl Sink for Reporter {
     }
 }
 
-/// The connection the server handed over as standard input.
-fn control_stream() -> std::io::Result<TcpStream> {
+/// The connection the server hands over through standard input; None
+/// when the server closed it without one (it stopped, or is gone).
+fn control_stream() -> std::io::Result<Option<TcpStream>> {
     let fd = std::io::stdin().as_fd().try_clone_to_owned()?;
-    Ok(TcpStream::from(fd))
+    super::handoff::take(&UnixStream::from(fd))
 }
 
 pub fn run(prog: &str, args: &[String]) -> u8 {
@@ -112,13 +116,23 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         tool: None,
         crash_at: std::env::var(CRASH_HOOK).ok(),
     };
-    let outcome = match (load_libfabric(), control_stream()) {
+    // the start-up a client would otherwise wait for (0.3 s with Debian's
+    // libfabric 1.17: loading the library and the first fi_getinfo, whose
+    // provider list is kept for the test), done while no client waits. A
+    // failing fi_getinfo is not kept: the test asks again and tells its
+    // client why.
+    let loaded = load_libfabric();
+    if loaded.is_ok() {
+        let _ = fabdiag_fabric::provider_names();
+    }
+    let outcome = match (loaded, control_stream()) {
+        (_, Ok(None)) => return exit::OK,
         (Err(e), _) => Err(fabdiag_session::Failure::early(Phase::Connect, e)),
         (_, Err(e)) => Err(fabdiag_session::Failure::early(
             Phase::Connect,
             fabdiag_session::SessionError::Internal(format!("no control connection on standard input: {e}")),
         )),
-        (Ok(()), Ok(stream)) => fabdiag_session::serve_stream(stream, &env, &mut reporter),
+        (Ok(()), Ok(Some(stream))) => fabdiag_session::serve_stream(stream, &env, &mut reporter),
     };
     let summary = match &outcome {
         Ok(r) => text::summary(&r.run, &r.rows),
