@@ -368,13 +368,20 @@ fn a_warm_spare_takes_each_client_and_a_dead_one_is_replaced() {
     let o = s.client(&["send-lat", "-n", "5"]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let lines = s.wait_lines(3);
-    assert!(lines[2]["error"].is_null() && lines[2]["tool"] == "cxi_send_lat", "{}", lines[2]);
+    assert!(
+        lines[2]["error"].is_null() && lines[2]["tool"] == "cxi_send_lat",
+        "{}",
+        lines[2]
+    );
     assert!(!workers(server).contains(&next));
     let last = warm_spare(server);
     // a stopped server takes its spare with it
     let out = s.stop(Signal::SIGTERM);
     assert_eq!(out.code, Some(0));
-    assert!(!std::path::Path::new(&format!("/proc/{last}")).exists(), "spare {last} outlived the server");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{last}")).exists(),
+        "spare {last} outlived the server"
+    );
 }
 
 /// Resident memory (kB) and open descriptors of a process.
