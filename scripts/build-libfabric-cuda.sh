@@ -5,7 +5,9 @@
 # tag), with only the providers fabdiag tests with: shm, tcp, sockets.
 # v2.6.0 by default: it opens libcuda.so.1 (1.22 wants the development
 # link libcuda.so, which driver-only machines lack) and is newer than CUDA
-# 13. fabdiag's tools ran against both, built here without CUDA.
+# 13. fabdiag's tools ran against both, built here without CUDA, and
+# against v2.6.0 built here with CUDA 12.4's headers from NVIDIA's PyPI
+# wheels (no GPU: configure and make only need the headers).
 #
 #   scripts/build-libfabric-cuda.sh prepare SRC_GIT OUT_TAR
 #       on a machine with network and autotools: export tag $LIBFABRIC_TAG
@@ -38,7 +40,11 @@ build)
   cd "$work/libfabric"
   # --disable-static: fabdiag opens the shared library, and the build
   # is carried between machines (gpu-run.sh), so it is kept small
-  ./configure --prefix="$prefix" --with-cuda="$cuda" --disable-static \
+  # --enable-cuda-dlopen: without it configure links -lcudart -lcuda
+  # -lnvidia-ml, and a toolkit keeps libcuda.so and libnvidia-ml.so only
+  # as stubs (lib64/stubs), which it does not search; opened at run time,
+  # the build needs the headers alone
+  ./configure --prefix="$prefix" --with-cuda="$cuda" --enable-cuda-dlopen --disable-static \
     --enable-shm --enable-tcp --enable-sockets \
     --disable-verbs --disable-efa --disable-psm2 --disable-psm3 --disable-opx \
     --disable-usnic --disable-rxd --disable-udp --disable-mrail --disable-ucx \
@@ -47,7 +53,7 @@ build)
   grep -E "^ *(shm|tcp|sockets|CUDA|cuda)" "$work/configure.log" | head -10 || true
   make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -30 "$work/make.log" >&2; exit 1; }
   make install >/dev/null
-  echo "configure: --prefix=$prefix --with-cuda=$cuda --disable-static --enable-shm --enable-tcp --enable-sockets (others disabled)"
+  echo "configure: --prefix=$prefix --with-cuda=$cuda --enable-cuda-dlopen --disable-static --enable-shm --enable-tcp --enable-sockets (others disabled)"
   "$prefix/bin/fi_info" --version | head -2
   "$prefix/bin/fi_info" -c FI_HMEM -t FI_EP_RDM 2>/dev/null | grep -E "provider|domain" | sort -u | head -20 || true
   ;;

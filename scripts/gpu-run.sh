@@ -21,8 +21,14 @@ F=$kit/fabdiag
 export FABDIAG_TEST_BIN=$F
 export FABDIAG_LIBFABRIC=$kit/libfabric/lib/libfabric.so.1
 cuda=${CUDA_HOME:-/usr/local/cuda}
-# libfabric's CUDA support opens the toolkit's libcudart at run time
-export LD_LIBRARY_PATH=$cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# libfabric's CUDA support opens the toolkit's libcudart at run time; the
+# 1.22 fallback also opens the driver as "libcuda.so", a development name
+# a driver-only machine may lack, so one points at the driver's .so.1
+links=/tmp/fabdiag-cuda-links
+mkdir -p "$links"
+drv=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}')
+[ -n "$drv" ] && ln -sf "$drv" "$links/libcuda.so"
+export LD_LIBRARY_PATH=$cuda/lib64:$links${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 steps=${*:-info libfabric tests traffic loopback pairs serve compare}
 log() { echo "== $*" | tee -a "$OUT/steps.txt"; }
 run() { # NAME SECONDS CMD...: output to $OUT/NAME.txt, status to steps.txt
