@@ -4,10 +4,11 @@
 //! a provider that crashes, ends only its own test, and nothing the
 //! provider leaks survives the test. The worker is started as a spare
 //! while no test runs, so its libfabric start-up is done before its client
-//! arrives; none is started during a test, whose CPUs it would take. One test runs at a time: a client
-//! that arrives meanwhile is told at once that the server is busy. Every
-//! connection ends in one log line (text) or one JSON line (`--json`);
-//! SIGINT and SIGTERM stop the server cleanly.
+//! arrives; none is started during a test, whose CPUs it would take. One
+//! test runs at a time: a client that arrives meanwhile is told at once
+//! that the server is busy. Every connection ends in one log line (text)
+//! or one JSON line (`--json`); SIGINT and SIGTERM stop the server
+//! cleanly.
 
 use super::load_libfabric;
 use super::worker::{Line, COMMAND};
