@@ -1,5 +1,6 @@
 //! One module per command: the pair tools (`pair`), `serve` and its
-//! per-test `worker` (and the `handoff` of a connection between them), the cluster `sweep`, the provider probes (`probe`), `doctor`,
+//! per-test `worker` (and the `handoff` of a connection between them),
+//! the cluster `sweep`, the provider probes (`probe`), `doctor`,
 //! `host_traffic`, and the generated `docs` (completions, man pages).
 
 pub mod docs;

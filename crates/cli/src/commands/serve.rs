@@ -46,6 +46,24 @@ impl Spare {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+
+    /// Hands `stream` over; the test it becomes. A spare that cannot take
+    /// it (it died while it waited) is reaped.
+    fn hand(self, stream: &TcpStream, peer: SocketAddr) -> std::io::Result<Running> {
+        if let Err(e) = super::handoff::give(&self.channel, stream) {
+            self.discard();
+            return Err(e);
+        }
+        Ok(Running {
+            child: self.child,
+            peer,
+            lines: self.lines,
+            tool: None,
+            phase: Phase::Hello.to_string(),
+            done: None,
+            done_at: None,
+        })
+    }
 }
 
 /// The test in progress.
@@ -206,23 +224,6 @@ impl Server {
             .ok()
     }
 
-    /// Hands `stream` to `spare`, whose test it becomes.
-    fn hand(&self, spare: Spare, stream: &TcpStream, peer: SocketAddr) -> std::io::Result<Running> {
-        if let Err(e) = super::handoff::give(&spare.channel, stream) {
-            spare.discard();
-            return Err(e);
-        }
-        Ok(Running {
-            child: spare.child,
-            peer,
-            lines: spare.lines,
-            tool: None,
-            phase: Phase::Hello.to_string(),
-            done: None,
-            done_at: None,
-        })
-    }
-
     /// Starts the test of a connection: the spare, or, when there is none
     /// or it has died, a worker started for it.
     fn start(
@@ -232,9 +233,9 @@ impl Server {
         peer: SocketAddr,
         args: &[String],
     ) -> std::io::Result<Running> {
-        match spare.map(|s| self.hand(s, &stream, peer)) {
+        match spare.map(|s| s.hand(&stream, peer)) {
             Some(Ok(w)) => Ok(w),
-            _ => self.spare(args).and_then(|s| self.hand(s, &stream, peer)),
+            _ => self.spare(args).and_then(|s| s.hand(&stream, peer)),
         }
     }
 }
