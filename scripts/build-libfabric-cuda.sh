@@ -44,16 +44,18 @@ build)
   # -lnvidia-ml, and a toolkit keeps libcuda.so and libnvidia-ml.so only
   # as stubs (lib64/stubs), which it does not search; opened at run time,
   # the build needs the headers alone
-  ./configure --prefix="$prefix" --with-cuda="$cuda" --enable-cuda-dlopen --disable-static \
-    --enable-shm --enable-tcp --enable-sockets \
-    --disable-verbs --disable-efa --disable-psm2 --disable-psm3 --disable-opx \
-    --disable-usnic --disable-rxd --disable-udp --disable-mrail --disable-ucx \
-    --disable-lpp --disable-xpmem --disable-perf >"$work/configure.log" 2>&1 ||
+  # (one list, so the line printed below is the line that ran)
+  flags=(--prefix="$prefix" --with-cuda="$cuda" --enable-cuda-dlopen --disable-static
+    --enable-shm --enable-tcp --enable-sockets
+    --disable-verbs --disable-efa --disable-psm2 --disable-psm3 --disable-opx
+    --disable-usnic --disable-rxd --disable-udp --disable-mrail --disable-ucx
+    --disable-lpp --disable-xpmem --disable-perf)
+  ./configure "${flags[@]}" >"$work/configure.log" 2>&1 ||
     { tail -30 "$work/configure.log" >&2; exit 1; }
   grep -E "^ *(shm|tcp|sockets|CUDA|cuda)" "$work/configure.log" | head -10 || true
   make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -30 "$work/make.log" >&2; exit 1; }
   make install >/dev/null
-  echo "configure: --prefix=$prefix --with-cuda=$cuda --enable-cuda-dlopen --disable-static --enable-shm --enable-tcp --enable-sockets (others disabled)"
+  echo "configure: ${flags[*]}"
   "$prefix/bin/fi_info" --version | head -2
   "$prefix/bin/fi_info" -c FI_HMEM -t FI_EP_RDM 2>/dev/null | grep -E "provider|domain" | sort -u | head -20 || true
   ;;
