@@ -58,7 +58,7 @@ for s in $steps; do
     run fi-info-hmem 30 "$kit/libfabric/bin/fi_info" -c FI_HMEM -t FI_EP_RDM
     run fabdiag-doctor 60 "$F" doctor ;;
   tests)
-    run gpu-tests 500 "$kit/gpu-tests" --test-threads=1 --nocapture ;;
+    run gpu-tests 500 "$kit/gpu-tests" --include-ignored --test-threads=1 --nocapture ;;
   traffic)
     run host-traffic-default 300 bash -c "time $F host-traffic -v"
     run host-traffic-default-json 300 "$F" host-traffic -j

@@ -91,7 +91,7 @@ fn gpu_and_emulation_options_are_refused_as_unavailable() {
     assert_eq!(o.code, Some(4), "{}", o.stderr);
     one_line(&o.stderr);
     if fabdiag_gpu::discover().is_ok() {
-        eprintln!("SKIPPED: a GPU runtime loads here; the missing-runtime messages cannot be shown");
+        skipped("a GPU runtime loads here; the missing-runtime messages cannot be shown");
         return;
     }
     // each missing piece names itself, before any connection is tried

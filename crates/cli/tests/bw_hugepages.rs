@@ -40,10 +40,10 @@ fn hugepages_refused_when_short_and_used_when_reserved() {
 
     std::fs::write(NR, (before + 16).to_string()).unwrap();
     if read(FREE) < 16 {
-        eprintln!(
-            "SKIPPED half of hugepages test: the kernel granted only {} free 2M pages",
+        skipped(format!(
+            "its second half: the kernel granted only {} free 2M pages",
             read(FREE)
-        );
+        ));
         return;
     }
     let o = run(

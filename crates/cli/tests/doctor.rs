@@ -109,7 +109,7 @@ fn without_libfabric_nothing_runs_and_every_tool_says_why() {
 #[test]
 fn without_a_gpu_the_gpu_runtimes_are_reported_missing() {
     if std::path::Path::new("/proc/driver/nvidia").exists() {
-        eprintln!("SKIPPED: an NVIDIA driver is present; this checks the no-GPU report");
+        skipped("an NVIDIA driver is present; this checks the no-GPU report");
         return;
     }
     let (_, j) = doctor(&[]);

@@ -109,7 +109,7 @@ fn a_libfabric_without_cuda_is_named() {
         &[ONE_RUN, &["-P", "shm", "-t", "0"]].concat(),
     );
     if o.code == Some(0) {
-        eprintln!("SKIPPED: this libfabric registers FI_HMEM_CUDA memory (built with CUDA)");
+        skipped("this libfabric registers FI_HMEM_CUDA memory (built with CUDA)");
         return;
     }
     assert_eq!(o.code, Some(4), "{}", o.stderr);

@@ -569,7 +569,7 @@ fn gpu_buffers_on_the_server_side() {
 #[test]
 fn serve_without_a_gpu_runtime_is_unavailable() {
     if fabdiag_gpu::discover().is_ok() {
-        eprintln!("SKIPPED: a GPU runtime loads here; the missing-runtime path needs a machine without one");
+        skipped("a GPU runtime loads here; the missing-runtime path needs a machine without one");
         return;
     }
     let o = run(&["serve", "-p", "0", "-t", "0"], SHORT);

@@ -9,7 +9,7 @@ use std::time::Duration;
 #[test]
 fn no_driver_is_one_line_exit_4_and_valid_json() {
     if std::path::Path::new("/proc/driver/nvidia").exists() {
-        eprintln!("SKIPPED: an NVIDIA driver is present; the no-driver path is shown only without one");
+        skipped("an NVIDIA driver is present; the no-driver path is shown only without one");
         return;
     }
     let o = run(&["host-traffic", "-d", "0"], Duration::from_secs(10));

@@ -449,6 +449,14 @@ mod tests {
         assert_eq!(r.unwrap_err(), lost());
     }
 
+    /// A skip, where a test log shows it: libtest keeps a passing test's
+    /// `eprintln!` to itself, so this writes to stderr directly.
+    fn skipped(why: impl std::fmt::Display) {
+        use std::io::Write;
+        let t = std::thread::current();
+        let _ = writeln!(std::io::stderr(), "SKIPPED {}: {why}", t.name().unwrap_or("a test"));
+    }
+
     #[test]
     fn gpu_types_in_any_letter_case() {
         for (s, k) in [
@@ -467,7 +475,7 @@ mod tests {
     fn discovery_names_every_runtime_it_tried() {
         match discover() {
             // a GPU machine: some runtime loads
-            Ok(k) => eprintln!("SKIPPED: a GPU runtime is present here ({})", k.name()),
+            Ok(k) => skipped(format!("a GPU runtime is present here ({})", k.name())),
             Err(e) => {
                 for lib in [
                     "AMD libamdhip64.so:",
@@ -492,7 +500,7 @@ mod tests {
     fn no_driver_is_a_clear_error_here() {
         // this machine has no NVIDIA driver; a GPU machine has one
         if std::path::Path::new("/proc/driver/nvidia").exists() {
-            eprintln!("SKIPPED: an NVIDIA driver is present, the no-driver path cannot be shown here");
+            skipped("an NVIDIA driver is present, the no-driver path cannot be shown here");
             return;
         }
         let e = Cuda::load().err().expect("no driver on this machine");

@@ -11,6 +11,8 @@
 //!   handed out twice in one test process.
 //! - `pair`, `both_exit`, `expect_failure`, `one_line` and the `scripted` peers are the
 //!   shapes every test file uses.
+//! - `skipped()`: the one way a test says it (or part of it) did not run
+//!   here, and why, where a CI log shows it.
 #![allow(dead_code)]
 
 pub use nix::sys::signal::Signal;
@@ -29,6 +31,17 @@ pub const SHORT: Duration = Duration::from_secs(10);
 pub fn bin() -> &'static str {
     static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     BIN.get_or_init(|| std::env::var("FABDIAG_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_fabdiag").into()))
+}
+
+/// Says that the running test (or part of it, named in `why`) could not
+/// run here, and why. libtest keeps a passing test's `eprintln!` to itself,
+/// so a skip said that way never reached a log and the test read "ok";
+/// this writes to the process's stderr directly, with the test's name
+/// (libtest names each test's thread after it).
+pub fn skipped(why: impl std::fmt::Display) {
+    use std::io::Write;
+    let t = std::thread::current();
+    let _ = writeln!(std::io::stderr(), "SKIPPED {}: {why}", t.name().unwrap_or("a test"));
 }
 
 static CPU: Mutex<()> = Mutex::new(());
