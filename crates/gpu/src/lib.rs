@@ -360,6 +360,7 @@ fn bus_key(s: &str) -> Option<(u32, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fabdiag_testkit::skipped;
 
     #[test]
     fn ranges_past_a_buffer_or_wrapping_are_refused() {
@@ -447,14 +448,6 @@ mod tests {
         let lost = || GpuError::Bounds("device lost".into());
         let r = poll_until("x", Instant::now(), None, Duration::ZERO, || Err::<bool, _>(lost()));
         assert_eq!(r.unwrap_err(), lost());
-    }
-
-    /// A skip, where a test log shows it: libtest keeps a passing test's
-    /// `eprintln!` to itself, so this writes to stderr directly.
-    fn skipped(why: impl std::fmt::Display) {
-        use std::io::Write;
-        let t = std::thread::current();
-        let _ = writeln!(std::io::stderr(), "SKIPPED {}: {why}", t.name().unwrap_or("a test"));
     }
 
     #[test]

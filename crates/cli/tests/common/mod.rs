@@ -33,16 +33,10 @@ pub fn bin() -> &'static str {
     BIN.get_or_init(|| std::env::var("FABDIAG_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_fabdiag").into()))
 }
 
-/// Says that the running test (or part of it, named in `why`) could not
-/// run here, and why. libtest keeps a passing test's `eprintln!` to itself,
-/// so a skip said that way never reached a log and the test read "ok";
-/// this writes to the process's stderr directly, with the test's name
-/// (libtest names each test's thread after it).
-pub fn skipped(why: impl std::fmt::Display) {
-    use std::io::Write;
-    let t = std::thread::current();
-    let _ = writeln!(std::io::stderr(), "SKIPPED {}: {why}", t.name().unwrap_or("a test"));
-}
+/// Says a skip where the log shows it (see fabdiag-testkit). Not every
+/// test file skips, as not every one uses each helper (`dead_code` above).
+#[allow(unused_imports)]
+pub use fabdiag_testkit::skipped;
 
 static CPU: Mutex<()> = Mutex::new(());
 
