@@ -53,7 +53,7 @@ fn run() -> u8 {
             output::print_stdout(&format!("fabdiag {VERSION}\n"));
             exit::OK
         }
-        "providers" => commands::probe::providers(),
+        "providers" => argv.with("fabdiag providers", "providers", 2, commands::probe::providers),
         "doctor" => argv.with("fabdiag doctor", "doctor", 2, commands::doctor::run),
         commands::doctor::PROBE => commands::doctor::probe(),
         "completions" => argv.with("fabdiag completions", "completions", 2, commands::docs::completions),

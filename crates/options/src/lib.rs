@@ -3,7 +3,7 @@
 //! come from it); `resolve` holds the checks they share; `bw`, `lat` and
 //! `amo` resolve each family's options into an `Invocation` (a run spec for
 //! the session library plus what the binary does with the outcome);
-//! `serve` and `traffic` are the other commands' lines; `man` and
+//! `serve`, `sweep`, `traffic` and `utility` are the other commands' lines; `man` and
 //! `completions` turn the same tables into manual pages and shell
 //! completion scripts. Option values keep
 //! the originals' defaults, ranges and messages. Nothing here prints,
@@ -22,6 +22,7 @@ pub mod serve;
 pub mod sweep;
 pub mod table;
 pub mod traffic;
+pub mod utility;
 
 pub use resolve::{Action, Invocation, OptionError, RunMode};
 pub use table::Layout;

@@ -1,5 +1,5 @@
-//! The command lines of `fabdiag serve` and `fabdiag atomic-support`:
-//! a few options each, parsed with the same getopt rules as the tools.
+//! The command line of `fabdiag serve`: a few options, parsed with the
+//! same getopt rules as the tools.
 
 use crate::getopt::{self, OptDef, Parsed};
 use crate::numbers::parse_strtoul;
@@ -115,25 +115,6 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
     Ok(Action::Run(o))
 }
 
-/// `fabdiag atomic-support [-P PROV] [--json]`: the provider and JSON flag.
-pub fn atomic_support(args: &[String]) -> Result<(Option<String>, bool), OptionError> {
-    const DEFS: &[OptDef<S>] = &[
-        def(S::Provider, Some('P'), "provider", true),
-        def(S::Json, None, "json", false),
-    ];
-    let usage = "(usage: fabdiag atomic-support [-P PROV] [--json])";
-    let (mut provider, mut json) = (None, false);
-    for p in getopt::parse(DEFS, args).map_err(|m| OptionError::Invalid(format!("{m} {usage}")))? {
-        match p {
-            Parsed::Opt(S::Provider, v) => provider = v,
-            Parsed::Opt(S::Json, _) => json = true,
-            Parsed::Opt(..) => {}
-            Parsed::Operand(x) => return Err(OptionError::Invalid(format!("unexpected argument '{x}' {usage}"))),
-        }
-    }
-    Ok((provider, json))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,14 +165,5 @@ mod tests {
                 "Invalid gpu type: arm. Must be AMD, NVIDIA or INTEL".into()
             ))
         );
-    }
-
-    #[test]
-    fn atomic_support_options() {
-        assert_eq!(
-            atomic_support(&args(&["-P", "shm", "--json"])),
-            Ok((Some("shm".into()), true))
-        );
-        assert!(atomic_support(&args(&["x"])).unwrap_err() != OptionError::Invalid(String::new()));
     }
 }

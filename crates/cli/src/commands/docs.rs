@@ -2,31 +2,27 @@
 //! completion scripts and manual pages, generated from the option tables
 //! that print `-h` (the package build runs these).
 
+use super::utility_args;
 use crate::output::print_stdout;
 use crate::{exit, VERSION};
 use fabdiag_options::completions::{script, Shell};
 
 pub fn completions(prog: &str, args: &[String]) -> u8 {
+    let (shell, name) = match utility_args("completions", prog, fabdiag_options::utility::completions(args)) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
     let usage = format!("(usage: {prog} bash|zsh|fish [fabdiag|ORIGINAL_NAME])");
-    let shell = match args.first().map(String::as_str) {
-        Some("bash") => Shell::Bash,
-        Some("zsh") => Shell::Zsh,
-        Some("fish") => Shell::Fish,
-        Some(other) => {
+    let shell = match shell.as_str() {
+        "bash" => Shell::Bash,
+        "zsh" => Shell::Zsh,
+        "fish" => Shell::Fish,
+        other => {
             eprintln!("{prog}: no completions for shell '{other}' {usage}");
             return exit::USAGE;
         }
-        None => {
-            eprintln!("{prog}: which shell? {usage}");
-            return exit::USAGE;
-        }
     };
-    let name = args.get(1).map_or("fabdiag", String::as_str);
-    if args.len() > 2 {
-        eprintln!("{prog}: unexpected argument '{}' {usage}", args[2]);
-        return exit::USAGE;
-    }
-    match script(shell, name) {
+    match script(shell, &name) {
         Some(s) => {
             print_stdout(&s);
             exit::OK
@@ -39,11 +35,11 @@ pub fn completions(prog: &str, args: &[String]) -> u8 {
 }
 
 pub fn manpages(prog: &str, args: &[String]) -> u8 {
-    let [dir] = args else {
-        eprintln!("{prog}: where? (usage: {prog} DIR)");
-        return exit::USAGE;
+    let dir = match utility_args("manpages", prog, fabdiag_options::utility::manpages(args)) {
+        Ok(d) => d,
+        Err(code) => return code,
     };
-    let dir = std::path::Path::new(dir);
+    let dir = std::path::Path::new(&dir);
     if let Err(e) = std::fs::create_dir_all(dir) {
         eprintln!("{prog}: cannot create {}: {e}", dir.display());
         return exit::RUNTIME;

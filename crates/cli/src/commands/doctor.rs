@@ -2,7 +2,7 @@
 //! tools can run on it. It exits 4 when nothing fabdiag runs is usable,
 //! so it can gate a node in a prolog script.
 
-use super::load_libfabric;
+use super::{load_libfabric, utility_args};
 use crate::output::print_stdout;
 use crate::{exit, VERSION};
 use fabdiag_fabric::{hugepage_pool, HugePageSize};
@@ -236,22 +236,10 @@ fn tools(lib: &Libfabric, providers: &[fabdiag_report::doctor::ProviderCaps], gp
 }
 
 pub fn run(prog: &str, args: &[String]) -> u8 {
-    let mut json = false;
-    for a in args {
-        match a.as_str() {
-            "--json" => json = true,
-            "-h" | "--help" => {
-                print_stdout(&format!(
-                    "Usage:\n  {prog} [--json]\n\nWhat this node has for fabdiag (libfabric, providers, GPUs, huge pages,\nclocks) and which tools can run on it; exits 4 when none can.\n"
-                ));
-                return exit::OK;
-            }
-            other => {
-                eprintln!("{prog}: unexpected argument '{other}' (usage: {prog} [--json])");
-                return exit::USAGE;
-            }
-        }
-    }
+    let json = match utility_args("doctor", prog, fabdiag_options::utility::doctor(args)) {
+        Ok(json) => json,
+        Err(code) => return code,
+    };
     let lib = libfabric();
     let providers = if lib.found {
         fabdiag_session::provider_caps().unwrap_or_default()

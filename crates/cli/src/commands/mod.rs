@@ -14,6 +14,7 @@ pub mod serve;
 pub mod sweep;
 pub mod worker;
 
+use fabdiag_options::{Action, OptionError};
 use fabdiag_session::{Env, Hooks};
 
 /// The libfabric to load: `FABDIAG_LIBFABRIC`, else the system's.
@@ -28,6 +29,22 @@ pub fn load_libfabric() -> Result<(), fabdiag_fabric::FabricError> {
     }
     let path = std::env::var("FABDIAG_LIBFABRIC").unwrap_or_else(|_| fabdiag_fabric::DEFAULT_LIBRARY.into());
     fabdiag_fabric::load_from(&path)
+}
+
+/// The utility command's arguments, or the exit code when it is done
+/// already (its `-h` printed, or a refusal said).
+pub fn utility_args<T>(command: &str, prog: &str, r: Result<Action<T>, OptionError>) -> Result<T, u8> {
+    match r {
+        Ok(Action::Run(t)) => Ok(t),
+        Ok(_) => {
+            crate::output::print_stdout(&fabdiag_options::utility::usage(command));
+            Err(crate::exit::OK)
+        }
+        Err(OptionError::Invalid(m) | OptionError::Unavailable(m)) => {
+            eprintln!("{prog}: {m}");
+            Err(crate::exit::USAGE)
+        }
+    }
 }
 
 /// Test hooks from the environment (they exist to prove checks can fail).

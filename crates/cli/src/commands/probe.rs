@@ -1,12 +1,15 @@
 //! `fabdiag providers` and `fabdiag atomic-support`: what this machine's
 //! libfabric can do, probed by the session library, printed here.
 
-use super::load_libfabric;
+use super::{load_libfabric, utility_args};
 use crate::exit;
 use crate::output::print_stdout;
 use fabdiag_report::support::{atomic_matrix_text, providers_text};
 
-pub fn providers() -> u8 {
+pub fn providers(prog: &str, args: &[String]) -> u8 {
+    if let Err(code) = utility_args("providers", prog, fabdiag_options::utility::providers(args)) {
+        return code;
+    }
     let rows = load_libfabric().and_then(|()| fabdiag_session::providers());
     match rows {
         Ok(rows) => {
@@ -14,19 +17,16 @@ pub fn providers() -> u8 {
             exit::OK
         }
         Err(e) => {
-            eprintln!("fabdiag: {e}");
+            eprintln!("{prog}: {e}");
             exit::UNAVAILABLE
         }
     }
 }
 
 pub fn atomic_support(prog: &str, args: &[String]) -> u8 {
-    let (provider, json) = match fabdiag_options::serve::atomic_support(args) {
+    let (provider, json) = match utility_args("atomic-support", prog, fabdiag_options::utility::atomic_support(args)) {
         Ok(o) => o,
-        Err(fabdiag_options::OptionError::Invalid(m) | fabdiag_options::OptionError::Unavailable(m)) => {
-            eprintln!("{prog}: {m}");
-            return exit::USAGE;
-        }
+        Err(code) => return code,
     };
     if let Err(e) = load_libfabric() {
         eprintln!("{prog}: {e}");

@@ -1,0 +1,267 @@
+//! The command lines of fabdiag's utility commands: `providers`,
+//! `atomic-support`, `doctor`, `completions` and `manpages`. Each answers
+//! `-h` with its usage and refuses anything it does not take, in one line
+//! naming it, with the same getopt rules as the tools (so `--` lets a
+//! directory named `-h` through). Nothing here prints, probes or writes.
+
+use crate::getopt::{self, OptDef, Parsed};
+use crate::resolve::{Action, OptionError};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum U {
+    Provider,
+    Json,
+    Help,
+}
+
+const fn def(id: U, short: Option<char>, long: &'static str, takes_arg: bool) -> OptDef<U> {
+    OptDef {
+        id,
+        short,
+        long,
+        takes_arg,
+    }
+}
+
+const HELP: OptDef<U> = def(U::Help, Some('h'), "help", false);
+const JSON: OptDef<U> = def(U::Json, None, "json", false);
+const PROVIDER: OptDef<U> = def(U::Provider, Some('P'), "provider", true);
+
+/// The usage line of each utility command, as the errors quote it.
+fn synopsis(command: &str) -> &'static str {
+    match command {
+        "providers" => "fabdiag providers",
+        "atomic-support" => "fabdiag atomic-support [-P PROV] [--json]",
+        "doctor" => "fabdiag doctor [--json]",
+        "completions" => "fabdiag completions bash|zsh|fish [fabdiag|ORIGINAL_NAME]",
+        _ => "fabdiag manpages DIR",
+    }
+}
+
+/// `-h` of a utility command.
+pub fn usage(command: &str) -> String {
+    let what = match command {
+        "providers" => {
+            "The libfabric providers and domains on this machine, each with whether it
+offers RMA writes, reads and messages (as the pair tools need them).
+"
+        }
+        "atomic-support" => {
+            "Which atomic operation, datatype and form each provider supports
+(fi_atomicvalid, fi_fetch_atomicvalid, fi_compare_atomicvalid).
+
+Options:
+  -P, --provider=PROV    Only this provider
+      --json             The cells as JSON instead of tables
+  -h, --help             Print this help text and exit
+"
+        }
+        "doctor" => {
+            "What this node has for fabdiag (libfabric, providers, GPUs, huge pages,
+clocks) and which tools can run on it; exits 4 when none can.
+
+Options:
+      --json             JSON instead of text
+  -h, --help             Print this help text and exit
+"
+        }
+        "completions" => {
+            "Prints the completion script of fabdiag, or of an original tool name
+(cxi_write_bw, gc-hosttraffictest, ...), for bash, zsh or fish.
+"
+        }
+        _ => {
+            "Writes every manual page (fabdiag.1, one per subcommand and one per
+original tool name) into DIR, creating it if needed.
+"
+        }
+    };
+    format!("Usage:\n  {}\n\n{what}", synopsis(command))
+}
+
+fn parse(command: &str, defs: &[OptDef<U>], args: &[String]) -> Result<Vec<Parsed<U>>, OptionError> {
+    let tail = format!("(usage: {})", synopsis(command));
+    let parsed = getopt::parse(defs, args).map_err(|m| OptionError::Invalid(format!("{m} {tail}")))?;
+    Ok(parsed)
+}
+
+fn unexpected(command: &str, what: &str) -> OptionError {
+    OptionError::Invalid(format!("unexpected argument '{what}' (usage: {})", synopsis(command)))
+}
+
+/// `fabdiag providers`: no options but `-h`.
+pub fn providers(args: &[String]) -> Result<Action<()>, OptionError> {
+    for p in parse("providers", &[HELP], args)? {
+        match p {
+            Parsed::Opt(U::Help, _) => return Ok(Action::Help),
+            Parsed::Opt(..) => {}
+            Parsed::Operand(x) => return Err(unexpected("providers", &x)),
+        }
+    }
+    Ok(Action::Run(()))
+}
+
+/// `fabdiag atomic-support [-P PROV] [--json]`: the provider and JSON flag.
+pub fn atomic_support(args: &[String]) -> Result<Action<(Option<String>, bool)>, OptionError> {
+    let (mut provider, mut json) = (None, false);
+    for p in parse("atomic-support", &[PROVIDER, JSON, HELP], args)? {
+        match p {
+            Parsed::Opt(U::Help, _) => return Ok(Action::Help),
+            Parsed::Opt(U::Provider, Some(v)) if v.is_empty() => {
+                return Err(OptionError::Invalid("Invalid provider: ''".into()))
+            }
+            Parsed::Opt(U::Provider, v) => provider = v,
+            Parsed::Opt(U::Json, _) => json = true,
+            Parsed::Operand(x) => return Err(unexpected("atomic-support", &x)),
+        }
+    }
+    Ok(Action::Run((provider, json)))
+}
+
+/// `fabdiag doctor [--json]`: whether JSON was asked for.
+pub fn doctor(args: &[String]) -> Result<Action<bool>, OptionError> {
+    let mut json = false;
+    for p in parse("doctor", &[JSON, HELP], args)? {
+        match p {
+            Parsed::Opt(U::Help, _) => return Ok(Action::Help),
+            Parsed::Opt(U::Json, _) => json = true,
+            Parsed::Opt(..) => {}
+            Parsed::Operand(x) => return Err(unexpected("doctor", &x)),
+        }
+    }
+    Ok(Action::Run(json))
+}
+
+/// `fabdiag completions SHELL [NAME]`: the shell and the name (default
+/// `fabdiag`), as given; which names have a script is the caller's lookup.
+pub fn completions(args: &[String]) -> Result<Action<(String, String)>, OptionError> {
+    let mut operands = Vec::new();
+    for p in parse("completions", &[HELP], args)? {
+        match p {
+            Parsed::Opt(U::Help, _) => return Ok(Action::Help),
+            Parsed::Opt(..) => {}
+            Parsed::Operand(x) => operands.push(x),
+        }
+    }
+    let tail = format!("(usage: {})", synopsis("completions"));
+    match operands.as_slice() {
+        [] => Err(OptionError::Invalid(format!("which shell? {tail}"))),
+        [shell] => Ok(Action::Run((shell.clone(), "fabdiag".into()))),
+        [shell, name] => Ok(Action::Run((shell.clone(), name.clone()))),
+        [_, _, extra, ..] => Err(unexpected("completions", extra)),
+    }
+}
+
+/// `fabdiag manpages DIR`: the directory.
+pub fn manpages(args: &[String]) -> Result<Action<String>, OptionError> {
+    let mut operands = Vec::new();
+    for p in parse("manpages", &[HELP], args)? {
+        match p {
+            Parsed::Opt(U::Help, _) => return Ok(Action::Help),
+            Parsed::Opt(..) => {}
+            Parsed::Operand(x) => operands.push(x),
+        }
+    }
+    match operands.as_slice() {
+        [] => Err(OptionError::Invalid(format!(
+            "where? (usage: {})",
+            synopsis("manpages")
+        ))),
+        [dir] if dir.is_empty() => Err(OptionError::Invalid("Invalid directory: ''".into())),
+        [dir] => Ok(Action::Run(dir.clone())),
+        [_, extra, ..] => Err(unexpected("manpages", extra)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn refusal<T: std::fmt::Debug>(r: Result<Action<T>, OptionError>) -> String {
+        match r {
+            Err(OptionError::Invalid(m)) => m,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_utility_command_answers_help() {
+        assert_eq!(providers(&args(&["-h"])), Ok(Action::Help));
+        assert_eq!(atomic_support(&args(&["--help"])), Ok(Action::Help));
+        assert_eq!(doctor(&args(&["-h"])), Ok(Action::Help));
+        assert_eq!(completions(&args(&["-h"])), Ok(Action::Help));
+        assert_eq!(manpages(&args(&["-h"])), Ok(Action::Help));
+        for c in ["providers", "atomic-support", "doctor", "completions", "manpages"] {
+            let u = usage(c);
+            assert!(u.starts_with(&format!("Usage:\n  fabdiag {c}")), "{u}");
+        }
+    }
+
+    #[test]
+    fn providers_takes_nothing_else() {
+        assert_eq!(providers(&[]), Ok(Action::Run(())));
+        assert_eq!(
+            refusal(providers(&args(&["-x"]))),
+            "invalid option -- 'x' (usage: fabdiag providers)"
+        );
+        assert_eq!(
+            refusal(providers(&args(&["tcp"]))),
+            "unexpected argument 'tcp' (usage: fabdiag providers)"
+        );
+    }
+
+    #[test]
+    fn atomic_support_options() {
+        assert_eq!(
+            atomic_support(&args(&["-P", "shm", "--json"])),
+            Ok(Action::Run((Some("shm".into()), true)))
+        );
+        assert_eq!(atomic_support(&[]), Ok(Action::Run((None, false))));
+        assert_eq!(
+            refusal(atomic_support(&args(&["x"]))),
+            "unexpected argument 'x' (usage: fabdiag atomic-support [-P PROV] [--json])"
+        );
+        assert_eq!(refusal(atomic_support(&args(&["-P", ""]))), "Invalid provider: ''");
+    }
+
+    #[test]
+    fn doctor_options() {
+        assert_eq!(doctor(&args(&["--json"])), Ok(Action::Run(true)));
+        assert_eq!(doctor(&[]), Ok(Action::Run(false)));
+        assert_eq!(
+            refusal(doctor(&args(&["--bogus"]))),
+            "unrecognized option '--bogus' (usage: fabdiag doctor [--json])"
+        );
+    }
+
+    #[test]
+    fn completions_operands() {
+        assert_eq!(
+            completions(&args(&["zsh"])),
+            Ok(Action::Run(("zsh".into(), "fabdiag".into())))
+        );
+        assert_eq!(
+            completions(&args(&["bash", "cxi_write_bw"])),
+            Ok(Action::Run(("bash".into(), "cxi_write_bw".into())))
+        );
+        assert!(refusal(completions(&[])).starts_with("which shell? (usage: "));
+        assert!(refusal(completions(&args(&["bash", "fabdiag", "x"]))).starts_with("unexpected argument 'x'"));
+    }
+
+    #[test]
+    fn manpages_directory() {
+        assert_eq!(manpages(&args(&["out"])), Ok(Action::Run("out".into())));
+        // a directory that looks like an option is written after `--`
+        assert_eq!(manpages(&args(&["--", "-h"])), Ok(Action::Run("-h".into())));
+        assert_eq!(
+            refusal(manpages(&args(&["-x"]))),
+            "invalid option -- 'x' (usage: fabdiag manpages DIR)"
+        );
+        assert!(refusal(manpages(&[])).starts_with("where? "));
+        assert!(refusal(manpages(&args(&["a", "b"]))).starts_with("unexpected argument 'b'"));
+    }
+}
