@@ -58,6 +58,24 @@ fn traffic_command(name: &'static str) -> Command {
     cmd
 }
 
+/// `fabdiag serve`'s options, with a line of help each for zsh and fish
+/// (a test holds this list to the parser's table).
+fn serve_command() -> Command {
+    Command::new("serve")
+        .about("One server for every tool, client after client")
+        .arg(flag("port", Some('p'), true, "The port to listen on"))
+        .arg(flag("provider", Some('P'), true, "Run only clients of this provider"))
+        .arg(flag("device", Some('d'), true, "Device (libfabric domain) name"))
+        .arg(flag("tx-gpu", Some('t'), true, "GPU index for this server's TX buffer"))
+        .arg(flag("rx-gpu", Some('r'), true, "GPU index for this server's RX buffer"))
+        .arg(flag("gpu-type", Some('g'), true, "GPU type (AMD, NVIDIA or INTEL)"))
+        .arg(flag("json", None, false, "One JSON line per served test"))
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .arg(flag("help", Some('h'), false, "Print this help text and exit"))
+        .arg(flag("version", Some('V'), false, "Print the version and exit"))
+}
+
 /// `fabdiag sweep`'s own options (the pair tool's follow them).
 fn sweep_command() -> Command {
     let mut cmd = Command::new("sweep")
@@ -77,38 +95,31 @@ fn fabdiag() -> Command {
     for t in Tool::all() {
         cmd = cmd.subcommand(tool_command(t.subcommand(), t));
     }
-    cmd.subcommand(
-        Command::new("serve")
-            .about("One server for every tool, client after client")
-            .arg(flag("port", Some('p'), true, "The port to listen on"))
-            .arg(flag("provider", Some('P'), true, "Run only clients of this provider"))
-            .arg(flag("device", Some('d'), true, "Device (libfabric domain) name"))
-            .arg(flag("json", None, false, "One JSON line per served test")),
-    )
-    .subcommand(sweep_command())
-    .subcommand(traffic_command("host-traffic"))
-    .subcommand(Command::new("providers").about("libfabric providers and domains on this machine"))
-    .subcommand(
-        Command::new("atomic-support")
-            .about("Which atomics each provider supports")
-            .arg(flag("provider", Some('P'), true, "Only this provider"))
-            .arg(flag("json", None, false, "JSON instead of tables")),
-    )
-    .subcommand(
-        Command::new("doctor")
-            .about("What this node has, and which tools can run on it")
-            .arg(flag("json", None, false, "JSON instead of text")),
-    )
-    .subcommand(
-        Command::new("completions")
-            .about("Print a shell completion script")
-            .arg(Arg::new("SHELL").value_parser(["bash", "zsh", "fish"])),
-    )
-    .subcommand(
-        Command::new("manpages")
-            .about("Write the manual pages into a directory")
-            .arg(Arg::new("DIR")),
-    )
+    cmd.subcommand(serve_command())
+        .subcommand(sweep_command())
+        .subcommand(traffic_command("host-traffic"))
+        .subcommand(Command::new("providers").about("libfabric providers and domains on this machine"))
+        .subcommand(
+            Command::new("atomic-support")
+                .about("Which atomics each provider supports")
+                .arg(flag("provider", Some('P'), true, "Only this provider"))
+                .arg(flag("json", None, false, "JSON instead of tables")),
+        )
+        .subcommand(
+            Command::new("doctor")
+                .about("What this node has, and which tools can run on it")
+                .arg(flag("json", None, false, "JSON instead of text")),
+        )
+        .subcommand(
+            Command::new("completions")
+                .about("Print a shell completion script")
+                .arg(Arg::new("SHELL").value_parser(["bash", "zsh", "fish"])),
+        )
+        .subcommand(
+            Command::new("manpages")
+                .about("Write the manual pages into a directory")
+                .arg(Arg::new("DIR")),
+        )
 }
 
 /// The completion script of `shell` for `name`: "fabdiag" or an original
@@ -161,5 +172,16 @@ mod tests {
             assert!(w.contains("rdzv") && w.contains("min-bw"), "{shell}");
         }
         assert!(script(Shell::Bash, "cxi_nothing").is_none());
+    }
+
+    #[test]
+    fn serve_completes_every_option_its_parser_takes() {
+        let all = fabdiag();
+        let serve = all.find_subcommand("serve").expect("serve");
+        let longs: Vec<&str> = serve.get_arguments().filter_map(|a| a.get_long()).collect();
+        for (_, long, _) in crate::serve::options() {
+            assert!(longs.contains(&long), "serve --{long} missing from {longs:?}");
+        }
+        assert!(longs.contains(&"tx-gpu") && longs.contains(&"gpu-type"), "{longs:?}");
     }
 }

@@ -39,6 +39,12 @@ const SERVE: &[OptDef<S>] = &[
     def(S::Version, Some('V'), "version", false),
 ];
 
+/// Every option of `fabdiag serve` (short, long, takes an argument): what
+/// its shell completion offers.
+pub fn options() -> impl Iterator<Item = (Option<char>, &'static str, bool)> {
+    SERVE.iter().map(|d| (d.short, d.long, d.takes_arg))
+}
+
 /// `fabdiag serve`'s settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServeOptions {
