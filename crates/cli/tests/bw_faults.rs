@@ -251,10 +251,34 @@ fn missing_libfabric_is_explained() {
         .wait(Duration::from_secs(10));
     assert_eq!(o.code, Some(4));
     let l = one_line(&o.stderr);
+    // the hint names where the path came from, not a package to install
     assert!(
-        l.contains("cannot load libfabric") && l.contains("apt-get install libfabric1"),
+        l.contains("cannot load libfabric")
+            && l.contains("FABDIAG_LIBFABRIC=/nonexistent/libfabric.so.1 names it")
+            && !l.contains("apt-get"),
         "{l}"
     );
+    // set but empty is unset: the system's libfabric (dlopen("") would
+    // have opened fabdiag itself and found no fi_getinfo)
+    let o =
+        Proc::spawn(fabdiag(&["write-bw", "--local", "-n", "2", "-s", "8"]).env("FABDIAG_LIBFABRIC", "")).wait(LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+}
+
+#[test]
+fn a_provider_hidden_by_fi_provider_is_said_to_be() {
+    let o = Proc::spawn(fabdiag(&["write-bw", "--local", "-P", "shm"]).env("FI_PROVIDER", "tcp"))
+        .wait(Duration::from_secs(10));
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    let l = one_line(&o.stderr);
+    assert!(
+        l.contains("no libfabric provider named 'shm'") && l.contains("with FI_PROVIDER=tcp set"),
+        "{l}"
+    );
+    // without the variable the message says nothing of it
+    let o = run(&["write-bw", "--local", "-P", "nosuchprov"], Duration::from_secs(10));
+    assert_eq!(o.code, Some(4));
+    assert!(!one_line(&o.stderr).contains("FI_PROVIDER"), "{}", o.stderr);
 }
 
 #[test]

@@ -102,8 +102,32 @@ fn without_libfabric_nothing_runs_and_every_tool_says_why() {
     }
     assert_eq!(tool(&j, "cxi_read_bw")["reason"], j["libfabric"]["error"]);
     assert_eq!(j["usable"], false);
+    // the variable that chose the library is shown with it
+    assert_eq!(
+        j["libfabric"]["environment"]["FABDIAG_LIBFABRIC"],
+        "/nonexistent/libfabric.so.1"
+    );
     let t = run(&["doctor"], LIMIT);
     assert_eq!(t.code, Some(0), "the text form on this machine still finds libfabric");
+}
+
+#[test]
+fn fi_provider_is_shown_with_the_providers_it_leaves() {
+    let _cpu = cpu();
+    let (o, j) = doctor(&[("FI_PROVIDER", "tcp")]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(j["libfabric"]["environment"]["FI_PROVIDER"], "tcp");
+    let providers: Vec<&str> = j["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["provider"].as_str().unwrap())
+        .collect();
+    assert_eq!(providers, ["tcp;ofi_rxm"]);
+    let mut cmd = fabdiag(&["doctor"]);
+    cmd.env("FI_PROVIDER", "tcp");
+    let t = Proc::spawn(&mut cmd).wait(LIMIT);
+    assert!(t.stdout.contains("\n  environment: FI_PROVIDER=tcp"), "{}", t.stdout);
 }
 
 #[test]

@@ -220,11 +220,16 @@ pub fn provider_names() -> Result<Vec<String>, FabricError> {
 pub fn discover(q: &Query) -> Result<InfoList, FabricError> {
     load()?;
     let available = provider_names()?;
-    let available_s = if available.is_empty() {
+    let mut available_s = if available.is_empty() {
         "none".to_string()
     } else {
         available.join(", ")
     };
+    // libfabric hides every provider FI_PROVIDER does not name, so "not on
+    // this machine" may only mean "filtered out": say so where it applies
+    if let Some(filter) = std::env::var("FI_PROVIDER").ok().filter(|v| !v.is_empty()) {
+        available_s.push_str(&format!(", with FI_PROVIDER={filter} set"));
+    }
     if let Some(p) = &q.provider {
         if !available.iter().any(|a| provider_matches(p, a)) {
             return Err(FabricError::UnknownProvider {

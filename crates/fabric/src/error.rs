@@ -3,8 +3,10 @@
 
 #[derive(Debug, thiserror::Error)]
 pub enum FabricError {
-    #[error("cannot load libfabric: {0} (install it: apt-get install libfabric1)")]
-    LibraryMissing(String),
+    /// `hint` says what to do: install the system's libfabric, or check the
+    /// path the program was told to load instead.
+    #[error("cannot load libfabric: {reason} ({hint})")]
+    LibraryMissing { reason: String, hint: String },
     #[error("no libfabric provider named '{name}' on this machine (available: {available})")]
     UnknownProvider { name: String, available: String },
     #[error("provider '{provider}' cannot run this test: it lacks {needed}")]
@@ -72,7 +74,7 @@ impl FabricError {
     pub fn is_unavailable(&self) -> bool {
         matches!(
             self,
-            FabricError::LibraryMissing(_)
+            FabricError::LibraryMissing { .. }
                 | FabricError::UnknownProvider { .. }
                 | FabricError::MissingCapability { .. }
                 | FabricError::NoCapableProvider { .. }

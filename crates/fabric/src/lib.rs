@@ -84,7 +84,19 @@ pub fn load_from(path: &str) -> Result<(), FabricError> {
             Err(msg)
         }
     });
-    outcome.clone().map_err(FabricError::LibraryMissing)
+    outcome.clone().map_err(|reason| FabricError::LibraryMissing {
+        reason,
+        hint: missing_hint(path),
+    })
+}
+
+/// What to do about a libfabric at `path` that would not load.
+fn missing_hint(path: &str) -> String {
+    if path == DEFAULT_LIBRARY {
+        "install it: apt-get install libfabric1".into()
+    } else {
+        format!("{path} was named instead of the system's {DEFAULT_LIBRARY}")
+    }
 }
 
 /// The file libfabric was loaded from, as this process maps it.
@@ -186,5 +198,20 @@ pub(crate) mod consts {
     }
     pub fn eavail() -> i32 {
         constant(18) as i32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_library_says_what_to_do_about_it() {
+        assert_eq!(missing_hint(DEFAULT_LIBRARY), "install it: apt-get install libfabric1");
+        let other = missing_hint("/opt/ofi/lib/libfabric.so");
+        assert!(
+            other.starts_with("/opt/ofi/lib/libfabric.so was named") && !other.contains("apt-get"),
+            "{other}"
+        );
     }
 }

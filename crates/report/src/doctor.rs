@@ -2,6 +2,7 @@
 //! as the page a person reads. Pure: the probing is done elsewhere.
 
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Doctor {
@@ -30,6 +31,10 @@ pub struct Libfabric {
     pub hmem_unsupported: Vec<String>,
     /// Why it could not be loaded.
     pub error: Option<String>,
+    /// The variables that steer it, as set for this process: every `FI_*`
+    /// (FI_PROVIDER hides providers, FI_HMEM turns interfaces off, ...) and
+    /// `FABDIAG_LIBFABRIC` (which library is loaded).
+    pub environment: BTreeMap<String, String>,
 }
 
 /// One provider, with its domains and what it can do here.
@@ -130,6 +135,17 @@ pub fn text(d: &Doctor) -> String {
             ));
         }
         o.push('\n');
+    }
+    if d.libfabric.environment.is_empty() {
+        o.push_str("  environment: no FI_* variables set\n");
+    } else {
+        let vars: Vec<String> = d
+            .libfabric
+            .environment
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        o.push_str(&format!("  environment: {}\n", vars.join(" ")));
     }
     o.push_str("\nproviders        write read msg  atomic hmem  domains\n");
     if d.providers.is_empty() {

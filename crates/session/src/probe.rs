@@ -27,7 +27,7 @@ pub fn providers() -> Result<Vec<ProviderRow>, FabricError> {
                         .or_default()[i] = true;
                 }
             }
-            Err(e @ FabricError::LibraryMissing(_)) => return Err(e),
+            Err(e @ FabricError::LibraryMissing { .. }) => return Err(e),
             // a capability no provider has is simply absent from the table
             Err(_) => {}
         }
@@ -67,7 +67,7 @@ pub fn provider_caps() -> Result<Vec<ProviderCaps>, FabricError> {
                     entry.1[i] = true;
                 }
             }
-            Err(e @ FabricError::LibraryMissing(_)) => return Err(e),
+            Err(e @ FabricError::LibraryMissing { .. }) => return Err(e),
             Err(_) => {}
         }
     }

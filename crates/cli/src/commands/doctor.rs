@@ -8,7 +8,7 @@ use crate::{exit, VERSION};
 use fabdiag_fabric::{hugepage_pool, HugePageSize};
 use fabdiag_report::doctor::{self, Clock, Doctor, GpuDevice, GpuRuntime, HugePool, Libfabric, ToolStatus};
 use fabdiag_report::Tool;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The hidden subcommand that lets libfabric initialise with its log on.
 pub const PROBE: &str = "__hmem-probe";
@@ -64,7 +64,16 @@ fn hmem_interfaces() -> (Option<Vec<String>>, Vec<String>) {
     (Some(usable), unsupported)
 }
 
+/// The variables that steer libfabric (and which one fabdiag loads).
+fn libfabric_environment() -> BTreeMap<String, String> {
+    std::env::vars_os()
+        .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
+        .filter(|(k, _)| k.starts_with("FI_") || k == "FABDIAG_LIBFABRIC")
+        .collect()
+}
+
 fn libfabric() -> Libfabric {
+    let environment = libfabric_environment();
     match load_libfabric() {
         Ok(()) => {
             let (hmem_interfaces, hmem_unsupported) = hmem_interfaces();
@@ -75,6 +84,7 @@ fn libfabric() -> Libfabric {
                 hmem_interfaces,
                 hmem_unsupported,
                 error: None,
+                environment,
             }
         }
         Err(e) => Libfabric {
@@ -84,6 +94,7 @@ fn libfabric() -> Libfabric {
             hmem_interfaces: None,
             hmem_unsupported: Vec::new(),
             error: Some(e.to_string()),
+            environment,
         },
     }
 }

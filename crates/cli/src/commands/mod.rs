@@ -17,7 +17,8 @@ pub mod worker;
 use fabdiag_options::{Action, OptionError};
 use fabdiag_session::{Env, Hooks};
 
-/// The libfabric to load: `FABDIAG_LIBFABRIC`, else the system's.
+/// The libfabric to load: `FABDIAG_LIBFABRIC`, else the system's. A
+/// library that cannot be loaded is named with where its path came from.
 pub fn load_libfabric() -> Result<(), fabdiag_fabric::FabricError> {
     // libfabric 1.17 links the PSM (infinipath) library, whose constructor
     // installs handlers for SIGINT, SIGTERM and crash signals that exit
@@ -27,8 +28,21 @@ pub fn load_libfabric() -> Result<(), fabdiag_fabric::FabricError> {
     if std::env::var_os("IPATH_NO_BACKTRACE").is_none() {
         std::env::set_var("IPATH_NO_BACKTRACE", "1");
     }
-    let path = std::env::var("FABDIAG_LIBFABRIC").unwrap_or_else(|_| fabdiag_fabric::DEFAULT_LIBRARY.into());
-    fabdiag_fabric::load_from(&path)
+    // set but empty counts as unset (dlopen("") would open fabdiag itself)
+    match std::env::var("FABDIAG_LIBFABRIC").ok().filter(|p| !p.is_empty()) {
+        Some(path) => fabdiag_fabric::load_from(&path).map_err(|e| match e {
+            // the library cannot know where the path came from; name it
+            fabdiag_fabric::FabricError::LibraryMissing { reason, .. } => fabdiag_fabric::FabricError::LibraryMissing {
+                reason,
+                hint: format!(
+                    "FABDIAG_LIBFABRIC={path} names it; unset it to load the system's {}",
+                    fabdiag_fabric::DEFAULT_LIBRARY
+                ),
+            },
+            other => other,
+        }),
+        None => fabdiag_fabric::load_from(fabdiag_fabric::DEFAULT_LIBRARY),
+    }
 }
 
 /// The utility command's arguments, or the exit code when it is done
