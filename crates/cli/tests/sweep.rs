@@ -201,6 +201,18 @@ fn bad_options_fail_at_once_with_one_line() {
     let o = run(&["sweep", "-s", "banana"], SHORT);
     assert_eq!(o.code, Some(1), "{}", o.stderr);
     assert!(o.one_line().starts_with("fabdiag sweep: write-bw: "), "{}", o.stderr);
+    // a stray operand or --local is named (--plan takes no count)
+    for (args, named) in [
+        (&["sweep", "--plan", "3"][..], "unexpected argument '3': "),
+        (&["sweep", "--local"][..], "--local: "),
+    ] {
+        let o = run(args, SHORT);
+        assert_eq!(o.code, Some(1), "{}", o.stderr);
+        assert_eq!(
+            o.one_line(),
+            format!("fabdiag sweep: {named}a sweep finds its peers itself (give no address and no --local)")
+        );
+    }
     // no launcher and no FABDIAG_RANK
     let o = run(&["sweep", "--coordinator", "127.0.0.1:1"], SHORT);
     assert_eq!(o.code, Some(1));

@@ -53,11 +53,17 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         Err(OptionError::Invalid(m)) => return fail(prog, exit::USAGE, &format!("{}: {m}", opts.tool.subcommand())),
         Err(OptionError::Unavailable(m)) => return fail(prog, exit::UNAVAILABLE, &m),
     };
-    if inv.mode != RunMode::Server {
+    // name what was given: `--plan 3` reads as an address otherwise
+    let given = match &inv.mode {
+        RunMode::Server => None,
+        RunMode::Client(addr) => Some(format!("unexpected argument '{addr}'")),
+        RunMode::Local => Some("--local".to_string()),
+    };
+    if let Some(given) = given {
         return fail(
             prog,
             exit::USAGE,
-            "a sweep finds its peers itself: give no address and no --local",
+            &format!("{given}: a sweep finds its peers itself (give no address and no --local)"),
         );
     }
     let setup = Setup::new(&opts, &inv);
