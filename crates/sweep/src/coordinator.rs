@@ -13,6 +13,7 @@ use crate::error::SweepError;
 use crate::schedule::{Pair, Schedule};
 use crate::wire::{self, PairRole, ReadFail, RowFigure, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -232,19 +233,22 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
     if cfg.retest > 0 {
         let m = matrix_of(cfg.size, &pairs);
         let an = Analysis::of(&m, cfg.better, cfg.rules);
-        let suspects: Vec<Pair> = an
-            .retests(
-                &m,
-                |x| c.ranks.get(x).is_some_and(|r| r.node.status == NodeStatus::Ok),
-                cfg.retest,
-            )
-            .into_iter()
-            .filter_map(|(a, b)| pairs.iter().find(|p| (p.a, p.b) == (a, b)))
-            .map(|p| Pair {
+        let chosen = an.retests(
+            &m,
+            |x| c.ranks.get(x).is_some_and(|r| r.node.status == NodeStatus::Ok),
+            cfg.retest,
+        );
+        // each suspect's first record (who was client), in one pass over
+        // the pairs rather than one per suspect
+        let wanted: HashSet<(usize, usize)> = chosen.iter().copied().collect();
+        let mut roles: HashMap<(usize, usize), Pair> = HashMap::new();
+        for p in pairs.iter().filter(|p| wanted.contains(&(p.a, p.b))) {
+            roles.entry((p.a, p.b)).or_insert(Pair {
                 client: p.client,
                 server: p.server,
-            })
-            .collect();
+            });
+        }
+        let suspects: Vec<Pair> = chosen.iter().filter_map(|k| roles.get(k).copied()).collect();
         for (i, p) in suspects.iter().enumerate() {
             c.obs.step(StepKind::Retest, i, suspects.len());
             for rec in c.run_step(StepKind::Retest, i, std::slice::from_ref(p)) {

@@ -8,6 +8,7 @@ use crate::analysis::{Analysis, Better, NodeRule, Rules};
 use crate::coordinator::{Coordinated, Node, NodeStatus, PairRecord, StepKind, StepRecord};
 use crate::schedule::Schedule;
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 pub const SCHEMA: &str = "fabdiag-sweep/1";
@@ -120,8 +121,11 @@ pub struct SweepDoc {
     pub ended: String,
     pub schedule: ScheduleSummary,
     pub nodes: Vec<NodeSummary>,
-    /// N × N, symmetric, null where there is no figure.
-    pub matrix: Vec<Vec<Option<f64>>>,
+    /// N × N, symmetric, null where there is no figure: the analysis's
+    /// f32 figures, written as f32 (the shortest digits that are that
+    /// value; `pairs` holds each figure in full). Half the memory of f64
+    /// at N² cells.
+    pub matrix: Vec<Vec<Option<f32>>>,
     pub pairs: Vec<PairRecord>,
     pub retests: Vec<Retest>,
     pub analysis: Analysis,
@@ -131,7 +135,9 @@ pub struct SweepDoc {
 }
 
 pub struct Inputs<'a> {
-    pub sweep: &'a Coordinated,
+    /// Taken, not borrowed: its pair records move into the document (a
+    /// copy of them would double the memory of a big sweep).
+    pub sweep: Coordinated,
     pub metric: Metric,
     pub rules: Rules,
     pub limits: Limits,
@@ -148,16 +154,23 @@ fn misses(limits: &Limits, better: Better, v: f64) -> bool {
 }
 
 pub fn build(i: Inputs<'_>) -> SweepDoc {
-    let s = i.sweep;
+    let s = &i.sweep;
     let n = s.nodes.len();
     let better = i.metric.better;
     let mut an = s.analyse(better, i.rules);
     let m = s.matrix();
+    // each re-tested pair's first figure, in one pass over the pairs (a
+    // 10,000-node sweep has 50 million)
+    let wanted: HashSet<(usize, usize)> = s.retests.iter().map(|r| (r.a, r.b)).collect();
+    let mut firsts: HashMap<(usize, usize), Option<f64>> = HashMap::new();
+    for p in s.pairs.iter().filter(|p| wanted.contains(&(p.a, p.b))) {
+        firsts.entry((p.a, p.b)).or_insert(p.value);
+    }
     let retests = s
         .retests
         .iter()
         .map(|r| {
-            let first = s.pairs.iter().find(|p| (p.a, p.b) == (r.a, r.b)).and_then(|p| p.value);
+            let first = firsts.get(&(r.a, r.b)).copied().flatten();
             let node = an
                 .slow_nodes
                 .iter()
@@ -188,22 +201,27 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         .retain(|f| !cleared.iter().any(|r| r.node == Some(f.node)));
     an.slow_links
         .retain(|f| !cleared.iter().any(|r| r.node.is_none() && (r.a, r.b) == (f.a, f.b)));
-    let slow: std::collections::HashSet<usize> = an.slow_nodes.iter().map(|f| f.node).collect();
+    let slow: HashSet<usize> = an.slow_nodes.iter().map(|f| f.node).collect();
+    // every node's measured and failed pairs, counted in one pass (a scan
+    // of all pairs per node took 2 s at 1,000 nodes, and grows as N³)
+    // (ranks are 0..n: the coordinator refuses any other)
+    let mut counts = vec![(0usize, 0usize); n];
+    for p in &s.pairs {
+        for rank in [p.a, p.b] {
+            if let Some(c) = counts.get_mut(rank) {
+                if p.value.is_some() {
+                    c.0 += 1;
+                } else {
+                    c.1 += 1;
+                }
+            }
+        }
+    }
     let nodes: Vec<NodeSummary> = s
         .nodes
         .iter()
         .map(|node| {
-            let mine = s.pairs.iter().filter(|p| p.a == node.rank || p.b == node.rank);
-            let (ok, failed) = mine.fold(
-                (0, 0),
-                |(o, f), p| {
-                    if p.value.is_some() {
-                        (o + 1, f)
-                    } else {
-                        (o, f + 1)
-                    }
-                },
-            );
+            let (ok, failed) = counts.get(node.rank).copied().unwrap_or_default();
             NodeSummary {
                 node: node.clone(),
                 median: an.node_medians.get(node.rank).copied().flatten(),
@@ -213,7 +231,9 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
             }
         })
         .collect();
-    let matrix = (0..n).map(|a| (0..n).map(|b| m.get(a, b)).collect()).collect();
+    let matrix = (0..n)
+        .map(|a| (0..n).map(|b| m.get(a, b).map(|v| v as f32)).collect())
+        .collect();
     let all_rounds: Vec<&StepRecord> = s.steps.iter().filter(|x| x.kind == StepKind::Round).collect();
     let first_round_s = all_rounds.first().map_or(0.0, |x| x.overhead_s);
     let rounds: Vec<&StepRecord> = all_rounds.iter().skip(1).copied().collect();
@@ -232,7 +252,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         coordinator_mean_s: mean(&|x| x.coordinator_busy_s),
         endpoint_opens: s.nodes.iter().map(|x| x.endpoint_opens).sum(),
         endpoint_open_s: s.nodes.iter().map(|x| x.endpoint_open_s).sum(),
-        steps: s.steps.clone(),
+        steps: Vec::new(),
     };
     let threshold_pairs: Vec<(usize, usize)> = s
         .pairs
@@ -260,14 +280,16 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         slow_nodes: an.slow_nodes.len(),
     };
     let sched = Schedule::new(n);
+    let (started, ended) = (s.started, s.ended);
+    let Coordinated { pairs, steps, .. } = i.sweep;
     SweepDoc {
         schema: SCHEMA.into(),
         fabdiag_version: i.fabdiag_version.into(),
         libfabric_version: i.libfabric_version,
         options: i.options,
         metric: i.metric,
-        started: humantime::format_rfc3339_millis(s.started).to_string(),
-        ended: humantime::format_rfc3339_millis(s.ended).to_string(),
+        started: humantime::format_rfc3339_millis(started).to_string(),
+        ended: humantime::format_rfc3339_millis(ended).to_string(),
         schedule: ScheduleSummary {
             rounds: sched.map_or(0, |x| x.rounds()),
             pairs_per_round: sched.map_or(0, |x| x.pairs_per_round()),
@@ -275,11 +297,11 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         },
         nodes,
         matrix,
-        pairs: s.pairs.clone(),
+        pairs,
         retests,
         analysis: an,
         limits: i.limits,
-        overhead,
+        overhead: Overhead { steps, ..overhead },
         verdict,
     }
 }
@@ -612,7 +634,7 @@ pub(crate) mod tests {
 
     fn doc_of(sweep: &Coordinated) -> SweepDoc {
         build(Inputs {
-            sweep,
+            sweep: sweep.clone(),
             metric: Metric {
                 name: "bandwidth".into(),
                 unit: "MB/s".into(),
@@ -654,6 +676,14 @@ pub(crate) mod tests {
         assert!(html.contains("<td>its median, "), "{html}");
         assert!(html.contains("over 0.5 of them below 0.75 of the median, and their median more than 5.25 MADs"));
         assert!(crate::html::page(&pairs, b"", b"").contains("<td>its slow pairs</td>"));
+    }
+
+    #[test]
+    fn every_node_counts_its_measured_and_failed_pairs() {
+        // 1-3 failed; 4 never joined, so its four pairs are untested
+        let doc = doc_with(5, &[], &[(1, 3)], &[4]);
+        let counts: Vec<(usize, usize)> = doc.nodes.iter().map(|x| (x.pairs_measured, x.pairs_failed)).collect();
+        assert_eq!(counts, [(3, 1), (2, 2), (3, 1), (2, 2), (0, 4)]);
     }
 
     /// The CI run's sweep with re-tests alone of (a, b) at these figures.

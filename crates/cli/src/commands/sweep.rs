@@ -19,7 +19,7 @@ use fabdiag_sweep::schedule::Schedule;
 use fabdiag_sweep::worker::{self, PairRunner, WorkerConfig};
 use fabdiag_sweep::{html, launch, picture, SweepError};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::io::{IsTerminal, Write};
+use std::io::{BufWriter, IsTerminal, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -355,8 +355,10 @@ fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<Pa
     Ok(Vec::new())
 }
 
-/// The report: written to --output, printed, and its exit code.
-fn conclude(prog: &str, o: &SweepOptions, setup: &Setup, sweep: &Coordinated, libfabric: Option<String>) -> u8 {
+/// The report: written to --output, printed, and its exit code. The JSON
+/// is streamed to the file and to stdout, never held as one string: at
+/// 10,000 ranks it is gigabytes.
+fn conclude(prog: &str, o: &SweepOptions, setup: &Setup, sweep: Coordinated, libfabric: Option<String>) -> u8 {
     let doc = report::build(report::Inputs {
         sweep,
         metric: setup.metric.clone(),
@@ -366,25 +368,51 @@ fn conclude(prog: &str, o: &SweepOptions, setup: &Setup, sweep: &Coordinated, li
         fabdiag_version: VERSION,
         libfabric_version: libfabric,
     });
-    let json = serde_json::to_string_pretty(&doc).unwrap_or_default();
     let text = report::text(&doc);
     let mut code = verdict_code(&doc);
-    if let Some(dir) = o.output.as_deref().map(Path::new) {
-        let write = |name: &str, body: &[u8]| {
-            std::fs::write(dir.join(name), body).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
-        };
-        let written = write("sweep.json", json.as_bytes())
-            .and_then(|_| write("summary.txt", text.as_bytes()))
-            // the pictures come last, so a failure to draw loses no result
-            .and_then(|_| report_pages(doc))
-            .and_then(|(page, heat)| write("report.html", page.as_bytes()).and_then(|_| write("heatmap.png", &heat)));
-        if let Err(m) = written {
+    let dir = o.output.as_deref().map(Path::new);
+    let write = |dir: &Path, name: &str, body: &[u8]| {
+        std::fs::write(dir.join(name), body).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+    };
+    let mut draw = false;
+    if let Some(dir) = dir {
+        let path = dir.join("sweep.json");
+        let written = std::fs::File::create(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|f| json_to(BufWriter::new(f), &doc))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+            .and_then(|()| write(dir, "summary.txt", text.as_bytes()));
+        match written {
+            Ok(()) => draw = true,
+            Err(m) => {
+                eprintln!("{prog}: {m}");
+                code = code.max(exit::RUNTIME);
+            }
+        }
+    }
+    if o.json {
+        // a closed stdout (`| head`) is not an error of the sweep's
+        let _ = json_to(BufWriter::new(std::io::stdout().lock()), &doc);
+    } else {
+        print_stdout(&text);
+    }
+    // the pictures come last, so a failure to draw loses no result
+    if let Some(dir) = dir.filter(|_| draw) {
+        let drawn = report_pages(doc).and_then(|(page, heat)| {
+            write(dir, "report.html", page.as_bytes()).and_then(|_| write(dir, "heatmap.png", &heat))
+        });
+        if let Err(m) = drawn {
             eprintln!("{prog}: {m}");
             code = code.max(exit::RUNTIME);
         }
     }
-    print_stdout(&if o.json { json + "\n" } else { text });
     code
+}
+
+/// `doc` as pretty JSON and a newline into `w`.
+fn json_to(mut w: impl std::io::Write, doc: &SweepDoc) -> Result<(), String> {
+    serde_json::to_writer_pretty(&mut w, doc).map_err(|e| e.to_string())?;
+    w.write_all(b"\n").and_then(|()| w.flush()).map_err(|e| e.to_string())
 }
 
 /// The HTML page and the heatmap PNG, drawn in a thread with a deadline:
@@ -545,7 +573,7 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
     };
     let cfg = setup.coord_config(o, l.size, earlier);
     match lead(prog, o, cfg, listener, mine, &mut runner) {
-        Ok(c) => conclude(prog, o, setup, &c, fabdiag_fabric::library_version().ok()),
+        Ok(c) => conclude(prog, o, setup, c, fabdiag_fabric::library_version().ok()),
         Err(m) => fail(&who, exit::RUNTIME, &m),
     }
 }
@@ -597,7 +625,7 @@ fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
         }
     }
     match outcome {
-        Ok(c) => conclude(prog, o, setup, &c, None),
+        Ok(c) => conclude(prog, o, setup, c, None),
         Err(m) => fail(prog, exit::RUNTIME, &m),
     }
 }
