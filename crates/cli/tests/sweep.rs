@@ -351,6 +351,42 @@ fn plan_and_simulation_need_no_fabric() {
     assert_eq!(doc["overhead"]["steps"].as_array().unwrap().len(), 63);
 }
 
+/// `--resume` reads the earlier results a line at a time, skipping a line
+/// cut short; results it cannot read at all end the sweep in one line
+/// rather than counting as "nothing ran" (every pair run again).
+#[test]
+fn resume_skips_a_torn_line_and_refuses_results_it_cannot_read() {
+    let dir = tempdir("resume");
+    let o = run(&["sweep", "--simulate", "4", "--output", &dir], LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let jsonl = format!("{dir}/pairs.jsonl");
+    let full = std::fs::read_to_string(&jsonl).unwrap();
+    // the last record torn in half, as a crash mid-write leaves it
+    let torn = &full[..full.trim_end().rfind('\n').unwrap() + 20];
+    std::fs::write(&jsonl, torn).unwrap();
+    let o = run(
+        &["sweep", "--simulate", "4", "--output", &dir, "--resume", "--json"],
+        LIMIT,
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let doc = o.json();
+    assert_eq!(pairs_measured(&doc), 6);
+    let rounds = doc["overhead"]["steps"].as_array().unwrap().len();
+    assert_eq!(rounds, 1, "only the torn pair's round ran again");
+    // a results file that cannot be read
+    std::fs::remove_file(&jsonl).unwrap();
+    std::fs::create_dir(&jsonl).unwrap();
+    let o = run(&["sweep", "--simulate", "4", "--output", &dir, "--resume"], LIMIT);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(
+        o.one_line()
+            .contains(&format!("cannot resume from {dir}: pairs.jsonl: Is a directory")),
+        "{}",
+        o.stderr
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `--min-bw` / `--max-lat` name the pairs and nodes that miss them and
 /// exit with the threshold code (3), ahead of the outlier code (5); met,
 /// they change nothing. Simulated ranks: pairs near 10,000 MB/s, and

@@ -19,7 +19,7 @@ use fabdiag_sweep::schedule::Schedule;
 use fabdiag_sweep::worker::{self, PairRunner, WorkerConfig};
 use fabdiag_sweep::{html, launch, picture, SweepError};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{BufRead, BufWriter, IsTerminal, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -325,11 +325,20 @@ fn earlier(dir: &Path, size: usize, test: &serde_json::Value) -> Result<Vec<Pair
             meta["size"]
         )));
     }
-    let text = std::fs::read_to_string(dir.join("pairs.jsonl")).unwrap_or_default();
+    // read a line at a time (50 million at 10,000 ranks); no file yet is
+    // no result yet, but one that cannot be read is said, not taken as
+    // "nothing ran" (which would silently run every pair again)
+    let path = dir.join("pairs.jsonl");
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(bad(format!("pairs.jsonl: {e}"))),
+    };
     let mut out = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+    for line in std::io::BufReader::new(file).split(b'\n') {
+        let line = line.map_err(|e| bad(format!("pairs.jsonl: {e}")))?;
         // a line cut short by a crash is skipped: that pair runs again
-        if let Ok(rec) = serde_json::from_str::<PairRecord>(line) {
+        if let Ok(rec) = serde_json::from_slice::<PairRecord>(&line) {
             if rec.a < size && rec.b < size {
                 out.push(rec);
             }
