@@ -18,6 +18,7 @@ mod args;
 mod commands;
 mod exit;
 mod output;
+mod signals;
 
 use fabdiag_report::Tool;
 use std::process::ExitCode;

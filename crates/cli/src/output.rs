@@ -7,11 +7,13 @@
 
 use crate::exit;
 use crate::VERSION;
+use fabdiag_proto::Phase;
 use fabdiag_report::json::{render, Document, ErrorJson, RowJson, RunDocument, SCHEMA_VERSION};
 use fabdiag_report::threshold::{judge, Threshold};
-use fabdiag_report::{legacy, text, Role, Row};
+use fabdiag_report::{legacy, text, Role, Row, RunDesc};
 use fabdiag_session::{Event, Failure, Report, Sink};
 use std::io::Write;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 pub fn print_stdout(s: &str) {
     let mut o = std::io::stdout().lock();
@@ -20,12 +22,31 @@ pub fn print_stdout(s: &str) {
     let _ = o.flush();
 }
 
-/// A pair tool's console: text tables, or quiet for JSON.
+/// A pair tool's console: text tables, or quiet for JSON. It also keeps
+/// what was measured so far, for a stop signal's report.
 pub struct Console {
     pub prog: String,
     pub json: bool,
     /// Print the extra percentile table (latency tools).
     pub percentiles: bool,
+    pub so_far: Arc<Mutex<SoFar>>,
+}
+
+/// What a pair tool has measured so far: what a stop signal reports.
+#[derive(Default)]
+pub struct SoFar {
+    pub run: Option<RunDesc>,
+    pub rows: Vec<Row>,
+    pub phase: Option<Phase>,
+    /// The outcome is being printed: a stop now only ends the process.
+    pub finished: bool,
+}
+
+impl SoFar {
+    /// The lock, even if a thread panicked holding it (the data is plain).
+    pub fn lock(this: &Mutex<SoFar>) -> MutexGuard<'_, SoFar> {
+        this.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl Console {
@@ -42,6 +63,13 @@ impl Console {
 
 impl Sink for Console {
     fn event(&mut self, e: Event<'_>) {
+        // kept before it is printed, and the lock not held while printing
+        match &e {
+            Event::Phase(p) => SoFar::lock(&self.so_far).phase = Some(*p),
+            Event::Banner(run) => SoFar::lock(&self.so_far).run = Some((*run).clone()),
+            Event::Row { row, .. } => SoFar::lock(&self.so_far).rows.push((*row).clone()),
+            _ => {}
+        }
         match e {
             Event::Listening(port) if self.json => eprintln!("{}", legacy::listening(port)),
             Event::Listening(port) => print_stdout(&format!("{}\n", legacy::listening(port))),
@@ -90,6 +118,31 @@ pub fn early_failure(tool: &str, prog: &str, json: bool, code: u8, msg: &str) ->
         print_stdout(&(render(&doc) + "\n"));
     }
     code
+}
+
+/// A stop signal during a pair tool: one line saying so, and with --json
+/// the document with every size measured before it.
+pub fn stopped(tool: &str, prog: &str, json: bool, role: Role, sig: &str, so_far: &SoFar) {
+    let when = match (so_far.phase, role) {
+        (Some(p), _) => format!(" during {p}"),
+        (None, Role::Server) => " while waiting for a client".into(),
+        (None, Role::Client) => String::new(),
+    };
+    let msg = match (so_far.phase, so_far.rows.len()) {
+        (None, 0) => format!("stopped by {sig}{when}"),
+        (_, n) => format!("stopped by {sig}{when} ({n} sizes measured)"),
+    };
+    eprintln!("{prog}: {msg}");
+    if json {
+        let mut doc = document(tool, Some(role));
+        doc.config = so_far.run.clone();
+        doc.results = rows_json(&so_far.rows);
+        doc.error = Some(ErrorJson {
+            kind: "interrupted".into(),
+            message: msg,
+        });
+        print_stdout(&(render(&doc) + "\n"));
+    }
 }
 
 /// What a finished session amounts to: its document and exit code, and

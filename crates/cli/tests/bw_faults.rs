@@ -443,6 +443,86 @@ fn killed_client_is_noticed_by_the_server() {
     }
 }
 
+/// Ctrl-C (or a batch system's SIGTERM) during a long run keeps what was
+/// measured: one line saying so, the JSON document with every finished
+/// size and `error.kind` "interrupted", the text rows already printed;
+/// then the process dies by the signal, as it would without fabdiag's
+/// watcher. The server, whose client vanished, says so as for a kill.
+#[test]
+fn a_stopped_client_keeps_the_sizes_it_measured() {
+    let _cpu = cpu();
+    for (sig, json) in [(Signal::SIGINT, true), (Signal::SIGTERM, false)] {
+        let port = free_port();
+        let p = port.to_string();
+        let mut srv = server(&["write-bw", "-p", &p], port);
+        let mut args = vec![
+            "write-bw",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "-P",
+            "tcp",
+            "-s",
+            "1:1048576",
+            "-n",
+            "20",
+        ];
+        if json {
+            args.push("--json");
+        }
+        let cli = Proc::spawn(&mut fabdiag(&args));
+        // the server prints a row when the client has finished that size
+        let rows = |out: &str| {
+            out.lines()
+                .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+                .count()
+        };
+        srv.wait_for("three rows", LIMIT, |out, _| rows(out) >= 3);
+        cli.signal(sig);
+        let c = cli.wait(LIMIT);
+        assert_eq!((c.code, c.signal), (None, Some(sig as i32)), "{sig}: {}", c.stderr);
+        let line = c.one_line();
+        assert!(line.contains(&format!("stopped by {sig} during run (")), "{line}");
+        let measured = if json {
+            let doc = c.json();
+            assert_eq!(doc["error"]["kind"], "interrupted", "{doc}");
+            assert_eq!(doc["config"]["max_size_bytes"], 1048576, "{doc}");
+            doc["results"].as_array().unwrap().len()
+        } else {
+            rows(&c.stdout)
+        };
+        assert!(measured >= 3, "{sig}: {measured} sizes kept");
+        assert!(line.ends_with(&format!("({measured} sizes measured)")), "{line}");
+        let s = srv.wait(LIMIT);
+        assert_eq!(s.code, Some(2), "{}", s.stderr);
+        assert!(mid_run_phase(&s.stderr), "{}", s.stderr);
+    }
+}
+
+/// A server started with SIGINT ignored (a script's background job) keeps
+/// ignoring it, as it did before fabdiag watched for stop signals; SIGTERM
+/// still ends it, by that signal.
+#[test]
+fn an_inherited_ignore_of_sigint_is_kept() {
+    let port = free_port();
+    let p = port.to_string();
+    let mut srv = Proc::spawn(&mut with_disposition("IGNORE", &["write-bw", "-p", &p]));
+    wait_listening(&mut srv, "127.0.0.1", port);
+    srv.signal(Signal::SIGINT);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(srv.alive(), "SIGINT ended it: {}", srv.stderr_now());
+    srv.signal(Signal::SIGTERM);
+    let s = srv.wait(SHORT);
+    assert_eq!((s.code, s.signal), (None, Some(Signal::SIGTERM as i32)), "{}", s.stderr);
+    // (after the line for the port probe that found it listening)
+    assert!(
+        s.stderr
+            .ends_with("\nfabdiag write-bw: stopped by SIGTERM while waiting for a client\n"),
+        "{}",
+        s.stderr
+    );
+}
+
 #[test]
 fn silent_peer_is_noticed_within_seconds() {
     let _cpu = cpu();

@@ -64,6 +64,14 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ),
 ];
 
+/// A pair tool's stop signals, after its exit codes.
+fn stop_signals(r: &mut Roff) {
+    r.control("TP", []).text([bold("SIGINT, SIGTERM")]);
+    r.text([roman(
+        "Stopped mid-run, the tool dies by the signal (130 or 143 in a shell) after printing what it measured: a line on standard error, and with --json the document with every finished size and error kind \"interrupted\". A signal it was started ignoring stays ignored.",
+    )]);
+}
+
 fn exit_status(r: &mut Roff) {
     r.control("SH", ["EXIT STATUS"]);
     for (code, what) in EXIT_STATUS {
@@ -202,6 +210,7 @@ fn tool_page(tool: Tool, name: &str, synopsis_prog: &str, version: &str) -> Page
     para(&mut r, "Additions to the original options.");
     options(&mut r, &docs.iter().filter(|d| d.fabdiag).collect::<Vec<_>>());
     exit_status(&mut r);
+    stop_signals(&mut r);
     r.control("SH", ["JSON"]);
     r.text([roman(
         "With --json the tool prints one JSON document on stdout (schema_version 1: the run's configuration, one result per size, the threshold verdict, and the error of a failed run, with the sizes that finished). The schema is described in /usr/share/doc/fabdiag/README.md, section JSON.",
@@ -325,6 +334,11 @@ mod tests {
                     .unwrap_or_else(|| panic!("{name}"));
                 assert!(
                     p.roff.contains(&format!("\n.TH {} 1 9.9.9", name.to_ascii_uppercase())),
+                    "{name}"
+                );
+                // what a stop signal does, with the exit codes
+                assert!(
+                    p.roff.contains("SIGINT, SIGTERM") && p.roff.contains("interrupted"),
                     "{name}"
                 );
                 // every option the tool's -h shows is on its page

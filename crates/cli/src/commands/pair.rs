@@ -4,12 +4,13 @@
 //! runs here too: in this process, on one endpoint.
 
 use super::{load_libfabric, with_hooks};
-use crate::output::{early_failure, finish, print_stdout, Console};
-use crate::{exit, VERSION};
+use crate::output::{early_failure, finish, print_stdout, stopped, Console, SoFar};
+use crate::{exit, signals, VERSION};
 use fabdiag_options::{Action, OptionError, RunMode};
 use fabdiag_proto::{Listener, Phase};
 use fabdiag_report::{Role, Tool};
 use fabdiag_session::Failure;
+use std::sync::{Arc, Mutex};
 
 pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
     let name = tool.original_name();
@@ -27,6 +28,23 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         Err(OptionError::Invalid(m)) => return early_failure(name, prog, json, exit::USAGE, &m),
         Err(OptionError::Unavailable(m)) => return early_failure(name, prog, json, exit::UNAVAILABLE, &m),
     };
+    let role = match inv.mode {
+        RunMode::Server if tool.has_server() => Role::Server,
+        _ => Role::Client,
+    };
+    // before anything starts a thread (a GPU runtime does): a stop signal
+    // mid-run reports the sizes measured, then ends the process by it
+    let so_far = Arc::new(Mutex::new(SoFar::default()));
+    let kept = Arc::clone(&so_far);
+    let (tool_name, stop_prog, stop_json) = (name.to_string(), prog.to_string(), inv.json);
+    let watching = signals::on_stop(move |sig| {
+        let s = SoFar::lock(&kept);
+        if !s.finished {
+            stopped(&tool_name, &stop_prog, stop_json, role, sig.as_str(), &s);
+        }
+        drop(s);
+        signals::die_by(sig)
+    });
     let gpu = match super::gpu::resolve(&inv.gpu) {
         Ok(g) => g,
         Err(m) => return early_failure(name, prog, json, exit::UNAVAILABLE, &m),
@@ -39,9 +57,15 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         prog: prog.into(),
         json: inv.json,
         percentiles: inv.percentiles,
+        so_far: Arc::clone(&so_far),
     };
-    let (role, outcome) = match inv.mode {
-        _ if !tool.has_server() => (Role::Client, fabdiag_session::loopback(inv.spec, &env, &mut console)),
+    if let Err(e) = watching {
+        console.warn(&format!(
+            "warning: cannot watch for SIGINT/SIGTERM ({e}): a stop will lose this run's results"
+        ));
+    }
+    let outcome = match inv.mode {
+        _ if !tool.has_server() => fabdiag_session::loopback(inv.spec, &env, &mut console),
         RunMode::Server => {
             if !inv.ignored_on_server.is_empty() {
                 console.warn(&format!(
@@ -49,17 +73,14 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
                     inv.ignored_on_server.join(" ")
                 ));
             }
-            let outcome = match Listener::bind(inv.port) {
+            match Listener::bind(inv.port) {
                 Ok(l) => fabdiag_session::serve_one(&l, Some(tool), &env, &mut console),
                 Err(e) => Err(Failure::early(Phase::Connect, e)),
-            };
-            (Role::Server, outcome)
+            }
         }
-        RunMode::Client(host) => (
-            Role::Client,
-            fabdiag_session::client(inv.spec, &env, &host, inv.port, &mut console),
-        ),
-        RunMode::Local => (Role::Client, fabdiag_session::local(inv.spec, &env, &mut console)),
+        RunMode::Client(host) => fabdiag_session::client(inv.spec, &env, &host, inv.port, &mut console),
+        RunMode::Local => fabdiag_session::local(inv.spec, &env, &mut console),
     };
+    SoFar::lock(&so_far).finished = true;
     finish(name, prog, inv.json, role, outcome, inv.threshold)
 }

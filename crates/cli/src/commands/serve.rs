@@ -16,7 +16,7 @@ use crate::output::{early_failure, print_stdout};
 use crate::{exit, VERSION};
 use fabdiag_options::Action;
 use fabdiag_proto::{write_frame, ErrorClass, Listener, Message, Phase};
-use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signal::Signal;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader, Read};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -264,27 +264,11 @@ fn turn_away(mut stream: TcpStream, message: String) {
         });
 }
 
-/// SIGINT and SIGTERM, as a number the main loop polls. They are blocked
-/// and taken by a thread with sigwait rather than caught by a handler: the
-/// PSM library that libfabric 1.17 loads installs its own handlers for
-/// them, which end the process with status 1 (docs/known-defects.md), and
-/// a handler would be chained to those. Threads started later inherit the
-/// blocked mask; worker processes do not (the standard library clears it).
+/// SIGINT and SIGTERM, as a number the main loop polls.
 fn stop_on_signals() -> nix::Result<Arc<AtomicUsize>> {
-    let mut set = SigSet::empty();
-    set.add(Signal::SIGINT);
-    set.add(Signal::SIGTERM);
-    set.thread_block()?;
     let stop = Arc::new(AtomicUsize::new(0));
     let flag = Arc::clone(&stop);
-    std::thread::Builder::new()
-        .name("fabdiag-serve-signals".into())
-        .spawn(move || {
-            if let Ok(sig) = set.wait() {
-                flag.store(sig as usize, Ordering::Relaxed);
-            }
-        })
-        .map_err(|_| nix::Error::EAGAIN)?;
+    crate::signals::on_stop(move |sig| flag.store(sig as usize, Ordering::Relaxed))?;
     Ok(stop)
 }
 

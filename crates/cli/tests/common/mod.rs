@@ -62,6 +62,8 @@ pub fn free_port() -> u16 {
 
 pub struct Output {
     pub code: Option<i32>,
+    /// The signal that ended the process, if one did.
+    pub signal: Option<i32>,
     pub stdout: String,
     pub stderr: String,
     pub elapsed: Duration,
@@ -193,6 +195,7 @@ impl Proc {
                 }
                 return Output {
                     code: status.code(),
+                    signal: std::os::unix::process::ExitStatusExt::signal(&status),
                     stdout: self.stdout_now(),
                     stderr: self.stderr_now(),
                     elapsed: self.started.elapsed(),
@@ -245,10 +248,43 @@ pub fn require_root() {
     );
 }
 
+/// fabdiag with `args`, with SIGINT at its default action even when this
+/// test process was started ignoring it (as a script's background job
+/// is): fabdiag keeps an inherited "ignore", as a process should, and the
+/// tests that send SIGINT stand in for a user's Ctrl-C. perl resets it,
+/// since resetting it here would take unsafe code.
 pub fn fabdiag(args: &[&str]) -> Command {
+    if signal_ignored_here(Signal::SIGINT) {
+        return with_disposition("DEFAULT", args);
+    }
     let mut c = Command::new(bin());
     c.args(args);
     c
+}
+
+/// fabdiag started by perl with SIGINT's disposition set to `what`
+/// ("DEFAULT" or "IGNORE") before the exec.
+pub fn with_disposition(what: &str, args: &[&str]) -> Command {
+    let mut c = Command::new("perl");
+    c.arg("-e")
+        .arg(format!(
+            "$SIG{{INT}} = '{what}'; exec {{ $ARGV[0] }} @ARGV or die \"exec $ARGV[0]: $!\\n\""
+        ))
+        .arg(bin())
+        .args(args);
+    c
+}
+
+/// Whether this process ignores `sig` (its SigIgn mask in /proc).
+pub fn signal_ignored_here(sig: Signal) -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("SigIgn:"))
+                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        })
+        .is_some_and(|m| m & (1 << (sig as u64 - 1)) != 0)
 }
 
 /// Runs to completion within `limit`.

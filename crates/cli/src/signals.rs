@@ -1,0 +1,78 @@
+//! SIGINT and SIGTERM for the commands that must not lose what they hold
+//! when stopped: `serve` (ends its test and says so) and the pair tools
+//! (print what they measured, then die by the signal as usual). The
+//! signals are blocked and taken by one thread with sigwait rather than
+//! caught by a handler: the PSM library that libfabric 1.17 loads installs
+//! its own handlers for them, which end the process with status 1
+//! (docs/known-defects.md), and a handler would be chained to those.
+//! `on_stop` must run before any other thread starts (threads inherit the
+//! blocked mask; child processes do not: the standard library clears it).
+
+use nix::sys::signal::{SigSet, Signal};
+
+/// Blocks SIGINT and SIGTERM in this thread (and every thread it starts
+/// later) and calls `stopped` from a thread of its own with the first one
+/// that arrives.
+pub fn on_stop(stopped: impl FnOnce(Signal) + Send + 'static) -> nix::Result<()> {
+    let set = stop_set();
+    let unblock = set;
+    set.thread_block()?;
+    let waiter = std::thread::Builder::new()
+        .name("fabdiag-signals".into())
+        .spawn(move || {
+            if let Ok(sig) = set.wait() {
+                stopped(sig);
+            }
+        });
+    if waiter.is_err() {
+        // nobody would take them: blocked, they would be ignored
+        let _ = unblock.thread_unblock();
+        return Err(nix::Error::EAGAIN);
+    }
+    Ok(())
+}
+
+/// SIGINT and SIGTERM, less any this process was started ignoring (a
+/// background job of a script ignores SIGINT, nohup SIGHUP): a blocked
+/// signal reaches sigwait even when ignored, so the watcher would
+/// otherwise take what its parent meant to keep from it.
+fn stop_set() -> SigSet {
+    let ignored = ignored_signals();
+    let mut set = SigSet::empty();
+    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+        if ignored & (1u64 << (sig as u64 - 1)) == 0 {
+            set.add(sig);
+        }
+    }
+    set
+}
+
+/// The mask of ignored signals, from /proc/self/status (0 if unreadable:
+/// nix asks for unsafe code to read a disposition, and this crate has
+/// none).
+fn ignored_signals() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("SigIgn:"))
+                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Ends the process by `sig` with its default action, so the shell sees
+/// a process killed by it (status 130 for SIGINT, 143 for SIGTERM), not
+/// an exit code of fabdiag's.
+pub fn die_by(sig: Signal) -> ! {
+    // The disposition is the default one: nothing here installs a handler,
+    // and load_libfabric keeps PSM from installing its own (unless the user
+    // asked for them through IPATH_NO_BACKTRACE; then they end us).
+    let _ = nix::sys::signal::raise(sig);
+    let mut only = SigSet::empty();
+    only.add(sig);
+    // pending until now: unblocked, it is delivered here and ends us
+    let _ = only.thread_unblock();
+    // not reached, should the signal somehow not end the process
+    std::process::exit(128 + sig as i32)
+}
