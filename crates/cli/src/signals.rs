@@ -1,6 +1,8 @@
 //! SIGINT and SIGTERM for the commands that must not lose what they hold
-//! when stopped: `serve` (ends its test and says so) and the pair tools
-//! (print what they measured, then die by the signal as usual). The
+//! when stopped: `serve` (ends its test and says so), the pair tools
+//! (print what they measured, then die by the signal as usual) and the
+//! sweep (ends after the round in progress and reports; a second signal
+//! ends it at once). The
 //! signals are blocked and taken by one thread with sigwait rather than
 //! caught by a handler: the PSM library that libfabric 1.17 loads installs
 //! its own handlers for them, which end the process with status 1
@@ -30,6 +32,12 @@ pub fn on_stop(stopped: impl FnOnce(Signal) + Send + 'static) -> nix::Result<()>
         return Err(nix::Error::EAGAIN);
     }
     Ok(())
+}
+
+/// Waits for the next stop signal (in the `on_stop` callback: a second
+/// one); None if waiting fails.
+pub fn next() -> Option<Signal> {
+    stop_set().wait().ok()
 }
 
 /// SIGINT and SIGTERM, less any this process was started ignoring (a

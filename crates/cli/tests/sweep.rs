@@ -190,6 +190,154 @@ fn a_rank_killed_mid_sweep_is_lost_and_the_others_pairs_complete() {
     }
 }
 
+/// Waits until `dir`'s pairs.jsonl holds `n` records.
+fn records(dir: &str, n: usize) {
+    let deadline = Instant::now() + LIMIT;
+    while std::fs::read_to_string(format!("{dir}/pairs.jsonl")).map_or(0, |t| t.lines().count()) < n {
+        assert!(Instant::now() < deadline, "fewer than {n} records");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Ctrl-C under a launcher signals every rank: rank 0 ends the sweep after
+/// the round in progress, marks the rounds left "not tested" and writes
+/// its report; every rank then dies by the signal. No rank is reported
+/// lost, since each was told to finish.
+#[test]
+fn a_stop_signal_to_every_rank_ends_the_sweep_with_its_report() {
+    let _cpu = cpu();
+    let dir = tempdir("sweepstop");
+    let coord = format!("127.0.0.1:{}", free_port());
+    // six ranks, five rounds of three: a stop after the first round leaves
+    // rounds untested even if the next one or two started before it landed
+    let n = 6;
+    let big: &[&str] = &["-n", "200", "--pair-timeout", "20"];
+    let others: Vec<Proc> = (1..n).map(|r| Proc::spawn(&mut rank(r, n, &coord, big))).collect();
+    let zero = Proc::spawn(&mut rank(0, n, &coord, &[big, &["--json", "--output", &dir]].concat()));
+    records(&dir, 3);
+    // rank 0 first, as a launcher may: the others then finish their round
+    zero.signal(Signal::SIGTERM);
+    for p in &others {
+        p.signal(Signal::SIGTERM);
+    }
+    let zero = zero.wait(LIMIT * 2);
+    assert_eq!(
+        (zero.code, zero.signal),
+        (None, Some(Signal::SIGTERM as i32)),
+        "{}",
+        zero.stderr
+    );
+    assert!(
+        zero.stderr.ends_with("fabdiag sweep: stopped by SIGTERM\n"),
+        "{}",
+        zero.stderr
+    );
+    let doc = zero.json();
+    assert_eq!(doc["stopped"], "SIGTERM");
+    let pairs = doc["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 15, "every pair is in the report");
+    let measured = pairs_measured(&doc);
+    let untested = doc["verdict"]["untested_pairs"].as_u64().unwrap() as usize;
+    assert!(
+        measured >= 3 && untested >= 3,
+        "{measured} measured, {untested} not tested"
+    );
+    assert_eq!(measured + untested, 15, "{}", doc["pairs"]);
+    assert_eq!(doc["verdict"]["failed_pairs"], 0, "{}", doc["pairs"]);
+    for p in pairs.iter().filter(|p| p["untested"] == true) {
+        assert_eq!(p["error"], "not tested: the sweep was stopped by SIGTERM", "{p}");
+    }
+    assert!(doc["nodes"].as_array().unwrap().iter().all(|x| x["status"] == "ok"));
+    let summary = std::fs::read_to_string(format!("{dir}/summary.txt")).unwrap();
+    assert!(
+        summary.contains("\nstopped by SIGTERM: the pairs of the rounds left were not tested"),
+        "{summary}"
+    );
+    assert!(std::path::Path::new(&format!("{dir}/report.html")).is_file());
+    for (i, p) in others.into_iter().enumerate() {
+        let o = p.wait(LIMIT);
+        assert_eq!(
+            (o.code, o.signal),
+            (None, Some(Signal::SIGTERM as i32)),
+            "rank {}: {}",
+            i + 1,
+            o.stderr
+        );
+        assert_eq!(
+            o.one_line(),
+            format!("fabdiag sweep: rank {}: stopped by SIGTERM", i + 1)
+        );
+    }
+}
+
+/// One rank stopped on its own answers its next order with the reason and
+/// leaves; the sweep goes on without it, and that pair's error names why.
+#[test]
+fn a_rank_stopped_alone_leaves_naming_why() {
+    let _cpu = cpu();
+    let dir = tempdir("sweepstop1");
+    let coord = format!("127.0.0.1:{}", free_port());
+    let n = 4;
+    let big: &[&str] = &["-n", "200", "--pair-timeout", "20"];
+    let mut others: Vec<Proc> = (1..n).map(|r| Proc::spawn(&mut rank(r, n, &coord, big))).collect();
+    let zero = Proc::spawn(&mut rank(0, n, &coord, &[big, &["--json", "--output", &dir]].concat()));
+    records(&dir, 2);
+    others[2].signal(Signal::SIGINT);
+    let zero = zero.wait(LIMIT * 2);
+    assert_eq!(zero.code, Some(2), "{}", zero.stderr);
+    let doc = zero.json();
+    assert!(doc.get("stopped").is_none(), "rank 0 was not stopped: {doc}");
+    // its next pair failed naming why; a round after that finds it gone
+    assert!(
+        doc["nodes"][3]["pairs_failed"].as_u64() >= Some(1),
+        "{}",
+        doc["nodes"][3]
+    );
+    let said = doc["pairs"].as_array().unwrap().iter().any(|p| {
+        p["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("rank 3 was stopped by SIGINT"))
+    });
+    assert!(said, "{}", doc["pairs"]);
+    let three = others.remove(2).wait(LIMIT);
+    assert_eq!(
+        (three.code, three.signal),
+        (None, Some(Signal::SIGINT as i32)),
+        "{}",
+        three.stderr
+    );
+    assert_eq!(three.one_line(), "fabdiag sweep: rank 3: stopped by SIGINT");
+    for p in others {
+        assert_eq!(p.wait(LIMIT).code, Some(0));
+    }
+}
+
+/// `--simulate` stops the same way (its ranks are threads of the process).
+#[test]
+fn a_stopped_simulation_reports_what_it_measured() {
+    let dir = tempdir("simstop");
+    let sim = Proc::spawn(&mut fabdiag(&[
+        "sweep",
+        "--simulate",
+        "40",
+        "--sim-pair-ms",
+        "50",
+        "--json",
+        "--output",
+        &dir,
+    ]));
+    records(&dir, 1);
+    sim.signal(Signal::SIGINT);
+    let o = sim.wait(LIMIT);
+    assert_eq!((o.code, o.signal), (None, Some(Signal::SIGINT as i32)), "{}", o.stderr);
+    let doc = o.json();
+    assert_eq!(doc["stopped"], "SIGINT");
+    assert_eq!(doc["pairs"].as_array().unwrap().len(), 780);
+    assert!(pairs_measured(&doc) >= 1);
+    assert!(doc["verdict"]["untested_pairs"].as_u64().unwrap() >= 1);
+    assert_eq!(doc["retests"].as_array().unwrap().len(), 0, "no re-test after a stop");
+}
+
 #[test]
 fn bad_options_fail_at_once_with_one_line() {
     let o = run(&["sweep", "--outlier-fraction", "2"], SHORT);

@@ -206,7 +206,9 @@ domain (-d; a comma-separated list is chosen from by local rank), and
 
 Exit status: 0 all pairs measured and none slow, 1 bad options, 2 pairs
 failed or ranks were lost, 3 a threshold was missed, 4 unavailable here,
-5 slow links or nodes found.
+5 slow links or nodes found. SIGINT or SIGTERM ends the sweep after the
+round in progress with its report, then the process by the signal; a
+second one ends it at once.
 ",
     );
     s

@@ -40,6 +40,12 @@ pub trait Observer {
     fn joined(&mut self, _nodes: &[Node]) {}
     fn step(&mut self, _kind: StepKind, _index: usize, _of: usize) {}
     fn pair(&mut self, _rec: &PairRecord) {}
+    /// Asked before each round: Some(why) (e.g. "SIGTERM") ends the sweep
+    /// there; the rounds left are recorded as not tested, and the report
+    /// covers what was measured.
+    fn stopped(&self) -> Option<String> {
+        None
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,6 +104,25 @@ pub struct PairRecord {
     pub measure_s: f64,
 }
 
+impl PairRecord {
+    /// `p` as ordered in `round` (None: a re-test), nothing known yet.
+    fn planned(p: &Pair, round: Option<usize>) -> PairRecord {
+        PairRecord {
+            a: p.key().0,
+            b: p.key().1,
+            client: p.client,
+            server: p.server,
+            round,
+            value: None,
+            rows: Vec::new(),
+            error: None,
+            untested: false,
+            elapsed_s: 0.0,
+            measure_s: 0.0,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
     pub kind: StepKind,
@@ -126,6 +151,9 @@ pub struct Coordinated {
     pub started: SystemTime,
     #[serde(with = "humantime_serde_compat")]
     pub ended: SystemTime,
+    /// Why the sweep ended before its last round (a signal's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// Times as RFC 3339 text in the JSON.
@@ -214,9 +242,21 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
     let done: std::collections::HashSet<(usize, usize)> =
         cfg.earlier.iter().filter(|p| measured(p)).map(|p| (p.a, p.b)).collect();
     pairs.extend(cfg.earlier.iter().filter(|p| measured(p)).cloned());
+    let mut stopped = None;
     if let Some(s) = Schedule::new(cfg.size) {
         for r in 0..s.rounds() {
             let todo: Vec<Pair> = s.round(r).into_iter().filter(|p| !done.contains(&p.key())).collect();
+            if stopped.is_none() {
+                stopped = c.obs.stopped();
+            }
+            if let Some(why) = &stopped {
+                pairs.extend(todo.iter().map(|p| PairRecord {
+                    untested: true,
+                    error: Some(format!("not tested: the sweep was stopped by {why}")),
+                    ..PairRecord::planned(p, Some(r))
+                }));
+                continue;
+            }
             c.obs.step(StepKind::Round, r, s.rounds());
             if todo.is_empty() {
                 continue;
@@ -230,7 +270,7 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
 
     // serial re-test of the suspects, with nothing else running
     let mut retests = Vec::new();
-    if cfg.retest > 0 {
+    if cfg.retest > 0 && stopped.is_none() {
         let m = matrix_of(cfg.size, &pairs);
         let an = Analysis::of(&m, cfg.better, cfg.rules);
         let chosen = an.retests(
@@ -266,6 +306,7 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
         join_s,
         started,
         ended: SystemTime::now(),
+        stopped,
     })
 }
 
@@ -419,20 +460,7 @@ impl Coordinator<'_> {
         let t0 = Instant::now();
         let mut cpu = Duration::ZERO;
         let round = (kind == StepKind::Round).then_some(index);
-        let record = |p: &Pair| PairRecord {
-            a: p.key().0,
-            b: p.key().1,
-            client: p.client,
-            server: p.server,
-            round,
-            value: None,
-            rows: Vec::new(),
-            error: None,
-            untested: false,
-            elapsed_s: 0.0,
-            measure_s: 0.0,
-        };
-        let mut out: Vec<PairRecord> = pairs.iter().map(record).collect();
+        let mut out: Vec<PairRecord> = pairs.iter().map(|p| PairRecord::planned(p, round)).collect();
         let mut order: Vec<Option<ToRank>> = vec![None; self.ranks.len()];
         for (i, p) in pairs.iter().enumerate() {
             match (self.live(p.client), self.live(p.server)) {

@@ -29,4 +29,8 @@ pub enum SweepError {
     Config(String),
     #[error("cannot draw the sweep's pictures: {0}")]
     Picture(String),
+    /// This rank was told to stop (a signal, named here) and left at its
+    /// next order.
+    #[error("stopped by {0}")]
+    Stopped(String),
 }

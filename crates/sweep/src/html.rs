@@ -116,7 +116,11 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
         problems.push(count(v.failed_pairs, "failed pair"));
     }
     if v.untested_pairs > 0 {
-        problems.push(format!("{} not tested", count(v.untested_pairs, "pair")));
+        let why = match &doc.stopped {
+            Some(sig) => format!(" (stopped by {})", escape(sig)),
+            None => String::new(),
+        };
+        problems.push(format!("{} not tested{why}", count(v.untested_pairs, "pair")));
     }
     if v.slow_nodes > 0 {
         problems.push(count(v.slow_nodes, "slow node"));

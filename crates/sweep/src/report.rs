@@ -132,6 +132,10 @@ pub struct SweepDoc {
     pub limits: Limits,
     pub overhead: Overhead,
     pub verdict: Verdict,
+    /// Why the sweep ended before its last round (a signal's name); the
+    /// pairs it did not reach are `untested`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 pub struct Inputs<'a> {
@@ -281,7 +285,9 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
     };
     let sched = Schedule::new(n);
     let (started, ended) = (s.started, s.ended);
-    let Coordinated { pairs, steps, .. } = i.sweep;
+    let Coordinated {
+        pairs, steps, stopped, ..
+    } = i.sweep;
     SweepDoc {
         schema: SCHEMA.into(),
         fabdiag_version: i.fabdiag_version.into(),
@@ -303,6 +309,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         limits: i.limits,
         overhead: Overhead { steps, ..overhead },
         verdict,
+        stopped,
     }
 }
 
@@ -396,6 +403,12 @@ pub fn text(doc: &SweepDoc) -> String {
         doc.schedule.rounds,
         doc.metric.test
     );
+    if let Some(why) = &doc.stopped {
+        let _ = writeln!(
+            o,
+            "stopped by {why}: the pairs of the rounds left were not tested; this report covers the rest"
+        );
+    }
     let measured = doc.pairs.iter().filter(|p| p.value.is_some()).count();
     let _ = writeln!(
         o,
@@ -629,6 +642,7 @@ pub(crate) mod tests {
             join_s: 0.0,
             started: SystemTime::UNIX_EPOCH,
             ended: SystemTime::UNIX_EPOCH,
+            stopped: None,
         }
     }
 

@@ -1,7 +1,8 @@
 //! One rank's side of the sweep: join the coordinator (retrying until the
 //! join deadline, since rank 0 may start last), take the test, then obey
 //! orders until `Finish`: run a pair test as client or server through a
-//! `PairRunner`, or stay idle, and answer each. Every wait is bounded: a
+//! `PairRunner`, or stay idle, and answer each; a rank told to stop
+//! answers its next order so and leaves. Every wait is bounded: a
 //! coordinator that goes silent for longer than the idle limit ends this
 //! rank with an error. Never prints.
 
@@ -82,7 +83,16 @@ fn connect(cfg: &WorkerConfig) -> Result<TcpStream, SweepError> {
     })
 }
 
-pub fn work(cfg: &WorkerConfig, runner: &mut dyn PairRunner) -> Result<WorkerEnd, SweepError> {
+/// Runs this rank until the coordinator's `Finish`. `stopped` is asked at
+/// each order: Some(why) (a signal's name) answers that order with the
+/// reason and leaves, so a rank stopped on its own is named in the report;
+/// when every rank is stopped together, rank 0 ends the sweep after the
+/// round in progress and the others get their `Finish` first.
+pub fn work(
+    cfg: &WorkerConfig,
+    runner: &mut dyn PairRunner,
+    stopped: &dyn Fn() -> Option<String>,
+) -> Result<WorkerEnd, SweepError> {
     let s = connect(cfg)?;
     let _ = s.set_nodelay(true);
     let io = |e: std::io::Error| SweepError::Lost(e.to_string());
@@ -116,6 +126,14 @@ pub fn work(cfg: &WorkerConfig, runner: &mut dyn PairRunner) -> Result<WorkerEnd
             other => lost(other),
         })?;
         limit = cfg.idle_limit;
+        if let (Some(why), ToRank::Idle { step } | ToRank::Pair { step, .. }) = (stopped(), &msg) {
+            let outcome = SideOutcome {
+                error: Some(format!("rank {} was stopped by {why}", cfg.rank)),
+                ..SideOutcome::default()
+            };
+            let _ = wire::send(&s, &ToCoordinator::Done { step: *step, outcome });
+            return Err(SweepError::Stopped(why));
+        }
         let (step, outcome) = match msg {
             ToRank::Finish => return Ok(end),
             ToRank::Idle { step } => (step, SideOutcome::default()),

@@ -7,7 +7,7 @@
 
 use super::{load_libfabric, with_hooks};
 use crate::output::print_stdout;
-use crate::{exit, VERSION};
+use crate::{exit, signals, VERSION};
 use fabdiag_options::sweep::{OutlierReference, SweepOptions};
 use fabdiag_options::{Action, Invocation, OptionError, RunMode};
 use fabdiag_report::threshold::Threshold;
@@ -19,9 +19,12 @@ use fabdiag_sweep::schedule::Schedule;
 use fabdiag_sweep::worker::{self, PairRunner, WorkerConfig};
 use fabdiag_sweep::{html, launch, picture, SweepError};
 use indicatif::{ProgressBar, ProgressStyle};
+use nix::sys::signal::Signal;
 use std::io::{BufRead, BufWriter, IsTerminal, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Slow links or nodes were found (and nothing worse).
@@ -234,7 +237,52 @@ fn plan(prog: &str, o: &SweepOptions, setup: &Setup) -> u8 {
 }
 
 /// Progress on a terminal, and results written as they arrive.
+/// The first stop signal, once one came: the sweep ends after the round
+/// in progress (rank 0) or at this rank's next order (the others), and
+/// reports; a second signal ends the process at once.
+#[derive(Clone, Default)]
+struct Stop(Arc<AtomicI32>);
+
+impl Stop {
+    /// Watches for SIGINT and SIGTERM; before any thread is started.
+    fn watch() -> Stop {
+        let stop = Stop::default();
+        let flag = Arc::clone(&stop.0);
+        let watching = signals::on_stop(move |sig| {
+            flag.store(sig as i32, Ordering::Relaxed);
+            if let Some(again) = signals::next() {
+                signals::die_by(again)
+            }
+        });
+        if let Err(e) = watching {
+            eprintln!("fabdiag sweep: warning: cannot watch for SIGINT/SIGTERM ({e}): a stop loses the report");
+        }
+        stop
+    }
+
+    fn signal(&self) -> Option<Signal> {
+        Signal::try_from(self.0.load(Ordering::Relaxed)).ok()
+    }
+
+    fn why(&self) -> Option<String> {
+        self.signal().map(|s| s.as_str().to_string())
+    }
+
+    /// After the report: dies by the signal that stopped the sweep, if one
+    /// did, else returns `code`.
+    fn end(&self, who: &str, code: u8) -> u8 {
+        match self.signal() {
+            Some(sig) => {
+                eprintln!("{who}: stopped by {sig}");
+                signals::die_by(sig)
+            }
+            None => code,
+        }
+    }
+}
+
 struct Watch {
+    stop: Stop,
     bar: Option<ProgressBar>,
     out: Option<std::fs::File>,
     out_error: Option<String>,
@@ -245,7 +293,7 @@ struct Watch {
 }
 
 impl Watch {
-    fn new(dir: Option<&Path>, rounds: usize, pairs: usize) -> Result<Watch, String> {
+    fn new(dir: Option<&Path>, rounds: usize, pairs: usize, stop: Stop) -> Result<Watch, String> {
         let out = match dir {
             Some(d) => Some(
                 std::fs::OpenOptions::new()
@@ -267,6 +315,7 @@ impl Watch {
             b
         });
         Ok(Watch {
+            stop,
             bar,
             out,
             out_error: None,
@@ -278,6 +327,10 @@ impl Watch {
 }
 
 impl Observer for Watch {
+    fn stopped(&self) -> Option<String> {
+        self.stop.why()
+    }
+
     fn joined(&mut self, nodes: &[Node]) {
         if let Some(b) = &self.bar {
             let ok = nodes.iter().filter(|n| n.status == coordinator::NodeStatus::Ok).count();
@@ -482,10 +535,11 @@ fn lead(
     listener: TcpListener,
     mine: WorkerConfig,
     runner: &mut dyn PairRunner,
+    stop: &Stop,
 ) -> Result<Coordinated, String> {
     let sched = Schedule::new(cfg.size);
     let (rounds, pairs) = sched.map_or((0, 0), |s| (s.rounds(), s.total_pairs()));
-    let mut watch = Watch::new(o.output.as_deref().map(Path::new), rounds, pairs)?;
+    let mut watch = Watch::new(o.output.as_deref().map(Path::new), rounds, pairs, stop.clone())?;
     let coord = std::thread::Builder::new()
         .name("fabdiag-coordinator".into())
         .spawn(move || {
@@ -496,7 +550,8 @@ fn lead(
             (r, watch.out_error)
         })
         .map_err(|e| format!("cannot start the coordinator: {e}"))?;
-    if let Err(e) = worker::work(&mine, runner) {
+    // rank 0's own pair tests run on until its coordinator says Finish
+    if let Err(e) = worker::work(&mine, runner, &|| None) {
         eprintln!("{prog}: rank 0: {e}");
     }
     match coord.join() {
@@ -517,6 +572,8 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
         Err(m) => return fail(prog, exit::USAGE, &m),
     };
     let who = format!("{prog}: rank {}", l.rank);
+    // before anything starts a thread (libfabric's providers, a GPU runtime)
+    let stop = Stop::watch();
     let mut setup = setup.clone();
     setup.options["launcher"] = serde_json::json!(l.launcher);
     let setup = &setup;
@@ -552,8 +609,9 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
             Ok(r) => r,
             Err(e) => return fail(&who, exit::RUNTIME, &format!("cannot listen for pair tests: {e}")),
         };
-        return match worker::work(&mine, &mut runner) {
-            Ok(_) => exit::OK,
+        return match worker::work(&mine, &mut runner, &|| stop.why()) {
+            Ok(_) => stop.end(&who, exit::OK),
+            Err(SweepError::Stopped(_)) => stop.end(&who, exit::RUNTIME),
             Err(e @ SweepError::Refused(_)) => fail(&who, exit::USAGE, &e.to_string()),
             Err(e) => fail(&who, exit::RUNTIME, &e.to_string()),
         };
@@ -581,14 +639,18 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
         }
     };
     let cfg = setup.coord_config(o, l.size, earlier);
-    match lead(prog, o, cfg, listener, mine, &mut runner) {
-        Ok(c) => conclude(prog, o, setup, c, fabdiag_fabric::library_version().ok()),
+    match lead(prog, o, cfg, listener, mine, &mut runner, &stop) {
+        Ok(c) => {
+            let code = conclude(prog, o, setup, c, fabdiag_fabric::library_version().ok());
+            stop.end(prog, code)
+        }
         Err(m) => fail(&who, exit::RUNTIME, &m),
     }
 }
 
 /// N stand-in ranks in threads, speaking the real protocol over loopback.
 fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
+    let stop = Stop::watch();
     let earlier = match prepare_output(o, n, setup) {
         Ok(e) => e,
         Err(m) => return fail(prog, exit::RUNTIME, &m),
@@ -619,7 +681,11 @@ fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
         let spawned = std::thread::Builder::new()
             .name(format!("sim-rank-{rank}"))
             .stack_size(256 * 1024)
-            .spawn(move || worker::work(&cfg, &mut runner).map(|_| ()).map_err(|e| e.to_string()));
+            .spawn(move || {
+                worker::work(&cfg, &mut runner, &|| None)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            });
         match spawned {
             Ok(h) => ranks.push(h),
             Err(e) => return fail(prog, exit::RUNTIME, &format!("cannot start simulated rank {rank}: {e}")),
@@ -627,14 +693,25 @@ fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
     }
     let mine = setup.worker_config(o, 0, n, addr);
     let mut runner = sim;
-    let outcome = lead(prog, o, setup.coord_config(o, n, earlier), listener, mine, &mut runner);
+    let outcome = lead(
+        prog,
+        o,
+        setup.coord_config(o, n, earlier),
+        listener,
+        mine,
+        &mut runner,
+        &stop,
+    );
     for (i, h) in ranks.into_iter().enumerate() {
         if let Ok(Err(e)) = h.join() {
             eprintln!("{prog}: simulated rank {}: {e}", i + 1);
         }
     }
     match outcome {
-        Ok(c) => conclude(prog, o, setup, c, None),
+        Ok(c) => {
+            let code = conclude(prog, o, setup, c, None);
+            stop.end(prog, code)
+        }
         Err(m) => fail(prog, exit::RUNTIME, &m),
     }
 }
