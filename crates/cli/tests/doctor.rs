@@ -14,6 +14,15 @@ fn doctor(env: &[(&str, &str)]) -> (Output, Value) {
     (o, j)
 }
 
+fn provider_names(j: &Value) -> Vec<&str> {
+    j["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["provider"].as_str().unwrap())
+        .collect()
+}
+
 fn tool<'a>(j: &'a Value, name: &str) -> &'a Value {
     j["tools"]
         .as_array()
@@ -35,12 +44,7 @@ fn with_libfabric_every_pair_tool_can_run() {
         "{}",
         j["libfabric"]
     );
-    let providers: Vec<&str> = j["providers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["provider"].as_str().unwrap())
-        .collect();
+    let providers = provider_names(&j);
     for p in ["tcp;ofi_rxm", "shm", "sockets"] {
         assert!(providers.contains(&p), "{providers:?}");
     }
@@ -117,12 +121,7 @@ fn fi_provider_is_shown_with_the_providers_it_leaves() {
     let (o, j) = doctor(&[("FI_PROVIDER", "tcp")]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(j["libfabric"]["environment"]["FI_PROVIDER"], "tcp");
-    let providers: Vec<&str> = j["providers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["provider"].as_str().unwrap())
-        .collect();
+    let providers = provider_names(&j);
     assert_eq!(providers, ["tcp;ofi_rxm"]);
     let mut cmd = fabdiag(&["doctor"]);
     cmd.env("FI_PROVIDER", "tcp");

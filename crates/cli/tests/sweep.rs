@@ -155,19 +155,8 @@ fn a_rank_that_never_joins_is_reported_missing_and_the_rest_complete() {
 #[test]
 fn a_rank_killed_mid_sweep_is_lost_and_the_others_pairs_complete() {
     let _cpu = cpu();
-    let dir = tempdir("sweepkill");
-    let coord = format!("127.0.0.1:{}", free_port());
-    let n = 4;
-    // bigger pairs, so rank 3 can be killed while the sweep runs
-    let big: &[&str] = &["-n", "200", "--pair-timeout", "20"];
-    let mut others: Vec<Proc> = (1..n).map(|r| Proc::spawn(&mut rank(r, n, &coord, big))).collect();
-    let zero = Proc::spawn(&mut rank(0, n, &coord, &[big, &["--json", "--output", &dir]].concat()));
-    // wait for the first round's results, then kill rank 3
-    let deadline = Instant::now() + LIMIT;
-    while std::fs::read_to_string(format!("{dir}/pairs.jsonl")).map_or(0, |t| t.lines().count()) < 2 {
-        assert!(Instant::now() < deadline, "no round finished");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // the first round's results in, then rank 3 killed
+    let (_, mut others, zero) = sweep_under_way("sweepkill", 4, 2);
     others[2].signal(Signal::SIGKILL);
     let zero = zero.wait(LIMIT * 2);
     assert_eq!(zero.code, Some(2), "{}", zero.stderr);
@@ -199,6 +188,19 @@ fn records(dir: &str, n: usize) {
     }
 }
 
+/// `n` real ranks with pair tests big enough to act on mid-sweep, rank 0
+/// writing JSON and `--output`, once the first round's `first` records are
+/// in: (the output directory, ranks 1.., rank 0).
+fn sweep_under_way(tag: &str, n: usize, first: usize) -> (String, Vec<Proc>, Proc) {
+    let dir = tempdir(tag);
+    let coord = format!("127.0.0.1:{}", free_port());
+    let big: &[&str] = &["-n", "200", "--pair-timeout", "20"];
+    let others: Vec<Proc> = (1..n).map(|r| Proc::spawn(&mut rank(r, n, &coord, big))).collect();
+    let zero = Proc::spawn(&mut rank(0, n, &coord, &[big, &["--json", "--output", &dir]].concat()));
+    records(&dir, first);
+    (dir, others, zero)
+}
+
 /// Ctrl-C under a launcher signals every rank: rank 0 ends the sweep after
 /// the round in progress, marks the rounds left "not tested" and writes
 /// its report; every rank then dies by the signal. No rank is reported
@@ -206,15 +208,9 @@ fn records(dir: &str, n: usize) {
 #[test]
 fn a_stop_signal_to_every_rank_ends_the_sweep_with_its_report() {
     let _cpu = cpu();
-    let dir = tempdir("sweepstop");
-    let coord = format!("127.0.0.1:{}", free_port());
     // six ranks, five rounds of three: a stop after the first round leaves
     // rounds untested even if the next one or two started before it landed
-    let n = 6;
-    let big: &[&str] = &["-n", "200", "--pair-timeout", "20"];
-    let others: Vec<Proc> = (1..n).map(|r| Proc::spawn(&mut rank(r, n, &coord, big))).collect();
-    let zero = Proc::spawn(&mut rank(0, n, &coord, &[big, &["--json", "--output", &dir]].concat()));
-    records(&dir, 3);
+    let (dir, others, zero) = sweep_under_way("sweepstop", 6, 3);
     // rank 0 first, as a launcher may: the others then finish their round
     zero.signal(Signal::SIGTERM);
     for p in &others {
@@ -275,13 +271,7 @@ fn a_stop_signal_to_every_rank_ends_the_sweep_with_its_report() {
 #[test]
 fn a_rank_stopped_alone_leaves_naming_why() {
     let _cpu = cpu();
-    let dir = tempdir("sweepstop1");
-    let coord = format!("127.0.0.1:{}", free_port());
-    let n = 4;
-    let big: &[&str] = &["-n", "200", "--pair-timeout", "20"];
-    let mut others: Vec<Proc> = (1..n).map(|r| Proc::spawn(&mut rank(r, n, &coord, big))).collect();
-    let zero = Proc::spawn(&mut rank(0, n, &coord, &[big, &["--json", "--output", &dir]].concat()));
-    records(&dir, 2);
+    let (_, mut others, zero) = sweep_under_way("sweepstop1", 4, 2);
     others[2].signal(Signal::SIGINT);
     let zero = zero.wait(LIMIT * 2);
     assert_eq!(zero.code, Some(2), "{}", zero.stderr);

@@ -89,16 +89,26 @@ fn unexpected(command: &str, what: &str) -> OptionError {
     OptionError::Invalid(format!("unexpected argument '{what}' (usage: {})", synopsis(command)))
 }
 
-/// `fabdiag providers`: no options but `-h`.
-pub fn providers(args: &[String]) -> Result<Action<()>, OptionError> {
-    for p in parse("providers", &[HELP], args)? {
+/// A command whose only option is `-h`: its operands, or None for `-h`.
+fn operands(command: &str, args: &[String]) -> Result<Option<Vec<String>>, OptionError> {
+    let mut out = Vec::new();
+    for p in parse(command, &[HELP], args)? {
         match p {
-            Parsed::Opt(U::Help, _) => return Ok(Action::Help),
+            Parsed::Opt(U::Help, _) => return Ok(None),
             Parsed::Opt(..) => {}
-            Parsed::Operand(x) => return Err(unexpected("providers", &x)),
+            Parsed::Operand(x) => out.push(x),
         }
     }
-    Ok(Action::Run(()))
+    Ok(Some(out))
+}
+
+/// `fabdiag providers`: no options but `-h`.
+pub fn providers(args: &[String]) -> Result<Action<()>, OptionError> {
+    match operands("providers", args)?.as_deref() {
+        None => Ok(Action::Help),
+        Some([]) => Ok(Action::Run(())),
+        Some([x, ..]) => Err(unexpected("providers", x)),
+    }
 }
 
 /// `fabdiag atomic-support [-P PROV] [--json]`: the provider and JSON flag.
@@ -135,14 +145,9 @@ pub fn doctor(args: &[String]) -> Result<Action<bool>, OptionError> {
 /// `fabdiag completions SHELL [NAME]`: the shell and the name (default
 /// `fabdiag`), as given; which names have a script is the caller's lookup.
 pub fn completions(args: &[String]) -> Result<Action<(String, String)>, OptionError> {
-    let mut operands = Vec::new();
-    for p in parse("completions", &[HELP], args)? {
-        match p {
-            Parsed::Opt(U::Help, _) => return Ok(Action::Help),
-            Parsed::Opt(..) => {}
-            Parsed::Operand(x) => operands.push(x),
-        }
-    }
+    let Some(operands) = operands("completions", args)? else {
+        return Ok(Action::Help);
+    };
     let tail = format!("(usage: {})", synopsis("completions"));
     match operands.as_slice() {
         [] => Err(OptionError::Invalid(format!("which shell? {tail}"))),
@@ -154,14 +159,9 @@ pub fn completions(args: &[String]) -> Result<Action<(String, String)>, OptionEr
 
 /// `fabdiag manpages DIR`: the directory.
 pub fn manpages(args: &[String]) -> Result<Action<String>, OptionError> {
-    let mut operands = Vec::new();
-    for p in parse("manpages", &[HELP], args)? {
-        match p {
-            Parsed::Opt(U::Help, _) => return Ok(Action::Help),
-            Parsed::Opt(..) => {}
-            Parsed::Operand(x) => operands.push(x),
-        }
-    }
+    let Some(operands) = operands("manpages", args)? else {
+        return Ok(Action::Help);
+    };
     match operands.as_slice() {
         [] => Err(OptionError::Invalid(format!(
             "where? (usage: {})",
