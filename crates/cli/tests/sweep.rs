@@ -326,6 +326,11 @@ fn a_stopped_simulation_reports_what_it_measured() {
     assert!(pairs_measured(&doc) >= 1);
     assert!(doc["verdict"]["untested_pairs"].as_u64().unwrap() >= 1);
     assert_eq!(doc["retests"].as_array().unwrap().len(), 0, "no re-test after a stop");
+    let page = std::fs::read_to_string(format!("{dir}/report.html")).unwrap();
+    assert!(
+        page.contains(" not tested (stopped by SIGINT)"),
+        "the page's verdict says why"
+    );
 }
 
 #[test]
