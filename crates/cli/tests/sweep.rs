@@ -302,6 +302,31 @@ fn a_rank_stopped_alone_leaves_naming_why() {
     }
 }
 
+/// A stop while rank 0 still waits for ranks to join is heard at once,
+/// not after the join timeout: the ranks not there are named as such.
+#[test]
+fn a_stop_during_the_join_ends_the_sweep_at_once() {
+    let port = free_port();
+    let coord = format!("127.0.0.1:{port}");
+    let mut zero = Proc::spawn(&mut rank(0, 3, &coord, &["--join-timeout", "60", "--json"]));
+    wait_listening(&mut zero, "127.0.0.1", port);
+    let t = Instant::now();
+    zero.signal(Signal::SIGINT);
+    let o = zero.wait(LIMIT);
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_eq!((o.code, o.signal), (None, Some(Signal::SIGINT as i32)), "{}", o.stderr);
+    let doc = o.json();
+    assert_eq!(doc["stopped"], "SIGINT");
+    assert_eq!(doc["verdict"]["untested_pairs"], 3, "{}", doc["pairs"]);
+    for r in [1, 2] {
+        assert_eq!(doc["nodes"][r]["status"], "missing");
+        assert_eq!(
+            doc["nodes"][r]["reason"],
+            "had not joined when the sweep was stopped by SIGINT"
+        );
+    }
+}
+
 /// `--simulate` stops the same way (its ranks are threads of the process).
 #[test]
 fn a_stopped_simulation_reports_what_it_measured() {

@@ -338,20 +338,32 @@ impl Coordinator<'_> {
             .set_nonblocking(true)
             .map_err(|e| SweepError::Io(format!("coordinator listener: {e}")))?;
         let mut joined = 0;
+        let mut stopped = None;
         while joined < self.cfg.size {
-            match wire::accept_by(listener, deadline) {
+            // in slices, so a stop is heard while ranks are still awaited
+            let slice = deadline.min(Instant::now() + Duration::from_millis(100));
+            match wire::accept_by(listener, slice) {
                 Ok(Some(s)) => {
                     if self.admit(s) {
                         joined += 1;
                     }
                 }
-                Ok(None) => break,
+                Ok(None) if Instant::now() >= deadline => break,
+                Ok(None) => {
+                    stopped = self.obs.stopped();
+                    if stopped.is_some() {
+                        break;
+                    }
+                }
                 Err(e) => return Err(SweepError::Io(format!("coordinator cannot accept: {e}"))),
             }
         }
-        let waited = self.cfg.join_timeout.as_secs();
+        let reason = match stopped {
+            Some(why) => format!("had not joined when the sweep was stopped by {why}"),
+            None => format!("never joined within {} s", self.cfg.join_timeout.as_secs()),
+        };
         for r in self.ranks.iter_mut().filter(|r| r.conn.is_none()) {
-            r.node.reason = Some(format!("never joined within {waited} s"));
+            r.node.reason = Some(reason.clone());
         }
         Ok(())
     }
