@@ -303,7 +303,8 @@ fn a_rank_stopped_alone_leaves_naming_why() {
 }
 
 /// A stop while rank 0 still waits for ranks to join is heard at once,
-/// not after the join timeout: the ranks not there are named as such.
+/// not after the join timeout: the ranks not there are named as such; a
+/// rank still trying to reach rank 0 stops at once as well.
 #[test]
 fn a_stop_during_the_join_ends_the_sweep_at_once() {
     let port = free_port();
@@ -325,6 +326,29 @@ fn a_stop_during_the_join_ends_the_sweep_at_once() {
             "had not joined when the sweep was stopped by SIGINT"
         );
     }
+    // a rank still trying to reach its coordinator hears a stop too
+    let one = Proc::spawn(&mut rank(1, 3, &coord, &["--join-timeout", "60"]));
+    // once its watcher holds SIGTERM (blocked, for sigwait), not before
+    let blocked = || {
+        std::fs::read_to_string(format!("/proc/{}/status", one.pid()))
+            .ok()
+            .and_then(|t| {
+                let mask = t.lines().find_map(|l| l.strip_prefix("SigBlk:"))?;
+                u64::from_str_radix(mask.trim(), 16).ok()
+            })
+            .is_some_and(|m| m & (1 << (Signal::SIGTERM as u64 - 1)) != 0)
+    };
+    let deadline = Instant::now() + LIMIT;
+    while !blocked() {
+        assert!(Instant::now() < deadline, "rank 1 never watched for SIGTERM");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let t = Instant::now();
+    one.signal(Signal::SIGTERM);
+    let o = one.wait(LIMIT);
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_eq!((o.code, o.signal), (None, Some(Signal::SIGTERM as i32)), "{}", o.stderr);
+    assert_eq!(o.one_line(), "fabdiag sweep: rank 1: stopped by SIGTERM");
 }
 
 /// `--simulate` stops the same way (its ranks are threads of the process).

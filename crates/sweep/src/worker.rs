@@ -56,7 +56,7 @@ pub struct WorkerEnd {
     pub failed: u64,
 }
 
-fn connect(cfg: &WorkerConfig) -> Result<TcpStream, SweepError> {
+fn connect(cfg: &WorkerConfig, stopped: &dyn Fn() -> Option<String>) -> Result<TcpStream, SweepError> {
     let addrs: Vec<SocketAddr> = cfg
         .coordinator
         .to_socket_addrs()
@@ -68,6 +68,9 @@ fn connect(cfg: &WorkerConfig) -> Result<TcpStream, SweepError> {
     let start = Instant::now();
     let mut last = String::from("no address");
     while start.elapsed() < cfg.join_timeout {
+        if let Some(why) = stopped() {
+            return Err(SweepError::Stopped(why));
+        }
         for a in &addrs {
             match TcpStream::connect_timeout(a, Duration::from_secs(1)) {
                 Ok(s) => return Ok(s),
@@ -93,7 +96,7 @@ pub fn work(
     runner: &mut dyn PairRunner,
     stopped: &dyn Fn() -> Option<String>,
 ) -> Result<WorkerEnd, SweepError> {
-    let s = connect(cfg)?;
+    let s = connect(cfg, stopped)?;
     let _ = s.set_nodelay(true);
     let io = |e: std::io::Error| SweepError::Lost(e.to_string());
     s.set_write_timeout(Some(cfg.idle_limit)).map_err(io)?;
