@@ -2,13 +2,13 @@
 //! when stopped: `serve` (ends its test and says so), the pair tools
 //! (print what they measured, then die by the signal as usual) and the
 //! sweep (ends after the round in progress and reports; a second signal
-//! ends it at once). The
-//! signals are blocked and taken by one thread with sigwait rather than
-//! caught by a handler: the PSM library that libfabric 1.17 loads installs
-//! its own handlers for them, which end the process with status 1
-//! (docs/known-defects.md), and a handler would be chained to those.
-//! `on_stop` must run before any other thread starts (threads inherit the
-//! blocked mask; child processes do not: the standard library clears it).
+//! ends it at once). The signals are blocked and taken by one thread with
+//! sigwait rather than caught by a handler: the PSM library that libfabric
+//! 1.17 loads installs its own handlers for them, which end the process
+//! with status 1 (docs/known-defects.md), and a handler would be chained
+//! to those. `on_stop` must run before any other thread starts (threads
+//! inherit the blocked mask; child processes do not: the standard library
+//! clears it).
 
 use nix::sys::signal::{SigSet, Signal};
 
@@ -41,7 +41,7 @@ pub fn next() -> Option<Signal> {
 }
 
 /// SIGINT and SIGTERM, less any this process was started ignoring (a
-/// background job of a script ignores SIGINT, nohup SIGHUP): a blocked
+/// script's background job ignores SIGINT): a blocked
 /// signal reaches sigwait even when ignored, so the watcher would
 /// otherwise take what its parent meant to keep from it.
 fn stop_set() -> SigSet {
