@@ -329,17 +329,8 @@ fn a_stop_during_the_join_ends_the_sweep_at_once() {
     // a rank still trying to reach its coordinator hears a stop too
     let one = Proc::spawn(&mut rank(1, 3, &coord, &["--join-timeout", "60"]));
     // once its watcher holds SIGTERM (blocked, for sigwait), not before
-    let blocked = || {
-        std::fs::read_to_string(format!("/proc/{}/status", one.pid()))
-            .ok()
-            .and_then(|t| {
-                let mask = t.lines().find_map(|l| l.strip_prefix("SigBlk:"))?;
-                u64::from_str_radix(mask.trim(), 16).ok()
-            })
-            .is_some_and(|m| m & (1 << (Signal::SIGTERM as u64 - 1)) != 0)
-    };
     let deadline = Instant::now() + LIMIT;
-    while !blocked() {
+    while !signal_in_mask(&one.pid().to_string(), "SigBlk", Signal::SIGTERM) {
         assert!(Instant::now() < deadline, "rank 1 never watched for SIGTERM");
         std::thread::sleep(Duration::from_millis(10));
     }

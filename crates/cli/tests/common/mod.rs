@@ -275,14 +275,19 @@ pub fn with_disposition(what: &str, args: &[&str]) -> Command {
     c
 }
 
-/// Whether this process ignores `sig` (its SigIgn mask in /proc).
+/// Whether this process ignores `sig`.
 pub fn signal_ignored_here(sig: Signal) -> bool {
-    std::fs::read_to_string("/proc/self/status")
+    signal_in_mask("self", "SigIgn", sig)
+}
+
+/// Whether `sig` is in the signal mask `field` (SigIgn, SigBlk, ...) of
+/// process `pid` ("self" or a number), as /proc shows it.
+pub fn signal_in_mask(pid: &str, field: &str, sig: Signal) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix("SigIgn:"))
-                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            let mask = t.lines().find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?;
+            u64::from_str_radix(mask.trim(), 16).ok()
         })
         .is_some_and(|m| m & (1 << (sig as u64 - 1)) != 0)
 }
