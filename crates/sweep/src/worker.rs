@@ -2,7 +2,7 @@
 //! join deadline, since rank 0 may start last), take the test, then obey
 //! orders until `Finish`: run a pair test as client or server through a
 //! `PairRunner`, or stay idle, and answer each; a rank told to stop
-//! answers its next order so and leaves. Every wait is bounded: a
+//! obeys one more order, then answers the next one so and leaves. Every wait is bounded: a
 //! coordinator that goes silent for longer than the idle limit ends this
 //! rank with an error. Never prints.
 
@@ -87,9 +87,10 @@ fn connect(cfg: &WorkerConfig, stopped: &dyn Fn() -> Option<String>) -> Result<T
 }
 
 /// Runs this rank until the coordinator's `Finish`. `stopped` is asked at
-/// each order: Some(why) (a signal's name) answers that order with the
-/// reason and leaves, so a rank stopped on its own is named in the report;
-/// when every rank is stopped together, rank 0 ends the sweep after the
+/// each order: once it says Some(why) (a signal's name), the next order is
+/// still obeyed and the one after that is answered with the reason, and
+/// the rank leaves, so a rank stopped on its own is named in the report.
+/// When every rank is stopped together, rank 0 ends the sweep after the
 /// round in progress and the others get their `Finish` first.
 pub fn work(
     cfg: &WorkerConfig,
@@ -120,6 +121,7 @@ pub fn work(
         other => return Err(SweepError::Lost(format!("unexpected first message {other:?}"))),
     }
     let mut end = WorkerEnd::default();
+    let mut obeyed_after_stop = false;
     // the coordinator waits for every join (up to its join limit) before
     // the first order
     let mut limit = cfg.join_timeout + cfg.idle_limit;
@@ -129,7 +131,12 @@ pub fn work(
             other => lost(other),
         })?;
         limit = cfg.idle_limit;
-        if let (Some(why), ToRank::Idle { step } | ToRank::Pair { step, .. }) = (stopped(), &msg) {
+        // one order after the stop is still obeyed: rank 0, stopped by
+        // the same signal (a launcher signals every rank), may have sent
+        // this round's orders just before it saw its own; it ends the
+        // sweep after this round. A rank stopped alone leaves at the next.
+        let leave = stopped().filter(|_| std::mem::replace(&mut obeyed_after_stop, true));
+        if let (Some(why), ToRank::Idle { step } | ToRank::Pair { step, .. }) = (leave, &msg) {
             let outcome = SideOutcome {
                 error: Some(format!("rank {} was stopped by {why}", cfg.rank)),
                 ..SideOutcome::default()
