@@ -391,14 +391,16 @@ fn server_side_failure_reaches_the_client() {
     let _cpu = cpu();
     let port = free_port();
     let p = port.to_string();
-    let srv = server(&["write-bw", "-p", &p, "-d", "no-such-domain"], port);
+    // shm's domain exists, but not for the client's tcp: the server finds
+    // out only from the client's config
+    let srv = server(&["write-bw", "-p", &p, "-d", "shm"], port);
     let c = run(&["write-bw", "127.0.0.1", "-p", &p, "-P", "tcp"], LIMIT);
     let s = srv.wait(LIMIT);
     // the server lacks what it was asked for: unavailable at both ends
     assert_eq!(c.code, Some(4), "{}", c.stderr);
     let l = one_line(&c.stderr);
     assert!(
-        l.contains("peer failed during config") && l.contains("no domain 'no-such-domain'"),
+        l.contains("peer failed during config") && l.contains("has no domain 'shm'"),
         "{l}"
     );
     assert_eq!(s.code, Some(4), "{}", s.stderr);
@@ -411,6 +413,36 @@ fn server_side_failure_reaches_the_client() {
     assert_eq!(c.code, Some(2));
     assert!(one_line(&c.stderr).contains("provider mismatch"), "{}", c.stderr);
     assert_eq!(s.code, Some(2));
+}
+
+/// A server given a provider or domain this machine lacks says so before
+/// it listens (the originals open their device before any TCP activity),
+/// instead of waiting for a client to fail: the pair tools' servers and
+/// `fabdiag serve` alike.
+#[test]
+fn a_server_checks_its_provider_and_domain_before_listening() {
+    for (args, says) in [
+        (
+            &["write-bw", "-d", "no-such-domain"][..],
+            "provider 'any' has no domain 'no-such-domain'",
+        ),
+        (
+            &["send-lat", "-P", "nosuchprov"][..],
+            "no libfabric provider named 'nosuchprov'",
+        ),
+        (
+            &["serve", "-P", "tcp", "-d", "shm"][..],
+            "provider 'tcp' has no domain 'shm'",
+        ),
+        (&["serve", "-d", "no-such-domain"][..], "has no domain 'no-such-domain'"),
+    ] {
+        let port = free_port();
+        let p = port.to_string();
+        let o = run(&[args, &["-p", &p]].concat(), SHORT);
+        assert_eq!(o.code, Some(4), "{args:?}: {}", o.stderr);
+        assert!(o.one_line().contains(says), "{args:?}: {}", o.stderr);
+        assert!(!o.stdout.contains("Listening"), "{args:?}: {}", o.stdout);
+    }
 }
 
 #[test]

@@ -35,7 +35,7 @@ pub use family::capability;
 pub use outcome::{Failure, FailureKind, Report, SessionError, Side};
 pub use probe::{atomic_support, provider_caps, providers, AtomicSupport};
 pub use provider::{candidates, choose, PREFERENCE};
-pub use session::{check, client, hello, local, loopback, serve_one, serve_stream, VERSION};
+pub use session::{check, check_server, client, hello, local, loopback, serve_one, serve_stream, VERSION};
 pub use sink::{Event, Silent, Sink};
 pub use spec::{ClockKind, SpecError, TestSpec, AMO_STRIDE, MAX_LIST, MAX_SIZE};
 pub use station::{reusable, Station, StationStats};

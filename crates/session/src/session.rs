@@ -76,6 +76,24 @@ pub fn check(spec: &TestSpec, env: &Env) -> Result<(), Failure> {
     prepare(spec, env, &mut FabricNet::default(), &mut Silent).map(|_| ())
 }
 
+/// Has this machine the provider and domain a server was told to use
+/// (`-P`, `-d`)? Asked before it listens, as the originals open their
+/// device before any TCP activity: a mistyped device fails at once, not
+/// when the first client arrives. Which capability a test needs is the
+/// client's to say, so any RDM endpoint of them will do here.
+pub fn check_server(env: &Env) -> Result<(), Failure> {
+    if env.provider.is_none() && env.device.is_none() {
+        return Ok(());
+    }
+    fabdiag_fabric::discover(&fabdiag_fabric::Query {
+        provider: env.provider.clone(),
+        domain: env.device.clone(),
+        capability: None,
+    })
+    .map(|_| ())
+    .map_err(|e| Failure::early(Phase::Connect, e))
+}
+
 /// What a client settles before any network traffic: the spec, the
 /// family, the clock (cycle-counter calibration takes 0.2 s and can fail on
 /// its own), and whether this side's provider can run the test at all.

@@ -73,10 +73,11 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
                     inv.ignored_on_server.join(" ")
                 ));
             }
-            match Listener::bind(inv.port) {
+            // a provider or domain this machine lacks fails before listening
+            fabdiag_session::check_server(&env).and_then(|()| match Listener::bind(inv.port) {
                 Ok(l) => fabdiag_session::serve_one(&l, Some(tool), &env, &mut console),
                 Err(e) => Err(Failure::early(Phase::Connect, e)),
-            }
+            })
         }
         RunMode::Client(host) => fabdiag_session::client(inv.spec, &env, &host, inv.port, &mut console),
         RunMode::Local => fabdiag_session::local(inv.spec, &env, &mut console),

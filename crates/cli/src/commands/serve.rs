@@ -291,6 +291,15 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     if let Err(e) = load_libfabric() {
         return early_failure("serve", prog, json, exit::UNAVAILABLE, &e.to_string());
     }
+    // -P/-d this machine lacks: said before listening, not to each client
+    let limits = fabdiag_session::Env {
+        provider: o.provider.clone(),
+        device: o.device.clone(),
+        ..fabdiag_session::Env::default()
+    };
+    if let Err(f) = fabdiag_session::check_server(&limits) {
+        return early_failure("serve", prog, json, exit::of(f.kind), &f.to_string());
+    }
     // -t/-r: checked here, before listening, as a tool's server does; the
     // workers are told the type found, so none has to look again
     let gpu = match super::gpu::resolve(&o.gpu) {
