@@ -35,7 +35,7 @@ static LOADED: OnceLock<Result<(), String>> = OnceLock::new();
 /// Loads libfabric from `DEFAULT_LIBRARY` once per process, unless
 /// `load_from` loaded it first. Later calls return the first outcome.
 pub fn load() -> Result<(), FabricError> {
-    load_from(DEFAULT_LIBRARY)
+    load_from(DEFAULT_LIBRARY, None)
 }
 
 /// Removes shared-memory regions that libfabric's shm provider left behind
@@ -65,9 +65,11 @@ fn clear_stale_shm_regions() {
 }
 
 /// Loads libfabric from `path` (a soname or a file) if no library is loaded
-/// yet; a program that lets its user choose the library calls this first.
-/// Later calls return the first outcome, whatever their path.
-pub fn load_from(path: &str) -> Result<(), FabricError> {
+/// yet; a program that lets its user choose the library calls this first,
+/// with `named_by` the setting that chose it (e.g. an environment
+/// variable), which a failure names. Later calls return the first outcome,
+/// whatever their path.
+pub fn load_from(path: &str, named_by: Option<&str>) -> Result<(), FabricError> {
     let outcome = LOADED.get_or_init(|| {
         clear_stale_shm_regions();
         let path = path.to_string();
@@ -86,16 +88,16 @@ pub fn load_from(path: &str) -> Result<(), FabricError> {
     });
     outcome.clone().map_err(|reason| FabricError::LibraryMissing {
         reason,
-        hint: missing_hint(path),
+        hint: missing_hint(path, named_by),
     })
 }
 
-/// What to do about a libfabric at `path` that would not load.
-fn missing_hint(path: &str) -> String {
-    if path == DEFAULT_LIBRARY {
-        "install it: apt-get install libfabric1".into()
-    } else {
-        format!("{path} was named instead of the system's {DEFAULT_LIBRARY}")
+/// What to do about a libfabric at `path` that would not load: install the
+/// system's, or look at the setting that named another.
+fn missing_hint(path: &str, named_by: Option<&str>) -> String {
+    match named_by {
+        None => "install it: apt-get install libfabric1".into(),
+        Some(setting) => format!("{setting}={path} names it; unset it to load the system's {DEFAULT_LIBRARY}"),
     }
 }
 
@@ -207,10 +209,13 @@ mod tests {
 
     #[test]
     fn a_missing_library_says_what_to_do_about_it() {
-        assert_eq!(missing_hint(DEFAULT_LIBRARY), "install it: apt-get install libfabric1");
-        let other = missing_hint("/opt/ofi/lib/libfabric.so");
+        assert_eq!(
+            missing_hint(DEFAULT_LIBRARY, None),
+            "install it: apt-get install libfabric1"
+        );
+        let other = missing_hint("/opt/ofi/lib/libfabric.so", Some("FABDIAG_LIBFABRIC"));
         assert!(
-            other.starts_with("/opt/ofi/lib/libfabric.so was named") && !other.contains("apt-get"),
+            other.starts_with("FABDIAG_LIBFABRIC=/opt/ofi/lib/libfabric.so names it") && !other.contains("apt-get"),
             "{other}"
         );
     }

@@ -30,18 +30,8 @@ pub fn load_libfabric() -> Result<(), fabdiag_fabric::FabricError> {
     }
     // set but empty counts as unset (dlopen("") would open fabdiag itself)
     match std::env::var("FABDIAG_LIBFABRIC").ok().filter(|p| !p.is_empty()) {
-        Some(path) => fabdiag_fabric::load_from(&path).map_err(|e| match e {
-            // the library cannot know where the path came from; name it
-            fabdiag_fabric::FabricError::LibraryMissing { reason, .. } => fabdiag_fabric::FabricError::LibraryMissing {
-                reason,
-                hint: format!(
-                    "FABDIAG_LIBFABRIC={path} names it; unset it to load the system's {}",
-                    fabdiag_fabric::DEFAULT_LIBRARY
-                ),
-            },
-            other => other,
-        }),
-        None => fabdiag_fabric::load_from(fabdiag_fabric::DEFAULT_LIBRARY),
+        Some(path) => fabdiag_fabric::load_from(&path, Some("FABDIAG_LIBFABRIC")),
+        None => fabdiag_fabric::load(),
     }
 }
 
