@@ -4,6 +4,7 @@
 //! naming it, with the same getopt rules as the tools (so `--` lets a
 //! directory named `-h` through). Nothing here prints, probes or writes.
 
+use crate::completions::Shell;
 use crate::getopt::{self, OptDef, Parsed};
 use crate::resolve::{Action, OptionError};
 
@@ -144,17 +145,28 @@ pub fn doctor(args: &[String]) -> Result<Action<bool>, OptionError> {
 
 /// `fabdiag completions SHELL [NAME]`: the shell and the name (default
 /// `fabdiag`), as given; which names have a script is the caller's lookup.
-pub fn completions(args: &[String]) -> Result<Action<(String, String)>, OptionError> {
+pub fn completions(args: &[String]) -> Result<Action<(Shell, String)>, OptionError> {
     let Some(operands) = operands("completions", args)? else {
         return Ok(Action::Help);
     };
     let tail = format!("(usage: {})", synopsis("completions"));
-    match operands.as_slice() {
-        [] => Err(OptionError::Invalid(format!("which shell? {tail}"))),
-        [shell] => Ok(Action::Run((shell.clone(), "fabdiag".into()))),
-        [shell, name] => Ok(Action::Run((shell.clone(), name.clone()))),
-        [_, _, extra, ..] => Err(unexpected("completions", extra)),
-    }
+    let (shell, name) = match operands.as_slice() {
+        [] => return Err(OptionError::Invalid(format!("which shell? {tail}"))),
+        [shell] => (shell, "fabdiag"),
+        [shell, name] => (shell, name.as_str()),
+        [_, _, extra, ..] => return Err(unexpected("completions", extra)),
+    };
+    let shell = match shell.as_str() {
+        "bash" => Shell::Bash,
+        "zsh" => Shell::Zsh,
+        "fish" => Shell::Fish,
+        other => {
+            return Err(OptionError::Invalid(format!(
+                "no completions for shell '{other}' {tail}"
+            )))
+        }
+    };
+    Ok(Action::Run((shell, name.to_string())))
 }
 
 /// `fabdiag manpages DIR`: the directory.
@@ -242,11 +254,11 @@ mod tests {
     fn completions_operands() {
         assert_eq!(
             completions(&args(&["zsh"])),
-            Ok(Action::Run(("zsh".into(), "fabdiag".into())))
+            Ok(Action::Run((Shell::Zsh, "fabdiag".into())))
         );
         assert_eq!(
             completions(&args(&["bash", "cxi_write_bw"])),
-            Ok(Action::Run(("bash".into(), "cxi_write_bw".into())))
+            Ok(Action::Run((Shell::Bash, "cxi_write_bw".into())))
         );
         assert!(refusal(completions(&[])).starts_with("which shell? (usage: "));
         assert!(refusal(completions(&args(&["bash", "fabdiag", "x"]))).starts_with("unexpected argument 'x'"));

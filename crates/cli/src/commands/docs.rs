@@ -5,7 +5,7 @@
 use super::utility_args;
 use crate::output::print_stdout;
 use crate::{exit, VERSION};
-use fabdiag_options::completions::{script, Shell};
+use fabdiag_options::completions::script;
 
 pub fn completions(prog: &str, args: &[String]) -> u8 {
     let (shell, name) = match utility_args("completions", prog, fabdiag_options::utility::completions(args)) {
@@ -13,15 +13,6 @@ pub fn completions(prog: &str, args: &[String]) -> u8 {
         Err(code) => return code,
     };
     let usage = format!("(usage: {prog} bash|zsh|fish [fabdiag|ORIGINAL_NAME])");
-    let shell = match shell.as_str() {
-        "bash" => Shell::Bash,
-        "zsh" => Shell::Zsh,
-        "fish" => Shell::Fish,
-        other => {
-            eprintln!("{prog}: no completions for shell '{other}' {usage}");
-            return exit::USAGE;
-        }
-    };
     match script(shell, &name) {
         Some(s) => {
             print_stdout(&s);
