@@ -28,26 +28,38 @@ const HELP: OptDef<U> = def(U::Help, Some('h'), "help", false);
 const JSON: OptDef<U> = def(U::Json, None, "json", false);
 const PROVIDER: OptDef<U> = def(U::Provider, Some('P'), "provider", true);
 
+/// The utility commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Utility {
+    Providers,
+    AtomicSupport,
+    Doctor,
+    Completions,
+    Manpages,
+}
+
+use Utility::*;
+
 /// The usage line of each utility command, as the errors quote it.
-fn synopsis(command: &str) -> &'static str {
+fn synopsis(command: Utility) -> &'static str {
     match command {
-        "providers" => "fabdiag providers",
-        "atomic-support" => "fabdiag atomic-support [-P PROV] [--json]",
-        "doctor" => "fabdiag doctor [--json]",
-        "completions" => "fabdiag completions bash|zsh|fish [fabdiag|ORIGINAL_NAME]",
-        _ => "fabdiag manpages DIR",
+        Providers => "fabdiag providers",
+        AtomicSupport => "fabdiag atomic-support [-P PROV] [--json]",
+        Doctor => "fabdiag doctor [--json]",
+        Completions => "fabdiag completions bash|zsh|fish [fabdiag|ORIGINAL_NAME]",
+        Manpages => "fabdiag manpages DIR",
     }
 }
 
 /// `-h` of a utility command.
-pub fn usage(command: &str) -> String {
+pub fn usage(command: Utility) -> String {
     let what = match command {
-        "providers" => {
+        Providers => {
             "The libfabric providers and domains on this machine, each with whether it
 offers RMA writes, reads and messages (as the pair tools need them).
 "
         }
-        "atomic-support" => {
+        AtomicSupport => {
             "Which atomic operation, datatype and form each provider supports
 (fi_atomicvalid, fi_fetch_atomicvalid, fi_compare_atomicvalid).
 
@@ -57,7 +69,7 @@ Options:
   -h, --help             Print this help text and exit
 "
         }
-        "doctor" => {
+        Doctor => {
             "What this node has for fabdiag (libfabric, providers, GPUs, huge pages,
 clocks) and which tools can run on it; exits 4 when none can.
 
@@ -66,12 +78,12 @@ Options:
   -h, --help             Print this help text and exit
 "
         }
-        "completions" => {
+        Completions => {
             "Prints the completion script of fabdiag, or of an original tool name
 (cxi_write_bw, gc-hosttraffictest, ...), for bash, zsh or fish.
 "
         }
-        _ => {
+        Manpages => {
             "Writes every manual page (fabdiag.1, one per subcommand and one per
 original tool name) into DIR, creating it if needed.
 "
@@ -80,18 +92,18 @@ original tool name) into DIR, creating it if needed.
     format!("Usage:\n  {}\n\n{what}", synopsis(command))
 }
 
-fn parse(command: &str, defs: &[OptDef<U>], args: &[String]) -> Result<Vec<Parsed<U>>, OptionError> {
+fn parse(command: Utility, defs: &[OptDef<U>], args: &[String]) -> Result<Vec<Parsed<U>>, OptionError> {
     let tail = format!("(usage: {})", synopsis(command));
     let parsed = getopt::parse(defs, args).map_err(|m| OptionError::Invalid(format!("{m} {tail}")))?;
     Ok(parsed)
 }
 
-fn unexpected(command: &str, what: &str) -> OptionError {
+fn unexpected(command: Utility, what: &str) -> OptionError {
     OptionError::Invalid(format!("unexpected argument '{what}' (usage: {})", synopsis(command)))
 }
 
 /// A command whose only option is `-h`: its operands, or None for `-h`.
-fn operands(command: &str, args: &[String]) -> Result<Option<Vec<String>>, OptionError> {
+fn operands(command: Utility, args: &[String]) -> Result<Option<Vec<String>>, OptionError> {
     let mut out = Vec::new();
     for p in parse(command, &[HELP], args)? {
         match p {
@@ -105,17 +117,17 @@ fn operands(command: &str, args: &[String]) -> Result<Option<Vec<String>>, Optio
 
 /// `fabdiag providers`: no options but `-h`.
 pub fn providers(args: &[String]) -> Result<Action<()>, OptionError> {
-    match operands("providers", args)?.as_deref() {
+    match operands(Providers, args)?.as_deref() {
         None => Ok(Action::Help),
         Some([]) => Ok(Action::Run(())),
-        Some([x, ..]) => Err(unexpected("providers", x)),
+        Some([x, ..]) => Err(unexpected(Providers, x)),
     }
 }
 
 /// `fabdiag atomic-support [-P PROV] [--json]`: the provider and JSON flag.
 pub fn atomic_support(args: &[String]) -> Result<Action<(Option<String>, bool)>, OptionError> {
     let (mut provider, mut json) = (None, false);
-    for p in parse("atomic-support", &[PROVIDER, JSON, HELP], args)? {
+    for p in parse(AtomicSupport, &[PROVIDER, JSON, HELP], args)? {
         match p {
             Parsed::Opt(U::Help, _) => return Ok(Action::Help),
             Parsed::Opt(U::Provider, Some(v)) if v.is_empty() => {
@@ -123,7 +135,7 @@ pub fn atomic_support(args: &[String]) -> Result<Action<(Option<String>, bool)>,
             }
             Parsed::Opt(U::Provider, v) => provider = v,
             Parsed::Opt(U::Json, _) => json = true,
-            Parsed::Operand(x) => return Err(unexpected("atomic-support", &x)),
+            Parsed::Operand(x) => return Err(unexpected(AtomicSupport, &x)),
         }
     }
     Ok(Action::Run((provider, json)))
@@ -132,12 +144,12 @@ pub fn atomic_support(args: &[String]) -> Result<Action<(Option<String>, bool)>,
 /// `fabdiag doctor [--json]`: whether JSON was asked for.
 pub fn doctor(args: &[String]) -> Result<Action<bool>, OptionError> {
     let mut json = false;
-    for p in parse("doctor", &[JSON, HELP], args)? {
+    for p in parse(Doctor, &[JSON, HELP], args)? {
         match p {
             Parsed::Opt(U::Help, _) => return Ok(Action::Help),
             Parsed::Opt(U::Json, _) => json = true,
             Parsed::Opt(..) => {}
-            Parsed::Operand(x) => return Err(unexpected("doctor", &x)),
+            Parsed::Operand(x) => return Err(unexpected(Doctor, &x)),
         }
     }
     Ok(Action::Run(json))
@@ -146,15 +158,15 @@ pub fn doctor(args: &[String]) -> Result<Action<bool>, OptionError> {
 /// `fabdiag completions SHELL [NAME]`: the shell and the name (default
 /// `fabdiag`), as given; which names have a script is the caller's lookup.
 pub fn completions(args: &[String]) -> Result<Action<(Shell, String)>, OptionError> {
-    let Some(operands) = operands("completions", args)? else {
+    let Some(operands) = operands(Completions, args)? else {
         return Ok(Action::Help);
     };
-    let tail = format!("(usage: {})", synopsis("completions"));
+    let tail = format!("(usage: {})", synopsis(Completions));
     let (shell, name) = match operands.as_slice() {
         [] => return Err(OptionError::Invalid(format!("which shell? {tail}"))),
         [shell] => (shell, "fabdiag"),
         [shell, name] => (shell, name.as_str()),
-        [_, _, extra, ..] => return Err(unexpected("completions", extra)),
+        [_, _, extra, ..] => return Err(unexpected(Completions, extra)),
     };
     let shell = match shell.as_str() {
         "bash" => Shell::Bash,
@@ -171,17 +183,14 @@ pub fn completions(args: &[String]) -> Result<Action<(Shell, String)>, OptionErr
 
 /// `fabdiag manpages DIR`: the directory.
 pub fn manpages(args: &[String]) -> Result<Action<String>, OptionError> {
-    let Some(operands) = operands("manpages", args)? else {
+    let Some(operands) = operands(Manpages, args)? else {
         return Ok(Action::Help);
     };
     match operands.as_slice() {
-        [] => Err(OptionError::Invalid(format!(
-            "where? (usage: {})",
-            synopsis("manpages")
-        ))),
+        [] => Err(OptionError::Invalid(format!("where? (usage: {})", synopsis(Manpages)))),
         [dir] if dir.is_empty() => Err(OptionError::Invalid("Invalid directory: ''".into())),
         [dir] => Ok(Action::Run(dir.clone())),
-        [_, extra, ..] => Err(unexpected("manpages", extra)),
+        [_, extra, ..] => Err(unexpected(Manpages, extra)),
     }
 }
 
@@ -207,9 +216,15 @@ mod tests {
         assert_eq!(doctor(&args(&["-h"])), Ok(Action::Help));
         assert_eq!(completions(&args(&["-h"])), Ok(Action::Help));
         assert_eq!(manpages(&args(&["-h"])), Ok(Action::Help));
-        for c in ["providers", "atomic-support", "doctor", "completions", "manpages"] {
+        for (c, name) in [
+            (Providers, "providers"),
+            (AtomicSupport, "atomic-support"),
+            (Doctor, "doctor"),
+            (Completions, "completions"),
+            (Manpages, "manpages"),
+        ] {
             let u = usage(c);
-            assert!(u.starts_with(&format!("Usage:\n  fabdiag {c}")), "{u}");
+            assert!(u.starts_with(&format!("Usage:\n  fabdiag {name}")), "{u}");
         }
     }
 

@@ -6,9 +6,10 @@ use super::utility_args;
 use crate::output::print_stdout;
 use crate::{exit, VERSION};
 use fabdiag_options::completions::script;
+use fabdiag_options::utility::Utility;
 
 pub fn completions(prog: &str, args: &[String]) -> u8 {
-    let (shell, name) = match utility_args("completions", prog, fabdiag_options::utility::completions(args)) {
+    let (shell, name) = match utility_args(Utility::Completions, prog, fabdiag_options::utility::completions(args)) {
         Ok(a) => a,
         Err(code) => return code,
     };
@@ -26,7 +27,7 @@ pub fn completions(prog: &str, args: &[String]) -> u8 {
 }
 
 pub fn manpages(prog: &str, args: &[String]) -> u8 {
-    let dir = match utility_args("manpages", prog, fabdiag_options::utility::manpages(args)) {
+    let dir = match utility_args(Utility::Manpages, prog, fabdiag_options::utility::manpages(args)) {
         Ok(d) => d,
         Err(code) => return code,
     };

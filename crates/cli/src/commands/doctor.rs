@@ -6,6 +6,7 @@ use super::{load_libfabric, utility_args};
 use crate::output::print_stdout;
 use crate::{exit, VERSION};
 use fabdiag_fabric::{hugepage_pool, HugePageSize};
+use fabdiag_options::utility::Utility;
 use fabdiag_report::doctor::{self, Clock, Doctor, GpuDevice, GpuRuntime, HugePool, Libfabric, ToolStatus};
 use fabdiag_report::Tool;
 use std::collections::{BTreeMap, BTreeSet};
@@ -247,7 +248,7 @@ fn tools(lib: &Libfabric, providers: &[fabdiag_report::doctor::ProviderCaps], gp
 }
 
 pub fn run(prog: &str, args: &[String]) -> u8 {
-    let json = match utility_args("doctor", prog, fabdiag_options::utility::doctor(args)) {
+    let json = match utility_args(Utility::Doctor, prog, fabdiag_options::utility::doctor(args)) {
         Ok(json) => json,
         Err(code) => return code,
     };

@@ -37,7 +37,11 @@ pub fn load_libfabric() -> Result<(), fabdiag_fabric::FabricError> {
 
 /// The utility command's arguments, or the exit code when it is done
 /// already (its `-h` printed, or a refusal said).
-pub fn utility_args<T>(command: &str, prog: &str, r: Result<Action<T>, OptionError>) -> Result<T, u8> {
+pub fn utility_args<T>(
+    command: fabdiag_options::utility::Utility,
+    prog: &str,
+    r: Result<Action<T>, OptionError>,
+) -> Result<T, u8> {
     match r {
         Ok(Action::Run(t)) => Ok(t),
         Ok(_) => {

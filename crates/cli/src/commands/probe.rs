@@ -4,10 +4,11 @@
 use super::{load_libfabric, utility_args};
 use crate::exit;
 use crate::output::print_stdout;
+use fabdiag_options::utility::Utility;
 use fabdiag_report::support::{atomic_matrix_text, providers_text};
 
 pub fn providers(prog: &str, args: &[String]) -> u8 {
-    if let Err(code) = utility_args("providers", prog, fabdiag_options::utility::providers(args)) {
+    if let Err(code) = utility_args(Utility::Providers, prog, fabdiag_options::utility::providers(args)) {
         return code;
     }
     let rows = load_libfabric().and_then(|()| fabdiag_session::providers());
@@ -24,7 +25,11 @@ pub fn providers(prog: &str, args: &[String]) -> u8 {
 }
 
 pub fn atomic_support(prog: &str, args: &[String]) -> u8 {
-    let (provider, json) = match utility_args("atomic-support", prog, fabdiag_options::utility::atomic_support(args)) {
+    let (provider, json) = match utility_args(
+        Utility::AtomicSupport,
+        prog,
+        fabdiag_options::utility::atomic_support(args),
+    ) {
         Ok(o) => o,
         Err(code) => return code,
     };
