@@ -104,6 +104,20 @@ pub struct PairRecord {
     pub measure_s: f64,
 }
 
+/// The first record of each pair `keys` names, in one pass over `pairs`
+/// (a 10,000-rank sweep has 50 million; a scan per key would not do).
+pub fn first_records(
+    pairs: &[PairRecord],
+    keys: impl IntoIterator<Item = (usize, usize)>,
+) -> HashMap<(usize, usize), &PairRecord> {
+    let wanted: HashSet<(usize, usize)> = keys.into_iter().collect();
+    let mut found = HashMap::with_capacity(wanted.len());
+    for p in pairs.iter().filter(|p| wanted.contains(&(p.a, p.b))) {
+        found.entry((p.a, p.b)).or_insert(p);
+    }
+    found
+}
+
 impl PairRecord {
     /// `p` as ordered in `round` (None: a re-test), nothing known yet.
     fn planned(p: &Pair, round: Option<usize>) -> PairRecord {
@@ -278,17 +292,16 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
             |x| c.ranks.get(x).is_some_and(|r| r.node.status == NodeStatus::Ok),
             cfg.retest,
         );
-        // each suspect's first record (who was client), in one pass over
-        // the pairs rather than one per suspect
-        let wanted: HashSet<(usize, usize)> = chosen.iter().copied().collect();
-        let mut roles: HashMap<(usize, usize), Pair> = HashMap::new();
-        for p in pairs.iter().filter(|p| wanted.contains(&(p.a, p.b))) {
-            roles.entry((p.a, p.b)).or_insert(Pair {
+        // each suspect as first ordered (who was client)
+        let first = first_records(&pairs, chosen.iter().copied());
+        let suspects: Vec<Pair> = chosen
+            .iter()
+            .filter_map(|k| first.get(k))
+            .map(|p| Pair {
                 client: p.client,
                 server: p.server,
-            });
-        }
-        let suspects: Vec<Pair> = chosen.iter().filter_map(|k| roles.get(k).copied()).collect();
+            })
+            .collect();
         for (i, p) in suspects.iter().enumerate() {
             c.obs.step(StepKind::Retest, i, suspects.len());
             for rec in c.run_step(StepKind::Retest, i, std::slice::from_ref(p)) {

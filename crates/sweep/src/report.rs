@@ -5,10 +5,10 @@
 //! `Verdict` to one).
 
 use crate::analysis::{Analysis, Better, NodeRule, Rules};
-use crate::coordinator::{Coordinated, Node, NodeStatus, PairRecord, StepKind, StepRecord};
+use crate::coordinator::{first_records, Coordinated, Node, NodeStatus, PairRecord, StepKind, StepRecord};
 use crate::schedule::Schedule;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt::Write;
 
 pub const SCHEMA: &str = "fabdiag-sweep/1";
@@ -163,18 +163,13 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
     let better = i.metric.better;
     let mut an = s.analyse(better, i.rules);
     let m = s.matrix();
-    // each re-tested pair's first figure, in one pass over the pairs (a
-    // 10,000-node sweep has 50 million)
-    let wanted: HashSet<(usize, usize)> = s.retests.iter().map(|r| (r.a, r.b)).collect();
-    let mut firsts: HashMap<(usize, usize), Option<f64>> = HashMap::new();
-    for p in s.pairs.iter().filter(|p| wanted.contains(&(p.a, p.b))) {
-        firsts.entry((p.a, p.b)).or_insert(p.value);
-    }
+    // each re-tested pair's figure in the sweep
+    let firsts = first_records(&s.pairs, s.retests.iter().map(|r| (r.a, r.b)));
     let retests = s
         .retests
         .iter()
         .map(|r| {
-            let first = firsts.get(&(r.a, r.b)).copied().flatten();
+            let first = firsts.get(&(r.a, r.b)).and_then(|p| p.value);
             let node = an
                 .slow_nodes
                 .iter()
@@ -256,7 +251,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         coordinator_mean_s: mean(&|x| x.coordinator_busy_s),
         endpoint_opens: s.nodes.iter().map(|x| x.endpoint_opens).sum(),
         endpoint_open_s: s.nodes.iter().map(|x| x.endpoint_open_s).sum(),
-        steps: Vec::new(),
+        steps: s.steps.clone(),
     };
     let threshold_pairs: Vec<(usize, usize)> = s
         .pairs
@@ -285,9 +280,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
     };
     let sched = Schedule::new(n);
     let (started, ended) = (s.started, s.ended);
-    let Coordinated {
-        pairs, steps, stopped, ..
-    } = i.sweep;
+    let Coordinated { pairs, stopped, .. } = i.sweep;
     SweepDoc {
         schema: SCHEMA.into(),
         fabdiag_version: i.fabdiag_version.into(),
@@ -307,7 +300,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         retests,
         analysis: an,
         limits: i.limits,
-        overhead: Overhead { steps, ..overhead },
+        overhead,
         verdict,
         stopped,
     }

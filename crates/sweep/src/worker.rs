@@ -2,9 +2,9 @@
 //! join deadline, since rank 0 may start last), take the test, then obey
 //! orders until `Finish`: run a pair test as client or server through a
 //! `PairRunner`, or stay idle, and answer each; a rank told to stop
-//! obeys one more order, then answers the next one so and leaves. Every wait is bounded: a
-//! coordinator that goes silent for longer than the idle limit ends this
-//! rank with an error. Never prints.
+//! obeys one more order, then answers the next one so and leaves. Every
+//! wait is bounded: a coordinator that goes silent for longer than the
+//! idle limit ends this rank with an error. Never prints.
 
 use crate::error::SweepError;
 use crate::wire::{self, PairRole, ReadFail, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
@@ -135,7 +135,14 @@ pub fn work(
         // the same signal (a launcher signals every rank), may have sent
         // this round's orders just before it saw its own; it ends the
         // sweep after this round. A rank stopped alone leaves at the next.
-        let leave = stopped().filter(|_| std::mem::replace(&mut obeyed_after_stop, true));
+        let leave = match stopped() {
+            Some(why) if obeyed_after_stop => Some(why),
+            Some(_) => {
+                obeyed_after_stop = true;
+                None
+            }
+            None => None,
+        };
         if let (Some(why), ToRank::Idle { step } | ToRank::Pair { step, .. }) = (leave, &msg) {
             let outcome = SideOutcome {
                 error: Some(format!("rank {} was stopped by {why}", cfg.rank)),
