@@ -11,6 +11,8 @@
 //! clears it).
 
 use nix::sys::signal::{SigSet, Signal};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
 
 /// Blocks SIGINT and SIGTERM in this thread (and every thread it starts
 /// later) and calls `stopped` from a thread of its own with the first one
@@ -34,9 +36,51 @@ pub fn on_stop(stopped: impl FnOnce(Signal) + Send + 'static) -> nix::Result<()>
     Ok(())
 }
 
-/// Waits for the next stop signal (in the `on_stop` callback: a second
+/// The first stop signal, once one came, for a command that acts on it at
+/// its own pace (serve between connections, the sweep between rounds); a
+/// second one ends the process at once.
+#[derive(Clone, Default)]
+pub struct Stop(Arc<AtomicI32>);
+
+impl Stop {
+    /// Watches for SIGINT and SIGTERM; before any other thread starts.
+    pub fn watch() -> nix::Result<Stop> {
+        let stop = Stop::default();
+        let flag = Arc::clone(&stop.0);
+        on_stop(move |sig| {
+            flag.store(sig as i32, Ordering::Relaxed);
+            if let Some(again) = next() {
+                die_by(again)
+            }
+        })?;
+        Ok(stop)
+    }
+
+    pub fn signal(&self) -> Option<Signal> {
+        Signal::try_from(self.0.load(Ordering::Relaxed)).ok()
+    }
+
+    /// The signal's name ("SIGTERM"), once one came.
+    pub fn why(&self) -> Option<String> {
+        self.signal().map(|s| s.as_str().to_string())
+    }
+
+    /// At the end: dies by the signal that stopped the command, if one
+    /// did (saying so as `who`), else returns `code`.
+    pub fn end(&self, who: &str, code: u8) -> u8 {
+        match self.signal() {
+            Some(sig) => {
+                eprintln!("{who}: stopped by {sig}");
+                die_by(sig)
+            }
+            None => code,
+        }
+    }
+}
+
+/// Waits for the next stop signal (in an `on_stop` callback: a second
 /// one); None if waiting fails.
-pub fn next() -> Option<Signal> {
+fn next() -> Option<Signal> {
     stop_set().wait().ok()
 }
 

@@ -13,19 +13,17 @@
 use super::load_libfabric;
 use super::worker::{Line, COMMAND};
 use crate::output::{early_failure, print_stdout};
+use crate::signals::Stop;
 use crate::{exit, VERSION};
 use fabdiag_options::Action;
 use fabdiag_proto::{write_frame, ErrorClass, Listener, Message, Phase};
-use nix::sys::signal::Signal;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader, Read};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver};
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How often the server looks at its port, its worker and its signals.
@@ -264,14 +262,6 @@ fn turn_away(mut stream: TcpStream, message: String) {
         });
 }
 
-/// SIGINT and SIGTERM, as a number the main loop polls.
-fn stop_on_signals() -> nix::Result<Arc<AtomicUsize>> {
-    let stop = Arc::new(AtomicUsize::new(0));
-    let flag = Arc::clone(&stop);
-    crate::signals::on_stop(move |sig| flag.store(sig as usize, Ordering::Relaxed))?;
-    Ok(stop)
-}
-
 pub fn run(prog: &str, args: &[String]) -> u8 {
     let json = args.iter().any(|a| a == "--json");
     let o = match fabdiag_options::serve::serve(args) {
@@ -310,7 +300,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         Ok(l) => l,
         Err(e) => return early_failure("serve", prog, json, exit::RUNTIME, &e.to_string()),
     };
-    let stop = match stop_on_signals() {
+    let stop = match Stop::watch() {
         Ok(s) => s,
         Err(e) => {
             return early_failure(
@@ -350,13 +340,8 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     );
     let mut running: Option<Running> = None;
     loop {
-        let sig = stop.load(Ordering::Relaxed);
-        if sig != 0 {
-            let name = if sig == Signal::SIGINT as usize {
-                "SIGINT"
-            } else {
-                "SIGTERM"
-            };
+        if let Some(sig) = stop.signal() {
+            let name = sig.as_str();
             if let Some(mut w) = running.take() {
                 let _ = w.child.kill();
                 if let Ok(status) = w.child.wait() {

@@ -7,7 +7,8 @@
 
 use super::{load_libfabric, with_hooks};
 use crate::output::print_stdout;
-use crate::{exit, signals, VERSION};
+use crate::signals::Stop;
+use crate::{exit, VERSION};
 use fabdiag_options::sweep::{OutlierReference, SweepOptions};
 use fabdiag_options::{Action, Invocation, OptionError, RunMode};
 use fabdiag_report::threshold::Threshold;
@@ -19,12 +20,9 @@ use fabdiag_sweep::schedule::Schedule;
 use fabdiag_sweep::worker::{self, PairRunner, WorkerConfig};
 use fabdiag_sweep::{html, launch, picture, SweepError};
 use indicatif::{ProgressBar, ProgressStyle};
-use nix::sys::signal::Signal;
 use std::io::{BufRead, BufWriter, IsTerminal, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Slow links or nodes were found (and nothing worse).
@@ -237,48 +235,14 @@ fn plan(prog: &str, o: &SweepOptions, setup: &Setup) -> u8 {
 }
 
 /// Progress on a terminal, and results written as they arrive.
-/// The first stop signal, once one came: the sweep ends after the round
-/// in progress (rank 0) or at this rank's next order (the others), and
-/// reports; a second signal ends the process at once.
-#[derive(Clone, Default)]
-struct Stop(Arc<AtomicI32>);
-
-impl Stop {
-    /// Watches for SIGINT and SIGTERM; before any thread is started.
-    fn watch() -> Stop {
-        let stop = Stop::default();
-        let flag = Arc::clone(&stop.0);
-        let watching = signals::on_stop(move |sig| {
-            flag.store(sig as i32, Ordering::Relaxed);
-            if let Some(again) = signals::next() {
-                signals::die_by(again)
-            }
-        });
-        if let Err(e) = watching {
-            eprintln!("fabdiag sweep: warning: cannot watch for SIGINT/SIGTERM ({e}): a stop loses the report");
-        }
-        stop
-    }
-
-    fn signal(&self) -> Option<Signal> {
-        Signal::try_from(self.0.load(Ordering::Relaxed)).ok()
-    }
-
-    fn why(&self) -> Option<String> {
-        self.signal().map(|s| s.as_str().to_string())
-    }
-
-    /// After the report: dies by the signal that stopped the sweep, if one
-    /// did, else returns `code`.
-    fn end(&self, who: &str, code: u8) -> u8 {
-        match self.signal() {
-            Some(sig) => {
-                eprintln!("{who}: stopped by {sig}");
-                signals::die_by(sig)
-            }
-            None => code,
-        }
-    }
+/// SIGINT/SIGTERM for a sweep, watched before any thread is started: the
+/// sweep ends after the round in progress (rank 0) or after one more
+/// order (the others), and reports.
+fn watch_stop() -> Stop {
+    Stop::watch().unwrap_or_else(|e| {
+        eprintln!("fabdiag sweep: warning: cannot watch for SIGINT/SIGTERM ({e}): a stop loses the report");
+        Stop::default()
+    })
 }
 
 struct Watch {
@@ -573,7 +537,7 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
     };
     let who = format!("{prog}: rank {}", l.rank);
     // before anything starts a thread (libfabric's providers, a GPU runtime)
-    let stop = Stop::watch();
+    let stop = watch_stop();
     let mut setup = setup.clone();
     setup.options["launcher"] = serde_json::json!(l.launcher);
     let setup = &setup;
@@ -650,7 +614,7 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
 
 /// N stand-in ranks in threads, speaking the real protocol over loopback.
 fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
-    let stop = Stop::watch();
+    let stop = watch_stop();
     let earlier = match prepare_output(o, n, setup) {
         Ok(e) => e,
         Err(m) => return fail(prog, exit::RUNTIME, &m),
