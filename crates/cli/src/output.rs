@@ -134,15 +134,29 @@ pub fn stopped(tool: &str, prog: &str, json: bool, role: Role, sig: &str, so_far
     };
     eprintln!("{prog}: {msg}");
     if json {
-        let mut doc = document(tool, Some(role));
-        doc.config = so_far.run.clone();
-        doc.results = rows_json(&so_far.rows);
-        doc.error = Some(ErrorJson {
-            kind: "interrupted".into(),
-            message: msg,
-        });
+        let doc = failed_document(tool, role, so_far.run.clone(), &so_far.rows, "interrupted", msg);
         print_stdout(&(render(&doc) + "\n"));
     }
+}
+
+/// The document of a run that ended early: what it had agreed and the
+/// sizes it finished, with the error.
+fn failed_document(
+    tool: &str,
+    role: Role,
+    run: Option<RunDesc>,
+    rows: &[Row],
+    kind: &str,
+    message: String,
+) -> RunDocument {
+    let mut doc = document(tool, Some(role));
+    doc.config = run;
+    doc.results = rows_json(rows);
+    doc.error = Some(ErrorJson {
+        kind: kind.into(),
+        message,
+    });
+    doc
 }
 
 /// What a finished session amounts to: its document and exit code, and
@@ -153,9 +167,9 @@ pub fn conclude(
     outcome: Result<Report, Failure>,
     threshold: Option<Threshold>,
 ) -> (RunDocument, u8, Option<String>) {
-    let mut doc = document(tool, Some(role));
     match outcome {
         Ok(report) => {
+            let mut doc = document(tool, Some(role));
             let mut code = exit::OK;
             let mut line = None;
             if let Some(t) = threshold {
@@ -177,12 +191,14 @@ pub fn conclude(
         Err(f) => {
             let code = exit::of(f.kind);
             let msg = f.to_string();
-            doc.results = rows_json(&f.rows);
-            doc.config = f.run.map(|r| *r);
-            doc.error = Some(ErrorJson {
-                kind: exit::kind_name(code).into(),
-                message: msg.clone(),
-            });
+            let doc = failed_document(
+                tool,
+                role,
+                f.run.map(|r| *r),
+                &f.rows,
+                exit::kind_name(code),
+                msg.clone(),
+            );
             (doc, code, Some(msg))
         }
     }
