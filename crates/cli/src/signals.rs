@@ -19,7 +19,6 @@ use std::sync::Arc;
 /// that arrives.
 pub fn on_stop(stopped: impl FnOnce(Signal) + Send + 'static) -> nix::Result<()> {
     let set = stop_set();
-    let unblock = set;
     set.thread_block()?;
     let waiter = std::thread::Builder::new()
         .name("fabdiag-signals".into())
@@ -30,7 +29,7 @@ pub fn on_stop(stopped: impl FnOnce(Signal) + Send + 'static) -> nix::Result<()>
         });
     if waiter.is_err() {
         // nobody would take them: blocked, they would be ignored
-        let _ = unblock.thread_unblock();
+        let _ = set.thread_unblock();
         return Err(nix::Error::EAGAIN);
     }
     Ok(())
