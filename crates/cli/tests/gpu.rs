@@ -8,6 +8,7 @@
 
 mod common;
 use common::*;
+use nix::sys::signal::Signal;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -117,6 +118,43 @@ fn host_traffic_tile_only_host_only_repeats_and_thresholds() {
     );
     assert_eq!(o.code, Some(3), "{}", o.stderr);
     assert!(o.stderr.contains("buffer -> tile: tile ") && o.stderr.contains("below --min-tile-bandwidth"));
+}
+
+/// Ctrl-C (or a batch system's SIGTERM) mid-run keeps the tests that
+/// finished: their text lines stay, with -j the document holds them and
+/// the stop as its error, and the process dies by the signal.
+#[test]
+#[ignore = "needs an NVIDIA GPU (scripts/gpu-run.sh)"]
+fn a_stopped_host_traffic_run_keeps_the_finished_tests() {
+    require_gpu();
+    let args = ["host-traffic", "--host", "--test-duration", "3", "-R", "5"];
+    let finished = |out: &str| out.lines().filter(|l| l.contains(" Gbps RDMA host ")).count();
+    let mut p = Proc::spawn(&mut fabdiag(&args));
+    p.wait_for("two finished tests", GPU_LIMIT, |out, _| finished(out) >= 2);
+    p.signal(Signal::SIGTERM);
+    let o = p.wait(SHORT);
+    assert_eq!((o.code, o.signal), (None, Some(Signal::SIGTERM as i32)), "{}", o.stderr);
+    let line = o.one_line();
+    let n = finished(&o.stdout);
+    assert!(line.contains("stopped by SIGTERM "), "{line}");
+    assert!(line.ends_with(&format!("({n} tests finished)")), "{line}\n{}", o.stdout);
+
+    let mut json_args = args.to_vec();
+    json_args.push("-j");
+    let p = Proc::spawn(&mut fabdiag(&json_args));
+    // -j prints nothing until the end: two 3 s tests and the GPU's opening
+    std::thread::sleep(Duration::from_secs(8));
+    p.signal(Signal::SIGINT);
+    let o = p.wait(SHORT);
+    assert_eq!((o.code, o.signal), (None, Some(Signal::SIGINT as i32)), "{}", o.stderr);
+    let doc = o.json();
+    let n: usize = (0..5).map(|r| tests_of(&doc, r).len()).sum();
+    assert!(n >= 1, "{doc}");
+    let error = doc["error"].as_str().unwrap_or_default();
+    assert!(error.starts_with("stopped by SIGINT "), "{doc}");
+    assert!(error.ends_with(&format!("({n} tests finished)")), "{doc}");
+    assert_eq!(o.one_line(), error);
+    assert!(doc["configuration"]["gpu_name"].is_string(), "{doc}");
 }
 
 #[test]

@@ -2,15 +2,85 @@
 //! test of each repeat through fabdiag-traffic, printed as it finishes (or
 //! one JSON document), then thresholds and the exit code. The first
 //! failing test ends the run (a CUDA fault poisons the context) with its
-//! error in its own result; what finished before it is kept.
+//! error in its own result; what finished before it is kept, and so it is
+//! when SIGINT or SIGTERM stops the run (the signal thread reports the
+//! finished tests, then the process dies by the signal).
 
 use crate::output::print_stdout;
-use crate::{exit, VERSION};
+use crate::{exit, signals, VERSION};
 use fabdiag_options::traffic::{parse, usage, TrafficAction, TrafficOptions};
 use fabdiag_report::traffic::{document, sequence_line, text_line, threshold_failures, TrafficResult};
 use fabdiag_traffic::plan::Request;
 use fabdiag_traffic::run::{RunError, Session};
 use indicatif::{ProgressBar, ProgressStyle};
+use nix::sys::signal::Signal;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// What a run holds so far: what a stop signal reports.
+#[derive(Default)]
+struct Kept {
+    config: Vec<(&'static str, String)>,
+    repeats: Vec<Vec<TrafficResult>>,
+    /// When a stop would come: "while opening the GPU", "during host ->
+    /// buffer -> tile in repeat 2 of 3", "between tests".
+    when: String,
+    /// `-v`'s bar, cleared before the stop's line is printed.
+    bar: Option<ProgressBar>,
+    /// The outcome is being printed: a stop now only ends the process.
+    finished: bool,
+}
+
+impl Kept {
+    /// The lock, even if a thread panicked holding it (the data is plain).
+    fn lock(this: &Mutex<Kept>) -> MutexGuard<'_, Kept> {
+        this.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The line a stop signal prints: when it came, and what was kept.
+fn stop_line(sig: &str, when: &str, finished: usize) -> String {
+    match finished {
+        1 => format!("stopped by {sig} {when} (1 test finished)"),
+        n => format!("stopped by {sig} {when} ({n} tests finished)"),
+    }
+}
+
+/// `Kept::when` for a test: its description, and the repeat if there are
+/// several.
+fn during(test: &str, repeat: usize, repeats: usize) -> String {
+    match repeats {
+        1 => format!("during {test}"),
+        _ => format!("during {test} in repeat {repeat} of {repeats}"),
+    }
+}
+
+/// Watches for SIGINT and SIGTERM (before the GPU runtime starts a
+/// thread): the first one prints what `kept` holds, then ends the process
+/// by it.
+fn watch_stops(prog: &str, json: bool, kept: &Arc<Mutex<Kept>>) -> nix::Result<()> {
+    let (prog, kept) = (prog.to_string(), Arc::clone(kept));
+    signals::on_stop(move |sig: Signal| {
+        let k = Kept::lock(&kept);
+        if !k.finished {
+            if let Some(b) = &k.bar {
+                b.finish_and_clear();
+            }
+            let done = k.repeats.iter().map(Vec::len).sum();
+            let when = if k.when.is_empty() {
+                "while opening the GPU"
+            } else {
+                &k.when
+            };
+            let line = stop_line(sig.as_str(), when, done);
+            eprintln!("{prog}: {line}");
+            if json {
+                print_document(&k.config, &k.repeats, Some(&line));
+            }
+        }
+        drop(k);
+        signals::die_by(sig)
+    })
+}
 
 /// `host-traffic` / gc-hosttraffictest: options, the GPU, then the tests.
 pub fn run(prog: &str, args: &[String]) -> u8 {
@@ -34,6 +104,10 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         Ok(TrafficAction::Run(o)) => o,
         Err(m) => return fail(exit::USAGE, &format!("{m} (see -h)"), &[]),
     };
+    let kept = Arc::new(Mutex::new(Kept::default()));
+    if let Err(e) = watch_stops(prog, o.json, &kept) {
+        eprintln!("{prog}: warning: cannot watch for SIGINT/SIGTERM ({e}): a stop will lose this run's results");
+    }
     for n in &o.notes {
         eprintln!("{prog}: {n}");
     }
@@ -51,6 +125,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         ),
         ("host_chunk_bytes", o.chunk.to_string()),
     ];
+    Kept::lock(&kept).config = config.clone();
     let cuda = match fabdiag_gpu::Cuda::load() {
         Ok(c) => c,
         Err(e) => return fail(exit::UNAVAILABLE, &e.to_string(), &config),
@@ -77,6 +152,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         ("gpu_sm_count", dev.sm_count.to_string()),
         ("gpu_copy_engines", dev.copy_engines.to_string()),
     ]);
+    Kept::lock(&kept).config = config.clone();
     let req = Request {
         tiles: o.tiles,
         payload_blocks: o.payload_blocks,
@@ -104,6 +180,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         ("host_region_bytes", p.host_region.to_string()),
         ("numa_node", s.numa.map_or("none".into(), |n| n.to_string())),
     ]);
+    Kept::lock(&kept).config = config.clone();
     if o.verbose {
         eprintln!(
             "{prog}: {} ({}), {} SMs, L2 {} MiB, {} copy engines; {} blocks x {} threads over {} MiB of tiles in {} KiB slices, host chunks of {} MiB over {} MiB",
@@ -120,7 +197,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             p.host_region >> 20
         );
     }
-    run_tests(prog, &o, &mut s, &config)
+    run_tests(prog, &o, &mut s, &config, &kept)
 }
 
 /// The original's JSON document, on stdout.
@@ -139,22 +216,27 @@ fn bar(verbose: bool, what: &str) -> Option<ProgressBar> {
     })
 }
 
-fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, config: &[(&str, String)]) -> u8 {
-    let mut repeats: Vec<Vec<TrafficResult>> = Vec::new();
+fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, config: &[(&str, String)], kept: &Mutex<Kept>) -> u8 {
     let mut failure: Option<String> = None;
     'all: for rep in 0..o.repeat as usize {
         if !o.json {
             print_stdout(&sequence_line(rep + 1, o.repeat as usize));
         }
-        repeats.push(Vec::new());
+        Kept::lock(kept).repeats.push(Vec::new());
         for (i, &test) in o.tests.iter().enumerate() {
             let b = bar(o.verbose, &test.description());
+            {
+                let mut k = Kept::lock(kept);
+                k.when = during(&test.description(), rep + 1, o.repeat as usize);
+                k.bar.clone_from(&b);
+            }
             let seed = 0x1000 * (rep as u32 + 1) + i as u32;
             let outcome = s.run(test, seed, o.duration_s, &mut |f| {
                 if let Some(b) = &b {
                     b.set_position((f * 1000.0) as u64);
                 }
             });
+            Kept::lock(kept).bar = None;
             if let Some(b) = b {
                 b.finish_and_clear();
             }
@@ -185,17 +267,27 @@ fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, config: &[(&str, S
                     }
                 }
             };
+            // kept before it is printed, and the lock not held while printing
+            {
+                let mut k = Kept::lock(kept);
+                k.when = "between tests".into();
+                if let Some(last) = k.repeats.last_mut() {
+                    last.push(r.clone());
+                }
+            }
             if !o.json {
                 print_stdout(&text_line(&r));
-            }
-            if let Some(last) = repeats.last_mut() {
-                last.push(r);
             }
             if failure.is_some() {
                 break 'all;
             }
         }
     }
+    let repeats = {
+        let mut k = Kept::lock(kept);
+        k.finished = true;
+        std::mem::take(&mut k.repeats)
+    };
     let all: Vec<TrafficResult> = repeats.iter().flatten().cloned().collect();
     let missed = threshold_failures(&all, o.min_tile_gbps, o.min_host_gbps);
     let (code, line) = match (&failure, missed.first()) {
@@ -210,4 +302,29 @@ fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, config: &[(&str, S
         print_document(config, &repeats, line.as_deref());
     }
     code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{during, stop_line};
+
+    #[test]
+    fn a_stop_says_when_it_came_and_what_was_kept() {
+        assert_eq!(
+            stop_line("SIGINT", "while opening the GPU", 0),
+            "stopped by SIGINT while opening the GPU (0 tests finished)"
+        );
+        assert_eq!(
+            stop_line("SIGTERM", &during("host -> buffer -> tile", 1, 1), 0),
+            "stopped by SIGTERM during host -> buffer -> tile (0 tests finished)"
+        );
+        assert_eq!(
+            stop_line("SIGINT", &during("buffer <- tile", 2, 3), 1),
+            "stopped by SIGINT during buffer <- tile in repeat 2 of 3 (1 test finished)"
+        );
+        assert_eq!(
+            stop_line("SIGTERM", "between tests", 13),
+            "stopped by SIGTERM between tests (13 tests finished)"
+        );
+    }
 }
