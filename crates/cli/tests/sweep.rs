@@ -388,6 +388,13 @@ fn bad_options_fail_at_once_with_one_line() {
     let o = run(&["sweep", "-s", "banana"], SHORT);
     assert_eq!(o.code, Some(1), "{}", o.stderr);
     assert!(o.one_line().starts_with("fabdiag sweep: write-bw: "), "{}", o.stderr);
+    // a GPU list is checked whole, before any rank runs
+    let o = run(&["sweep", "--plan", "-t", "0,x"], SHORT);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert_eq!(
+        o.one_line(),
+        "fabdiag sweep: write-bw: Invalid src gpu device: 0,x ('x' is not a GPU index)"
+    );
     // a stray operand or --local is named (--plan takes no count)
     for (args, named) in [
         (&["sweep", "--plan", "3"][..], "unexpected argument '3': "),
@@ -451,18 +458,22 @@ fn when_rank_0_cannot_start_every_rank_is_told_at_once() {
     }
 }
 
-/// `-t/-r` in the tool's options put every rank's buffers on its GPU for
-/// every pair test (the GPU plumbing's hook: host memory through the
-/// device path, crates/cli/tests/gpu_plumbing.rs): over shm every pair is
-/// measured with the data checked (on by default for GPU buffers).
+/// `-t/-r` in the tool options put every pair test's buffers on the GPU
+/// (the GPU plumbing's hook: host memory through the device path, one
+/// "GPU", index 0; crates/cli/tests/gpu_plumbing.rs): over shm each pair
+/// is measured with the data checked (on by default for GPU buffers).
+/// A list gives each local rank its own GPU, as a `-d` list gives it its
+/// NIC, and the report names each rank's: here local rank 2 takes "GPU 1",
+/// which the hook lacks, so its pairs fail naming it while 0-1 is measured.
 #[test]
 fn gpu_buffers_reach_every_pair_test() {
     let _cpu = cpu();
     let coord = format!("127.0.0.1:{}", free_port());
-    let gpu = ["-P", "shm", "-t", "0", "-r", "0"];
+    let gpu = ["-P", "shm", "-t", "0,0,1", "-r", "0"];
     let start = |r: usize, extra: &[&str]| {
         let mut c = rank(r, 3, &coord, &[&gpu[..], extra].concat());
         c.env("FABDIAG_TEST_HOST_AS_GPU", "1");
+        c.env("FABDIAG_LOCAL_RANK", r.to_string());
         Proc::spawn(&mut c)
     };
     let others: Vec<Proc> = (1..3).map(|r| start(r, &[])).collect();
@@ -471,13 +482,25 @@ fn gpu_buffers_reach_every_pair_test() {
         let o = p.wait(LIMIT);
         assert_eq!(o.code, Some(0), "rank {}: {}", i + 1, o.stderr);
     }
-    assert_eq!(zero.code, Some(0), "{}", zero.stderr);
+    assert_eq!(zero.code, Some(2), "{}", zero.stderr);
     let doc = zero.json();
     assert_eq!(doc["options"]["test"]["verify"], true);
+    let gpus: Vec<&str> = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["gpu"].as_str().unwrap_or("none"))
+        .collect();
+    assert_eq!(gpus, ["GPU 0", "GPU 0", "TX GPU 1 RX GPU 0"]);
     let pairs = doc["pairs"].as_array().unwrap();
     assert_eq!(pairs.len(), 3);
     for p in pairs {
-        assert!(p["value"].as_f64().is_some_and(|v| v > 0.0), "{p}");
+        if p["b"] == 2 {
+            let e = p["error"].as_str().unwrap_or_default();
+            assert!(e.contains("GPU 1 does not exist"), "{p}");
+        } else {
+            assert!(p["value"].as_f64().is_some_and(|v| v > 0.0), "{p}");
+        }
     }
 }
 

@@ -49,11 +49,45 @@ pub fn parse(tool: Tool, args: &[String]) -> Result<Action<Invocation>, OptionEr
     let raw = layout(tool)
         .parse(args)
         .map_err(|m| OptionError::Invalid(format!("{m} (see -h)")))?;
+    resolve_raw(tool, &raw)
+}
+
+/// A sweep's tool options, as `parse`, except that `-t` and `-r` may each
+/// be a comma-separated list of GPU indices, from which the rank with
+/// local rank `local_rank` takes its own (the `local_rank % n`-th), as a
+/// `-d` list gives each local rank its own NIC. Every index of a list is
+/// checked, so all ranks accept or refuse the same line.
+pub fn parse_for_rank(tool: Tool, args: &[String], local_rank: usize) -> Result<Action<Invocation>, OptionError> {
+    let mut raw = layout(tool)
+        .parse(args)
+        .map_err(|m| OptionError::Invalid(format!("{m} (see -h)")))?;
+    for (opt, what) in [
+        (table::Opt::TxGpu, "Invalid src gpu device"),
+        (table::Opt::RxGpu, "Invalid dest gpu device"),
+    ] {
+        // the last one counts, as for a tool (`Raw::last`)
+        let Some(v) = raw.values.iter_mut().rev().find(|(o, _)| *o == opt).map(|(_, v)| v) else {
+            continue;
+        };
+        let Some(list) = v.clone().filter(|l| l.contains(',')) else {
+            continue;
+        };
+        let items: Vec<&str> = list.split(',').collect();
+        for i in &items {
+            resolve::GpuRequest::parse(Some(i), None, None)
+                .map_err(|_| OptionError::Invalid(format!("{what}: {list} ('{i}' is not a GPU index)")))?;
+        }
+        *v = Some(items[local_rank % items.len()].to_string());
+    }
+    resolve_raw(tool, &raw)
+}
+
+fn resolve_raw(tool: Tool, raw: &resolve::Raw) -> Result<Action<Invocation>, OptionError> {
     match tool.family() {
-        Family::Bandwidth(BwTool::GpuLoopbackBw) => loopback::resolve(&raw),
-        Family::Bandwidth(t) => bw::resolve(t, &raw),
-        Family::Latency(t) => lat::resolve(t, &raw),
-        Family::Atomic { latency } => amo::resolve(latency, &raw),
+        Family::Bandwidth(BwTool::GpuLoopbackBw) => loopback::resolve(raw),
+        Family::Bandwidth(t) => bw::resolve(t, raw),
+        Family::Latency(t) => lat::resolve(t, raw),
+        Family::Atomic { latency } => amo::resolve(latency, raw),
     }
 }
 
@@ -76,5 +110,66 @@ pub(crate) mod testing {
             }
             other => panic!("expected an error for {args:?}, got {other:?}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod rank_tests {
+    use super::{parse, parse_for_rank, Action, OptionError};
+    use fabdiag_report::Tool;
+
+    fn gpu(tool: Tool, args: &[&str], local_rank: usize) -> Result<(Option<u32>, Option<u32>), OptionError> {
+        let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match parse_for_rank(tool, &a, local_rank)? {
+            Action::Run(inv) => Ok((inv.gpu.tx, inv.gpu.rx)),
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_gpu_list_gives_each_local_rank_its_own() {
+        let args = ["-t", "0,1,2,3", "--rx-gpu=3,2,1,0", "-s", "4096"];
+        for (local, want) in [(0, (0, 3)), (1, (1, 2)), (3, (3, 0)), (4, (0, 3)), (6, (2, 1))] {
+            assert_eq!(
+                gpu(Tool::WriteBw, &args, local),
+                Ok((Some(want.0), Some(want.1))),
+                "{local}"
+            );
+        }
+        // one index: every local rank alike; none: no GPU
+        assert_eq!(gpu(Tool::SendLat, &["-t5", "-r", "0,1"], 7), Ok((Some(5), Some(1))));
+        assert_eq!(gpu(Tool::ReadBw, &["-s", "8"], 2), Ok((None, None)));
+        // the last -t wins, as for the tools
+        assert_eq!(gpu(Tool::WriteBw, &["-t", "0,1", "-t", "4"], 1), Ok((Some(4), None)));
+        assert_eq!(gpu(Tool::WriteBw, &["-t", "0,x", "-t", "2,3"], 1), Ok((Some(3), None)));
+    }
+
+    #[test]
+    fn every_index_of_a_list_is_checked_on_every_rank() {
+        for local in 0..3 {
+            for (args, msg) in [
+                (["-t", "0,x"], "Invalid src gpu device: 0,x ('x' is not a GPU index)"),
+                (
+                    ["-r", "1,256"],
+                    "Invalid dest gpu device: 1,256 ('256' is not a GPU index)",
+                ),
+                (["-t", "0,"], "Invalid src gpu device: 0, ('' is not a GPU index)"),
+            ] {
+                assert_eq!(
+                    gpu(Tool::WriteBw, &args, local),
+                    Err(OptionError::Invalid(msg.into())),
+                    "{args:?} on local rank {local}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_tool_alone_takes_no_list() {
+        let a: Vec<String> = ["-t", "0,1"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            parse(Tool::WriteBw, &a),
+            Err(OptionError::Invalid("Invalid src gpu device: 0,1".into()))
+        );
     }
 }

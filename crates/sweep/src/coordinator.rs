@@ -72,6 +72,9 @@ pub struct Node {
     /// Its domain (NIC), when the rank chose one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    /// Its GPU ("GPU 1"), when `-t/-r` put its buffers on one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
     /// Where its pair tests listened.
     pub addr: Option<String>,
     pub status: NodeStatus,
@@ -230,6 +233,7 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
                 rank,
                 host: None,
                 device: None,
+                gpu: None,
                 addr: None,
                 status: NodeStatus::Missing,
                 reason: None,
@@ -396,6 +400,7 @@ impl Coordinator<'_> {
             size,
             host,
             device,
+            gpu,
             pair_port,
         }) = wire::recv(&s, Some(Instant::now() + Duration::from_secs(5)))
         else {
@@ -445,6 +450,7 @@ impl Coordinator<'_> {
         }
         slot.node.host = Some(host);
         slot.node.device = device;
+        slot.node.gpu = gpu;
         slot.node.addr = Some(std::net::SocketAddr::new(ip, pair_port).to_string());
         slot.node.status = NodeStatus::Ok;
         slot.conn = Some(s);

@@ -308,7 +308,8 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
 
 /// "rank 3 (host)", with its NIC when it chose one, else with the address
 /// when the host name is not unique (several ranks on a node, or network
-/// namespaces).
+/// namespaces); then its GPU when its buffers are on one
+/// ("rank 3 (host cxi1 GPU 1)").
 pub(crate) fn name(doc: &SweepDoc, rank: usize) -> String {
     let Some(node) = doc.nodes.get(rank).map(|x| &x.node) else {
         return format!("rank {rank}");
@@ -316,17 +317,22 @@ pub(crate) fn name(doc: &SweepDoc, rank: usize) -> String {
     let Some(h) = node.host.as_deref() else {
         return format!("rank {rank}");
     };
+    let mut parts = vec![h];
     if let Some(d) = node.device.as_deref() {
-        return format!("rank {rank} ({h} {d})");
+        parts.push(d);
+    } else {
+        let shared = doc
+            .nodes
+            .iter()
+            .any(|x| x.node.rank != rank && x.node.host.as_deref() == Some(h));
+        if let Some((ip, _)) = node.addr.as_deref().and_then(|a| a.rsplit_once(':')).filter(|_| shared) {
+            parts.push(ip);
+        }
     }
-    let shared = doc
-        .nodes
-        .iter()
-        .any(|x| x.node.rank != rank && x.node.host.as_deref() == Some(h));
-    match node.addr.as_deref().and_then(|a| a.rsplit_once(':')).filter(|_| shared) {
-        Some((ip, _)) => format!("rank {rank} ({h} {ip})"),
-        None => format!("rank {rank} ({h})"),
+    if let Some(g) = node.gpu.as_deref() {
+        parts.push(g);
     }
+    format!("rank {rank} ({})", parts.join(" "))
 }
 
 /// What the sweep cost beyond its measurements, in one line.
@@ -549,10 +555,13 @@ pub fn text(doc: &SweepDoc) -> String {
     }
     if doc.nodes.len() <= 64 {
         let _ = writeln!(o, "node medians ({u}):");
-        for x in &doc.nodes {
+        // one column for the names, however long (NIC, address, GPU)
+        let names: Vec<String> = doc.nodes.iter().map(|x| name(doc, x.node.rank)).collect();
+        let w = names.iter().map(String::len).max().unwrap_or(0).max(28);
+        for (x, n) in doc.nodes.iter().zip(&names) {
             let v = x.median.map_or("-".to_string(), |v| format!("{v:.2}"));
             let flag = if x.slow { "  slow" } else { "" };
-            let _ = writeln!(o, "  {:<28} {v:>12}{flag}", name(doc, x.node.rank));
+            let _ = writeln!(o, "  {n:<w$} {v:>12}{flag}");
         }
     }
     let _ = writeln!(o, "overhead: {}", overhead_line(doc));
@@ -589,6 +598,7 @@ pub(crate) mod tests {
                 rank,
                 host: Some(format!("host<{rank}>")),
                 device: None,
+                gpu: None,
                 addr: Some(format!("198.18.0.{}:4000", rank % 250)),
                 status: if missing.contains(&rank) {
                     NodeStatus::Missing
@@ -754,5 +764,33 @@ pub(crate) mod tests {
         let lost = ci_with_retests(&[((3, 6), None)]);
         assert_eq!(lost.retests[0].verdict, RetestVerdict::Confirmed);
         assert!(text(&lost).contains("with rank 3 (host<3>), alone: failed, confirmed"));
+    }
+
+    /// A rank is named by its host, then its NIC or (on a shared host) its
+    /// address, then its GPU: what tells ranks of one node apart.
+    #[test]
+    fn a_rank_is_named_by_host_nic_or_address_and_gpu() {
+        let mut d = doc_with(4, &[], &[], &[]);
+        assert_eq!(name(&d, 1), "rank 1 (host<1>)");
+        d.nodes[0].node.device = Some("cxi1".into());
+        d.nodes[0].node.gpu = Some("GPU 1".into());
+        d.nodes[1].node.gpu = Some("TX GPU 0 RX GPU 1".into());
+        d.nodes[2].node.host = Some("host<3>".into());
+        d.nodes[2].node.gpu = Some("GPU 2".into());
+        assert_eq!(name(&d, 0), "rank 0 (host<0> cxi1 GPU 1)");
+        assert_eq!(name(&d, 1), "rank 1 (host<1> TX GPU 0 RX GPU 1)");
+        assert_eq!(name(&d, 2), "rank 2 (host<3> 198.18.0.2 GPU 2)");
+        assert_eq!(name(&d, 3), "rank 3 (host<3> 198.18.0.3)");
+        assert_eq!(name(&d, 9), "rank 9");
+        // the node medians keep one column past the longest name
+        let t = text(&d);
+        let medians: Vec<&str> = t
+            .lines()
+            .skip_while(|l| !l.starts_with("node medians"))
+            .skip(1)
+            .take(4)
+            .collect();
+        assert!(medians.iter().all(|l| l.len() == medians[0].len()), "{t}");
+        assert!(medians[1].starts_with("  rank 1 (host<1> TX GPU 0 RX GPU 1) "), "{t}");
     }
 }

@@ -25,6 +25,10 @@ pub enum ToCoordinator {
         /// The domain (NIC) this rank's pair tests use, when one was chosen.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         device: Option<String>,
+        /// The GPU its pair tests' buffers are on ("GPU 1", "TX GPU 0 RX
+        /// GPU 1"), when `-t/-r` put them on one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gpu: Option<String>,
         /// Where this rank's pair tests listen (its address as the
         /// coordinator sees it, this port).
         pair_port: u16,

@@ -39,6 +39,8 @@ pub struct WorkerConfig {
     pub host: String,
     /// The domain (NIC) this rank uses, reported in its join.
     pub device: Option<String>,
+    /// Where its buffers are, when on a GPU ("GPU 1"), reported likewise.
+    pub gpu: Option<String>,
     pub coordinator: String,
     pub version: String,
     pub join_timeout: Duration,
@@ -110,6 +112,7 @@ pub fn work(
             size: cfg.size,
             host: cfg.host.clone(),
             device: cfg.device.clone(),
+            gpu: cfg.gpu.clone(),
             pair_port: runner.port(),
         },
     )

@@ -42,7 +42,8 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         }
         Err(OptionError::Invalid(m)) | Err(OptionError::Unavailable(m)) => return fail(prog, exit::USAGE, &m),
     };
-    let inv = match fabdiag_options::parse(opts.tool, &opts.tool_args) {
+    // (-t/-r lists are checked whole here; each rank takes its own later)
+    let inv = match fabdiag_options::parse_for_rank(opts.tool, &opts.tool_args, 0) {
         Ok(Action::Run(inv)) => inv,
         Ok(_) => {
             print_stdout(&fabdiag_options::usage(
@@ -177,6 +178,7 @@ impl Setup {
             size,
             host: hostname(),
             device: None,
+            gpu: None,
             coordinator,
             version: VERSION.into(),
             join_timeout: Duration::from_secs(o.join_timeout_s),
@@ -530,6 +532,23 @@ fn lead(
     }
 }
 
+/// Where a rank's buffers are, for the report: "GPU 1" when both are on
+/// it, else each side's ("TX GPU 0 RX GPU 1", "RX GPU 2"); None in system
+/// memory.
+fn gpu_label(g: &fabdiag_options::resolve::GpuRequest) -> Option<String> {
+    match (g.tx, g.rx) {
+        (None, None) => None,
+        (Some(t), Some(r)) if t == r => Some(format!("GPU {t}")),
+        (t, r) => Some(
+            [("TX", t), ("RX", r)]
+                .iter()
+                .filter_map(|(side, i)| i.map(|i| format!("{side} GPU {i}")))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+    }
+}
+
 fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
     let l = match launch::resolve(&|k| std::env::var(k).ok(), o.coordinator.as_deref()) {
         Ok(l) => l,
@@ -555,8 +574,13 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
         return fail(&who, exit::UNAVAILABLE, &e.to_string());
     }
     // -t/-r in the tool's options: every pair test of this rank puts those
-    // buffers on its GPU
-    let gpu = match super::gpu::resolve(&inv.gpu) {
+    // buffers on its GPU; a list gives local rank i its i-th (as -d below)
+    let wanted = match fabdiag_options::parse_for_rank(o.tool, &o.tool_args, l.local_rank) {
+        Ok(Action::Run(mine)) => mine.gpu,
+        Ok(_) => inv.gpu.clone(),
+        Err(OptionError::Invalid(m) | OptionError::Unavailable(m)) => return fail(&who, exit::USAGE, &m),
+    };
+    let gpu = match super::gpu::resolve(&wanted) {
         Ok(g) => g,
         Err(m) => return fail(&who, exit::UNAVAILABLE, &m),
     };
@@ -568,6 +592,7 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
     }
     let mut mine = setup.worker_config(o, l.rank, l.size, coordinator.clone());
     mine.device = env.device.clone();
+    mine.gpu = gpu_label(&wanted);
     if l.rank != 0 {
         let mut runner = match FabricRunner::new(env, 0) {
             Ok(r) => r,
