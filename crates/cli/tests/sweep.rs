@@ -152,6 +152,65 @@ fn a_rank_that_never_joins_is_reported_missing_and_the_rest_complete() {
     assert!(untested[0]["error"].as_str().unwrap().contains("rank 2"));
 }
 
+/// A rank that cannot take part (here: `-t 0` where no GPU runtime loads;
+/// the others have the host-memory stand-in) says so on its own stderr
+/// and tells rank 0, whose report names the reason at once instead of
+/// "never joined" after the join timeout (60 s here); the rest is
+/// measured. When rank 0 is the one that cannot, every rank hears why.
+#[test]
+fn a_rank_that_cannot_start_is_named_with_its_reason_at_once() {
+    let _cpu = cpu();
+    let no_runtime = "-t/-r ask for GPU memory but no GPU runtime loads here";
+    for broken in [2, 0] {
+        let coord = format!("127.0.0.1:{}", free_port());
+        let start = |r: usize, extra: &[&str]| {
+            let mut c = rank(
+                r,
+                3,
+                &coord,
+                &[&["-P", "shm", "-t", "0", "--join-timeout", "60"][..], extra].concat(),
+            );
+            if r != broken {
+                c.env("FABDIAG_TEST_HOST_AS_GPU", "1");
+            }
+            Proc::spawn(&mut c)
+        };
+        let t = Instant::now();
+        let others: Vec<Proc> = (1..3).map(|r| start(r, &[])).collect();
+        let zero = start(0, &["--json"]).wait(LIMIT);
+        let others: Vec<Output> = others.into_iter().map(|p| p.wait(LIMIT)).collect();
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "broken rank {broken}: {:?}",
+            t.elapsed()
+        );
+        if broken == 2 {
+            assert_eq!(others[1].code, Some(4), "{}", others[1].stderr);
+            assert!(others[1]
+                .one_line()
+                .starts_with(&format!("fabdiag sweep: rank 2: {no_runtime}")));
+            assert_eq!(others[0].code, Some(0), "{}", others[0].stderr);
+            assert_eq!(zero.code, Some(2), "{}", zero.stderr);
+            let doc = zero.json();
+            assert_eq!(doc["nodes"][2]["status"], "missing");
+            let why = doc["nodes"][2]["reason"].as_str().unwrap_or_default();
+            assert!(why.starts_with(&format!("could not start: {no_runtime}")), "{why}");
+            assert_eq!(pairs_measured(&doc), 1, "0-1 still ran");
+            assert_eq!(doc["verdict"]["untested_pairs"], 2);
+        } else {
+            assert_eq!(zero.code, Some(4), "{}", zero.stderr);
+            for (i, o) in others.iter().enumerate() {
+                assert_eq!(o.code, Some(1), "rank {}: {}", i + 1, o.stderr);
+                assert!(
+                    o.one_line().contains(&format!("rank 0 stopped: {no_runtime}")),
+                    "{}",
+                    o.stderr
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn a_rank_killed_mid_sweep_is_lost_and_the_others_pairs_complete() {
     let _cpu = cpu();

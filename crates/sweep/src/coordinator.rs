@@ -379,7 +379,12 @@ impl Coordinator<'_> {
             Some(why) => format!("had not joined when the sweep was stopped by {why}"),
             None => format!("never joined within {} s", self.cfg.join_timeout.as_secs()),
         };
-        for r in self.ranks.iter_mut().filter(|r| r.conn.is_none()) {
+        // (one that said why it could not start keeps its reason)
+        for r in self
+            .ranks
+            .iter_mut()
+            .filter(|r| r.conn.is_none() && r.node.reason.is_none())
+        {
             r.node.reason = Some(reason.clone());
         }
         Ok(())
@@ -402,6 +407,7 @@ impl Coordinator<'_> {
             device,
             gpu,
             pair_port,
+            unable,
         }) = wire::recv(&s, Some(Instant::now() + Duration::from_secs(5)))
         else {
             return false;
@@ -428,12 +434,22 @@ impl Coordinator<'_> {
         let Some(slot) = self.ranks.get_mut(rank) else {
             return refuse(&s, format!("rank {rank} is out of range for {size} ranks"));
         };
-        if slot.conn.is_some() {
+        // (a rank that said it could not start has its slot too)
+        if slot.conn.is_some() || slot.node.reason.is_some() {
             let first = slot.node.host.clone().unwrap_or_default();
             return refuse(
                 &s,
                 format!("rank {rank} joined twice (first from {first}, again from {host})"),
             );
+        }
+        if let Some(why) = unable {
+            // it takes no part: its pairs go untested, with its reason
+            let _ = wire::send(&s, &ToRank::Refused { reason: "noted".into() });
+            slot.node.host = Some(host);
+            slot.node.device = device;
+            slot.node.gpu = gpu;
+            slot.node.reason = Some(format!("could not start: {why}"));
+            return true;
         }
         let Ok(ip) = s.peer_addr().map(|a| a.ip()) else {
             return false;

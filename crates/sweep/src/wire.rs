@@ -32,6 +32,10 @@ pub enum ToCoordinator {
         /// Where this rank's pair tests listen (its address as the
         /// coordinator sees it, this port).
         pair_port: u16,
+        /// Set when this rank cannot take part (no GPU driver, no
+        /// libfabric, ...): why, for the report; it leaves after saying so.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unable: Option<String>,
     },
     Done {
         step: u64,

@@ -88,6 +88,34 @@ fn connect(cfg: &WorkerConfig, stopped: &dyn Fn() -> Option<String>) -> Result<T
     })
 }
 
+/// Tells rank 0 that this rank cannot take part, and why (`reason`), so
+/// the report names the reason as soon as rank 0 hears it instead of
+/// "never joined" after the whole join timeout. Waits for rank 0 as a join
+/// does (up to the join timeout), then for its answer up to 5 s, so the
+/// message is read before the connection closes.
+pub fn tell_unable(cfg: &WorkerConfig, reason: &str, stopped: &dyn Fn() -> Option<String>) -> Result<(), SweepError> {
+    let s = connect(cfg, stopped)?;
+    let io = |e: std::io::Error| SweepError::Lost(e.to_string());
+    s.set_write_timeout(Some(Duration::from_secs(5))).map_err(io)?;
+    wire::send(
+        &s,
+        &ToCoordinator::Join {
+            protocol: SWEEP_PROTOCOL,
+            version: cfg.version.clone(),
+            rank: cfg.rank,
+            size: cfg.size,
+            host: cfg.host.clone(),
+            device: cfg.device.clone(),
+            gpu: cfg.gpu.clone(),
+            pair_port: 0,
+            unable: Some(reason.to_string()),
+        },
+    )
+    .map_err(io)?;
+    let _ = wire::recv::<ToRank>(&s, Some(Instant::now() + Duration::from_secs(5)));
+    Ok(())
+}
+
 /// Runs this rank until the coordinator's `Finish`. `stopped` is asked at
 /// each order: once it says Some(why) (a signal's name), the next order is
 /// still obeyed and the one after that is answered with the reason, and
@@ -114,6 +142,7 @@ pub fn work(
             device: cfg.device.clone(),
             gpu: cfg.gpu.clone(),
             pair_port: runner.port(),
+            unable: None,
         },
     )
     .map_err(io)?;

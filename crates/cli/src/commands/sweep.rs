@@ -532,6 +532,33 @@ fn lead(
     }
 }
 
+/// This rank's own pair-test settings: libfabric loaded, its GPU (`-t/-r`,
+/// a list giving local rank i its i-th) and its NIC (`-d`, likewise),
+/// written into `mine` for its join; or the exit code and why not.
+fn own_env(
+    o: &SweepOptions,
+    inv: &Invocation,
+    local_rank: usize,
+    mine: &mut WorkerConfig,
+) -> Result<fabdiag_session::Env, (u8, String)> {
+    load_libfabric().map_err(|e| (exit::UNAVAILABLE, e.to_string()))?;
+    let wanted = match fabdiag_options::parse_for_rank(o.tool, &o.tool_args, local_rank) {
+        Ok(Action::Run(r)) => r.gpu,
+        Ok(_) => inv.gpu.clone(),
+        Err(OptionError::Invalid(m) | OptionError::Unavailable(m)) => return Err((exit::USAGE, m)),
+    };
+    mine.gpu = gpu_label(&wanted);
+    let mut env = inv.env.clone();
+    // several NICs per node: `-d a,b` gives local rank i the i-th
+    if let Some(list) = env.device.clone().filter(|d| d.contains(',')) {
+        let names: Vec<&str> = list.split(',').filter(|s| !s.is_empty()).collect();
+        env.device = names.get(local_rank % names.len().max(1)).map(|s| s.to_string());
+    }
+    mine.device = env.device.clone();
+    let gpu = super::gpu::resolve(&wanted).map_err(|m| (exit::UNAVAILABLE, m))?;
+    Ok(with_hooks(fabdiag_session::Env { gpu, ..env }))
+}
+
 /// Where a rank's buffers are, for the report: "GPU 1" when both are on
 /// it, else each side's ("TX GPU 0 RX GPU 1", "RX GPU 2"); None in system
 /// memory.
@@ -570,33 +597,23 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
     if l.size < 2 {
         return fail(&who, exit::USAGE, "a sweep needs at least 2 ranks");
     }
-    if let Err(e) = load_libfabric() {
-        return fail(&who, exit::UNAVAILABLE, &e.to_string());
-    }
-    // -t/-r in the tool's options: every pair test of this rank puts those
-    // buffers on its GPU; a list gives local rank i its i-th (as -d below)
-    let wanted = match fabdiag_options::parse_for_rank(o.tool, &o.tool_args, l.local_rank) {
-        Ok(Action::Run(mine)) => mine.gpu,
-        Ok(_) => inv.gpu.clone(),
-        Err(OptionError::Invalid(m) | OptionError::Unavailable(m)) => return fail(&who, exit::USAGE, &m),
-    };
-    let gpu = match super::gpu::resolve(&wanted) {
-        Ok(g) => g,
-        Err(m) => return fail(&who, exit::UNAVAILABLE, &m),
-    };
-    let mut env = with_hooks(fabdiag_session::Env { gpu, ..inv.env.clone() });
-    // several NICs per node: `-d a,b` gives local rank i the i-th
-    if let Some(list) = env.device.clone().filter(|d| d.contains(',')) {
-        let names: Vec<&str> = list.split(',').filter(|s| !s.is_empty()).collect();
-        env.device = names.get(l.local_rank % names.len().max(1)).map(|s| s.to_string());
-    }
     let mut mine = setup.worker_config(o, l.rank, l.size, coordinator.clone());
-    mine.device = env.device.clone();
-    mine.gpu = gpu_label(&wanted);
+    let prepared = own_env(o, &inv, l.local_rank, &mut mine);
     if l.rank != 0 {
-        let mut runner = match FabricRunner::new(env, 0) {
+        let ready = prepared.and_then(|env| {
+            FabricRunner::new(env, 0).map_err(|e| (exit::RUNTIME, format!("cannot listen for pair tests: {e}")))
+        });
+        let mut runner = match ready {
             Ok(r) => r,
-            Err(e) => return fail(&who, exit::RUNTIME, &format!("cannot listen for pair tests: {e}")),
+            Err((code, m)) => {
+                let code = fail(&who, code, &m);
+                // rank 0 names why in its report as soon as it hears,
+                // instead of "never joined" after the join timeout
+                if let Err(e) = worker::tell_unable(&mine, &m, &|| stop.why()) {
+                    eprintln!("{who}: could not tell rank 0: {e}");
+                }
+                return code;
+            }
         };
         return match worker::work(&mine, &mut runner, &|| stop.why()) {
             Ok(_) => stop.end(&who, exit::OK),
@@ -610,11 +627,16 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
         Err(m) => return fail(&who, exit::RUNTIME, &m),
     };
     // what can stop rank 0 before the sweep starts is told to every rank:
-    // first whether it can run the test at all (a provider or GPU setting
-    // no rank can use would otherwise fail every pair, round after round)
-    let ready = fabdiag_session::check(&inv.spec, &env)
-        .map_err(|f| (exit::of(f.kind), f.to_string()))
-        .and_then(|()| {
+    // its own setup (libfabric, its GPU), whether it can run the test at
+    // all (a provider or GPU setting no rank can use would otherwise fail
+    // every pair, round after round), its listener and the output folder
+    let ready = prepared
+        .and_then(|env| {
+            fabdiag_session::check(&inv.spec, &env)
+                .map(|()| env)
+                .map_err(|f| (exit::of(f.kind), f.to_string()))
+        })
+        .and_then(|env| {
             FabricRunner::new(env, 0).map_err(|e| (exit::RUNTIME, format!("cannot listen for pair tests: {e}")))
         })
         .and_then(|r| Ok((r, prepare_output(o, l.size, setup).map_err(|m| (exit::RUNTIME, m))?)));
