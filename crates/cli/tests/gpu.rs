@@ -194,6 +194,53 @@ fn pair_tools_with_gpu_buffers_verify_their_data() {
     assert!(c.stdout.contains("Client TX Mem    : GPU 0\nClient GPU Type  : NVIDIA\nServer RX Mem    : GPU 0\nServer GPU Type  : NVIDIA\n"), "{}", c.stdout);
 }
 
+/// A sweep on one GPU node: three ranks over shm with their buffers on
+/// GPU 0 (`-t 0,0,1` would give local rank 2 GPU 1: on a one-GPU machine
+/// that rank cannot start, and rank 0 names why at once).
+#[test]
+#[ignore = "needs an NVIDIA GPU and a CUDA-enabled libfabric (scripts/gpu-run.sh)"]
+fn a_sweep_with_gpu_buffers_measures_and_names_each_ranks_gpu() {
+    require_gpu();
+    require_hmem_libfabric();
+    let _cpu = cpu();
+    let gpus = fabdiag_gpu::Cuda::load()
+        .and_then(|c| c.devices())
+        .map_or(0, |d| d.len());
+    let coord = format!("127.0.0.1:{}", free_port());
+    let list = if gpus > 1 { "0,1,1" } else { "0,0,1" };
+    let start = |r: usize, extra: &[&str]| {
+        let mut c = fabdiag(&["sweep", "--coordinator", &coord]);
+        c.args(["-P", "shm", "-s", "1048576", "-n", "20", "-t", list, "-r", "0"])
+            .args(extra);
+        c.env("FABDIAG_RANK", r.to_string())
+            .env("FABDIAG_SIZE", "3")
+            .env("FABDIAG_LOCAL_RANK", r.to_string());
+        Proc::spawn(&mut c)
+    };
+    let others: Vec<Proc> = (1..3).map(|r| start(r, &[])).collect();
+    let zero = start(0, &["--json"]).wait(GPU_LIMIT);
+    let others: Vec<Output> = others.into_iter().map(|p| p.wait(GPU_LIMIT)).collect();
+    let doc = zero.json();
+    assert_eq!(doc["nodes"][0]["gpu"], "GPU 0", "{doc}");
+    assert_eq!(doc["nodes"][2]["gpu"], "TX GPU 1 RX GPU 0", "{doc}");
+    let measured = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["value"].is_number())
+        .count();
+    if gpus > 1 {
+        assert_eq!(zero.code, Some(0), "{}", zero.stderr);
+        assert_eq!(measured, 3, "{doc}");
+    } else {
+        assert_eq!(zero.code, Some(2), "{}", zero.stderr);
+        assert_eq!(measured, 1, "0-1 on GPU 0: {doc}");
+        assert_eq!(others[1].code, Some(4), "{}", others[1].stderr);
+        let why = doc["nodes"][2]["reason"].as_str().unwrap_or_default();
+        assert!(why.starts_with("could not start: -t 1: no such GPU"), "{why}");
+    }
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU (scripts/gpu-run.sh)"]
 fn a_gpu_that_does_not_exist_is_named() {
