@@ -23,6 +23,13 @@ fn require_gpu() {
     }
 }
 
+/// The NVIDIA GPUs here.
+fn gpu_count() -> usize {
+    fabdiag_gpu::Cuda::load()
+        .and_then(|c| c.devices())
+        .map_or(0, |d| d.len())
+}
+
 /// A libfabric with FI_HMEM for CUDA, or the test fails saying so.
 fn require_hmem_libfabric() {
     let p = std::env::var("FABDIAG_LIBFABRIC").unwrap_or_default();
@@ -163,10 +170,7 @@ fn gpu_loopback_bw_gpu_to_gpu_and_gpu_to_host_with_the_data_checked() {
     require_gpu();
     require_hmem_libfabric();
     let _cpu = cpu();
-    let gpus = fabdiag_gpu::Cuda::load()
-        .and_then(|c| c.devices())
-        .map_or(0, |d| d.len() as u64);
-    check_gpu_loopback(&|a| run(a, GPU_LIMIT), gpus);
+    check_gpu_loopback(&|a| run(a, GPU_LIMIT), gpu_count() as u64);
 }
 
 #[test]
@@ -203,9 +207,7 @@ fn a_sweep_with_gpu_buffers_measures_and_names_each_ranks_gpu() {
     require_gpu();
     require_hmem_libfabric();
     let _cpu = cpu();
-    let gpus = fabdiag_gpu::Cuda::load()
-        .and_then(|c| c.devices())
-        .map_or(0, |d| d.len());
+    let gpus = gpu_count();
     let coord = format!("127.0.0.1:{}", free_port());
     let list = if gpus > 1 { "0,1,1" } else { "0,0,1" };
     let start = |r: usize, extra: &[&str]| {

@@ -88,6 +88,22 @@ fn connect(cfg: &WorkerConfig, stopped: &dyn Fn() -> Option<String>) -> Result<T
     })
 }
 
+/// This rank's join: who it is, where its pair tests listen, and, when it
+/// cannot take part, why.
+fn join(cfg: &WorkerConfig, pair_port: u16, unable: Option<String>) -> ToCoordinator {
+    ToCoordinator::Join {
+        protocol: SWEEP_PROTOCOL,
+        version: cfg.version.clone(),
+        rank: cfg.rank,
+        size: cfg.size,
+        host: cfg.host.clone(),
+        device: cfg.device.clone(),
+        gpu: cfg.gpu.clone(),
+        pair_port,
+        unable,
+    }
+}
+
 /// Tells rank 0 that this rank cannot take part, and why (`reason`), so
 /// the report names the reason as soon as rank 0 hears it instead of
 /// "never joined" after the whole join timeout. Waits for rank 0 as a join
@@ -97,21 +113,7 @@ pub fn tell_unable(cfg: &WorkerConfig, reason: &str, stopped: &dyn Fn() -> Optio
     let s = connect(cfg, stopped)?;
     let io = |e: std::io::Error| SweepError::Lost(e.to_string());
     s.set_write_timeout(Some(Duration::from_secs(5))).map_err(io)?;
-    wire::send(
-        &s,
-        &ToCoordinator::Join {
-            protocol: SWEEP_PROTOCOL,
-            version: cfg.version.clone(),
-            rank: cfg.rank,
-            size: cfg.size,
-            host: cfg.host.clone(),
-            device: cfg.device.clone(),
-            gpu: cfg.gpu.clone(),
-            pair_port: 0,
-            unable: Some(reason.to_string()),
-        },
-    )
-    .map_err(io)?;
+    wire::send(&s, &join(cfg, 0, Some(reason.to_string()))).map_err(io)?;
     let _ = wire::recv::<ToRank>(&s, Some(Instant::now() + Duration::from_secs(5)));
     Ok(())
 }
@@ -131,21 +133,7 @@ pub fn work(
     let _ = s.set_nodelay(true);
     let io = |e: std::io::Error| SweepError::Lost(e.to_string());
     s.set_write_timeout(Some(cfg.idle_limit)).map_err(io)?;
-    wire::send(
-        &s,
-        &ToCoordinator::Join {
-            protocol: SWEEP_PROTOCOL,
-            version: cfg.version.clone(),
-            rank: cfg.rank,
-            size: cfg.size,
-            host: cfg.host.clone(),
-            device: cfg.device.clone(),
-            gpu: cfg.gpu.clone(),
-            pair_port: runner.port(),
-            unable: None,
-        },
-    )
-    .map_err(io)?;
+    wire::send(&s, &join(cfg, runner.port(), None)).map_err(io)?;
     let lost = |e: ReadFail| SweepError::Lost(e.to_string());
     match wire::recv::<ToRank>(&s, Some(Instant::now() + cfg.join_timeout + cfg.idle_limit)).map_err(lost)? {
         ToRank::Welcome { test } => runner.configure(&test).map_err(SweepError::Config)?,
