@@ -232,6 +232,18 @@ fn a_rank_killed_mid_sweep_is_lost_and_the_others_pairs_complete() {
     assert!(others_ok, "{}", doc["pairs"]);
     assert!((3..=4).contains(&measured), "{measured} measured");
     assert_eq!(doc["pairs"].as_array().unwrap().len(), 6, "every pair is in the report");
+    // round 2's 3>1 was under way: what rank 1 saw of it is kept
+    let p13 = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["a"] == 1 && p["b"] == 3)
+        .unwrap();
+    let e = p13["error"].as_str().unwrap_or_default();
+    assert!(
+        e.starts_with("client rank 3 (") && e.contains(" (server rank 1: "),
+        "{p13}"
+    );
     for p in others.drain(..2) {
         let o = p.wait(LIMIT);
         assert_eq!(o.code, Some(0), "{}", o.stderr);

@@ -595,8 +595,13 @@ impl Coordinator<'_> {
                         rec.value = None;
                     }
                 }
-                (None, _) => {
-                    rec.error = Some(format!("client {}", self.why_not(p.client)));
+                (None, s) => {
+                    // what the server saw of it, when it said
+                    let seen = s
+                        .and_then(|s| s.error)
+                        .map(|se| format!(" (server rank {}: {se})", p.server))
+                        .unwrap_or_default();
+                    rec.error = Some(format!("client {}{seen}", self.why_not(p.client)));
                 }
             }
         }
