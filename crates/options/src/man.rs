@@ -64,17 +64,84 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ),
 ];
 
-/// A pair tool's stop signals, after its exit codes.
-fn stop_signals(r: &mut Roff) {
+/// fabdiag as a whole: what each code means for every command.
+const OVERVIEW_EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "Success."),
+    ("1", "Invalid option or argument (as the originals)."),
+    (
+        "2",
+        "The run failed: a peer died or went silent, a fabric, GPU or control-protocol error, the port in use, no server, a data check failed; for a sweep, pairs failed or ranks were lost.",
+    ),
+    (
+        "3",
+        "The run completed but a threshold was missed (--min-bw, --max-lat, --min-tile-bandwidth, --min-host-bandwidth).",
+    ),
+    (
+        "4",
+        "This machine cannot do it: libfabric, a provider, domain or capability, a GPU runtime or GPU is missing.",
+    ),
+    ("5", "fabdiag sweep only: slow links or nodes were found."),
+];
+
+const SERVE_EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "Stopped by SIGINT or SIGTERM (the test in progress ended, its client told)."),
+    ("1", "Invalid option or argument."),
+    ("2", "It cannot listen (the port in use) or watch for signals."),
+    (
+        "4",
+        "This machine cannot serve what it was started with: libfabric missing, the -P provider or -d domain absent, no GPU runtime or no such GPU for -t/-r.",
+    ),
+];
+
+const SWEEP_EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "Every pair measured and none slow."),
+    (
+        "1",
+        "Invalid option or argument; no rank or coordinator from the launcher's environment; a rank refused (another size or version, a duplicate) or told that rank 0 could not start.",
+    ),
+    (
+        "2",
+        "Pairs failed or ranks were missing or lost; the coordinator cannot be reached or listen; the output directory cannot be written.",
+    ),
+    ("3", "A pair or node missed --min-bw or --max-lat."),
+    (
+        "4",
+        "Unavailable here: libfabric, the provider, domain or capability, a GPU runtime or GPU that the test needs.",
+    ),
+    ("5", "Slow links or nodes were found."),
+];
+
+const TRAFFIC_EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "Success."),
+    ("1", "Invalid option or argument (as the original); -d names no GPU here."),
+    (
+        "2",
+        "A test failed: a CUDA error (a kernel fault, a device reset), a wait past its time-out, or a data check that found a wrong byte.",
+    ),
+    ("3", "A test completed below --min-tile-bandwidth or --min-host-bandwidth."),
+    (
+        "4",
+        "Unavailable here: no NVIDIA driver, no GPU, or a plan this GPU cannot hold (too little free memory, no copy engine, -n × -i past 64 bits of bytes).",
+    ),
+];
+
+const PAIR_STOP: &str = "Stopped mid-run, the tool dies by the signal (130 or 143 in a shell) after printing what it measured: a line on standard error, and with --json the document with every finished size and error kind \"interrupted\". A signal it was started ignoring stays ignored.";
+
+const SERVE_STOP: &str = "The server ends the test in progress (its client is told), says how many connections it served, and exits 0. A second signal ends it at once; a signal it was started ignoring stays ignored.";
+
+const SWEEP_STOP: &str = "Rank 0 ends the sweep after the round in progress, records the rounds left as not tested, skips the re-tests and writes its report; then every rank dies by the signal (130 or 143 in a shell). A second signal ends a process at once.";
+
+const TRAFFIC_STOP: &str = "Stopped mid-run, the tool dies by the signal (130 or 143 in a shell) after printing a line that says when, and with -j the document with every finished test and that line as its error. A signal it was started ignoring stays ignored.";
+
+/// What a stop signal does, after the exit codes.
+fn stop_signals(r: &mut Roff, what: &str) {
     r.control("TP", []).text([bold("SIGINT, SIGTERM")]);
-    r.text([roman(
-        "Stopped mid-run, the tool dies by the signal (130 or 143 in a shell) after printing what it measured: a line on standard error, and with --json the document with every finished size and error kind \"interrupted\". A signal it was started ignoring stays ignored.",
-    )]);
+    r.text([roman(what)]);
 }
 
-fn exit_status(r: &mut Roff) {
+fn exit_status(r: &mut Roff, table: &[(&str, &str)]) {
     r.control("SH", ["EXIT STATUS"]);
-    for (code, what) in EXIT_STATUS {
+    for (code, what) in table {
         r.control("TP", []).text([bold(*code)]);
         r.text([roman(*what)]);
     }
@@ -209,8 +276,8 @@ fn tool_page(tool: Tool, name: &str, synopsis_prog: &str, version: &str) -> Page
     r.control("SH", ["FABDIAG OPTIONS"]);
     para(&mut r, "Additions to the original options.");
     options(&mut r, &docs.iter().filter(|d| d.fabdiag).collect::<Vec<_>>());
-    exit_status(&mut r);
-    stop_signals(&mut r);
+    exit_status(&mut r, EXIT_STATUS);
+    stop_signals(&mut r, PAIR_STOP);
     r.control("SH", ["JSON"]);
     r.text([roman(
         "With --json the tool prints one JSON document on stdout (schema_version 1: the run's configuration, one result per size, the threshold verdict, and the error of a failed run, with the sizes that finished). The schema is described in /usr/share/doc/fabdiag/README.md, section JSON.",
@@ -245,7 +312,7 @@ fn overview_page(version: &str) -> Page {
     r.text([roman("Print a shell completion script.")]);
     r.control("TP", []).text([bold("fabdiag manpages"), roman(" DIR")]);
     r.text([roman("Write these manual pages into DIR.")]);
-    exit_status(&mut r);
+    exit_status(&mut r, OVERVIEW_EXIT_STATUS);
     environment(&mut r);
     let mut also: Vec<String> = Tool::all().map(|t| t.original_name().to_string()).collect();
     also.extend(["fabdiag-serve", "fabdiag-sweep", "gc-hosttraffictest"].map(String::from));
@@ -257,7 +324,26 @@ fn overview_page(version: &str) -> Page {
     }
 }
 
-fn text_page(name: &str, summary: &str, description: &str, usage: &str, version: &str) -> Page {
+/// A command's own page (serve, sweep, host-traffic): its usage as it
+/// prints it, its exit codes and what a stop signal does to it.
+struct Command<'a> {
+    name: &'a str,
+    summary: &'a str,
+    description: &'a str,
+    usage: &'a str,
+    exits: &'a [(&'a str, &'a str)],
+    stop: &'a str,
+}
+
+fn text_page(c: Command<'_>, version: &str) -> Page {
+    let Command {
+        name,
+        summary,
+        description,
+        usage,
+        exits,
+        stop,
+    } = c;
     let mut r = Roff::new();
     header(&mut r, name, version);
     r.control("SH", ["NAME"]);
@@ -266,7 +352,8 @@ fn text_page(name: &str, summary: &str, description: &str, usage: &str, version:
     r.text([roman(description)]);
     r.control("SH", ["USAGE"]);
     verbatim(&mut r, usage);
-    exit_status(&mut r);
+    exit_status(&mut r, exits);
+    stop_signals(&mut r, stop);
     see_also(&mut r, &["fabdiag"]);
     Page {
         name: name.into(),
@@ -288,17 +375,25 @@ pub fn pages(version: &str) -> Vec<Page> {
         out.push(tool_page(Tool::GpuLoopbackBw, alias, alias, version));
     }
     out.push(text_page(
-        "fabdiag-serve",
-        "one server for every fabdiag tool",
-        "fabdiag serve answers any fabdiag client, of any tool and under any name, client after client, like iperf3 -s. Each test runs in its own worker process, so a client that dies, stalls or lies, or a provider that crashes, ends only its own test. One test runs at a time; a client arriving meanwhile is told the server is busy. Every connection ends in one log line, or one JSON line with --json. SIGINT and SIGTERM stop it cleanly.",
-        &serve::serve_usage("fabdiag serve"),
+        Command {
+            name: "fabdiag-serve",
+            summary: "one server for every fabdiag tool",
+            description: "fabdiag serve answers any fabdiag client, of any tool and under any name, client after client, like iperf3 -s. Each test runs in its own worker process, so a client that dies, stalls or lies, or a provider that crashes, ends only its own test. One test runs at a time; a client arriving meanwhile is told the server is busy. Every connection ends in one log line, or one JSON line with --json. SIGINT and SIGTERM stop it cleanly.",
+            usage: &serve::serve_usage("fabdiag serve"),
+            exits: SERVE_EXIT_STATUS,
+            stop: SERVE_STOP,
+        },
         version,
     ));
     out.push(text_page(
-        "fabdiag-sweep",
-        "test every pair of ranks and name the slow link or node",
-        "fabdiag sweep runs one pair test (the same session code as fabdiag write-bw and the other tools) between every pair of ranks exactly once, in rounds of disjoint pairs, under srun, mpirun or any launcher that sets a rank and a size, and reports the slow links and nodes: a text summary on rank 0, or the JSON document (schema fabdiag-sweep/1, described in /usr/share/doc/fabdiag/README.md, section sweep) with --json. Every wait is bounded: ranks that never join or stop answering are reported with their untested pairs.",
-        &sweep::sweep_usage("fabdiag sweep"),
+        Command {
+            name: "fabdiag-sweep",
+            summary: "test every pair of ranks and name the slow link or node",
+            description: "fabdiag sweep runs one pair test (the same session code as fabdiag write-bw and the other tools) between every pair of ranks exactly once, in rounds of disjoint pairs, under srun, mpirun or any launcher that sets a rank and a size, and reports the slow links and nodes: a text summary on rank 0, or the JSON document (schema fabdiag-sweep/1, described in /usr/share/doc/fabdiag/README.md, section sweep) with --json. Every wait is bounded: ranks that never join or stop answering are reported with their untested pairs.",
+            usage: &sweep::sweep_usage("fabdiag sweep"),
+            exits: SWEEP_EXIT_STATUS,
+            stop: SWEEP_STOP,
+        },
         version,
     ));
     let traffic_desc = "Host <-> GPU memory <-> compute traffic on NVIDIA GPUs, as Graphcore's gc-hosttraffictest: the host copies to and from a device buffer through the copy engines while kernels read or write the same buffer, and each figure is its own bytes over its own time.";
@@ -309,10 +404,14 @@ pub fn pages(version: &str) -> Vec<Page> {
             "fabdiag host-traffic"
         };
         out.push(text_page(
-            name,
-            "host and GPU memory traffic test",
-            traffic_desc,
-            &traffic::usage(prog),
+            Command {
+                name,
+                summary: "host and GPU memory traffic test",
+                description: traffic_desc,
+                usage: &traffic::usage(prog),
+                exits: TRAFFIC_EXIT_STATUS,
+                stop: TRAFFIC_STOP,
+            },
             version,
         ));
     }
@@ -370,5 +469,43 @@ mod tests {
         ] {
             assert!(pages.iter().any(|p| p.name == name), "{name}");
         }
+    }
+
+    /// serve, sweep and host-traffic each document their own exit codes
+    /// and stop signals, not the pair tools' (which name --min-bw and a
+    /// peer they do not have).
+    #[test]
+    fn each_command_page_has_its_own_exit_codes() {
+        let pages = pages("9.9.9");
+        let page = |name: &str| {
+            pages
+                .iter()
+                .find(|p| p.name == name)
+                .map(|p| p.roff.replace("\\-", "-"))
+                .unwrap_or_else(|| panic!("{name}"))
+        };
+        let exits = |roff: &str| -> String {
+            let start = roff.find(".SH \"EXIT STATUS\"").unwrap_or(0);
+            let end = roff.find(".SH \"SEE ALSO\"").unwrap_or(roff.len());
+            roff[start..end].to_string()
+        };
+        let sweep = exits(&page("fabdiag-sweep"));
+        assert!(
+            sweep.contains("\\fB5\\fR") && sweep.contains("Slow links or nodes"),
+            "{sweep}"
+        );
+        assert!(sweep.contains("rounds left as not tested"), "{sweep}");
+        for name in ["gc-hosttraffictest", "fabdiag-host-traffic"] {
+            let t = exits(&page(name));
+            assert!(t.contains("--min-tile-bandwidth") && !t.contains("--min-bw"), "{t}");
+            assert!(t.contains("every finished test"), "{t}");
+        }
+        let serve = exits(&page("fabdiag-serve"));
+        assert!(
+            serve.contains("Stopped by SIGINT or SIGTERM") && !serve.contains("--min-bw"),
+            "{serve}"
+        );
+        let overview = exits(&page("fabdiag"));
+        assert!(overview.contains("fabdiag sweep only"), "{overview}");
     }
 }
