@@ -250,6 +250,57 @@ fn a_rank_killed_mid_sweep_is_lost_and_the_others_pairs_complete() {
     }
 }
 
+/// A rank that stops answering mid-sweep but keeps its connections open
+/// (SIGSTOP: a hung node) is lost once its pair partner has reported their
+/// pair failed and 15 s more have passed, not at the end of the step's
+/// limit (300 s here); its pair keeps what the partner saw, and the rest
+/// of the sweep runs.
+#[test]
+fn a_silent_rank_is_lost_soon_after_its_partner_reports_it() {
+    let _cpu = cpu();
+    let dir = tempdir("sweepsilent");
+    let coord = format!("127.0.0.1:{}", free_port());
+    let big: &[&str] = &["-n", "200", "--pair-timeout", "300"];
+    let mut others: Vec<Proc> = (1..4).map(|r| Proc::spawn(&mut rank(r, 4, &coord, big))).collect();
+    let zero = Proc::spawn(&mut rank(0, 4, &coord, &[big, &["--json", "--output", &dir]].concat()));
+    records(&dir, 2);
+    let t = Instant::now();
+    others[2].signal(Signal::SIGSTOP);
+    let zero = zero.wait(Duration::from_secs(200));
+    let took = t.elapsed();
+    others[2].signal(Signal::SIGKILL);
+    assert_eq!(zero.code, Some(2), "{}", zero.stderr);
+    assert!(took < Duration::from_secs(90), "{took:?}");
+    let doc = zero.json();
+    assert_eq!(doc["nodes"][3]["status"], "lost", "{}", doc["nodes"][3]);
+    let why = doc["nodes"][3]["reason"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("stopped answering: no answer within 15 s of rank ")
+            && why.contains("'s report that their pair failed"),
+        "{why}"
+    );
+    let failed: Vec<&Value> = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["b"] == 3 && !p["value"].is_number() && p["untested"] == false)
+        .collect();
+    assert_eq!(failed.len(), 1, "{}", doc["pairs"]);
+    let e = failed[0]["error"].as_str().unwrap_or_default();
+    assert!(e.contains("stopped answering"), "{e}");
+    let others_ok = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["a"] != 3 && p["b"] != 3)
+        .all(|p| p["value"].is_number());
+    assert!(others_ok, "{}", doc["pairs"]);
+    for p in others.drain(..2) {
+        let o = p.wait(LIMIT);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+    }
+}
+
 /// Waits until `dir`'s pairs.jsonl holds `n` records.
 fn records(dir: &str, n: usize) {
     let deadline = Instant::now() + LIMIT;

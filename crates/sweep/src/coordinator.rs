@@ -3,17 +3,20 @@
 //! live rank gets an order (a pair test or idle) and must answer within
 //! the step's limit, or it is declared lost, its connection closed and its
 //! remaining pairs recorded as not tested, with the reason. One thread and
-//! one connection per rank: orders go out and answers are read in rank
-//! order, each read bounded by the step's deadline, so a stalled rank
-//! costs one step limit once, never a hang. Never prints: what happens
+//! one connection per rank: orders go out in rank order, answers are read
+//! as they arrive (one epoll set), so a rank whose partner reported their
+//! pair failed is waited for only a grace period, and a stalled rank costs
+//! at most one step limit once, never a hang. Never prints: what happens
 //! goes to an `Observer`, and the whole sweep comes back as `Coordinated`.
 
 use crate::analysis::{Analysis, Better, Matrix, Rules};
 use crate::error::SweepError;
 use crate::schedule::{Pair, Schedule};
 use crate::wire::{self, PairRole, ReadFail, RowFigure, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -218,9 +221,18 @@ struct Coordinator<'a> {
     cfg: &'a CoordConfig,
     obs: &'a mut dyn Observer,
     ranks: Vec<Rank>,
+    /// Every live rank's connection, keyed by rank: answers are read as
+    /// they arrive, not in rank order.
+    ready: Epoll,
     step: u64,
     steps: Vec<StepRecord>,
 }
+
+/// How long a rank is waited for once its pair partner has reported their
+/// pair failed: a live rank hears of it within the control connection's
+/// silence limit (5 s) and answers, so one that stays silent is lost now,
+/// not at the end of the step limit.
+const PARTNER_GRACE: Duration = Duration::from_secs(15);
 
 /// Runs the whole sweep as rank 0's coordinator on `listener`.
 pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observer) -> Result<Coordinated, SweepError> {
@@ -242,10 +254,13 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
             },
         })
         .collect();
+    let ready = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)
+        .map_err(|e| SweepError::Io(format!("coordinator cannot watch the ranks (epoll): {e}")))?;
     let mut c = Coordinator {
         cfg,
         obs,
         ranks,
+        ready,
         step: 0,
         steps: Vec::new(),
     };
@@ -454,6 +469,9 @@ impl Coordinator<'_> {
         let Ok(ip) = s.peer_addr().map(|a| a.ip()) else {
             return false;
         };
+        if let Err(e) = self.ready.add(&s, EpollEvent::new(EpollFlags::EPOLLIN, rank as u64)) {
+            return refuse(&s, format!("rank 0 cannot watch rank {rank}'s connection: {e}"));
+        }
         if wire::send(
             &s,
             &ToRank::Welcome {
@@ -480,6 +498,7 @@ impl Coordinator<'_> {
     fn lose(&mut self, rank: usize, why: String) {
         if let Some(r) = self.ranks.get_mut(rank) {
             if let Some(c) = r.conn.take() {
+                let _ = self.ready.delete(&c);
                 let _ = c.shutdown(std::net::Shutdown::Both);
             }
             r.node.status = NodeStatus::Lost;
@@ -544,34 +563,8 @@ impl Coordinator<'_> {
             }
         }
         cpu += tick.elapsed();
-        let deadline = Instant::now() + self.cfg.step_timeout;
-        let mut answers: Vec<Option<SideOutcome>> = vec![None; self.ranks.len()];
-        for (rank, answer) in answers.iter_mut().enumerate() {
-            while let Some(conn) = self.ranks[rank].conn.as_ref() {
-                match wire::recv::<ToCoordinator>(conn, Some(deadline)) {
-                    Ok(ToCoordinator::Done { step: s, outcome }) if s == step => {
-                        let tick = Instant::now();
-                        let n = &mut self.ranks[rank].node;
-                        // cumulative on the rank; an idle answer carries none
-                        n.endpoint_opens = n.endpoint_opens.max(outcome.opens);
-                        n.endpoint_open_s = n.endpoint_open_s.max(outcome.open_s);
-                        *answer = Some(outcome);
-                        cpu += tick.elapsed();
-                        break;
-                    }
-                    // a late answer to an earlier step, or a stray join
-                    Ok(_) => continue,
-                    Err(ReadFail::Timeout) => {
-                        let secs = self.cfg.step_timeout.as_secs_f64();
-                        self.lose(
-                            rank,
-                            format!("stopped answering: no answer within {secs:.0} s in {label}"),
-                        );
-                    }
-                    Err(e) => self.lose(rank, format!("was lost in {label}: {e}")),
-                }
-            }
-        }
+        let (mut answers, busy) = self.answers(step, &label, pairs);
+        cpu += busy;
         let mut measure_s: f64 = 0.0;
         for (i, p) in pairs.iter().enumerate() {
             if out[i].untested {
@@ -616,6 +609,125 @@ impl Coordinator<'_> {
             coordinator_busy_s: cpu.as_secs_f64(),
         });
         out
+    }
+
+    /// Every live rank's answer to `step`, read as answers arrive. A rank
+    /// is waited for until the step's limit, or `PARTNER_GRACE` after its
+    /// pair partner reported their pair failed if that comes first; one
+    /// that says nothing by then, or whose connection fails, is lost.
+    /// Returns the answers by rank and the time spent reading them.
+    fn answers(&mut self, step: u64, label: &str, pairs: &[Pair]) -> (Vec<Option<SideOutcome>>, Duration) {
+        let n = self.ranks.len();
+        let deadline = Instant::now() + self.cfg.step_timeout;
+        let mut busy = Duration::ZERO;
+        let mut partner: Vec<Option<usize>> = vec![None; n];
+        for p in pairs {
+            partner[p.client] = Some(p.server);
+            partner[p.server] = Some(p.client);
+        }
+        let mut answers: Vec<Option<SideOutcome>> = vec![None; n];
+        let mut pending: Vec<bool> = self.ranks.iter().map(|r| r.conn.is_some()).collect();
+        let mut left = pending.iter().filter(|&&p| p).count();
+        // earlier limits than the step's: (when, rank, whose report)
+        let mut graces: BinaryHeap<Reverse<(Instant, usize, usize)>> = BinaryHeap::new();
+        let mut events = vec![EpollEvent::empty(); n.clamp(1, 1024)];
+        while left > 0 {
+            let now = Instant::now();
+            // limits that passed: a rank its partner gave up on, then all
+            while let Some(&Reverse((when, rank, reporter))) = graces.peek() {
+                if when > now {
+                    break;
+                }
+                graces.pop();
+                if pending[rank] {
+                    pending[rank] = false;
+                    left -= 1;
+                    let secs = PARTNER_GRACE.as_secs();
+                    self.lose(
+                        rank,
+                        format!("stopped answering: no answer within {secs} s of rank {reporter}'s report that their pair failed, in {label}"),
+                    );
+                }
+            }
+            if now >= deadline {
+                let secs = self.cfg.step_timeout.as_secs_f64();
+                for rank in (0..n).filter(|&r| pending[r]) {
+                    self.lose(
+                        rank,
+                        format!("stopped answering: no answer within {secs:.0} s in {label}"),
+                    );
+                }
+                break;
+            }
+            if left == 0 {
+                break;
+            }
+            let wake = graces.peek().map_or(deadline, |Reverse((w, _, _))| (*w).min(deadline));
+            // at least 1 ms: 0 would poll without waiting
+            let ms = wake.saturating_duration_since(now).as_millis().clamp(1, 1000) as u16;
+            let got = match self.ready.wait(&mut events, EpollTimeout::from(ms)) {
+                Ok(k) => k,
+                Err(nix::errno::Errno::EINTR) => 0,
+                Err(e) => {
+                    // (only a bad descriptor or buffer makes epoll_wait fail)
+                    for rank in (0..n).filter(|&r| pending[r]) {
+                        self.lose(rank, format!("could not be watched in {label} (epoll: {e})"));
+                    }
+                    break;
+                }
+            };
+            for ev in &events[..got] {
+                let rank = ev.data() as usize;
+                let Some(conn) = self.ranks.get(rank).and_then(|r| r.conn.as_ref()) else {
+                    continue;
+                };
+                let tick = Instant::now();
+                if !pending[rank] {
+                    // answered already: a stray message, or its connection
+                    // closing (read now, or it would wake every wait)
+                    match wire::recv::<ToCoordinator>(conn, Some(tick + Duration::from_secs(1))) {
+                        Ok(_) | Err(ReadFail::Timeout) => {}
+                        Err(e) => self.lose(rank, format!("was lost in {label}: {e}")),
+                    }
+                    busy += tick.elapsed();
+                    continue;
+                }
+                match wire::recv::<ToCoordinator>(conn, Some(deadline)) {
+                    Ok(ToCoordinator::Done { step: s, outcome }) if s == step => {
+                        let node = &mut self.ranks[rank].node;
+                        // cumulative on the rank; an idle answer carries none
+                        node.endpoint_opens = node.endpoint_opens.max(outcome.opens);
+                        node.endpoint_open_s = node.endpoint_open_s.max(outcome.open_s);
+                        if outcome.error.is_some() {
+                            if let Some(p) = partner[rank].filter(|&p| pending[p]) {
+                                graces.push(Reverse((Instant::now() + PARTNER_GRACE, p, rank)));
+                            }
+                        }
+                        answers[rank] = Some(outcome);
+                        pending[rank] = false;
+                        left -= 1;
+                    }
+                    // a late answer to an earlier step, or a stray join
+                    Ok(_) => {}
+                    Err(ReadFail::Timeout) => {
+                        let secs = self.cfg.step_timeout.as_secs_f64();
+                        pending[rank] = false;
+                        left -= 1;
+                        self.lose(
+                            rank,
+                            format!("stopped answering: no answer within {secs:.0} s in {label}"),
+                        );
+                    }
+                    Err(e) => {
+                        pending[rank] = false;
+                        left -= 1;
+                        self.lose(rank, format!("was lost in {label}: {e}"));
+                    }
+                }
+                busy += tick.elapsed();
+            }
+        }
+        (answers, busy)
     }
 
     fn finish(&mut self) {
