@@ -795,7 +795,10 @@ struct Cluster {
 impl Cluster {
     fn new(n: usize) -> Cluster {
         require_root();
-        let tag = format!("{}", std::process::id() % 100000);
+        // unique per cluster, in case two ever run at once in this process
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tag = format!("{}{k}", std::process::id() % 10000);
         let c = Cluster { tag, n };
         let sw = c.switch();
         must(&["ip", "netns", "add", &sw]);
@@ -890,6 +893,49 @@ impl Drop for Cluster {
         }
         let _ = Command::new("ip").args(["netns", "del", &self.switch()]).status();
     }
+}
+
+/// One node cannot reach another (an unreachable route on node 1 for
+/// node 3's address): their pair fails with both sides' reasons, the rest
+/// is measured, and neither node is taken for a hung one. The server's
+/// side gives up waiting for its client within 10 s, well inside the 15 s
+/// rank 0 allows after the client's report.
+#[test]
+fn two_nodes_that_cannot_reach_each_other_fail_their_pair_and_stay_in() {
+    let _cpu = cpu();
+    let c = Cluster::new(4);
+    must(&[
+        "ip",
+        "-n",
+        &c.node(1),
+        "route",
+        "add",
+        "unreachable",
+        &format!("{}/32", c.ip(3)),
+    ]);
+    let port = free_port();
+    let args: &[&str] = &["-P", "tcp", "-s", "65536", "-n", "4", "-l", "16", "--retest", "0"];
+    let others: Vec<Proc> = (1..4).map(|r| Proc::spawn(&mut c.rank(r, port, args))).collect();
+    let zero = Proc::spawn(&mut c.rank(0, port, &[args, &["--json"]].concat())).wait(LIMIT * 2);
+    for (i, p) in others.into_iter().enumerate() {
+        let o = p.wait(LIMIT);
+        assert_eq!(o.code, Some(0), "rank {}: {}", i + 1, o.stderr);
+    }
+    assert_eq!(zero.code, Some(2), "{}", zero.stderr);
+    let doc = zero.json();
+    for node in doc["nodes"].as_array().unwrap() {
+        assert_eq!(node["status"], "ok", "{node}");
+    }
+    assert_eq!(pairs_measured(&doc), 5, "{}", doc["pairs"]);
+    let p13 = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["a"] == 1 && p["b"] == 3)
+        .unwrap();
+    let e = p13["error"].as_str().unwrap_or_default();
+    assert!(e.contains("cannot connect to rank"), "{p13}");
+    assert!(e.contains("never connected for the pair test"), "{p13}");
 }
 
 #[test]

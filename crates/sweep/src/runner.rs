@@ -37,6 +37,10 @@ pub struct FabricRunner {
     spec: Option<TestSpec>,
 }
 
+/// How long a pair's server waits for its client to connect: twice the
+/// client's own connect limit (the control connection's silence limit).
+const ACCEPT_LIMIT: Duration = Duration::from_secs(2 * fabdiag_proto::SILENCE_LIMIT.as_secs());
+
 impl FabricRunner {
     /// Listens for pair tests on every address, on `port` (0: any).
     pub fn new(env: Env, port: u16) -> std::io::Result<FabricRunner> {
@@ -51,6 +55,12 @@ impl FabricRunner {
     }
 
     fn accept(&self, order: &Order, deadline: Instant) -> Result<TcpStream, String> {
+        // The client connects as soon as it has its order (sent with this
+        // one) and gives up after the silence limit; waiting longer would
+        // only keep this rank silent after its partner has reported the
+        // failure, and rank 0 would take it for the hung one.
+        let t0 = Instant::now();
+        let deadline = deadline.min(t0 + ACCEPT_LIMIT);
         while let Some(s) =
             wire::accept_by(&self.listener, deadline).map_err(|e| format!("cannot accept the pair connection: {e}"))?
         {
@@ -59,7 +69,11 @@ impl FabricRunner {
                 return Ok(s);
             }
         }
-        Err(format!("rank {} never connected for the pair test", order.peer))
+        Err(format!(
+            "rank {} never connected for the pair test (waited {:.0} s)",
+            order.peer,
+            t0.elapsed().as_secs_f64()
+        ))
     }
 
     fn connect(&self, order: &Order, deadline: Instant) -> Result<TcpStream, String> {
