@@ -55,6 +55,10 @@ build)
   grep -E "^ *(shm|tcp|sockets|CUDA|cuda)" "$work/configure.log" | head -10 || true
   make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -30 "$work/make.log" >&2; exit 1; }
   make install >/dev/null
+  # stripped: the build comes back from the GPU machine as one file of at
+  # most 16 MiB (scripts/gpu-run.sh), and debug symbols are most of it
+  find "$prefix/lib" "$prefix/bin" -type f \( -name '*.so*' -o -perm -u+x \) \
+    -exec strip --strip-unneeded {} + 2>/dev/null || true
   echo "configure: ${flags[*]}"
   "$prefix/bin/fi_info" --version | head -2
   "$prefix/bin/fi_info" -c FI_HMEM -t FI_EP_RDM 2>/dev/null | grep -E "provider|domain" | sort -u | head -20 || true

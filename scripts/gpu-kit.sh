@@ -11,6 +11,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 src=${1:?"the libfabric git directory (e.g. from: fetch github:ofiwg/libfabric)"}
+# libfabric's autogen.sh (the `prepare` step) needs the autotools
+for t in autoreconf automake libtoolize; do
+  command -v "$t" >/dev/null ||
+    { echo "gpu-kit.sh: $t is missing (apt-get install autoconf automake libtool)" >&2; exit 1; }
+done
 mkdir -p gpu-kit
 for tag in v2.6.0 v1.22.0; do
   t=gpu-kit/libfabric-$tag-src.tar.gz

@@ -2,7 +2,7 @@
 # On the GPU machine, in the repository root with gpu-kit/ carried
 # (scripts/gpu-kit.sh): build libfabric with CUDA, run the GPU test path,
 # run the real tools, and measure the independent reference figures, all
-# written under $OUT (the device tool brings $OUT back). Every step has
+# packed under $OUT (the device tool brings $OUT back). Every step has
 # its own time limit and its own log, so one failure does not hide the
 # rest.  Usage: scripts/gpu-run.sh [STEP...]  (default: all steps)
 #   steps: info libfabric tests traffic loopback pairs serve compare
@@ -16,6 +16,17 @@
 set -u
 OUT=${OUT:-/tmp/fabdiag-gpu-out}
 mkdir -p "$OUT"
+# The device tool brings back at most 8 files from $OUT: every log goes
+# to $LOGS and is packed into $OUT/logs.tar.gz after each step (so a
+# command stopped at its time limit still returns what ran), beside
+# $OUT/steps.txt and the libfabric build.
+LOGS=${LOGS:-/tmp/fabdiag-gpu-logs}
+mkdir -p "$LOGS"
+pack() {
+  tar czf "$OUT/logs.tar.gz.part" -C "$LOGS" . && mv "$OUT/logs.tar.gz.part" "$OUT/logs.tar.gz"
+  cp "$LOGS/steps.txt" "$OUT/steps.txt" 2>/dev/null
+  return 0
+}
 kit=$PWD/gpu-kit
 F=$kit/fabdiag
 export FABDIAG_TEST_BIN=$F
@@ -30,12 +41,12 @@ drv=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}')
 [ -n "$drv" ] && ln -sf "$drv" "$links/libcuda.so"
 export LD_LIBRARY_PATH=$cuda/lib64:$links${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 steps=${*:-info libfabric tests traffic loopback pairs serve compare}
-log() { echo "== $*" | tee -a "$OUT/steps.txt"; }
-run() { # NAME SECONDS CMD...: output to $OUT/NAME.txt, status to steps.txt
+log() { echo "== $*" | tee -a "$LOGS/steps.txt"; pack; }
+run() { # NAME SECONDS CMD...: output to $LOGS/NAME.txt, status to steps.txt
   local name=$1 secs=$2; shift 2
   local t0=$SECONDS
-  echo "\$ $*" >"$OUT/$name.txt"
-  timeout "$secs" "$@" >>"$OUT/$name.txt" 2>&1
+  echo "\$ $*" >"$LOGS/$name.txt"
+  timeout "$secs" "$@" >>"$LOGS/$name.txt" 2>&1
   local rc=$?
   log "$name rc=$rc $((SECONDS - t0))s"
 }
@@ -79,10 +90,10 @@ for s in $steps; do
     # a server whose own RX and TX buffers are on the GPU, serving clients
     # with host buffers and with GPU buffers, then an atomic test (system
     # memory on the server by design)
-    "$F" serve -P shm -p 49194 -t 0 -r 0 --json >"$OUT/serve-log.txt" 2>&1 &
+    "$F" serve -P shm -p 49194 -t 0 -r 0 --json >"$LOGS/serve-log.txt" 2>&1 &
     srv=$!
     # up to 10 s for its "listening" line (a GPU runtime may load slowly)
-    for _ in $(seq 100); do grep -q listening "$OUT/serve-log.txt" && break; sleep 0.1; done
+    for _ in $(seq 100); do grep -q listening "$LOGS/serve-log.txt" && break; sleep 0.1; done
     run serve-write-bw-host-client 120 "$F" write-bw 127.0.0.1 -p 49194 -P shm -s 4096:4194304 -n 200
     run serve-write-bw-gpu-client 120 "$F" write-bw 127.0.0.1 -p 49194 -P shm -s 4096:4194304 -n 200 -t 0 -r 0
     run serve-send-lat-gpu-client 120 "$F" send-lat 127.0.0.1 -p 49194 -P shm -s 8:65536 -n 1000 -t 0 -r 0
@@ -93,4 +104,5 @@ for s in $steps; do
   *) log "unknown step $s" ;;
   esac
 done
-cat "$OUT/steps.txt"
+pack
+cat "$LOGS/steps.txt"
