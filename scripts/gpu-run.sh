@@ -31,6 +31,10 @@ kit=$PWD/gpu-kit
 F=$kit/fabdiag
 export FABDIAG_TEST_BIN=$F
 export FABDIAG_LIBFABRIC=$kit/libfabric/lib/libfabric.so.1
+# the toolkit: CUDA_HOME, else /usr/local/cuda, else wherever nvcc lives
+if [ -z "${CUDA_HOME:-}" ] && [ ! -d /usr/local/cuda ] && command -v nvcc >/dev/null; then
+  CUDA_HOME=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
+fi
 cuda=${CUDA_HOME:-/usr/local/cuda}
 # libfabric's CUDA support opens the toolkit's libcudart at run time; the
 # 1.22 fallback also opens the driver as "libcuda.so", a development name
@@ -54,7 +58,8 @@ for s in $steps; do
   case $s in
   info)
     run nvidia-smi 30 nvidia-smi
-    run nvcc 10 "$cuda/bin/nvcc" --version ;;
+    run nvcc 10 "$cuda/bin/nvcc" --version
+    run cuda-paths 10 bash -c "echo toolkit: $cuda; command -v nvcc; ls -d /usr/local/cuda*; ldconfig -p | grep -E 'libcuda\.so|libcudart'; uname -r; cat /etc/os-release | head -2" ;;
   libfabric)
     if [ ! -e "$FABDIAG_LIBFABRIC" ] && [ -f "$kit/libfabric-built.tar.gz" ]; then
       run libfabric-unpack 60 tar xzf "$kit/libfabric-built.tar.gz" -C "$kit"
