@@ -2,9 +2,10 @@
 //! join deadline, since rank 0 may start last), take the test, then obey
 //! orders until `Finish`: run a pair test as client or server through a
 //! `PairRunner`, or stay idle, and answer each; a rank told to stop
-//! obeys one more order, then answers the next one so and leaves. Every
-//! wait is bounded: a coordinator that goes silent for longer than the
-//! idle limit ends this rank with an error. Never prints.
+//! obeys one more order, then answers the next one so and leaves. A rank
+//! that cannot start at all says why in its join (`tell_unable`) and
+//! leaves. Every wait is bounded: a coordinator that goes silent for
+//! longer than the idle limit ends this rank with an error. Never prints.
 
 use crate::error::SweepError;
 use crate::wire::{self, PairRole, ReadFail, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
