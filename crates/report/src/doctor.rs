@@ -29,6 +29,10 @@ pub struct Libfabric {
     pub hmem_interfaces: Option<Vec<String>>,
     /// Those it reports unusable here (not built in, or no runtime).
     pub hmem_unsupported: Vec<String>,
+    /// Of those, the ones built into this libfabric that did not start
+    /// here, with its own reason (FI_HMEM_CUDA: "Failed to dlopen
+    /// libcudart.so"): a runtime library it cannot find, no device.
+    pub hmem_failed: BTreeMap<String, String>,
     /// Why it could not be loaded.
     pub error: Option<String>,
     /// The variables that steer it, as set for this process: every `FI_*`
@@ -135,6 +139,9 @@ pub fn text(d: &Doctor) -> String {
             ));
         }
         o.push('\n');
+        for (iface, why) in &d.libfabric.hmem_failed {
+            o.push_str(&format!("  {iface} is built in but did not start here: {why}\n"));
+        }
     }
     if d.libfabric.environment.is_empty() {
         o.push_str("  environment: no FI_* variables set\n");
@@ -214,4 +221,138 @@ pub fn text(d: &Doctor) -> String {
         o.push_str("\nnothing fabdiag can run is usable on this node\n");
     }
     o
+}
+
+/// The device-memory interfaces libfabric knows (FI_HMEM_SYSTEM aside),
+/// with the prefix of its functions that start each one.
+pub const HMEM_IFACES: [(&str, &str); 5] = [
+    ("FI_HMEM_CUDA", "cuda"),
+    ("FI_HMEM_ROCR", "rocr"),
+    ("FI_HMEM_ZE", "ze"),
+    ("FI_HMEM_NEURON", "neuron"),
+    ("FI_HMEM_SYNAPSEAI", "synapseai"),
+];
+
+/// What libfabric's initialisation log (at FI_LOG_LEVEL=info) says of
+/// the GPU memory interfaces.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HmemLog {
+    /// Usable here; None when the log does not show the initialisation.
+    pub usable: Option<Vec<String>>,
+    /// Reported "not supported": not built in, or could not start.
+    pub unsupported: Vec<String>,
+    /// Unsupported ones whose own start-up code logged (so they are built
+    /// in), with the first failure it gave.
+    pub failed: BTreeMap<String, String>,
+}
+
+/// Reads libfabric's log: "Hmem iface FI_HMEM_CUDA not supported" for each
+/// interface it cannot use, and lines from an interface's own start-up
+/// (`cuda_hmem_dl_init(): Failed to dlopen libcudart.so`) when it is built
+/// in. libfabric has no call that says which it can use.
+pub fn hmem_from_log(log: &str) -> HmemLog {
+    let unsupported: Vec<String> = log
+        .lines()
+        .filter_map(|l| l.split("Hmem iface ").nth(1))
+        .filter_map(|rest| rest.trim_end().strip_suffix(" not supported"))
+        .map(str::to_string)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    // "libfabric:PID:TIME::core:core:cuda_hmem_dl_init():566<info> Failed ..."
+    let mut seen: BTreeMap<String, Option<String>> = BTreeMap::new();
+    for line in log.lines() {
+        let Some((head, tail)) = line.split_once("():") else {
+            continue;
+        };
+        let func = head.rsplit(':').next().unwrap_or_default();
+        let Some((iface, _)) = HMEM_IFACES
+            .iter()
+            .find(|(_, prefix)| func.starts_with(&format!("{prefix}_")) && func.ends_with("init"))
+        else {
+            continue;
+        };
+        let msg = tail.split_once("> ").map_or("", |(_, m)| m.trim());
+        let failure = seen.entry(iface.to_string()).or_insert(None);
+        if failure.is_none() && msg.to_ascii_lowercase().contains("fail") {
+            // the usual one: the runtime is installed where the loader
+            // does not look (a toolkit's lib64)
+            let hint = if msg.contains("dlopen ") {
+                " (not on the loader's path: add its directory to LD_LIBRARY_PATH)"
+            } else {
+                ""
+            };
+            *failure = Some(format!("{msg}{hint}"));
+        }
+    }
+    let failed = unsupported
+        .iter()
+        .filter_map(|i| {
+            seen.get(i).map(|why| {
+                let why = why
+                    .clone()
+                    .unwrap_or_else(|| "its start-up found no usable device".into());
+                (i.clone(), why)
+            })
+        })
+        .collect();
+    let usable = log.contains("ofi_hmem_init").then(|| {
+        HMEM_IFACES
+            .iter()
+            .map(|(i, _)| i.to_string())
+            .filter(|i| !unsupported.contains(i))
+            .collect()
+    });
+    HmemLog {
+        usable,
+        unsupported,
+        failed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Logs as libfabric wrote them here: Debian's 1.17 (no GPU interface
+    /// built in) and v2.6.0 built with CUDA on a machine without the
+    /// toolkit's runtime on the library path.
+    #[test]
+    fn built_in_interfaces_that_did_not_start_are_told_apart() {
+        let debian = "libfabric:1:2::core:core:ofi_hmem_init():247<info> Hmem iface FI_HMEM_CUDA not supported
+libfabric:1:2::core:core:ofi_hmem_init():247<info> Hmem iface FI_HMEM_ROCR not supported
+libfabric:1:2::core:core:ofi_hmem_init():247<info> Hmem iface FI_HMEM_ZE not supported
+libfabric:1:2::core:core:ofi_hmem_init():247<info> Hmem iface FI_HMEM_NEURON not supported
+libfabric:1:2::core:core:ofi_hmem_init():247<info> Hmem iface FI_HMEM_SYNAPSEAI not supported
+libfabric:1:2::core:core:fi_param_get_():278<info> variable mr_cuda_cache_monitor_enabled=<not set>
+";
+        let h = hmem_from_log(debian);
+        assert_eq!(h.usable, Some(Vec::new()));
+        assert_eq!(h.unsupported.len(), 5);
+        assert!(h.failed.is_empty(), "{h:?}");
+
+        let cuda = "libfabric:9:3::core:core:fi_param_get_():372<info> variable hmem=<not set>
+libfabric:9:3::core:core:cuda_hmem_dl_init():566<info> Failed to dlopen libcudart.so
+libfabric:9:3::core:core:ofi_hmem_init():665<info> Hmem iface FI_HMEM_CUDA not supported
+libfabric:9:3::core:core:ofi_hmem_init():665<info> Hmem iface FI_HMEM_ROCR not supported
+libfabric:9:3::core:mr:ofi_monitors_init():238<info> Initializing memory monitor cuda
+";
+        let h = hmem_from_log(cuda);
+        assert_eq!(
+            h.failed.get("FI_HMEM_CUDA").map(String::as_str),
+            Some("Failed to dlopen libcudart.so (not on the loader's path: add its directory to LD_LIBRARY_PATH)")
+        );
+        assert_eq!(h.failed.len(), 1, "{h:?}");
+        assert!(h.usable.as_ref().is_some_and(|u| u.contains(&"FI_HMEM_ZE".to_string())));
+
+        // a usable CUDA: its start-up lines, no "not supported"
+        let gpu = "libfabric:9:3::core:core:cuda_hmem_init():675<info> Number of CUDA devices detected: 1
+libfabric:9:3::core:core:ofi_hmem_init():665<info> Hmem iface FI_HMEM_ROCR not supported
+";
+        let h = hmem_from_log(gpu);
+        assert!(h.failed.is_empty());
+        assert!(h.usable.is_some_and(|u| u.contains(&"FI_HMEM_CUDA".to_string())));
+        // no initialisation in the log: nothing can be told
+        assert_eq!(hmem_from_log("nothing").usable, None);
+    }
 }

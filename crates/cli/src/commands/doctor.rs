@@ -7,21 +7,14 @@ use crate::output::print_stdout;
 use crate::{exit, VERSION};
 use fabdiag_fabric::{hugepage_pool, HugePageSize};
 use fabdiag_options::utility::Utility;
-use fabdiag_report::doctor::{self, Clock, Doctor, GpuDevice, GpuRuntime, HugePool, Libfabric, ToolStatus};
+use fabdiag_report::doctor::{
+    self, hmem_from_log, Clock, Doctor, GpuDevice, GpuRuntime, HmemLog, HugePool, Libfabric, ToolStatus,
+};
 use fabdiag_report::Tool;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The hidden subcommand that lets libfabric initialise with its log on.
 pub const PROBE: &str = "__hmem-probe";
-
-/// The device-memory interfaces libfabric knows (FI_HMEM_SYSTEM aside).
-const HMEM_IFACES: [&str; 5] = [
-    "FI_HMEM_CUDA",
-    "FI_HMEM_ROCR",
-    "FI_HMEM_ZE",
-    "FI_HMEM_NEURON",
-    "FI_HMEM_SYNAPSEAI",
-];
 
 /// In the probe process: initialise libfabric's providers (their hmem
 /// set-up logs each interface it cannot use).
@@ -32,11 +25,11 @@ pub fn probe() -> u8 {
     }
 }
 
-/// Which GPU interfaces libfabric can use here: libfabric 1.17 has no call
-/// that says, but its initialisation logs "Hmem iface X not supported" for
-/// every interface it cannot (not built in, or no runtime); a child
-/// process runs that initialisation with the log on.
-fn hmem_interfaces() -> (Option<Vec<String>>, Vec<String>) {
+/// Which GPU interfaces libfabric can use here, and why a built-in one
+/// cannot: libfabric has no call that says, but its initialisation logs
+/// it (fabdiag_report::doctor::hmem_from_log); a child process runs that
+/// initialisation with the log on.
+fn hmem_interfaces() -> HmemLog {
     let out = std::env::current_exe().and_then(|exe| {
         std::process::Command::new(exe)
             .arg(PROBE)
@@ -44,25 +37,10 @@ fn hmem_interfaces() -> (Option<Vec<String>>, Vec<String>) {
             .stdin(std::process::Stdio::null())
             .output()
     });
-    let Ok(out) = out else { return (None, Vec::new()) };
-    let log = String::from_utf8_lossy(&out.stderr);
-    let unsupported: Vec<String> = log
-        .lines()
-        .filter_map(|l| l.split("Hmem iface ").nth(1))
-        .filter_map(|rest| rest.strip_suffix(" not supported"))
-        .map(str::to_string)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    if !log.contains("ofi_hmem_init") {
-        return (None, unsupported);
+    match out {
+        Ok(out) => hmem_from_log(&String::from_utf8_lossy(&out.stderr)),
+        Err(_) => HmemLog::default(),
     }
-    let usable = HMEM_IFACES
-        .iter()
-        .filter(|i| !unsupported.iter().any(|u| u == *i))
-        .map(|i| i.to_string())
-        .collect();
-    (Some(usable), unsupported)
 }
 
 /// The variables that steer libfabric (and which one fabdiag loads).
@@ -77,13 +55,14 @@ fn libfabric() -> Libfabric {
     let environment = libfabric_environment();
     match load_libfabric() {
         Ok(()) => {
-            let (hmem_interfaces, hmem_unsupported) = hmem_interfaces();
+            let hmem = hmem_interfaces();
             Libfabric {
                 found: true,
                 path: fabdiag_fabric::library_path(),
                 version: fabdiag_fabric::library_version().ok(),
-                hmem_interfaces,
-                hmem_unsupported,
+                hmem_interfaces: hmem.usable,
+                hmem_unsupported: hmem.unsupported,
+                hmem_failed: hmem.failed,
                 error: None,
                 environment,
             }
@@ -94,6 +73,7 @@ fn libfabric() -> Libfabric {
             version: None,
             hmem_interfaces: None,
             hmem_unsupported: Vec::new(),
+            hmem_failed: BTreeMap::new(),
             error: Some(e.to_string()),
             environment,
         },
