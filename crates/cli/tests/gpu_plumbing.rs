@@ -116,6 +116,7 @@ fn a_libfabric_without_cuda_is_named() {
     let line = one_line(&o.stderr);
     assert!(
         line.contains("this libfabric cannot register FI_HMEM_CUDA memory (fi_mr_regattr (FI_HMEM) failed: ")
+            && line.contains("built without that interface, or cannot start it here (fabdiag doctor says which")
             && line.contains("point FABDIAG_LIBFABRIC at it"),
         "{line}"
     );

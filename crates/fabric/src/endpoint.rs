@@ -337,9 +337,12 @@ impl Endpoint {
             };
             if rc == -libc::ENOSYS || rc == -libc::EOPNOTSUPP {
                 if let Memory::Device(d) = &buf {
-                    // a libfabric built without this GPU interface
+                    // a libfabric built without this GPU interface, or one
+                    // built with it that could not start it here (a CUDA
+                    // build whose libcudart.so the loader cannot find):
+                    // only its start-up log tells which, and doctor reads it
                     return Err(FabricError::NoGpu(format!(
-                        "this libfabric cannot register {} memory ({}): it was built without that interface; build one with it (scripts/build-libfabric-cuda.sh for CUDA), point FABDIAG_LIBFABRIC at it, and check with fi_info -c FI_HMEM",
+                        "this libfabric cannot register {} memory ({}): it was built without that interface, or cannot start it here (fabdiag doctor says which; a CUDA build needs the toolkit's libcudart.so on LD_LIBRARY_PATH); to build one with it, scripts/build-libfabric-cuda.sh, then point FABDIAG_LIBFABRIC at it and check with fi_info -c FI_HMEM",
                         d.iface().name(),
                         FabricError::call(call, rc)
                     )));
