@@ -33,6 +33,25 @@ fn sweep(n: usize, extra0: &[&str], extra: &[&str]) -> (Output, Vec<Output>) {
     (zero, rest)
 }
 
+/// The error of pair a-b (a < b), or "" if it has none.
+fn pair_error(doc: &Value, a: u64, b: u64) -> String {
+    doc["pairs"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["a"] == a && p["b"] == b))
+        .and_then(|p| p["error"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Every pair without rank `r` was measured.
+fn measured_without(doc: &Value, r: u64) -> bool {
+    doc["pairs"].as_array().is_some_and(|ps| {
+        ps.iter()
+            .filter(|p| p["a"] != r && p["b"] != r)
+            .all(|p| p["value"].is_number())
+    })
+}
+
 fn pairs_measured(doc: &Value) -> usize {
     doc["pairs"]
         .as_array()
@@ -223,26 +242,14 @@ fn a_rank_killed_mid_sweep_is_lost_and_the_others_pairs_complete() {
     assert_eq!(doc["nodes"][3]["status"], "lost", "{}", doc["nodes"][3]);
     let measured = pairs_measured(&doc);
     // the pairs of ranks 0, 1 and 2 all ran; rank 3 did at most its first
-    let others_ok = doc["pairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| p["a"] != 3 && p["b"] != 3)
-        .all(|p| p["value"].is_number());
-    assert!(others_ok, "{}", doc["pairs"]);
+    assert!(measured_without(&doc, 3), "{}", doc["pairs"]);
     assert!((3..=4).contains(&measured), "{measured} measured");
     assert_eq!(doc["pairs"].as_array().unwrap().len(), 6, "every pair is in the report");
     // round 2's 3>1 was under way: what rank 1 saw of it is kept
-    let p13 = doc["pairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["a"] == 1 && p["b"] == 3)
-        .unwrap();
-    let e = p13["error"].as_str().unwrap_or_default();
+    let e = pair_error(&doc, 1, 3);
     assert!(
         e.starts_with("client rank 3 (") && e.contains(" (server rank 1: "),
-        "{p13}"
+        "{e}"
     );
     for p in others.drain(..2) {
         let o = p.wait(LIMIT);
@@ -288,13 +295,7 @@ fn a_silent_rank_is_lost_soon_after_its_partner_reports_it() {
     assert_eq!(failed.len(), 1, "{}", doc["pairs"]);
     let e = failed[0]["error"].as_str().unwrap_or_default();
     assert!(e.contains("stopped answering"), "{e}");
-    let others_ok = doc["pairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| p["a"] != 3 && p["b"] != 3)
-        .all(|p| p["value"].is_number());
-    assert!(others_ok, "{}", doc["pairs"]);
+    assert!(measured_without(&doc, 3), "{}", doc["pairs"]);
     for p in others.drain(..2) {
         let o = p.wait(LIMIT);
         assert_eq!(o.code, Some(0), "{}", o.stderr);
@@ -927,15 +928,9 @@ fn two_nodes_that_cannot_reach_each_other_fail_their_pair_and_stay_in() {
         assert_eq!(node["status"], "ok", "{node}");
     }
     assert_eq!(pairs_measured(&doc), 5, "{}", doc["pairs"]);
-    let p13 = doc["pairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["a"] == 1 && p["b"] == 3)
-        .unwrap();
-    let e = p13["error"].as_str().unwrap_or_default();
-    assert!(e.contains("cannot connect to rank"), "{p13}");
-    assert!(e.contains("never connected for the pair test"), "{p13}");
+    let e = pair_error(&doc, 1, 3);
+    assert!(e.contains("cannot connect to rank"), "{e}");
+    assert!(e.contains("never connected for the pair test"), "{e}");
 }
 
 #[test]
