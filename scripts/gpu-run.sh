@@ -98,7 +98,12 @@ for s in $steps; do
     "$F" serve -P shm -p 49194 -t 0 -r 0 --json >"$LOGS/serve-log.txt" 2>&1 &
     srv=$!
     # up to 10 s for its "listening" line (a GPU runtime may load slowly)
-    for _ in $(seq 100); do grep -q listening "$LOGS/serve-log.txt" && break; sleep 0.1; done
+    # (or until it has exited: a server that failed to start is not waited for)
+    for _ in $(seq 100); do
+      grep -q listening "$LOGS/serve-log.txt" && break
+      kill -0 "$srv" 2>/dev/null || break
+      sleep 0.1
+    done
     run serve-write-bw-host-client 120 "$F" write-bw 127.0.0.1 -p 49194 -P shm -s 4096:4194304 -n 200
     run serve-write-bw-gpu-client 120 "$F" write-bw 127.0.0.1 -p 49194 -P shm -s 4096:4194304 -n 200 -t 0 -r 0
     run serve-send-lat-gpu-client 120 "$F" send-lat 127.0.0.1 -p 49194 -P shm -s 8:65536 -n 1000 -t 0 -r 0
