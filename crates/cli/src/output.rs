@@ -5,15 +5,15 @@
 //! line and warnings to stderr. `finish` judges thresholds, prints the one
 //! error line and the JSON document, and picks the exit code.
 
-use crate::exit;
 use crate::VERSION;
+use crate::{exit, signals};
 use fabdiag_proto::Phase;
 use fabdiag_report::json::{render, Document, ErrorJson, RowJson, RunDocument, SCHEMA_VERSION};
 use fabdiag_report::threshold::{judge, Threshold};
 use fabdiag_report::{legacy, text, Role, Row, RunDesc};
 use fabdiag_session::{Event, Failure, Report, Sink};
 use std::io::Write;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 pub fn print_stdout(s: &str) {
     let mut o = std::io::stdout().lock();
@@ -42,13 +42,6 @@ pub struct SoFar {
     pub finished: bool,
 }
 
-impl SoFar {
-    /// The lock, even if a thread panicked holding it (the data is plain).
-    pub fn lock(this: &Mutex<SoFar>) -> MutexGuard<'_, SoFar> {
-        this.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
 impl Console {
     fn text(&self, s: &str) {
         if !self.json && !s.is_empty() {
@@ -65,9 +58,9 @@ impl Sink for Console {
     fn event(&mut self, e: Event<'_>) {
         // kept before it is printed, and the lock not held while printing
         match &e {
-            Event::Phase(p) => SoFar::lock(&self.so_far).phase = Some(*p),
-            Event::Banner(run) => SoFar::lock(&self.so_far).run = Some((*run).clone()),
-            Event::Row { row, .. } => SoFar::lock(&self.so_far).rows.push((*row).clone()),
+            Event::Phase(p) => signals::lock(&self.so_far).phase = Some(*p),
+            Event::Banner(run) => signals::lock(&self.so_far).run = Some((*run).clone()),
+            Event::Row { row, .. } => signals::lock(&self.so_far).rows.push((*row).clone()),
             _ => {}
         }
         match e {

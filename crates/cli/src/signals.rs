@@ -12,7 +12,7 @@
 
 use nix::sys::signal::{SigSet, Signal};
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Blocks SIGINT and SIGTERM in this thread (and every thread it starts
 /// later) and calls `stopped` from a thread of its own with the first one
@@ -33,6 +33,28 @@ pub fn on_stop(stopped: impl FnOnce(Signal) + Send + 'static) -> nix::Result<()>
         return Err(nix::Error::EAGAIN);
     }
     Ok(())
+}
+
+/// The lock on what a stop signal reports, even if a thread panicked
+/// holding it (the data is plain).
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// On the first SIGINT or SIGTERM: `report` what `kept` holds (under its
+/// lock, so the command cannot change it midway), then die by the signal.
+/// For a command that keeps its results as it goes (the pair tools,
+/// host-traffic); `report` decides whether anything is left to say.
+pub fn report_on_stop<T: Send + 'static>(
+    kept: Arc<Mutex<T>>,
+    report: impl FnOnce(&T, Signal) + Send + 'static,
+) -> nix::Result<()> {
+    on_stop(move |sig| {
+        let k = lock(&kept);
+        report(&k, sig);
+        drop(k);
+        die_by(sig)
+    })
 }
 
 /// The first stop signal, once one came, for a command that acts on it at

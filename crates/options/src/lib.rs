@@ -46,24 +46,21 @@ pub fn usage(tool: Tool, prog: &str) -> String {
 
 /// Parses and validates a client/server tool's arguments.
 pub fn parse(tool: Tool, args: &[String]) -> Result<Action<Invocation>, OptionError> {
-    let raw = layout(tool)
-        .parse(args)
-        .map_err(|m| OptionError::Invalid(format!("{m} (see -h)")))?;
-    resolve_raw(tool, &raw)
+    resolve_raw(tool, &raw_of(tool, args)?)
 }
 
-/// A sweep's tool options, as `parse`, except that `-t` and `-r` may each
-/// be a comma-separated list of GPU indices, from which the rank with
-/// local rank `local_rank` takes its own (the `local_rank % n`-th), as a
-/// `-d` list gives each local rank its own NIC. Every index of a list is
-/// checked, so all ranks accept or refuse the same line.
+/// A sweep's tool options, as `parse`, except that `-d`, `-t` and `-r`
+/// may each be a comma-separated list, from which the rank with local
+/// rank `local_rank` takes its own (the `local_rank % n`-th): one NIC and
+/// one GPU per rank of a node. Every index of a GPU list is checked, so
+/// all ranks accept or refuse the same line; empty names in a `-d` list
+/// are skipped.
 pub fn parse_for_rank(tool: Tool, args: &[String], local_rank: usize) -> Result<Action<Invocation>, OptionError> {
-    let mut raw = layout(tool)
-        .parse(args)
-        .map_err(|m| OptionError::Invalid(format!("{m} (see -h)")))?;
+    let mut raw = raw_of(tool, args)?;
     for (opt, what) in [
-        (table::Opt::TxGpu, "Invalid src gpu device"),
-        (table::Opt::RxGpu, "Invalid dest gpu device"),
+        (table::Opt::Device, None),
+        (table::Opt::TxGpu, Some("Invalid src gpu device")),
+        (table::Opt::RxGpu, Some("Invalid dest gpu device")),
     ] {
         // the last one counts, as for a tool (`Raw::last`)
         let Some(v) = raw.values.iter_mut().rev().find(|(o, _)| *o == opt).map(|(_, v)| v) else {
@@ -72,14 +69,27 @@ pub fn parse_for_rank(tool: Tool, args: &[String], local_rank: usize) -> Result<
         let Some(list) = v.clone().filter(|l| l.contains(',')) else {
             continue;
         };
-        let items: Vec<&str> = list.split(',').collect();
-        for i in &items {
-            resolve::GpuRequest::parse(Some(i), None, None)
-                .map_err(|_| OptionError::Invalid(format!("{what}: {list} ('{i}' is not a GPU index)")))?;
-        }
-        *v = Some(items[local_rank % items.len()].to_string());
+        let items: Vec<&str> = match what {
+            None => list.split(',').filter(|s| !s.is_empty()).collect(),
+            Some(what) => {
+                let items: Vec<&str> = list.split(',').collect();
+                for i in &items {
+                    resolve::GpuRequest::parse(Some(i), None, None)
+                        .map_err(|_| OptionError::Invalid(format!("{what}: {list} ('{i}' is not a GPU index)")))?;
+                }
+                items
+            }
+        };
+        *v = items.get(local_rank % items.len().max(1)).map(|s| s.to_string());
     }
     resolve_raw(tool, &raw)
+}
+
+/// Flags as typed, or getopt's refusal.
+fn raw_of(tool: Tool, args: &[String]) -> Result<resolve::Raw, OptionError> {
+    layout(tool)
+        .parse(args)
+        .map_err(|m| OptionError::Invalid(format!("{m} (see -h)")))
 }
 
 fn resolve_raw(tool: Tool, raw: &resolve::Raw) -> Result<Action<Invocation>, OptionError> {
@@ -162,6 +172,23 @@ mod rank_tests {
                 );
             }
         }
+    }
+
+    /// `-d` lists, picked by the same mechanism (moved here from the
+    /// binary): empty names skipped, none left means no domain.
+    #[test]
+    fn a_nic_list_gives_each_local_rank_its_own() {
+        let device = |args: &[&str], local: usize| {
+            let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            match parse_for_rank(Tool::WriteBw, &a, local) {
+                Ok(Action::Run(inv)) => inv.env.device,
+                other => panic!("{args:?}: {other:?}"),
+            }
+        };
+        assert_eq!(device(&["-d", "cxi0,cxi1"], 3).as_deref(), Some("cxi1"));
+        assert_eq!(device(&["-d", "cxi0,,cxi1,"], 2).as_deref(), Some("cxi0"));
+        assert_eq!(device(&["-d", ","], 0), None);
+        assert_eq!(device(&["-d", "lo"], 5).as_deref(), Some("lo"));
     }
 
     #[test]

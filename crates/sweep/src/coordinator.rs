@@ -195,10 +195,6 @@ impl Coordinated {
     pub fn matrix(&self) -> Matrix {
         matrix_of(self.nodes.len(), &self.pairs)
     }
-
-    pub fn analyse(&self, better: Better, rules: Rules) -> Analysis {
-        Analysis::of(&self.matrix(), better, rules)
-    }
 }
 
 /// The measured figures of `pairs` among `n` ranks.
@@ -360,6 +356,39 @@ pub fn refuse_all(listener: TcpListener, size: usize, wait: Duration, reason: &s
         let _ = wire::recv::<ToCoordinator>(&s, Some(Instant::now() + Duration::from_secs(5)));
         let _ = wire::send(&s, &ToRank::Refused { reason: reason.into() });
         told += 1;
+    }
+}
+
+/// The ranks a step still waits for an answer from.
+struct Waiting {
+    pending: Vec<bool>,
+    left: usize,
+}
+
+impl Waiting {
+    fn new(pending: Vec<bool>) -> Waiting {
+        let left = pending.iter().filter(|&&p| p).count();
+        Waiting { pending, left }
+    }
+
+    fn is(&self, rank: usize) -> bool {
+        self.pending.get(rank).copied().unwrap_or(false)
+    }
+
+    /// No longer waited for (answered, or given up on); false if it was
+    /// not.
+    fn settle(&mut self, rank: usize) -> bool {
+        let was = self.is(rank);
+        if was {
+            self.pending[rank] = false;
+            self.left -= 1;
+        }
+        was
+    }
+
+    /// Every rank still waited for.
+    fn all(&self) -> Vec<usize> {
+        (0..self.pending.len()).filter(|&r| self.pending[r]).collect()
     }
 }
 
@@ -619,6 +648,10 @@ impl Coordinator<'_> {
     fn answers(&mut self, step: u64, label: &str, pairs: &[Pair]) -> (Vec<Option<SideOutcome>>, Duration) {
         let n = self.ranks.len();
         let deadline = Instant::now() + self.cfg.step_timeout;
+        let silent = format!(
+            "stopped answering: no answer within {:.0} s in {label}",
+            self.cfg.step_timeout.as_secs_f64()
+        );
         let mut busy = Duration::ZERO;
         let mut partner: Vec<Option<usize>> = vec![None; n];
         for p in pairs {
@@ -626,12 +659,11 @@ impl Coordinator<'_> {
             partner[p.server] = Some(p.client);
         }
         let mut answers: Vec<Option<SideOutcome>> = vec![None; n];
-        let mut pending: Vec<bool> = self.ranks.iter().map(|r| r.conn.is_some()).collect();
-        let mut left = pending.iter().filter(|&&p| p).count();
+        let mut waiting = Waiting::new(self.ranks.iter().map(|r| r.conn.is_some()).collect());
         // earlier limits than the step's: (when, rank, whose report)
         let mut graces: BinaryHeap<Reverse<(Instant, usize, usize)>> = BinaryHeap::new();
         let mut events = vec![EpollEvent::empty(); n.clamp(1, 1024)];
-        while left > 0 {
+        while waiting.left > 0 {
             let now = Instant::now();
             // limits that passed: a rank its partner gave up on, then all
             while let Some(&Reverse((when, rank, reporter))) = graces.peek() {
@@ -639,9 +671,7 @@ impl Coordinator<'_> {
                     break;
                 }
                 graces.pop();
-                if pending[rank] {
-                    pending[rank] = false;
-                    left -= 1;
+                if waiting.settle(rank) {
                     let secs = PARTNER_GRACE.as_secs();
                     self.lose(
                         rank,
@@ -650,16 +680,12 @@ impl Coordinator<'_> {
                 }
             }
             if now >= deadline {
-                let secs = self.cfg.step_timeout.as_secs_f64();
-                for rank in (0..n).filter(|&r| pending[r]) {
-                    self.lose(
-                        rank,
-                        format!("stopped answering: no answer within {secs:.0} s in {label}"),
-                    );
+                for rank in waiting.all() {
+                    self.lose(rank, silent.clone());
                 }
                 break;
             }
-            if left == 0 {
+            if waiting.left == 0 {
                 break;
             }
             let wake = graces.peek().map_or(deadline, |Reverse((w, _, _))| (*w).min(deadline));
@@ -670,7 +696,7 @@ impl Coordinator<'_> {
                 Err(nix::errno::Errno::EINTR) => 0,
                 Err(e) => {
                     // (only a bad descriptor or buffer makes epoll_wait fail)
-                    for rank in (0..n).filter(|&r| pending[r]) {
+                    for rank in waiting.all() {
                         self.lose(rank, format!("could not be watched in {label} (epoll: {e})"));
                     }
                     break;
@@ -682,47 +708,38 @@ impl Coordinator<'_> {
                     continue;
                 };
                 let tick = Instant::now();
-                if !pending[rank] {
-                    // answered already: a stray message, or its connection
-                    // closing (read now, or it would wake every wait)
-                    match wire::recv::<ToCoordinator>(conn, Some(tick + Duration::from_secs(1))) {
-                        Ok(_) | Err(ReadFail::Timeout) => {}
-                        Err(e) => self.lose(rank, format!("was lost in {label}: {e}")),
-                    }
-                    busy += tick.elapsed();
-                    continue;
-                }
-                match wire::recv::<ToCoordinator>(conn, Some(deadline)) {
-                    Ok(ToCoordinator::Done { step: s, outcome }) if s == step => {
+                let pending = waiting.is(rank);
+                // answered already: a stray message, or its connection
+                // closing (read now, or it would wake every wait)
+                let until = if pending {
+                    deadline
+                } else {
+                    tick + Duration::from_secs(1)
+                };
+                let lost = match wire::recv::<ToCoordinator>(conn, Some(until)) {
+                    Ok(ToCoordinator::Done { step: s, outcome }) if pending && s == step => {
                         let node = &mut self.ranks[rank].node;
                         // cumulative on the rank; an idle answer carries none
                         node.endpoint_opens = node.endpoint_opens.max(outcome.opens);
                         node.endpoint_open_s = node.endpoint_open_s.max(outcome.open_s);
                         if outcome.error.is_some() {
-                            if let Some(p) = partner[rank].filter(|&p| pending[p]) {
+                            if let Some(p) = partner[rank].filter(|&p| waiting.is(p)) {
                                 graces.push(Reverse((Instant::now() + PARTNER_GRACE, p, rank)));
                             }
                         }
                         answers[rank] = Some(outcome);
-                        pending[rank] = false;
-                        left -= 1;
+                        waiting.settle(rank);
+                        None
                     }
                     // a late answer to an earlier step, or a stray join
-                    Ok(_) => {}
-                    Err(ReadFail::Timeout) => {
-                        let secs = self.cfg.step_timeout.as_secs_f64();
-                        pending[rank] = false;
-                        left -= 1;
-                        self.lose(
-                            rank,
-                            format!("stopped answering: no answer within {secs:.0} s in {label}"),
-                        );
-                    }
-                    Err(e) => {
-                        pending[rank] = false;
-                        left -= 1;
-                        self.lose(rank, format!("was lost in {label}: {e}"));
-                    }
+                    Ok(_) => None,
+                    Err(ReadFail::Timeout) if pending => Some(silent.clone()),
+                    Err(ReadFail::Timeout) => None,
+                    Err(e) => Some(format!("was lost in {label}: {e}")),
+                };
+                if let Some(why) = lost {
+                    waiting.settle(rank);
+                    self.lose(rank, why);
                 }
                 busy += tick.elapsed();
             }

@@ -161,8 +161,9 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
     let s = &i.sweep;
     let n = s.nodes.len();
     let better = i.metric.better;
-    let mut an = s.analyse(better, i.rules);
+    // one matrix for the analysis and the document (N² cells)
     let m = s.matrix();
+    let mut an = Analysis::of(&m, better, i.rules);
     // each re-tested pair's figure in the sweep
     let firsts = first_records(&s.pairs, s.retests.iter().map(|r| (r.a, r.b)));
     let retests = s

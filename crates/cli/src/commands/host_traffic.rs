@@ -13,11 +13,10 @@ use fabdiag_report::traffic::{document, sequence_line, text_line, threshold_fail
 use fabdiag_traffic::plan::Request;
 use fabdiag_traffic::run::{RunError, Session};
 use indicatif::{ProgressBar, ProgressStyle};
-use nix::sys::signal::Signal;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
-/// What a run holds so far: what a stop signal reports.
-#[derive(Default)]
+/// What a run holds so far: the document's configuration (it grows as
+/// the GPU is opened), the finished tests, and what a stop signal reports.
 struct Kept {
     config: Vec<(&'static str, String)>,
     repeats: Vec<Vec<TrafficResult>>,
@@ -30,10 +29,15 @@ struct Kept {
     finished: bool,
 }
 
-impl Kept {
-    /// The lock, even if a thread panicked holding it (the data is plain).
-    fn lock(this: &Mutex<Kept>) -> MutexGuard<'_, Kept> {
-        this.lock().unwrap_or_else(PoisonError::into_inner)
+impl Default for Kept {
+    fn default() -> Kept {
+        Kept {
+            config: Vec::new(),
+            repeats: Vec::new(),
+            when: "while opening the GPU".into(),
+            bar: None,
+            finished: false,
+        }
     }
 }
 
@@ -58,37 +62,31 @@ fn during(test: &str, repeat: usize, repeats: usize) -> String {
 /// thread): the first one prints what `kept` holds, then ends the process
 /// by it.
 fn watch_stops(prog: &str, json: bool, kept: &Arc<Mutex<Kept>>) -> nix::Result<()> {
-    let (prog, kept) = (prog.to_string(), Arc::clone(kept));
-    signals::on_stop(move |sig: Signal| {
-        let k = Kept::lock(&kept);
-        if !k.finished {
-            if let Some(b) = &k.bar {
-                b.finish_and_clear();
-            }
-            let done = k.repeats.iter().map(Vec::len).sum();
-            let when = if k.when.is_empty() {
-                "while opening the GPU"
-            } else {
-                &k.when
-            };
-            let line = stop_line(sig.as_str(), when, done);
-            eprintln!("{prog}: {line}");
-            if json {
-                print_document(&k.config, &k.repeats, Some(&line));
-            }
+    let prog = prog.to_string();
+    signals::report_on_stop(Arc::clone(kept), move |k: &Kept, sig| {
+        if k.finished {
+            return;
         }
-        drop(k);
-        signals::die_by(sig)
+        if let Some(b) = &k.bar {
+            b.finish_and_clear();
+        }
+        let done = k.repeats.iter().map(Vec::len).sum();
+        let line = stop_line(sig.as_str(), &k.when, done);
+        eprintln!("{prog}: {line}");
+        if json {
+            print_document(&k.config, &k.repeats, Some(&line));
+        }
     })
 }
 
 /// `host-traffic` / gc-hosttraffictest: options, the GPU, then the tests.
 pub fn run(prog: &str, args: &[String]) -> u8 {
     let json = args.iter().any(|a| a == "-j" || a == "--json-output");
-    let fail = |code: u8, msg: &str, config: &[(&str, String)]| -> u8 {
+    let kept = Arc::new(Mutex::new(Kept::default()));
+    let fail = |code: u8, msg: &str| -> u8 {
         eprintln!("{prog}: {msg}");
         if json {
-            print_document(config, &[], Some(msg));
+            print_document(&signals::lock(&kept).config, &[], Some(msg));
         }
         code
     };
@@ -102,16 +100,15 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             return exit::OK;
         }
         Ok(TrafficAction::Run(o)) => o,
-        Err(m) => return fail(exit::USAGE, &format!("{m} (see -h)"), &[]),
+        Err(m) => return fail(exit::USAGE, &format!("{m} (see -h)")),
     };
-    let kept = Arc::new(Mutex::new(Kept::default()));
     if let Err(e) = watch_stops(prog, o.json, &kept) {
         eprintln!("{prog}: warning: cannot watch for SIGINT/SIGTERM ({e}): a stop will lose this run's results");
     }
     for n in &o.notes {
         eprintln!("{prog}: {n}");
     }
-    let mut config: Vec<(&str, String)> = vec![
+    signals::lock(&kept).config = vec![
         ("number_of_ipus", "1".into()),
         (
             "tile_transfers_enabled",
@@ -125,34 +122,26 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         ),
         ("host_chunk_bytes", o.chunk.to_string()),
     ];
-    Kept::lock(&kept).config = config.clone();
     let cuda = match fabdiag_gpu::Cuda::load() {
         Ok(c) => c,
-        Err(e) => return fail(exit::UNAVAILABLE, &e.to_string(), &config),
+        Err(e) => return fail(exit::UNAVAILABLE, &e.to_string()),
     };
     let devices = match cuda.devices() {
-        Ok(d) if d.is_empty() => {
-            return fail(
-                exit::UNAVAILABLE,
-                &fabdiag_gpu::GpuError::NoDevices.to_string(),
-                &config,
-            )
-        }
+        Ok(d) if d.is_empty() => return fail(exit::UNAVAILABLE, &fabdiag_gpu::GpuError::NoDevices.to_string()),
         Ok(d) => d,
-        Err(e) => return fail(exit::RUNTIME, &e.to_string(), &config),
+        Err(e) => return fail(exit::RUNTIME, &e.to_string()),
     };
     let dev = match fabdiag_gpu::resolve(&devices, &o.device) {
         Ok(d) => d.clone(),
-        Err(e) => return fail(exit::USAGE, &e.to_string(), &config),
+        Err(e) => return fail(exit::USAGE, &e.to_string()),
     };
-    config.extend([
+    signals::lock(&kept).config.extend([
         ("gpu_name", dev.name.clone()),
         ("gpu_pci_bus_id", dev.pci_bus_id.clone()),
         ("gpu_uuid", dev.uuid.clone()),
         ("gpu_sm_count", dev.sm_count.to_string()),
         ("gpu_copy_engines", dev.copy_engines.to_string()),
     ]);
-    Kept::lock(&kept).config = config.clone();
     let req = Request {
         tiles: o.tiles,
         payload_blocks: o.payload_blocks,
@@ -168,19 +157,21 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                 RunError::Gpu(fabdiag_gpu::GpuError::NoDriver { .. }) => exit::UNAVAILABLE,
                 _ => exit::RUNTIME,
             };
-            return fail(code, &e.to_string(), &config);
+            return fail(code, &e.to_string());
         }
     };
     let p = s.plan;
-    // the original's order: tiles_per_ipu third
-    config.insert(2, ("tiles_per_ipu", p.blocks.to_string()));
-    config.extend([
-        ("threads_per_tile", p.threads.to_string()),
-        ("tile_region_bytes", p.tile_region.to_string()),
-        ("host_region_bytes", p.host_region.to_string()),
-        ("numa_node", s.numa.map_or("none".into(), |n| n.to_string())),
-    ]);
-    Kept::lock(&kept).config = config.clone();
+    {
+        let config = &mut signals::lock(&kept).config;
+        // the original's order: tiles_per_ipu third
+        config.insert(2, ("tiles_per_ipu", p.blocks.to_string()));
+        config.extend([
+            ("threads_per_tile", p.threads.to_string()),
+            ("tile_region_bytes", p.tile_region.to_string()),
+            ("host_region_bytes", p.host_region.to_string()),
+            ("numa_node", s.numa.map_or("none".into(), |n| n.to_string())),
+        ]);
+    }
     if o.verbose {
         eprintln!(
             "{prog}: {} ({}), {} SMs, L2 {} MiB, {} copy engines; {} blocks x {} threads over {} MiB of tiles in {} KiB slices, host chunks of {} MiB over {} MiB",
@@ -197,7 +188,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             p.host_region >> 20
         );
     }
-    run_tests(prog, &o, &mut s, &config, &kept)
+    run_tests(prog, &o, &mut s, &kept)
 }
 
 /// The original's JSON document, on stdout.
@@ -216,17 +207,17 @@ fn bar(verbose: bool, what: &str) -> Option<ProgressBar> {
     })
 }
 
-fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, config: &[(&str, String)], kept: &Mutex<Kept>) -> u8 {
+fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, kept: &Mutex<Kept>) -> u8 {
     let mut failure: Option<String> = None;
     'all: for rep in 0..o.repeat as usize {
         if !o.json {
             print_stdout(&sequence_line(rep + 1, o.repeat as usize));
         }
-        Kept::lock(kept).repeats.push(Vec::new());
+        signals::lock(kept).repeats.push(Vec::new());
         for (i, &test) in o.tests.iter().enumerate() {
             let b = bar(o.verbose, &test.description());
             {
-                let mut k = Kept::lock(kept);
+                let mut k = signals::lock(kept);
                 k.when = during(&test.description(), rep + 1, o.repeat as usize);
                 k.bar.clone_from(&b);
             }
@@ -236,7 +227,7 @@ fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, config: &[(&str, S
                     b.set_position((f * 1000.0) as u64);
                 }
             });
-            Kept::lock(kept).bar = None;
+            signals::lock(kept).bar = None;
             if let Some(b) = b {
                 b.finish_and_clear();
             }
@@ -269,7 +260,7 @@ fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, config: &[(&str, S
             };
             // kept before it is printed, and the lock not held while printing
             {
-                let mut k = Kept::lock(kept);
+                let mut k = signals::lock(kept);
                 k.when = "between tests".into();
                 if let Some(last) = k.repeats.last_mut() {
                     last.push(r.clone());
@@ -283,10 +274,10 @@ fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, config: &[(&str, S
             }
         }
     }
-    let repeats = {
-        let mut k = Kept::lock(kept);
+    let (config, repeats) = {
+        let mut k = signals::lock(kept);
         k.finished = true;
-        std::mem::take(&mut k.repeats)
+        (std::mem::take(&mut k.config), std::mem::take(&mut k.repeats))
     };
     let all: Vec<TrafficResult> = repeats.iter().flatten().cloned().collect();
     let missed = threshold_failures(&all, o.min_tile_gbps, o.min_host_gbps);
@@ -299,7 +290,7 @@ fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, config: &[(&str, S
         eprintln!("{prog}: {l}");
     }
     if o.json {
-        print_document(config, &repeats, line.as_deref());
+        print_document(&config, &repeats, line.as_deref());
     }
     code
 }

@@ -35,15 +35,11 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
     // before anything starts a thread (a GPU runtime does): a stop signal
     // mid-run reports the sizes measured, then ends the process by it
     let so_far = Arc::new(Mutex::new(SoFar::default()));
-    let kept = Arc::clone(&so_far);
     let (tool_name, stop_prog, stop_json) = (name.to_string(), prog.to_string(), inv.json);
-    let watching = signals::on_stop(move |sig| {
-        let s = SoFar::lock(&kept);
+    let watching = signals::report_on_stop(Arc::clone(&so_far), move |s: &SoFar, sig| {
         if !s.finished {
-            stopped(&tool_name, &stop_prog, stop_json, role, sig.as_str(), &s);
+            stopped(&tool_name, &stop_prog, stop_json, role, sig.as_str(), s);
         }
-        drop(s);
-        signals::die_by(sig)
     });
     let gpu = match super::gpu::resolve(&inv.gpu) {
         Ok(g) => g,
@@ -82,6 +78,6 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         RunMode::Client(host) => fabdiag_session::client(inv.spec, &env, &host, inv.port, &mut console),
         RunMode::Local => fabdiag_session::local(inv.spec, &env, &mut console),
     };
-    SoFar::lock(&so_far).finished = true;
+    signals::lock(&so_far).finished = true;
     finish(name, prog, inv.json, role, outcome, inv.threshold)
 }

@@ -532,31 +532,23 @@ fn lead(
     }
 }
 
-/// This rank's own pair-test settings: libfabric loaded, its GPU (`-t/-r`,
-/// a list giving local rank i its i-th) and its NIC (`-d`, likewise),
-/// written into `mine` for its join; or the exit code and why not.
-fn own_env(
-    o: &SweepOptions,
-    inv: &Invocation,
-    local_rank: usize,
-    mine: &mut WorkerConfig,
-) -> Result<fabdiag_session::Env, (u8, String)> {
+/// This rank's own pair-test settings: libfabric loaded, and its NIC
+/// (`-d`) and GPU (`-t/-r`) from the tool options, a list giving local
+/// rank i its i-th (`parse_for_rank`; run() parsed the same line for
+/// local rank 0, before the launcher said which this is), written into
+/// `mine` for its join; or the exit code and why not.
+fn own_env(o: &SweepOptions, local_rank: usize, mine: &mut WorkerConfig) -> Result<fabdiag_session::Env, (u8, String)> {
     load_libfabric().map_err(|e| (exit::UNAVAILABLE, e.to_string()))?;
-    let wanted = match fabdiag_options::parse_for_rank(o.tool, &o.tool_args, local_rank) {
-        Ok(Action::Run(r)) => r.gpu,
-        Ok(_) => inv.gpu.clone(),
+    let inv = match fabdiag_options::parse_for_rank(o.tool, &o.tool_args, local_rank) {
+        Ok(Action::Run(inv)) => inv,
+        // (run() has answered -h and refused a bad line already)
+        Ok(_) => return Err((exit::USAGE, "-h or -V among a sweep's tool options".into())),
         Err(OptionError::Invalid(m) | OptionError::Unavailable(m)) => return Err((exit::USAGE, m)),
     };
-    mine.gpu = gpu_label(&wanted);
-    let mut env = inv.env.clone();
-    // several NICs per node: `-d a,b` gives local rank i the i-th
-    if let Some(list) = env.device.clone().filter(|d| d.contains(',')) {
-        let names: Vec<&str> = list.split(',').filter(|s| !s.is_empty()).collect();
-        env.device = names.get(local_rank % names.len().max(1)).map(|s| s.to_string());
-    }
-    mine.device = env.device.clone();
-    let gpu = super::gpu::resolve(&wanted).map_err(|m| (exit::UNAVAILABLE, m))?;
-    Ok(with_hooks(fabdiag_session::Env { gpu, ..env }))
+    mine.gpu = gpu_label(&inv.gpu);
+    mine.device = inv.env.device.clone();
+    let gpu = super::gpu::resolve(&inv.gpu).map_err(|m| (exit::UNAVAILABLE, m))?;
+    Ok(with_hooks(fabdiag_session::Env { gpu, ..inv.env }))
 }
 
 /// Where a rank's buffers are, for the report: "GPU 1" when both are on
@@ -598,7 +590,7 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
         return fail(&who, exit::USAGE, "a sweep needs at least 2 ranks");
     }
     let mut mine = setup.worker_config(o, l.rank, l.size, coordinator.clone());
-    let prepared = own_env(o, &inv, l.local_rank, &mut mine);
+    let prepared = own_env(o, l.local_rank, &mut mine);
     if l.rank != 0 {
         let ready = prepared.and_then(|env| {
             FabricRunner::new(env, 0).map_err(|e| (exit::RUNTIME, format!("cannot listen for pair tests: {e}")))
