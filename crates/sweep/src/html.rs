@@ -88,7 +88,8 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
     let reference = doc.analysis.rules.reference.name();
     let an = &doc.analysis;
     let v = &doc.verdict;
-    let who = |r: usize| escape(&report::name(doc, r));
+    let names = report::Names::new(doc);
+    let who = |r: usize| escape(&names.of(r));
     let mut o = String::new();
     let title = format!("fabdiag sweep: {} nodes, {}", doc.nodes.len(), doc.metric.test);
     let _ = writeln!(

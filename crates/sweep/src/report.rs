@@ -8,7 +8,8 @@ use crate::analysis::{Analysis, Better, NodeRule, Rules};
 use crate::coordinator::{first_records, Coordinated, Node, NodeStatus, PairRecord, StepKind, StepRecord};
 use crate::schedule::Schedule;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 pub const SCHEMA: &str = "fabdiag-sweep/1";
@@ -307,28 +308,49 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
     }
 }
 
+/// Every rank's name, made once per document: whether a host name is
+/// shared depends on all the nodes, so naming rank by rank would scan them
+/// all each time (N² for the node tables at thousands of ranks).
+pub(crate) struct Names(Vec<String>);
+
+impl Names {
+    pub(crate) fn new(doc: &SweepDoc) -> Self {
+        let mut ranks_on: HashMap<&str, usize> = HashMap::new();
+        for h in doc.nodes.iter().filter_map(|x| x.node.host.as_deref()) {
+            *ranks_on.entry(h).or_default() += 1;
+        }
+        let shared = |h: &str| ranks_on.get(h).is_some_and(|&n| n > 1);
+        Names(doc.nodes.iter().map(|x| name_of(&x.node, shared)).collect())
+    }
+
+    /// "rank 3 (host cxi1 GPU 1)"; "rank 9" for a rank the document lacks.
+    pub(crate) fn of(&self, rank: usize) -> Cow<'_, str> {
+        match self.0.get(rank) {
+            Some(n) => Cow::Borrowed(n),
+            None => Cow::Owned(format!("rank {rank}")),
+        }
+    }
+}
+
 /// "rank 3 (host)", with its NIC when it chose one, else with the address
-/// when the host name is not unique (several ranks on a node, or network
+/// when the host name is `shared` (several ranks on a node, or network
 /// namespaces); then its GPU when its buffers are on one
 /// ("rank 3 (host cxi1 GPU 1)").
-pub(crate) fn name(doc: &SweepDoc, rank: usize) -> String {
-    let Some(node) = doc.nodes.get(rank).map(|x| &x.node) else {
-        return format!("rank {rank}");
-    };
+fn name_of(node: &Node, shared: impl Fn(&str) -> bool) -> String {
+    let rank = node.rank;
     let Some(h) = node.host.as_deref() else {
         return format!("rank {rank}");
     };
     let mut parts = vec![h];
     if let Some(d) = node.device.as_deref() {
         parts.push(d);
-    } else {
-        let shared = doc
-            .nodes
-            .iter()
-            .any(|x| x.node.rank != rank && x.node.host.as_deref() == Some(h));
-        if let Some((ip, _)) = node.addr.as_deref().and_then(|a| a.rsplit_once(':')).filter(|_| shared) {
-            parts.push(ip);
-        }
+    } else if let Some((ip, _)) = node
+        .addr
+        .as_deref()
+        .and_then(|a| a.rsplit_once(':'))
+        .filter(|_| shared(h))
+    {
+        parts.push(ip);
     }
     if let Some(g) = node.gpu.as_deref() {
         parts.push(g);
@@ -388,6 +410,7 @@ pub(crate) fn alone(r: &Retest) -> String {
 /// The one-page text summary.
 pub fn text(doc: &SweepDoc) -> String {
     let mut o = String::new();
+    let names = Names::new(doc);
     let u = &doc.metric.unit;
     let an = &doc.analysis;
     let reference = an.rules.reference.name();
@@ -449,9 +472,9 @@ pub fn text(doc: &SweepDoc) -> String {
                     ),
                 };
                 let re = retest_of_node(doc, f.node)
-                    .map(|(partner, r)| format!("; with {}, {}", name(doc, partner), alone(r)))
+                    .map(|(partner, r)| format!("; with {}, {}", names.of(partner), alone(r)))
                     .unwrap_or_default();
-                format!("{}: median {:.2} {u}, {why}{re}", name(doc, f.node), f.median)
+                format!("{}: median {:.2} {u}, {why}{re}", names.of(f.node), f.median)
             })
             .collect(),
     );
@@ -466,8 +489,8 @@ pub fn text(doc: &SweepDoc) -> String {
                     .unwrap_or_default();
                 format!(
                     "{} <-> {}: {:.2} {u} ({:.2} of median, {:.2} of best, score {:.1}){re}",
-                    name(doc, f.a),
-                    name(doc, f.b),
+                    names.of(f.a),
+                    names.of(f.b),
                     f.value,
                     f.of_median,
                     f.of_best,
@@ -483,7 +506,7 @@ pub fn text(doc: &SweepDoc) -> String {
         .map(|r| {
             format!(
                 "{}: {:.2} in the sweep, {:.2} alone",
-                retested(r, |x| name(doc, x), " <-> "),
+                retested(r, |x| names.of(x).into_owned(), " <-> "),
                 r.first.unwrap_or(0.0),
                 r.alone.unwrap_or(0.0)
             )
@@ -501,7 +524,7 @@ pub fn text(doc: &SweepDoc) -> String {
             .map(|x| {
                 format!(
                     "{}: {}",
-                    name(doc, x.node.rank),
+                    names.of(x.node.rank),
                     x.node.reason.as_deref().unwrap_or("unknown")
                 )
             })
@@ -517,30 +540,39 @@ pub fn text(doc: &SweepDoc) -> String {
             .map(|p| {
                 format!(
                     "{} <-> {}: {}",
-                    name(doc, p.a),
-                    name(doc, p.b),
+                    names.of(p.a),
+                    names.of(p.b),
                     p.error.as_deref().unwrap_or("")
                 )
             })
             .collect(),
     );
-    let mut order: Vec<&PairRecord> = doc.pairs.iter().filter(|p| p.value.is_some()).collect();
-    order.sort_by(|p, q| {
+    // the five worst in one pass, not a sort of every pair (millions of
+    // them at thousands of ranks); ties in pair order, so the list is stable
+    let worst_first = |p: &&PairRecord, q: &&PairRecord| {
         doc.metric
             .better
             .worse_first(p.value.unwrap_or(0.0), q.value.unwrap_or(0.0))
-    });
+            .then((p.a, p.b).cmp(&(q.a, q.b)))
+    };
+    let mut order: Vec<&PairRecord> = Vec::with_capacity(6);
+    for p in doc.pairs.iter().filter(|p| p.value.is_some()) {
+        let at = order.partition_point(|q| worst_first(q, &p).is_lt());
+        if at < 5 {
+            order.insert(at, p);
+            order.truncate(5);
+        }
+    }
     section(
         &mut o,
         "slowest pairs",
         order
             .iter()
-            .take(5)
             .map(|p| {
                 format!(
                     "{} <-> {}: {:.2} {u}",
-                    name(doc, p.a),
-                    name(doc, p.b),
+                    names.of(p.a),
+                    names.of(p.b),
                     p.value.unwrap_or(0.0)
                 )
             })
@@ -557,9 +589,8 @@ pub fn text(doc: &SweepDoc) -> String {
     if doc.nodes.len() <= 64 {
         let _ = writeln!(o, "node medians ({u}):");
         // one column for the names, however long (NIC, address, GPU)
-        let names: Vec<String> = doc.nodes.iter().map(|x| name(doc, x.node.rank)).collect();
-        let w = names.iter().map(String::len).max().unwrap_or(0).max(28);
-        for (x, n) in doc.nodes.iter().zip(&names) {
+        let w = names.0.iter().map(String::len).max().unwrap_or(0).max(28);
+        for (x, n) in doc.nodes.iter().zip(&names.0) {
             let v = x.median.map_or("-".to_string(), |v| format!("{v:.2}"));
             let flag = if x.slow { "  slow" } else { "" };
             let _ = writeln!(o, "  {n:<w$} {v:>12}{flag}");
@@ -767,11 +798,44 @@ pub(crate) mod tests {
         assert!(text(&lost).contains("with rank 3 (host<3>), alone: failed, confirmed"));
     }
 
+    /// The five worst pairs, worst first, ties in pair order: picked in one
+    /// pass, so the sixth worst and the fast pairs stay out.
+    #[test]
+    fn the_slowest_pairs_are_the_five_worst_in_order() {
+        let values = [
+            ((0, 1), 10.0),
+            ((2, 3), 5.0),
+            ((1, 4), 50.0),
+            ((0, 5), 50.0),
+            ((3, 5), 70.0),
+            ((1, 2), 80.0),
+        ];
+        let t = text(&doc_with(6, &values, &[], &[]));
+        let listed: Vec<&str> = t
+            .lines()
+            .skip_while(|l| *l != "slowest pairs:")
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                "  rank 2 (host<2>) <-> rank 3 (host<3>): 5.00 MB/s",
+                "  rank 0 (host<0>) <-> rank 1 (host<1>): 10.00 MB/s",
+                "  rank 0 (host<0>) <-> rank 5 (host<5>): 50.00 MB/s",
+                "  rank 1 (host<1>) <-> rank 4 (host<4>): 50.00 MB/s",
+                "  rank 3 (host<3>) <-> rank 5 (host<5>): 70.00 MB/s",
+            ],
+            "{t}"
+        );
+    }
+
     /// A rank is named by its host, then its NIC or (on a shared host) its
     /// address, then its GPU: what tells ranks of one node apart.
     #[test]
     fn a_rank_is_named_by_host_nic_or_address_and_gpu() {
         let mut d = doc_with(4, &[], &[], &[]);
+        let name = |d: &SweepDoc, rank| Names::new(d).of(rank).into_owned();
         assert_eq!(name(&d, 1), "rank 1 (host<1>)");
         d.nodes[0].node.device = Some("cxi1".into());
         d.nodes[0].node.gpu = Some("GPU 1".into());
