@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # What a sweep does when a node's link goes down mid-sweep (not a test:
-# it takes over a minute, bounded by --pair-timeout). Four network
-# namespaces on a bridge, 198.18.20.1-4; node 3's switch port is set
-# down DOWN_AT seconds in (default 3). Prints rank 0's report and each
-# other rank's stderr. Needs root, iproute2 and a release build.
+# it takes about 30 s). Four network namespaces on a bridge,
+# 198.18.20.1-4; node CUT's switch port (default 3; 0 cuts rank 0's node)
+# is set down DOWN_AT seconds in (default 3). Prints rank 0's report, each
+# other rank's stderr, and when each rank ended. Needs root, iproute2 and
+# a release build.
 #   scripts/sweep-link-down.sh [EXTRA SWEEP OPTIONS, e.g. --json]
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,11 +35,15 @@ for i in 0 1 2 3; do
   ip -n "$sw" link set "lp$i$$" up
 done
 args=(--coordinator 198.18.20.1:47600 -P tcp -s 65536 -D 2 "$@")
-for r in 1 2 3; do
-  ip netns exec "$(ns $r)" env FABDIAG_RANK=$r FABDIAG_SIZE=4 "$F" sweep "${args[@]}" >"$out/$r" 2>&1 &
-done
-(sleep "${DOWN_AT:-3}"; echo "node 3's link down at $(date +%T)" >&2; ip -n "$sw" link set "lp3$$" down) &
 t0=$SECONDS
+for r in 1 2 3; do
+  (
+    ip netns exec "$(ns $r)" env FABDIAG_RANK=$r FABDIAG_SIZE=4 "$F" sweep "${args[@]}" >"$out/$r" 2>&1
+    echo "rank $r: exit $? after $((SECONDS - t0)) s" >>"$out/$r"
+  ) &
+done
+cut=${CUT:-3}
+(sleep "${DOWN_AT:-3}"; echo "node $cut's link down after $((SECONDS - t0)) s" >&2; ip -n "$sw" link set "lp$cut$$" down) &
 ip netns exec "$(ns 0)" env FABDIAG_RANK=0 FABDIAG_SIZE=4 "$F" sweep "${args[@]}"
 echo "rank 0: exit $? after $((SECONDS - t0)) s" >&2
 wait

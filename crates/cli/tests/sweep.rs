@@ -933,6 +933,48 @@ fn two_nodes_that_cannot_reach_each_other_fail_their_pair_and_stay_in() {
     assert!(e.contains("never connected for the pair test"), "{e}");
 }
 
+/// A node whose link goes down mid-sweep (its switch port set down once
+/// the first round is in): rank 0 loses it and measures the rest, and the
+/// node itself gives up on the coordinator within seconds, because the
+/// kernel watches the control connection. Before that watch it waited out
+/// its idle limit, the pair limit + 30 s (90 s here).
+#[test]
+fn a_node_cut_off_mid_sweep_is_lost_and_gives_up_within_seconds() {
+    let _cpu = cpu();
+    let c = Cluster::new(4);
+    let dir = tempdir("sweepcut");
+    let port = free_port();
+    let args: &[&str] = &["-P", "tcp", "-s", "65536", "-D", "2", "--retest", "0"];
+    let mut others: Vec<Proc> = (1..4).map(|r| Proc::spawn(&mut c.rank(r, port, args))).collect();
+    let zero = Proc::spawn(&mut c.rank(0, port, &[args, &["--json", "--output", &dir]].concat()));
+    records(&dir, 2);
+    must(&["ip", "-n", &c.switch(), "link", "set", &format!("p3x{}", c.tag), "down"]);
+    let cut = Instant::now();
+    let cut_off = others.remove(2).wait(Duration::from_secs(80));
+    let took = cut.elapsed();
+    assert_ne!(cut_off.code, Some(0), "{}", cut_off.stderr);
+    assert!(
+        cut_off
+            .stderr
+            .contains("rank 3: lost the coordinator: its host acknowledged nothing for 20 s"),
+        "{}",
+        cut_off.stderr
+    );
+    assert!(
+        took < Duration::from_secs(45),
+        "rank 3 gave up {took:?} after its link went down"
+    );
+    let zero = zero.wait(LIMIT);
+    assert_eq!(zero.code, Some(2), "{}", zero.stderr);
+    let doc = zero.json();
+    assert_eq!(doc["nodes"][3]["status"], "lost", "{}", doc["nodes"][3]);
+    assert!(measured_without(&doc, 3), "{}", doc["pairs"]);
+    for p in others {
+        let o = p.wait(LIMIT);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+    }
+}
+
 #[test]
 fn eight_namespaces_name_the_slowed_link_and_the_slowed_node() {
     let _cpu = cpu();

@@ -437,6 +437,8 @@ impl Coordinator<'_> {
     /// Reads a newcomer's join and welcomes or refuses it.
     fn admit(&mut self, s: TcpStream) -> bool {
         let _ = s.set_nodelay(true);
+        // (without it, a rank cut off is still found by the round's limit)
+        let _ = wire::watch_link(&s);
         let _ = s.set_write_timeout(Some(self.cfg.step_timeout));
         let refuse = |s: &TcpStream, reason: String| {
             let _ = wire::send(s, &ToRank::Refused { reason });

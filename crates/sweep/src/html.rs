@@ -113,6 +113,9 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
     if !v.lost_nodes.is_empty() {
         problems.push(count(v.lost_nodes.len(), "missing or lost node"));
     }
+    if v.all_others_lost {
+        problems.push(report::ALL_OTHERS_LOST.into());
+    }
     if v.failed_pairs > 0 {
         problems.push(count(v.failed_pairs, "failed pair"));
     }

@@ -109,7 +109,15 @@ pub struct Verdict {
     pub threshold_nodes: Vec<usize>,
     pub slow_links: usize,
     pub slow_nodes: usize,
+    /// Rank 0 lost every other rank (two or more) during the sweep: its
+    /// own node or link, not theirs, is the likelier fault.
+    #[serde(default)]
+    pub all_others_lost: bool,
 }
+
+/// What the report says when rank 0 lost every other rank.
+pub(crate) const ALL_OTHERS_LOST: &str =
+    "rank 0 lost every other rank: suspect rank 0's own node or link first (each rank's stderr says what it saw)";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepDoc {
@@ -279,6 +287,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         threshold_nodes,
         slow_links: an.slow_links.len(),
         slow_nodes: an.slow_nodes.len(),
+        all_others_lost: n > 2 && s.nodes.iter().skip(1).all(|x| x.status == NodeStatus::Lost),
     };
     let sched = Schedule::new(n);
     let (started, ended) = (s.started, s.ended);
@@ -515,21 +524,22 @@ pub fn text(doc: &SweepDoc) -> String {
     if !cleared.is_empty() {
         section(&mut o, "cleared by re-test", cleared);
     }
-    section(
-        &mut o,
-        "missing or lost nodes",
-        doc.nodes
-            .iter()
-            .filter(|x| x.node.status != NodeStatus::Ok)
-            .map(|x| {
-                format!(
-                    "{}: {}",
-                    names.of(x.node.rank),
-                    x.node.reason.as_deref().unwrap_or("unknown")
-                )
-            })
-            .collect(),
-    );
+    let mut lost: Vec<String> = doc
+        .nodes
+        .iter()
+        .filter(|x| x.node.status != NodeStatus::Ok)
+        .map(|x| {
+            format!(
+                "{}: {}",
+                names.of(x.node.rank),
+                x.node.reason.as_deref().unwrap_or("unknown")
+            )
+        })
+        .collect();
+    if doc.verdict.all_others_lost {
+        lost.push(ALL_OTHERS_LOST.into());
+    }
+    section(&mut o, "missing or lost nodes", lost);
     section(
         &mut o,
         "failed pairs",
@@ -796,6 +806,29 @@ pub(crate) mod tests {
         let lost = ci_with_retests(&[((3, 6), None)]);
         assert_eq!(lost.retests[0].verdict, RetestVerdict::Confirmed);
         assert!(text(&lost).contains("with rank 3 (host<3>), alone: failed, confirmed"));
+    }
+
+    /// When rank 0 loses every other rank, the report points at rank 0;
+    /// with one rank still in, or only two ranks, it cannot tell.
+    #[test]
+    fn losing_every_other_rank_points_at_rank_0() {
+        let lose = |n: usize, lost: &[usize]| {
+            let mut s = sweep_with(n, &[], &[], &[]);
+            for &r in lost {
+                s.nodes[r].status = NodeStatus::Lost;
+                s.nodes[r].reason = Some("was lost in round 2: connection closed".into());
+            }
+            doc_of(&s)
+        };
+        let d = lose(4, &[1, 2, 3]);
+        assert!(d.verdict.all_others_lost);
+        let t = text(&d);
+        assert!(t.contains(&format!("  {ALL_OTHERS_LOST}\n")), "{t}");
+        assert!(crate::html::page(&d, &[], &[]).contains("suspect rank 0&#39;s own node"));
+        for d in [lose(4, &[1, 3]), lose(2, &[1])] {
+            assert!(!d.verdict.all_others_lost);
+            assert!(!text(&d).contains(ALL_OTHERS_LOST));
+        }
     }
 
     /// The five worst pairs, worst first, ties in pair order: picked in one

@@ -2,8 +2,9 @@
 //! over one TCP connection each, in the pair tools' framing (4-byte length,
 //! JSON). A rank joins, is welcomed with the test every pair runs, then
 //! gets one order per step (a pair test or idle) and answers each with its
-//! outcome; `Finish` ends it. Every read has a deadline. No I/O policy
-//! beyond reading and writing one message.
+//! outcome; `Finish` ends it. Every read has a deadline, and every control
+//! connection is watched by the kernel (`watch_link`). No I/O policy
+//! beyond that and reading and writing one message.
 
 use serde::{Deserialize, Serialize};
 use std::io;
@@ -12,6 +13,10 @@ use std::time::{Duration, Instant};
 
 /// Told in every join; a rank of another protocol is refused.
 pub const SWEEP_PROTOCOL: u32 = 1;
+
+/// How long a control connection's other host may acknowledge nothing
+/// before the connection is given up (`watch_link`).
+pub const LINK_LIMIT: Duration = Duration::from_secs(20);
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -107,6 +112,9 @@ pub struct RowFigure {
 pub enum ReadFail {
     Timeout,
     Closed,
+    /// The other host acknowledged nothing for `LINK_LIMIT`: the network
+    /// path to it, or the host, is down.
+    Unreachable,
     Garbage(String),
     Io(io::Error),
 }
@@ -116,6 +124,11 @@ impl std::fmt::Display for ReadFail {
         match self {
             ReadFail::Timeout => write!(f, "no answer in time"),
             ReadFail::Closed => write!(f, "connection closed (the process exited or crashed)"),
+            ReadFail::Unreachable => write!(
+                f,
+                "its host acknowledged nothing for {} s (the network path to it, or the host, is down)",
+                LINK_LIMIT.as_secs()
+            ),
             ReadFail::Garbage(m) => write!(f, "sent garbage ({m})"),
             ReadFail::Io(e) => write!(f, "connection broken ({e})"),
         }
@@ -144,7 +157,13 @@ pub fn recv<T: for<'de> Deserialize<'de>>(s: &TcpStream, deadline: Option<Instan
         Ok(Some(p)) => serde_json::from_slice(&p).map_err(|e| ReadFail::Garbage(e.to_string())),
         Ok(None) => Err(ReadFail::Closed),
         Err(e) => Err(match e.kind() {
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => ReadFail::Timeout,
+            // a read timeout is EAGAIN on Linux; the others are
+            // `watch_link` giving the connection up (with the last ICMP
+            // error seen, if any)
+            io::ErrorKind::WouldBlock => ReadFail::Timeout,
+            io::ErrorKind::TimedOut | io::ErrorKind::HostUnreachable | io::ErrorKind::NetworkUnreachable => {
+                ReadFail::Unreachable
+            }
             io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => {
                 ReadFail::Closed
             }
@@ -152,6 +171,26 @@ pub fn recv<T: for<'de> Deserialize<'de>>(s: &TcpStream, deadline: Option<Instan
             _ => ReadFail::Io(e),
         }),
     }
+}
+
+/// Has the kernel give `s` up once its other host has acknowledged nothing
+/// for `LINK_LIMIT`: keepalive probes while the connection is quiet, and a
+/// limit on unacknowledged data while it is not. A host whose link or
+/// power is gone then costs its peers seconds, not the round's limit
+/// (the next read fails: `ReadFail::Unreachable`). A live host's kernel
+/// answers for it, so a rank or a coordinator that is merely slow or
+/// stopped is still judged by the reads' own deadlines.
+pub fn watch_link(s: &TcpStream) -> io::Result<()> {
+    use nix::sys::socket::{setsockopt, sockopt};
+    const PROBES: u32 = 5;
+    const PROBE_EVERY: u32 = 3;
+    let limit = LINK_LIMIT.as_secs() as u32;
+    setsockopt(s, sockopt::KeepAlive, &true)?;
+    setsockopt(s, sockopt::TcpKeepIdle, &(limit - PROBES * PROBE_EVERY))?;
+    setsockopt(s, sockopt::TcpKeepInterval, &PROBE_EVERY)?;
+    setsockopt(s, sockopt::TcpKeepCount, &PROBES)?;
+    setsockopt(s, sockopt::TcpUserTimeout, &(limit * 1000))?;
+    Ok(())
 }
 
 /// The next connection on a non-blocking `listener` before `deadline`,
@@ -197,5 +236,24 @@ mod tests {
         assert!(t.elapsed() < Duration::from_secs(5));
         drop(a);
         assert!(matches!(recv::<ToRank>(&b, None), Err(ReadFail::Closed)));
+    }
+
+    /// The kernel gives a control connection up after `LINK_LIMIT` of
+    /// nothing acknowledged, quiet (keepalive probes) or not (user timeout).
+    #[test]
+    fn the_link_watch_gives_up_after_the_link_limit() {
+        use nix::sys::socket::{getsockopt, sockopt};
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        watch_link(&s).unwrap();
+        assert!(getsockopt(&s, sockopt::KeepAlive).unwrap());
+        let idle = getsockopt(&s, sockopt::TcpKeepIdle).unwrap();
+        let every = getsockopt(&s, sockopt::TcpKeepInterval).unwrap();
+        let probes = getsockopt(&s, sockopt::TcpKeepCount).unwrap();
+        assert_eq!(u64::from(idle + every * probes), LINK_LIMIT.as_secs());
+        assert_eq!(
+            u64::from(getsockopt(&s, sockopt::TcpUserTimeout).unwrap()),
+            LINK_LIMIT.as_millis() as u64
+        );
     }
 }

@@ -132,6 +132,8 @@ pub fn work(
 ) -> Result<WorkerEnd, SweepError> {
     let s = connect(cfg, stopped)?;
     let _ = s.set_nodelay(true);
+    // (without it, a coordinator cut off is still found by the idle limit)
+    let _ = wire::watch_link(&s);
     let io = |e: std::io::Error| SweepError::Lost(e.to_string());
     s.set_write_timeout(Some(cfg.idle_limit)).map_err(io)?;
     wire::send(&s, &join(cfg, runner.port(), None)).map_err(io)?;
