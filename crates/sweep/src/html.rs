@@ -5,7 +5,7 @@
 //! a finished `SweepDoc` and its pictures; everything that came from a
 //! rank (host names, error text) is escaped.
 
-use crate::analysis::{NodeRule, MEDIAN_RULE_MIN_PAIRS};
+use crate::analysis::NodeRule;
 use crate::coordinator::NodeStatus;
 use crate::report::{self, RetestVerdict, SweepDoc};
 use base64::Engine;
@@ -85,7 +85,6 @@ fn num(v: f64) -> String {
 /// The report page.
 pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
     let u = escape(&doc.metric.unit);
-    let reference = doc.analysis.rules.reference.name();
     let an = &doc.analysis;
     let v = &doc.verdict;
     let names = report::Names::new(doc);
@@ -151,15 +150,11 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
         .count();
     let _ = writeln!(
         o,
-        "<p>{measured} pairs measured: median {} {u}, best {}, worst {}. Outlier: below {fraction} of the {reference} and more than {} scaled MADs from the median; a node is slow when over {nodes} of its pairs are, or when it has {} pairs or more, over {nodes} of them below {fraction} of the {reference}, and their median more than {} MADs out as a median.</p>",
+        "<p>{measured} pairs measured: median {} {u}, best {}, worst {}. Rules: {}.</p>",
         num(an.stats.median),
         num(an.stats.best),
         num(an.stats.worst),
-        an.rules.z,
-        MEDIAN_RULE_MIN_PAIRS,
-        an.rules.median_z(),
-        fraction = an.rules.fraction,
-        nodes = an.rules.node_fraction,
+        escape(&report::rules(an)),
     );
     o.push_str("<h2>Heatmap</h2>\n");
     o.push_str(&img(heatmap, "heatmap of every pair's result"));

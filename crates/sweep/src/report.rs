@@ -404,6 +404,23 @@ pub(crate) fn retested(r: &Retest, name: impl Fn(usize) -> String, between: &str
     }
 }
 
+/// The outlier and slow-node rules in one sentence, as the text and the
+/// page say them.
+pub(crate) fn rules(an: &Analysis) -> String {
+    let r = &an.rules;
+    format!(
+        "a pair is an outlier below {fraction} of the {reference} and more than {} scaled MADs from the median; \
+         a node is slow when over {nodes} of its pairs are, or when it has {} pairs or more, over {nodes} of them \
+         below {fraction} of the {reference} and their median more than {} MADs out as a median",
+        r.z,
+        crate::analysis::MEDIAN_RULE_MIN_PAIRS,
+        r.median_z(),
+        fraction = r.fraction,
+        reference = r.reference.name(),
+        nodes = r.node_fraction,
+    )
+}
+
 /// "alone 0.60: confirmed", as the text and the page say a re-test.
 pub(crate) fn alone(r: &Retest) -> String {
     let verdict = match r.verdict {
@@ -447,16 +464,7 @@ pub fn text(doc: &SweepDoc) -> String {
         "pairs: {measured} measured, {} failed, {} not tested; median {:.2} {u}, best {:.2}, worst {:.2}",
         doc.verdict.failed_pairs, doc.verdict.untested_pairs, an.stats.median, an.stats.best, an.stats.worst
     );
-    let _ = writeln!(
-        o,
-        "rules: outlier below {fraction} of the {reference} and more than {} MADs from the median; slow node: over {nodes} of its pairs, \
-         or ({}+ pairs) over {nodes} below {fraction} with their median over {} MADs as a median",
-        an.rules.z,
-        crate::analysis::MEDIAN_RULE_MIN_PAIRS,
-        an.rules.median_z(),
-        fraction = an.rules.fraction,
-        nodes = an.rules.node_fraction,
-    );
+    let _ = writeln!(o, "rules: {}", rules(an));
     let section = |o: &mut String, title: &str, lines: Vec<String>| {
         if lines.is_empty() {
             let _ = writeln!(o, "{title}: none");
@@ -723,7 +731,9 @@ pub(crate) mod tests {
                 && line.ends_with(" MADs out"),
             "{t}"
         );
-        assert!(t.contains("slow node: over 0.5 of its pairs, or (7+ pairs) over 0.5 below 0.75 with their median over 5.25 MADs as a median"), "{t}");
+        // the text and the page say the rules in the same words
+        let rule = "a node is slow when over 0.5 of its pairs are, or when it has 7 pairs or more, over 0.5 of them below 0.75 of the median and their median more than 5.25 MADs out as a median";
+        assert!(t.contains(&format!("{rule}\n")), "{t}");
         // a node named by its pairs keeps its line
         let pairs = doc_with(8, &(1..8).map(|b| ((0, b), 10.0)).collect::<Vec<_>>(), &[], &[]);
         assert!(
@@ -733,7 +743,7 @@ pub(crate) mod tests {
         );
         let html = crate::html::page(&doc, b"", b"");
         assert!(html.contains("<td>its median, "), "{html}");
-        assert!(html.contains("over 0.5 of them below 0.75 of the median, and their median more than 5.25 MADs"));
+        assert!(html.contains(&format!("{rule}.</p>")), "{html}");
         assert!(crate::html::page(&pairs, b"", b"").contains("<td>its slow pairs</td>"));
     }
 
