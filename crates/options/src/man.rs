@@ -389,7 +389,7 @@ pub fn pages(version: &str) -> Vec<Page> {
         Command {
             name: "fabdiag-sweep",
             summary: "test every pair of ranks and name the slow link or node",
-            description: "fabdiag sweep runs one pair test (the same session code as fabdiag write-bw and the other tools) between every pair of ranks exactly once, in rounds of disjoint pairs, under srun, mpirun or any launcher that sets a rank and a size, and reports the slow links and nodes: a text summary on rank 0, or the JSON document (schema fabdiag-sweep/1, described in /usr/share/doc/fabdiag/README.md, section sweep) with --json. Every wait is bounded: ranks that never join or stop answering are reported with their untested pairs.",
+            description: "fabdiag sweep runs one pair test (the same session code as fabdiag write-bw and the other tools) between every pair of ranks exactly once, in rounds of disjoint pairs, under srun, mpirun or any launcher that sets a rank and a size, and reports the slow links and nodes: a text summary on rank 0, or the JSON document (schema fabdiag-sweep/1, described in /usr/share/doc/fabdiag/README.md, section sweep) with --json. Every wait is bounded: ranks that never join or stop answering are reported with their untested pairs, and a control connection whose other host has acknowledged nothing for 20 s (its link or node down) is given up on either side, so a rank cut off, or every rank when rank 0's node is, ends within half a minute.",
             usage: &sweep::sweep_usage("fabdiag sweep"),
             exits: SWEEP_EXIT_STATUS,
             stop: SWEEP_STOP,
