@@ -212,8 +212,8 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
                 vec![
                     format!("{} &harr; {}", who(f.a), who(f.b)),
                     num(f.value),
-                    num(f.of_median),
-                    num(f.of_best),
+                    report::fraction(f.of_median),
+                    report::fraction(f.of_best),
                     format!("{:.1}", f.score),
                     escape(&re),
                 ]

@@ -421,6 +421,18 @@ pub(crate) fn rules(an: &Analysis) -> String {
     )
 }
 
+/// A link's figure as a fraction of the median or the best: two decimals,
+/// or two significant digits below 0.01, so a link hundreds of times
+/// worse (a lossy link's latency) reads 0.0025, not 0.00.
+pub(crate) fn fraction(x: f64) -> String {
+    if x >= 0.01 || x <= 0.0 || !x.is_finite() {
+        format!("{x:.2}")
+    } else {
+        let decimals = (1.0 - x.log10().floor()).min(12.0) as usize;
+        format!("{x:.decimals$}")
+    }
+}
+
 /// "alone 0.60: confirmed", as the text and the page say a re-test.
 pub(crate) fn alone(r: &Retest) -> String {
     let verdict = match r.verdict {
@@ -505,12 +517,12 @@ pub fn text(doc: &SweepDoc) -> String {
                     .map(|r| format!("; {}", alone(r)))
                     .unwrap_or_default();
                 format!(
-                    "{} <-> {}: {:.2} {u} ({:.2} of median, {:.2} of best, score {:.1}){re}",
+                    "{} <-> {}: {:.2} {u} ({} of median, {} of best, score {:.1}){re}",
                     names.of(f.a),
                     names.of(f.b),
                     f.value,
-                    f.of_median,
-                    f.of_best,
+                    fraction(f.of_median),
+                    fraction(f.of_best),
                     f.score
                 )
             })
@@ -839,6 +851,15 @@ pub(crate) mod tests {
             assert!(!d.verdict.all_others_lost);
             assert!(!text(&d).contains(ALL_OTHERS_LOST));
         }
+    }
+
+    #[test]
+    fn fractions_keep_two_significant_digits_when_small() {
+        assert_eq!(fraction(0.0625), "0.06");
+        assert_eq!(fraction(1.0), "1.00");
+        assert_eq!(fraction(0.0025), "0.0025");
+        assert_eq!(fraction(0.000_493), "0.00049");
+        assert_eq!(fraction(0.0), "0.00");
     }
 
     /// The five worst pairs, worst first, ties in pair order: picked in one
