@@ -78,7 +78,7 @@ for s in $steps; do
   traffic)
     run host-traffic-default 300 bash -c "time $F host-traffic -v"
     run host-traffic-default-json 300 "$F" host-traffic -j
-    run host-traffic-tile 120 "$F" host-traffic --tile -R 3
+    run host-traffic-tile 120 "$F" host-traffic --tile -R 3 -j
     run host-traffic-host 120 "$F" host-traffic --host -R 3 -j ;;
   loopback)
     for m in "-t 0 -r 0" "-t 0" "-r 0" ""; do
@@ -110,7 +110,9 @@ for s in $steps; do
     run serve-atomic-bw 120 "$F" atomic-bw 127.0.0.1 -p 49194 -P shm -n 1000
     kill -TERM "$srv" 2>/dev/null; wait "$srv"; log "serve rc=$?" ;;
   compare)
-    run torch-compare 180 python3 scripts/gpu-compare.py ;;
+    run torch-compare 180 python3 scripts/gpu-compare.py
+    # fabdiag's figures over PyTorch's, from the logs of this sitting
+    run ratios 30 python3 scripts/gpu-ratios.py "$LOGS" ;;
   *) log "unknown step $s" ;;
   esac
 done
