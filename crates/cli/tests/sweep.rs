@@ -302,6 +302,36 @@ fn a_silent_rank_is_lost_soon_after_its_partner_reports_it() {
     }
 }
 
+/// `--output` on a full disk (a 16 KiB tmpfs): one line naming the file
+/// and the first pair it could not record, nothing written after that
+/// (so every line there but a torn last one is readable by --resume), the
+/// whole report still on stdout, and exit 2, as for any failure of the run.
+#[test]
+fn a_full_output_disk_loses_no_result_from_the_report() {
+    require_root();
+    let dir = tempdir("sweepfull");
+    must(&["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", &dir]);
+    struct Unmount<'a>(&'a str);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(&dir);
+    let out = format!("{dir}/out");
+    let o = run(&["sweep", "--simulate", "30", "--retest", "0", "--output", &out], LIMIT);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    let why = format!("cannot record results in {out}/pairs.jsonl from pair ");
+    assert_eq!(o.stderr.matches(&why).count(), 1, "{}", o.stderr);
+    assert!(o.stdout.contains("pairs: 435 measured, 0 failed"), "{}", o.stdout);
+    let recorded = std::fs::read_to_string(format!("{out}/pairs.jsonl")).unwrap();
+    let lines: Vec<&str> = recorded.lines().collect();
+    assert!(lines.len() > 10 && lines.len() < 435, "{} lines", lines.len());
+    for l in &lines[..lines.len() - 1] {
+        assert!(serde_json::from_str::<Value>(l).is_ok(), "{l}");
+    }
+}
+
 /// Waits until `dir`'s pairs.jsonl holds `n` records.
 fn records(dir: &str, n: usize) {
     let deadline = Instant::now() + LIMIT;

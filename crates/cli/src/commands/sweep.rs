@@ -250,7 +250,9 @@ fn watch_stop() -> Stop {
 struct Watch {
     stop: Stop,
     bar: Option<ProgressBar>,
-    out: Option<std::fs::File>,
+    /// pairs.jsonl, until a write to it fails (then None, and why in
+    /// `out_error`).
+    out: Option<(std::fs::File, PathBuf)>,
     out_error: Option<String>,
     /// "6/8 ranks", once they joined; pairs done of all pairs.
     ranks: String,
@@ -261,13 +263,15 @@ struct Watch {
 impl Watch {
     fn new(dir: Option<&Path>, rounds: usize, pairs: usize, stop: Stop) -> Result<Watch, String> {
         let out = match dir {
-            Some(d) => Some(
-                std::fs::OpenOptions::new()
+            Some(d) => {
+                let path = d.join("pairs.jsonl");
+                let f = std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
-                    .open(d.join("pairs.jsonl"))
-                    .map_err(|e| format!("cannot write {}: {e}", d.join("pairs.jsonl").display()))?,
-            ),
+                    .open(&path)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                Some((f, path))
+            }
             None => None,
         };
         let bar = std::io::stderr().is_terminal().then(|| {
@@ -319,11 +323,19 @@ impl Observer for Watch {
                 b.set_message(format!("{}, {}/{} pairs", self.ranks, self.pairs_done, self.pairs));
             }
         }
-        if let Some(f) = self.out.as_mut() {
+        if let Some((f, path)) = self.out.as_mut() {
             let line = serde_json::to_string(rec).unwrap_or_default();
             if let Err(e) = writeln!(f, "{line}").and_then(|_| f.flush()) {
-                self.out_error
-                    .get_or_insert_with(|| format!("cannot record a result: {e}"));
+                // nothing more is written after a failed line: --resume
+                // re-runs a torn last line, but refuses a file with an
+                // unreadable one in the middle
+                self.out_error = Some(format!(
+                    "cannot record results in {} from pair {}-{} on: {e}; they are in the report, and --resume runs them again",
+                    path.display(),
+                    rec.a,
+                    rec.b
+                ));
+                self.out = None;
             }
         }
     }
@@ -386,7 +398,8 @@ fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<Pa
 /// The report: written to --output, printed, and its exit code. The JSON
 /// is streamed to the file and to stdout, never held as one string: at
 /// 10,000 ranks it is gigabytes.
-fn conclude(prog: &str, o: &SweepOptions, setup: &Setup, sweep: Coordinated, libfabric: Option<String>) -> u8 {
+fn conclude(prog: &str, o: &SweepOptions, setup: &Setup, led: Led, libfabric: Option<String>) -> u8 {
+    let Led { sweep, recorded } = led;
     let doc = report::build(report::Inputs {
         sweep,
         metric: setup.metric.clone(),
@@ -398,6 +411,11 @@ fn conclude(prog: &str, o: &SweepOptions, setup: &Setup, sweep: Coordinated, lib
     });
     let text = report::text(&doc);
     let mut code = verdict_code(&doc);
+    // results that did not reach --output are a failure of the run, as a
+    // failed pair is (it outranks a threshold or an outlier)
+    if !recorded {
+        code = exit::RUNTIME;
+    }
     let dir = o.output.as_deref().map(Path::new);
     let write = |dir: &Path, name: &str, body: &[u8]| {
         std::fs::write(dir.join(name), body).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
@@ -414,7 +432,7 @@ fn conclude(prog: &str, o: &SweepOptions, setup: &Setup, sweep: Coordinated, lib
             Ok(()) => draw = true,
             Err(m) => {
                 eprintln!("{prog}: {m}");
-                code = code.max(exit::RUNTIME);
+                code = exit::RUNTIME;
             }
         }
     }
@@ -431,7 +449,7 @@ fn conclude(prog: &str, o: &SweepOptions, setup: &Setup, sweep: Coordinated, lib
         });
         if let Err(m) = drawn {
             eprintln!("{prog}: {m}");
-            code = code.max(exit::RUNTIME);
+            code = exit::RUNTIME;
         }
     }
     code
@@ -493,6 +511,13 @@ fn bind_coordinator(addr: &str) -> Result<TcpListener, String> {
     })
 }
 
+/// What rank 0 led: the sweep, and whether every result reached
+/// `--output` (true without one).
+struct Led {
+    sweep: Coordinated,
+    recorded: bool,
+}
+
 /// Rank 0: the coordinator in a thread, its own rank here.
 fn lead(
     prog: &str,
@@ -502,7 +527,7 @@ fn lead(
     mine: WorkerConfig,
     runner: &mut dyn PairRunner,
     stop: &Stop,
-) -> Result<Coordinated, String> {
+) -> Result<Led, String> {
     let sched = Schedule::new(cfg.size);
     let (rounds, pairs) = sched.map_or((0, 0), |s| (s.rounds(), s.total_pairs()));
     let mut watch = Watch::new(o.output.as_deref().map(Path::new), rounds, pairs, stop.clone())?;
@@ -521,11 +546,14 @@ fn lead(
         eprintln!("{prog}: rank 0: {e}");
     }
     match coord.join() {
-        Ok((Ok(c), out_error)) => {
-            if let Some(e) = out_error {
+        Ok((Ok(sweep), out_error)) => {
+            if let Some(e) = &out_error {
                 eprintln!("{prog}: {e}");
             }
-            Ok(c)
+            Ok(Led {
+                sweep,
+                recorded: out_error.is_none(),
+            })
         }
         Ok((Err(e), _)) => Err(e.to_string()),
         Err(_) => Err("the coordinator thread panicked".into()),
