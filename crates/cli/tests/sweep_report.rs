@@ -152,7 +152,34 @@ fn progress_is_drawn_on_a_terminal_and_never_into_a_pipe() {
     assert!(tty.contains("6/6 ranks") && tty.contains("round 3/5"), "{tty}");
     // pairs done of all 15, as they arrive
     assert!(tty.contains("3/15 pairs") && tty.contains("6/15 pairs"), "{tty}");
-    // not a terminal: no bar, nothing on stderr at all
+    // not a terminal: no bar, and nothing on stderr in a sweep shorter
+    // than a progress line's minute
     let piped = run(&["sweep", "--simulate", "6", "--sim-pair-ms", "50"], LIMIT);
     assert_eq!((piped.code, piped.stderr.as_str()), (Some(0), ""));
+}
+
+/// Into a log (a batch job's stderr), a sweep says how far it is in a
+/// line at a round's start once FABDIAG_PROGRESS_SECS (60) have passed
+/// since the last: here 0, so one line per round, the later ones with
+/// the time left.
+#[test]
+fn progress_lines_go_into_a_log_at_round_starts() {
+    let o =
+        Proc::spawn(fabdiag(&["sweep", "--simulate", "6", "--sim-pair-ms", "50"]).env("FABDIAG_PROGRESS_SECS", "0"))
+            .wait(LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    assert_eq!(lines.len(), 5, "{}", o.stderr);
+    assert!(
+        lines[0].starts_with("fabdiag sweep: round 1 of 5; 6/6 ranks, 0/15 pairs done, 0 failed; "),
+        "{}",
+        o.stderr
+    );
+    assert!(lines[4].starts_with("fabdiag sweep: round 5 of 5; 6/6 ranks, 12/15 pairs done, 0 failed; "));
+    assert!(lines[1..].iter().all(|l| l.contains(" left")), "{}", o.stderr);
+    let bad = Proc::spawn(fabdiag(&["sweep", "--simulate", "4"]).env("FABDIAG_PROGRESS_SECS", "soon")).wait(LIMIT);
+    assert_eq!(bad.code, Some(0), "{}", bad.stderr);
+    assert!(bad
+        .stderr
+        .contains("FABDIAG_PROGRESS_SECS=\"soon\" is not a whole number of seconds"));
 }

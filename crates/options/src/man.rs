@@ -147,8 +147,13 @@ fn exit_status(r: &mut Roff, table: &[(&str, &str)]) {
     }
 }
 
-fn environment(r: &mut Roff) {
+/// The variables every page names, after a command's own `extra` ones.
+fn environment(r: &mut Roff, extra: &[(&str, &str)]) {
     r.control("SH", ["ENVIRONMENT"]);
+    for (name, what) in extra {
+        r.control("TP", []).text([bold(*name)]);
+        r.text([roman(*what)]);
+    }
     r.control("TP", []).text([bold("FABDIAG_LIBFABRIC")]);
     r.text([roman(
         "The libfabric shared object to load instead of libfabric.so.1 (libfabric is loaded at run time).",
@@ -286,7 +291,7 @@ fn tool_page(tool: Tool, name: &str, synopsis_prog: &str, version: &str) -> Page
     for d in differences(tool) {
         r.control("IP", ["\\(bu", "2"]).text([roman(d)]);
     }
-    environment(&mut r);
+    environment(&mut r, &[]);
     see_also(&mut r, &["fabdiag", "fabdiag-serve"]);
     Page {
         name: name.into(),
@@ -313,7 +318,7 @@ fn overview_page(version: &str) -> Page {
     r.control("TP", []).text([bold("fabdiag manpages"), roman(" DIR")]);
     r.text([roman("Write these manual pages into DIR.")]);
     exit_status(&mut r, OVERVIEW_EXIT_STATUS);
-    environment(&mut r);
+    environment(&mut r, &[]);
     let mut also: Vec<String> = Tool::all().map(|t| t.original_name().to_string()).collect();
     also.extend(["fabdiag-serve", "fabdiag-sweep", "gc-hosttraffictest"].map(String::from));
     let refs: Vec<&str> = also.iter().map(String::as_str).collect();
@@ -324,6 +329,13 @@ fn overview_page(version: &str) -> Page {
     }
 }
 
+const SWEEP_ENV: &[(&str, &str)] = &[
+    ("FABDIAG_RANK, FABDIAG_SIZE", "This rank and the number of ranks, read first; else Open MPI's, Slurm's, MPICH's or PMIx's own variables."),
+    ("FABDIAG_COORDINATOR", "Rank 0's HOST:PORT when --coordinator is not given (under Slurm the default is the step's first node)."),
+    ("FABDIAG_NODE_NAME", "This node's name in the report (default: the host name)."),
+    ("FABDIAG_PROGRESS_SECS", "When rank 0's stderr is not a terminal, a progress line at the start of a round once this many seconds (default 60) have passed since the last."),
+];
+
 /// A command's own page (serve, sweep, host-traffic): its usage as it
 /// prints it, its exit codes and what a stop signal does to it.
 struct Command<'a> {
@@ -333,6 +345,8 @@ struct Command<'a> {
     usage: &'a str,
     exits: &'a [(&'a str, &'a str)],
     stop: &'a str,
+    /// Its own environment variables, before the ones every page names.
+    env: &'a [(&'a str, &'a str)],
 }
 
 fn text_page(c: Command<'_>, version: &str) -> Page {
@@ -343,6 +357,7 @@ fn text_page(c: Command<'_>, version: &str) -> Page {
         usage,
         exits,
         stop,
+        env,
     } = c;
     let mut r = Roff::new();
     header(&mut r, name, version);
@@ -354,6 +369,7 @@ fn text_page(c: Command<'_>, version: &str) -> Page {
     verbatim(&mut r, usage);
     exit_status(&mut r, exits);
     stop_signals(&mut r, stop);
+    environment(&mut r, env);
     see_also(&mut r, &["fabdiag"]);
     Page {
         name: name.into(),
@@ -382,6 +398,7 @@ pub fn pages(version: &str) -> Vec<Page> {
             usage: &serve::serve_usage("fabdiag serve"),
             exits: SERVE_EXIT_STATUS,
             stop: SERVE_STOP,
+            env: &[],
         },
         version,
     ));
@@ -393,6 +410,7 @@ pub fn pages(version: &str) -> Vec<Page> {
             usage: &sweep::sweep_usage("fabdiag sweep"),
             exits: SWEEP_EXIT_STATUS,
             stop: SWEEP_STOP,
+            env: SWEEP_ENV,
         },
         version,
     ));
@@ -411,6 +429,7 @@ pub fn pages(version: &str) -> Vec<Page> {
                 usage: &traffic::usage(prog),
                 exits: TRAFFIC_EXIT_STATUS,
                 stop: TRAFFIC_STOP,
+                env: &[],
             },
             version,
         ));
@@ -507,5 +526,18 @@ mod tests {
         );
         let overview = exits(&page("fabdiag"));
         assert!(overview.contains("fabdiag sweep only"), "{overview}");
+        // the sweep's own variables, and the shared ones on every command page
+        let sweep = page("fabdiag-sweep");
+        for var in [
+            "FABDIAG_RANK",
+            "FABDIAG_COORDINATOR",
+            "FABDIAG_NODE_NAME",
+            "FABDIAG_PROGRESS_SECS",
+        ] {
+            assert!(sweep.contains(var), "{var}: {sweep}");
+        }
+        for name in ["fabdiag-serve", "fabdiag-sweep", "fabdiag-host-traffic"] {
+            assert!(page(name).contains("FABDIAG_LIBFABRIC"), "{name}");
+        }
     }
 }

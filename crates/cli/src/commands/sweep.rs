@@ -19,7 +19,7 @@ use fabdiag_sweep::runner::{FabricRunner, SimRunner};
 use fabdiag_sweep::schedule::Schedule;
 use fabdiag_sweep::worker::{self, PairRunner, WorkerConfig};
 use fabdiag_sweep::{html, launch, picture, SweepError};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{HumanDuration, ProgressBar, ProgressStyle};
 use std::io::{BufRead, BufWriter, IsTerminal, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -247,9 +247,48 @@ fn watch_stop() -> Stop {
     })
 }
 
+/// How often a sweep whose stderr is not a terminal says how far it is
+/// (`FABDIAG_PROGRESS_SECS` changes it).
+const PROGRESS_EVERY: Duration = Duration::from_secs(60);
+
+/// Progress for a log (stderr not a terminal, e.g. a batch job's): one
+/// line at the start of a round or re-test once `every` has passed since
+/// the last, so a sweep of hours shows in its log that it is alive.
+struct Lines {
+    every: Duration,
+    /// When the first round began (the join is over).
+    started: Instant,
+    last: Instant,
+}
+
+impl Lines {
+    fn new() -> Lines {
+        let every = match std::env::var("FABDIAG_PROGRESS_SECS") {
+            Err(_) => PROGRESS_EVERY,
+            Ok(v) => v.trim().parse::<u64>().map(Duration::from_secs).unwrap_or_else(|_| {
+                eprintln!(
+                    "fabdiag sweep: warning: FABDIAG_PROGRESS_SECS={v:?} is not a whole number of seconds; a progress line every {} s",
+                    PROGRESS_EVERY.as_secs()
+                );
+                PROGRESS_EVERY
+            }),
+        };
+        let now = Instant::now();
+        Lines {
+            every,
+            started: now,
+            last: now,
+        }
+    }
+}
+
 struct Watch {
     stop: Stop,
     bar: Option<ProgressBar>,
+    /// Without a terminal: a line now and then instead of the bar.
+    lines: Option<Lines>,
+    /// Pairs of the rounds that failed, for those lines.
+    failed: usize,
     /// pairs.jsonl, until a write to it fails (then None, and why in
     /// `out_error`).
     out: Option<(std::fs::File, PathBuf)>,
@@ -284,9 +323,12 @@ impl Watch {
             b.set_message("joining");
             b
         });
+        let lines = bar.is_none().then(Lines::new);
         Ok(Watch {
             stop,
             bar,
+            lines,
+            failed: 0,
             out,
             out_error: None,
             ranks: String::new(),
@@ -302,10 +344,13 @@ impl Observer for Watch {
     }
 
     fn joined(&mut self, nodes: &[Node]) {
+        let ok = nodes.iter().filter(|n| n.status == coordinator::NodeStatus::Ok).count();
+        self.ranks = format!("{ok}/{} ranks", nodes.len());
         if let Some(b) = &self.bar {
-            let ok = nodes.iter().filter(|n| n.status == coordinator::NodeStatus::Ok).count();
-            self.ranks = format!("{ok}/{} ranks", nodes.len());
             b.set_message(format!("{}, 0/{} pairs", self.ranks, self.pairs));
+        }
+        if let Some(l) = self.lines.as_mut() {
+            l.started = Instant::now();
         }
     }
     fn step(&mut self, kind: StepKind, index: usize, of: usize) {
@@ -315,10 +360,36 @@ impl Observer for Watch {
                 StepKind::Retest => b.set_message(format!("re-test {}/{of}", index + 1)),
             }
         }
+        if let Some(l) = self.lines.as_mut().filter(|l| l.last.elapsed() >= l.every) {
+            l.last = Instant::now();
+            let elapsed = l.started.elapsed();
+            let (what, left) = match kind {
+                // the rounds so far foretell the rest
+                StepKind::Round if index > 0 => (
+                    "round",
+                    format!(
+                        ", about {} left",
+                        HumanDuration(elapsed.mul_f64((of - index) as f64 / index as f64))
+                    ),
+                ),
+                StepKind::Round => ("round", String::new()),
+                StepKind::Retest => ("re-test", String::new()),
+            };
+            eprintln!(
+                "fabdiag sweep: {what} {} of {of}; {}, {}/{} pairs done, {} failed; {} elapsed{left}",
+                index + 1,
+                self.ranks,
+                self.pairs_done,
+                self.pairs,
+                self.failed,
+                HumanDuration(elapsed)
+            );
+        }
     }
     fn pair(&mut self, rec: &PairRecord) {
         if rec.round.is_some() {
             self.pairs_done += 1;
+            self.failed += usize::from(rec.error.is_some() && !rec.untested);
             if let Some(b) = &self.bar {
                 b.set_message(format!("{}, {}/{} pairs", self.ranks, self.pairs_done, self.pairs));
             }
