@@ -697,6 +697,47 @@ fn a_test_rank_0_cannot_run_ends_the_sweep_at_once() {
     }
 }
 
+/// Rank 0 holds a connection per rank. A soft open-file limit below what
+/// that needs is raised within the hard limit (a simulation of 300 ranks,
+/// 600 sockets, under a soft limit of 256); a hard limit below it refuses
+/// the sweep before it starts, on rank 0 (exit 4, one line) and on every
+/// rank that joins, instead of failing mid-join.
+#[test]
+fn rank_0_makes_room_for_a_connection_per_rank_or_says_why_not() {
+    let _cpu = cpu();
+    let limited = |limit: &str, args: &[&str]| {
+        let mut c = Command::new("bash");
+        c.args(["-c", &format!("ulimit {limit} && exec \"$0\" \"$@\""), bin()])
+            .args(args);
+        c
+    };
+    let raised = Proc::spawn(&mut limited(
+        "-Sn 256",
+        &["sweep", "--simulate", "300", "--retest", "0"],
+    ))
+    .wait(LIMIT * 2);
+    assert_eq!(raised.code, Some(0), "{}", raised.stderr);
+    assert!(raised.stdout.contains("pairs: 44850 measured"), "{}", raised.stdout);
+
+    let coord = format!("127.0.0.1:{}", free_port());
+    let others: Vec<Proc> = (1..3).map(|r| Proc::spawn(&mut rank(r, 3, &coord, &[]))).collect();
+    let mut zero = limited("-n 100", &["sweep", "--coordinator", &coord]);
+    zero.args(SMALL).env("FABDIAG_RANK", "0").env("FABDIAG_SIZE", "3");
+    let zero = Proc::spawn(&mut zero).wait(LIMIT);
+    let why = "rank 0 needs about 131 open files for 3 connections and may open only 100 here";
+    assert_eq!(zero.code, Some(4), "{}", zero.stderr);
+    assert!(zero.one_line().contains(why), "{}", zero.stderr);
+    for (i, p) in others.into_iter().enumerate() {
+        let o = p.wait(LIMIT);
+        assert!(
+            o.one_line().contains("rank 0 stopped") && o.stderr.contains(why),
+            "rank {}: {}",
+            i + 1,
+            o.stderr
+        );
+    }
+}
+
 #[test]
 fn plan_and_simulation_need_no_fabric() {
     let o = run(&["sweep", "--plan", "--ranks", "5"], SHORT);

@@ -404,6 +404,32 @@ fn verdict_code(doc: &SweepDoc) -> u8 {
     }
 }
 
+/// Open files beyond the control connections: rank 0's own endpoint,
+/// pair-test sockets, output files, libraries.
+const SPARE_FILES: u64 = 128;
+
+/// Makes room for `connections` open sockets: rank 0 holds one per rank
+/// (a simulation also every stand-in rank's end). A batch job often starts
+/// with a soft limit of 1,024 open files, which a sweep of a thousand
+/// nodes would exceed mid-join; the soft limit is raised as far as needed
+/// within the hard one, or the sweep is refused before it starts.
+fn room_for(connections: usize) -> Result<(), String> {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let need = connections as u64 + SPARE_FILES;
+    let (soft, hard) =
+        getrlimit(Resource::RLIMIT_NOFILE).map_err(|e| format!("cannot read the open-file limit: {e}"))?;
+    if soft >= need {
+        return Ok(());
+    }
+    if hard < need {
+        return Err(format!(
+            "rank 0 needs about {need} open files for {connections} connections and may open only {hard} here (ulimit -Hn): raise the hard limit (limits.conf, or the batch system's) or run fewer ranks"
+        ));
+    }
+    setrlimit(Resource::RLIMIT_NOFILE, need, hard)
+        .map_err(|e| format!("cannot raise the open-file limit from {soft} to {need}: {e}"))
+}
+
 fn bind_coordinator(addr: &str) -> Result<TcpListener, String> {
     let port = addr
         .rsplit_once(':')
@@ -554,10 +580,11 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
         Err(m) => return fail(&who, exit::RUNTIME, &m),
     };
     // what can stop rank 0 before the sweep starts is told to every rank:
-    // its own setup (libfabric, its GPU), whether it can run the test at
-    // all (a provider or GPU setting no rank can use would otherwise fail
+    // its own setup (libfabric, its GPU, room for a connection per rank),
+    // whether it can run the test at all (a provider or GPU setting no rank can use would otherwise fail
     // every pair, round after round), its listener and the output folder
     let ready = prepared
+        .and_then(|env| room_for(l.size).map(|()| env).map_err(|m| (exit::UNAVAILABLE, m)))
         .and_then(|env| {
             fabdiag_session::check(&inv.spec, &env)
                 .map(|()| env)
@@ -589,6 +616,10 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
 /// N stand-in ranks in threads, speaking the real protocol over loopback.
 fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
     let stop = watch_stop();
+    // both ends of every rank's connection are in this process
+    if let Err(m) = room_for(2 * n) {
+        return fail(prog, exit::UNAVAILABLE, &m);
+    }
     let earlier = match prepare_output(o, n, setup) {
         Ok(e) => e,
         Err(m) => return fail(prog, exit::RUNTIME, &m),
