@@ -1,6 +1,7 @@
 //! `fabdiag doctor` on this node: with libfabric (providers, tools that can
 //! run), without it (exit 4, every tool says why), without a GPU, and with
-//! and without huge pages reserved; the JSON parsed each time.
+//! and without huge pages reserved, and under low process limits; the JSON
+//! parsed each time.
 
 mod common;
 use common::*;
@@ -187,4 +188,31 @@ fn huge_pages_configured_and_free_are_reported() {
     if granted < 4 {
         eprintln!("note: the kernel granted only {granted} of 4 huge pages");
     }
+}
+
+/// The limits a node or batch job sets, as doctor reads them: locked
+/// memory too small for RDMA registration is named with what to raise,
+/// and the open files a sweep's rank 0 could hold.
+#[test]
+fn limits_on_locked_memory_and_open_files_are_reported() {
+    let o = Proc::spawn(&mut limited("-l 64 && ulimit -Sn 512", &["doctor", "--json"])).wait(LIMIT);
+    let j = o.json();
+    assert_eq!(j["limits"]["locked_memory_bytes"]["soft"], 65536, "{}", j["limits"]);
+    assert_eq!(j["limits"]["open_files"]["soft"], 512, "{}", j["limits"]);
+    if let Some(h) = j["limits"]["open_files"]["hard"].as_u64() {
+        assert_eq!(j["limits"]["sweep_ranks"].as_u64(), Some(h - 128), "{}", j["limits"]);
+    }
+    let t = Proc::spawn(&mut limited("-l 64", &["doctor"])).wait(LIMIT);
+    assert!(
+        t.stdout.contains(
+            "  locked memory  64 KiB (hard 64 KiB): too little for RDMA providers (verbs, cxi, efa), which pin every buffer they register"
+        ),
+        "{}",
+        t.stdout
+    );
+    assert!(
+        t.stdout.contains("a sweep's rank 0 raises it as needed, for up to "),
+        "{}",
+        t.stdout
+    );
 }

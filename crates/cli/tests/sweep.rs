@@ -705,12 +705,6 @@ fn a_test_rank_0_cannot_run_ends_the_sweep_at_once() {
 #[test]
 fn rank_0_makes_room_for_a_connection_per_rank_or_says_why_not() {
     let _cpu = cpu();
-    let limited = |limit: &str, args: &[&str]| {
-        let mut c = Command::new("bash");
-        c.args(["-c", &format!("ulimit {limit} && exec \"$0\" \"$@\""), bin()])
-            .args(args);
-        c
-    };
     let raised = Proc::spawn(&mut limited(
         "-Sn 256",
         &["sweep", "--simulate", "300", "--retest", "0"],

@@ -11,6 +11,7 @@ pub struct Doctor {
     pub providers: Vec<ProviderCaps>,
     pub gpus: Vec<GpuRuntime>,
     pub hugepages: Vec<HugePool>,
+    pub limits: Limits,
     pub clock: Clock,
     pub tools: Vec<ToolStatus>,
     /// At least one tool can run here.
@@ -80,6 +81,71 @@ pub struct HugePool {
     /// Configured pages, or None when the kernel has no such pool.
     pub total: Option<u64>,
     pub free: Option<u64>,
+}
+
+/// A per-process limit (getrlimit): None is unlimited.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Limit {
+    pub soft: Option<u64>,
+    pub hard: Option<u64>,
+}
+
+/// The process limits fabdiag runs into; None where they could not be read.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Limits {
+    /// Bytes a process may pin: RDMA providers (verbs, cxi, efa) pin every
+    /// buffer they register.
+    pub locked_memory_bytes: Option<Limit>,
+    /// Open files: a sweep's rank 0 holds one per rank.
+    pub open_files: Option<Limit>,
+    /// The ranks a sweep's rank 0 could hold here within the hard limit on
+    /// open files (None: unlimited, or the limit is unknown).
+    pub sweep_ranks: Option<u64>,
+}
+
+/// Below this much lockable memory, the tools' default buffers (16 MiB
+/// each) cannot be registered on a provider that pins them.
+pub const LOCKED_MEMORY_WANTED: u64 = 64 << 20;
+
+fn bytes(b: u64) -> String {
+    match b {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
+    }
+}
+
+/// The limits section's lines.
+fn limit_lines(l: &Limits) -> String {
+    let mut o = String::new();
+    let show = |v: Option<u64>, unit: &dyn Fn(u64) -> String| v.map_or("unlimited".to_string(), unit);
+    match l.locked_memory_bytes {
+        None => o.push_str("  locked memory  cannot be read\n"),
+        Some(m) => {
+            let note = match m.soft {
+                Some(s) if s < LOCKED_MEMORY_WANTED => ": too little for RDMA providers (verbs, cxi, efa), which pin every buffer they register (16 MiB each by default): raise it (ulimit -l unlimited, memlock in limits.conf, or the batch system's)",
+                _ => "",
+            };
+            o.push_str(&format!(
+                "  locked memory  {} (hard {}){note}\n",
+                show(m.soft, &bytes),
+                show(m.hard, &bytes)
+            ));
+        }
+    }
+    match l.open_files {
+        None => o.push_str("  open files     cannot be read\n"),
+        Some(f) => {
+            let ranks = l.sweep_ranks.map_or("any number of".to_string(), |r| r.to_string());
+            o.push_str(&format!(
+                "  open files     {} (hard {}): a sweep's rank 0 raises it as needed, for up to {ranks} ranks\n",
+                show(f.soft, &|v| v.to_string()),
+                show(f.hard, &|v| v.to_string())
+            ));
+        }
+    }
+    o
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -192,6 +258,8 @@ pub fn text(d: &Doctor) -> String {
             _ => o.push_str(&format!("  {:<3} no pool in this kernel\n", h.size)),
         }
     }
+    o.push_str("\nlimits\n");
+    o.push_str(&limit_lines(&d.limits));
     o.push_str("\nclocks\n");
     match (&d.clock.cycle_counter_mhz, &d.clock.calibration_error) {
         (Some(m), _) => o.push_str(&format!("  cycle counter {m:.1} MHz")),
@@ -317,6 +385,41 @@ mod tests {
     /// Logs as libfabric wrote them here: Debian's 1.17 (no GPU interface
     /// built in) and v2.6.0 built with CUDA on a machine without the
     /// toolkit's runtime on the library path.
+    #[test]
+    fn limits_say_what_they_allow() {
+        let l = |soft, hard| Some(Limit { soft, hard });
+        let low = limit_lines(&Limits {
+            locked_memory_bytes: l(Some(8 << 20), Some(8 << 20)),
+            open_files: l(Some(1024), Some(4096)),
+            sweep_ranks: Some(3968),
+        });
+        assert!(
+            low.starts_with("  locked memory  8 MiB (hard 8 MiB): too little for RDMA providers (verbs, cxi, efa)"),
+            "{low}"
+        );
+        assert!(
+            low.contains("(ulimit -l unlimited, memlock in limits.conf, or the batch system's)\n"),
+            "{low}"
+        );
+        assert!(
+            low.ends_with(
+                "  open files     1024 (hard 4096): a sweep's rank 0 raises it as needed, for up to 3968 ranks\n"
+            ),
+            "{low}"
+        );
+        let high = limit_lines(&Limits {
+            locked_memory_bytes: l(None, None),
+            open_files: l(Some(1024), None),
+            sweep_ranks: None,
+        });
+        assert!(
+            high.starts_with("  locked memory  unlimited (hard unlimited)\n"),
+            "{high}"
+        );
+        assert!(high.contains("for up to any number of ranks"), "{high}");
+        assert_eq!(bytes(65536), "64 KiB");
+    }
+
     #[test]
     fn built_in_interfaces_that_did_not_start_are_told_apart() {
         let debian = "libfabric:1:2::core:core:ofi_hmem_init():247<info> Hmem iface FI_HMEM_CUDA not supported

@@ -21,3 +21,7 @@ pub mod wire;
 pub mod worker;
 
 pub use error::SweepError;
+
+/// Open files rank 0 needs beyond one connection per rank: its own
+/// endpoint, pair-test sockets, output files, libraries.
+pub const SPARE_FILES: u64 = 128;

@@ -8,7 +8,7 @@ use crate::{exit, VERSION};
 use fabdiag_fabric::{hugepage_pool, HugePageSize};
 use fabdiag_options::utility::Utility;
 use fabdiag_report::doctor::{
-    self, hmem_from_log, Clock, Doctor, GpuDevice, GpuRuntime, HmemLog, HugePool, Libfabric, ToolStatus,
+    self, hmem_from_log, Clock, Doctor, GpuDevice, GpuRuntime, HmemLog, HugePool, Libfabric, Limit, Limits, ToolStatus,
 };
 use fabdiag_report::Tool;
 use std::collections::{BTreeMap, BTreeSet};
@@ -124,6 +124,25 @@ fn gpus() -> Vec<GpuRuntime> {
         other("AMD", fabdiag_gpu::HIP_LIBRARY),
         other("INTEL", fabdiag_gpu::LEVEL_ZERO_LIBRARY),
     ]
+}
+
+/// The soft and hard limits on locked memory and open files.
+fn limits() -> Limits {
+    use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
+    let read = |r: Resource| {
+        getrlimit(r).ok().map(|(soft, hard)| Limit {
+            soft: (soft != RLIM_INFINITY).then_some(soft),
+            hard: (hard != RLIM_INFINITY).then_some(hard),
+        })
+    };
+    let open_files = read(Resource::RLIMIT_NOFILE);
+    Limits {
+        locked_memory_bytes: read(Resource::RLIMIT_MEMLOCK),
+        open_files,
+        sweep_ranks: open_files
+            .and_then(|f| f.hard)
+            .map(|h| h.saturating_sub(fabdiag_sweep::SPARE_FILES)),
+    }
 }
 
 fn hugepages() -> Vec<HugePool> {
@@ -247,6 +266,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         providers,
         gpus,
         hugepages: hugepages(),
+        limits: limits(),
         clock: clock(),
         tools,
         usable,

@@ -262,6 +262,15 @@ pub fn fabdiag(args: &[&str]) -> Command {
     c
 }
 
+/// fabdiag started by bash after `ulimit ULIMITS` (e.g. "-l 64"), for the
+/// limits a batch job or a node's defaults would set.
+pub fn limited(ulimits: &str, args: &[&str]) -> Command {
+    let mut c = Command::new("bash");
+    c.args(["-c", &format!("ulimit {ulimits} && exec \"$0\" \"$@\""), bin()])
+        .args(args);
+    c
+}
+
 /// fabdiag started by perl with SIGINT's disposition set to `what`
 /// ("DEFAULT" or "IGNORE") before the exec.
 pub fn with_disposition(what: &str, args: &[&str]) -> Command {

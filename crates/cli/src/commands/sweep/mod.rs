@@ -404,10 +404,6 @@ fn verdict_code(doc: &SweepDoc) -> u8 {
     }
 }
 
-/// Open files beyond the control connections: rank 0's own endpoint,
-/// pair-test sockets, output files, libraries.
-const SPARE_FILES: u64 = 128;
-
 /// Makes room for `connections` open sockets: rank 0 holds one per rank
 /// (a simulation also every stand-in rank's end). A batch job often starts
 /// with a soft limit of 1,024 open files, which a sweep of a thousand
@@ -415,7 +411,7 @@ const SPARE_FILES: u64 = 128;
 /// within the hard one, or the sweep is refused before it starts.
 fn room_for(connections: usize) -> Result<(), String> {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
-    let need = connections as u64 + SPARE_FILES;
+    let need = connections as u64 + fabdiag_sweep::SPARE_FILES;
     let (soft, hard) =
         getrlimit(Resource::RLIMIT_NOFILE).map_err(|e| format!("cannot read the open-file limit: {e}"))?;
     if soft >= need {
