@@ -296,6 +296,9 @@ impl Endpoint {
         e.selective = selective != 0;
         // SAFETY: the endpoint was just opened and enabled.
         e.ep_h = Handle(unsafe { ffi::fdg_ep_fid(e.ep) });
+        // host bytes registered, this buffer's included, for a
+        // registration that fails at the locked-memory limit
+        let mut pinned = 0u64;
         for (i, buf) in buffers.into_iter().enumerate() {
             let mut mr = ptr::null_mut();
             let mut desc = ptr::null_mut();
@@ -346,6 +349,12 @@ impl Endpoint {
                         d.iface().name(),
                         FabricError::call(call, rc)
                     )));
+                }
+            }
+            if let Memory::Host(h) = &buf {
+                pinned += h.len() as u64;
+                if rc != 0 {
+                    return Err(FabricError::registration(call, rc, pinned, crate::lockable_bytes()));
                 }
             }
             check(call, rc)?;

@@ -53,6 +53,17 @@ pub enum FabricError {
     /// A GPU layer's copy to or from device memory failed.
     #[error("device memory: {0}")]
     Device(String),
+    /// Registering host memory ran out of memory while the buffers
+    /// registered so far exceed what this process may lock: providers that
+    /// pin registered memory (verbs, cxi, efa) stop at that limit.
+    #[error("{call} failed: {msg} (error {code}): the buffers registered so far take {pinned} bytes and this process may lock only {lockable} (ulimit -l); providers that pin what they register (verbs, cxi, efa) need more: raise the limit (ulimit -l unlimited, memlock in limits.conf, or the batch system's) or use smaller buffers")]
+    LockedMemory {
+        call: &'static str,
+        code: i32,
+        msg: String,
+        pinned: u64,
+        lockable: u64,
+    },
 }
 
 impl FabricError {
@@ -61,6 +72,23 @@ impl FabricError {
             call,
             code,
             msg: crate::strerror(code),
+        }
+    }
+
+    /// A failed registration of host memory told as the locked-memory
+    /// limit when that explains it: out of memory (`code`), with `pinned`
+    /// bytes registered counting this one, more than the `lockable` bytes
+    /// this process may lock (None: unlimited). Otherwise the plain call.
+    pub(crate) fn registration(call: &'static str, code: i32, pinned: u64, lockable: Option<u64>) -> Self {
+        match lockable {
+            Some(lockable) if code == -libc::ENOMEM && pinned > lockable => FabricError::LockedMemory {
+                call,
+                code,
+                msg: crate::strerror(code),
+                pinned,
+                lockable,
+            },
+            _ => FabricError::call(call, code),
         }
     }
 
@@ -83,7 +111,35 @@ impl FabricError {
                 | FabricError::ProviderLacks { .. }
                 | FabricError::KnownDefect { .. }
                 | FabricError::InsufficientHugePages { .. }
+                | FabricError::LockedMemory { .. }
                 | FabricError::NoGpu(_)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Out of memory past the locked-memory limit names the limit and what
+    /// to raise; anything else stays the plain call's error.
+    #[test]
+    fn a_registration_past_the_locked_memory_limit_says_so() {
+        let e = FabricError::registration("fi_mr_reg", -libc::ENOMEM, 16 << 20, Some(8 << 20));
+        let m = e.to_string();
+        assert!(
+            m.starts_with("fi_mr_reg failed: Cannot allocate memory (error -12): the buffers registered so far take 16777216 bytes and this process may lock only 8388608 (ulimit -l)"),
+            "{m}"
+        );
+        assert!(m.contains("raise the limit (ulimit -l unlimited"), "{m}");
+        assert!(e.is_unavailable());
+        for (code, pinned, lockable) in [
+            (-libc::ENOMEM, 4 << 20, Some(8 << 20)),
+            (-libc::ENOMEM, 16 << 20, None),
+            (-libc::EINVAL, 16 << 20, Some(8 << 20)),
+        ] {
+            let e = FabricError::registration("fi_mr_reg", code, pinned, lockable);
+            assert!(matches!(e, FabricError::Call { .. }), "{e}");
+        }
     }
 }

@@ -122,6 +122,18 @@ pub fn library_version() -> Result<String, FabricError> {
     Ok(format!("{}.{}", v >> 16, v & 0xffff))
 }
 
+/// The bytes this process may lock (RLIMIT_MEMLOCK's soft limit); None
+/// when unlimited or unreadable.
+pub(crate) fn lockable_bytes() -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: r is a valid, writable rlimit for the call to fill.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut r) };
+    (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+}
+
 /// libfabric's text for a (positive or negative) error code.
 pub(crate) fn strerror(code: i32) -> String {
     if load().is_err() {
