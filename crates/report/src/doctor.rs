@@ -105,7 +105,7 @@ pub struct Limits {
 
 /// Below this much lockable memory, the tools' default buffers (16 MiB
 /// each) cannot be registered on a provider that pins them.
-pub const LOCKED_MEMORY_WANTED: u64 = 64 << 20;
+const LOCKED_MEMORY_WANTED: u64 = 64 << 20;
 
 fn bytes(b: u64) -> String {
     match b {
@@ -382,9 +382,8 @@ pub fn hmem_from_log(log: &str) -> HmemLog {
 mod tests {
     use super::*;
 
-    /// Logs as libfabric wrote them here: Debian's 1.17 (no GPU interface
-    /// built in) and v2.6.0 built with CUDA on a machine without the
-    /// toolkit's runtime on the library path.
+    /// The limits section says what a low limit stops and what to raise,
+    /// and how many ranks a sweep's rank 0 could hold.
     #[test]
     fn limits_say_what_they_allow() {
         let l = |soft, hard| Some(Limit { soft, hard });
@@ -420,6 +419,9 @@ mod tests {
         assert_eq!(bytes(65536), "64 KiB");
     }
 
+    /// Logs as libfabric wrote them here: Debian's 1.17 (no GPU interface
+    /// built in) and v2.6.0 built with CUDA on a machine without the
+    /// toolkit's runtime on the library path.
     #[test]
     fn built_in_interfaces_that_did_not_start_are_told_apart() {
         let debian = "libfabric:1:2::core:core:ofi_hmem_init():247<info> Hmem iface FI_HMEM_CUDA not supported
