@@ -732,6 +732,37 @@ fn rank_0_makes_room_for_a_connection_per_rank_or_says_why_not() {
     }
 }
 
+/// Connections that reach rank 0's port and say nothing (a port scanner)
+/// delay no join: rank 0 reads a connection once it has something to say.
+/// Read in turn, three of them cost 5 s each before the first rank joined.
+#[test]
+fn silent_connections_to_the_coordinator_delay_no_join() {
+    let _cpu = cpu();
+    let coord = format!("127.0.0.1:{}", free_port());
+    let zero = Proc::spawn(&mut rank(0, 3, &coord, &["--json"]));
+    let t0 = Instant::now();
+    let strays: Vec<std::net::TcpStream> = (0..3)
+        .map(|_| loop {
+            match std::net::TcpStream::connect(&coord) {
+                Ok(s) => break s,
+                Err(e) => {
+                    assert!(t0.elapsed() < LIMIT, "rank 0 never listened: {e}");
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        })
+        .collect();
+    let others: Vec<Proc> = (1..3).map(|r| Proc::spawn(&mut rank(r, 3, &coord, &[]))).collect();
+    let zero = zero.wait(LIMIT);
+    assert_eq!(zero.code, Some(0), "{}", zero.stderr);
+    let join_s = zero.json()["overhead"]["join_s"].as_f64().unwrap_or(f64::MAX);
+    assert!(join_s < 4.0, "the join took {join_s} s");
+    for p in others {
+        assert_eq!(p.wait(LIMIT).code, Some(0));
+    }
+    drop(strays);
+}
+
 #[test]
 fn plan_and_simulation_need_no_fabric() {
     let o = run(&["sweep", "--plan", "--ranks", "5"], SHORT);

@@ -395,28 +395,62 @@ impl Waiting {
 impl Coordinator<'_> {
     fn join(&mut self, listener: &TcpListener) -> Result<(), SweepError> {
         let deadline = Instant::now() + self.cfg.join_timeout;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| SweepError::Io(format!("coordinator listener: {e}")))?;
+        let io = |what: &str, e: &dyn std::fmt::Display| SweepError::Io(format!("coordinator {what}: {e}"));
+        listener.set_nonblocking(true).map_err(|e| io("listener", &e))?;
+        // Connections are read once they have something to say, so one that
+        // connects and says nothing (a port scanner) delays no other join:
+        // the listener and every connection not yet joined share one epoll
+        // set; the listener's token is past any connection's.
+        const LISTENER: u64 = u64::MAX;
+        let watch = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(|e| io("epoll", &e))?;
+        watch
+            .add(listener, EpollEvent::new(EpollFlags::EPOLLIN, LISTENER))
+            .map_err(|e| io("epoll", &e))?;
+        let mut waiting: HashMap<u64, TcpStream> = HashMap::new();
+        let mut next = 0u64;
+        let mut events = vec![EpollEvent::empty(); 64];
         let mut joined = 0;
         let mut stopped = None;
         while joined < self.cfg.size {
+            // everything in the backlog, watched until it speaks
+            loop {
+                match listener.accept() {
+                    Ok((s, _)) => {
+                        s.set_nonblocking(false).map_err(|e| io("connection", &e))?;
+                        watch
+                            .add(&s, EpollEvent::new(EpollFlags::EPOLLIN, next))
+                            .map_err(|e| io("epoll", &e))?;
+                        waiting.insert(next, s);
+                        next += 1;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(io("cannot accept", &e)),
+                }
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
             // in slices, so a stop is heard while ranks are still awaited
-            let slice = deadline.min(Instant::now() + Duration::from_millis(100));
-            match wire::accept_by(listener, slice) {
-                Ok(Some(s)) => {
-                    if self.admit(s) {
-                        joined += 1;
-                    }
+            let ms = deadline.saturating_duration_since(now).as_millis().clamp(1, 100) as u16;
+            let got = match watch.wait(&mut events, EpollTimeout::from(ms)) {
+                Ok(k) => k,
+                Err(nix::errno::Errno::EINTR) => 0,
+                Err(e) => return Err(io("epoll", &e)),
+            };
+            stopped = self.obs.stopped();
+            if stopped.is_some() {
+                break;
+            }
+            for ev in &events[..got] {
+                let Some(s) = waiting.remove(&ev.data()) else {
+                    continue; // the listener: accepted above, next time round
+                };
+                let _ = watch.delete(&s);
+                if self.admit(s) {
+                    joined += 1;
                 }
-                Ok(None) if Instant::now() >= deadline => break,
-                Ok(None) => {
-                    stopped = self.obs.stopped();
-                    if stopped.is_some() {
-                        break;
-                    }
-                }
-                Err(e) => return Err(SweepError::Io(format!("coordinator cannot accept: {e}"))),
             }
         }
         let reason = match stopped {
