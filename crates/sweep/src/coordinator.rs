@@ -15,6 +15,7 @@ use crate::schedule::{Pair, Schedule};
 use crate::wire::{self, PairRole, ReadFail, RowFigure, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::net::{TcpListener, TcpStream};
@@ -99,8 +100,8 @@ pub struct PairRecord {
     pub round: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<f64>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rows: Vec<RowFigure>,
+    #[serde(default, skip_serializing_if = "SmallVec::is_empty")]
+    pub rows: SmallVec<[RowFigure; 1]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Not run at all (a rank missing or lost), as opposed to run and failed.
@@ -134,7 +135,7 @@ impl PairRecord {
             server: p.server,
             round,
             value: None,
-            rows: Vec::new(),
+            rows: SmallVec::new(),
             error: None,
             untested: false,
             elapsed_s: 0.0,
@@ -641,7 +642,7 @@ impl Coordinator<'_> {
                     rec.elapsed_s = c.elapsed_s;
                     rec.measure_s = c.measure_s;
                     measure_s = measure_s.max(c.measure_s);
-                    rec.rows = c.rows;
+                    rec.rows = c.rows.into_iter().collect();
                     rec.value = c.value;
                     rec.error = match (c.error, s.and_then(|s| s.error)) {
                         (Some(ce), Some(se)) if ce != se => Some(format!("{ce} (server rank {}: {se})", p.server)),

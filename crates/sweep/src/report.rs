@@ -685,7 +685,7 @@ pub(crate) mod tests {
                     server: b,
                     round: Some(0),
                     value: (!untested && !fail).then_some(value),
-                    rows: Vec::new(),
+                    rows: Default::default(),
                     error: if untested {
                         Some("rank missing".into())
                     } else if fail {

@@ -190,13 +190,18 @@ pub struct SimRunner {
     pub slow_nodes: Vec<usize>,
     pub slow_links: Vec<(usize, usize)>,
     pub slow_factor: f64,
+    /// The test's largest size, once configured: each outcome carries a
+    /// row for it, as a real pair test's does (and takes the memory it
+    /// takes on rank 0).
+    pub size: Option<u64>,
 }
 
 impl PairRunner for SimRunner {
     fn port(&self) -> u16 {
         1
     }
-    fn configure(&mut self, _: &serde_json::Value) -> Result<(), String> {
+    fn configure(&mut self, test: &serde_json::Value) -> Result<(), String> {
+        self.size = TestSpec::from_wire(test.clone()).ok().map(|s| s.max_size);
         Ok(())
     }
     fn run(&mut self, order: &Order, _: Instant) -> SideOutcome {
@@ -207,8 +212,10 @@ impl PairRunner for SimRunner {
         let spread = ((a * 7919 + b * 104_729) % 100) as f64;
         let slow = self.slow_nodes.contains(&a) || self.slow_nodes.contains(&b) || self.slow_links.contains(&(a, b));
         let factor = if slow { self.slow_factor } else { 1.0 };
+        let value = (10_000.0 + spread) * factor;
         SideOutcome {
-            value: Some((10_000.0 + spread) * factor),
+            value: Some(value),
+            rows: self.size.map(|size| RowFigure { size, value }).into_iter().collect(),
             elapsed_s: t0.elapsed().as_secs_f64(),
             measure_s: t0.elapsed().as_secs_f64(),
             ..SideOutcome::default()

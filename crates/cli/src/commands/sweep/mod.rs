@@ -638,6 +638,7 @@ fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
         } else {
             4.0
         },
+        size: None,
     };
     let mut ranks = Vec::new();
     for rank in 1..n {
