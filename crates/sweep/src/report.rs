@@ -560,23 +560,54 @@ pub fn text(doc: &SweepDoc) -> String {
         lost.push(ALL_OTHERS_LOST.into());
     }
     section(&mut o, "missing or lost nodes", lost);
-    section(
-        &mut o,
-        "failed pairs",
-        doc.pairs
+    // pairs that ran and failed, one by one up to a page's worth; pairs
+    // not tested, by reason (a node lost at 1,000 ranks leaves 999 of
+    // them, which would hide every real failure behind one cause)
+    const LISTED: usize = 20;
+    let failed: Vec<&PairRecord> = doc.pairs.iter().filter(|p| p.error.is_some() && !p.untested).collect();
+    let mut lines: Vec<String> = failed
+        .iter()
+        .take(LISTED)
+        .map(|p| {
+            format!(
+                "{} <-> {}: {}",
+                names.of(p.a),
+                names.of(p.b),
+                p.error.as_deref().unwrap_or("")
+            )
+        })
+        .collect();
+    if failed.len() > LISTED {
+        lines.push(format!(
+            "... and {} more (sweep.json has every one)",
+            failed.len() - LISTED
+        ));
+    }
+    section(&mut o, "failed pairs", lines);
+    let mut untested: Vec<(&str, usize)> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    for p in doc.pairs.iter().filter(|p| p.untested) {
+        let why = p.error.as_deref().unwrap_or("unknown");
+        let why = why.strip_prefix("not tested: ").unwrap_or(why);
+        match at.get(why) {
+            Some(&i) => untested[i].1 += 1,
+            None => {
+                at.insert(why, untested.len());
+                untested.push((why, 1));
+            }
+        }
+    }
+    if !untested.is_empty() {
+        let mut lines: Vec<String> = untested
             .iter()
-            .filter(|p| p.error.is_some())
-            .take(20)
-            .map(|p| {
-                format!(
-                    "{} <-> {}: {}",
-                    names.of(p.a),
-                    names.of(p.b),
-                    p.error.as_deref().unwrap_or("")
-                )
-            })
-            .collect(),
-    );
+            .take(LISTED)
+            .map(|(why, n)| format!("{n} {}: {why}", if *n == 1 { "pair" } else { "pairs" }))
+            .collect();
+        if untested.len() > LISTED {
+            lines.push(format!("... and {} more reasons (sweep.json)", untested.len() - LISTED));
+        }
+        section(&mut o, "not tested", lines);
+    }
     // the five worst in one pass, not a sort of every pair (millions of
     // them at thousands of ranks); ties in pair order, so the list is stable
     let worst_first = |p: &&PairRecord, q: &&PairRecord| {
@@ -860,6 +891,29 @@ pub(crate) mod tests {
         assert_eq!(fraction(0.0025), "0.0025");
         assert_eq!(fraction(0.000_493), "0.00049");
         assert_eq!(fraction(0.0), "0.00");
+    }
+
+    /// Failed pairs are listed up to 20 with a count of the rest; pairs
+    /// not tested are counted by reason, not listed one by one.
+    #[test]
+    fn failed_pairs_are_listed_and_untested_ones_counted_by_reason() {
+        let failed: Vec<(usize, usize)> = (1..26).map(|b| (0, b)).collect();
+        let t = text(&doc_with(30, &[], &failed, &[29]));
+        let section = |title: &str| -> Vec<String> {
+            t.lines()
+                .skip_while(|l| *l != title)
+                .skip(1)
+                .take_while(|l| l.starts_with("  "))
+                .map(str::to_string)
+                .collect()
+        };
+        let f = section("failed pairs:");
+        assert_eq!(f.len(), 21, "{t}");
+        assert_eq!(f[0], "  rank 0 (host<0>) <-> rank 1 (host<1>): provider error");
+        assert_eq!(f[20], "  ... and 5 more (sweep.json has every one)");
+        assert_eq!(section("not tested:"), ["  29 pairs: rank missing"], "{t}");
+        // a sweep with nothing untested has no such section
+        assert!(!text(&doc_with(4, &[], &[(0, 1)], &[])).contains("not tested:"));
     }
 
     /// The five worst pairs, worst first, ties in pair order: picked in one
