@@ -278,6 +278,19 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
     if failed.len() > 200 {
         let _ = writeln!(o, "<p class=\"none\">{} more in sweep.json</p>", failed.len() - 200);
     }
+    let untested = report::untested_by_reason(doc);
+    if !untested.is_empty() {
+        o.push_str("<h2>Not tested</h2>\n");
+        table(
+            &mut o,
+            &["pairs", "why"],
+            untested
+                .iter()
+                .map(|(why, n)| vec![n.to_string(), escape(why)])
+                .collect(),
+            "none",
+        );
+    }
     o.push_str("<h2>Nodes</h2>\n");
     table(
         &mut o,

@@ -433,6 +433,25 @@ pub(crate) fn fraction(x: f64) -> String {
     }
 }
 
+/// The pairs not tested, counted by reason ("rank 3 ... was lost in round
+/// 2"), in the order the reasons first appear.
+pub(crate) fn untested_by_reason(doc: &SweepDoc) -> Vec<(&str, usize)> {
+    let mut out: Vec<(&str, usize)> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    for p in doc.pairs.iter().filter(|p| p.untested) {
+        let why = p.error.as_deref().unwrap_or("unknown");
+        let why = why.strip_prefix("not tested: ").unwrap_or(why);
+        match at.get(why) {
+            Some(&i) => out[i].1 += 1,
+            None => {
+                at.insert(why, out.len());
+                out.push((why, 1));
+            }
+        }
+    }
+    out
+}
+
 /// "alone 0.60: confirmed", as the text and the page say a re-test.
 pub(crate) fn alone(r: &Retest) -> String {
     let verdict = match r.verdict {
@@ -584,19 +603,7 @@ pub fn text(doc: &SweepDoc) -> String {
         ));
     }
     section(&mut o, "failed pairs", lines);
-    let mut untested: Vec<(&str, usize)> = Vec::new();
-    let mut at: HashMap<&str, usize> = HashMap::new();
-    for p in doc.pairs.iter().filter(|p| p.untested) {
-        let why = p.error.as_deref().unwrap_or("unknown");
-        let why = why.strip_prefix("not tested: ").unwrap_or(why);
-        match at.get(why) {
-            Some(&i) => untested[i].1 += 1,
-            None => {
-                at.insert(why, untested.len());
-                untested.push((why, 1));
-            }
-        }
-    }
+    let untested = untested_by_reason(doc);
     if !untested.is_empty() {
         let mut lines: Vec<String> = untested
             .iter()
@@ -912,6 +919,13 @@ pub(crate) mod tests {
         assert_eq!(f[0], "  rank 0 (host<0>) <-> rank 1 (host<1>): provider error");
         assert_eq!(f[20], "  ... and 5 more (sweep.json has every one)");
         assert_eq!(section("not tested:"), ["  29 pairs: rank missing"], "{t}");
+        // the page counts them by reason too
+        let page = crate::html::page(&doc_with(30, &[], &failed, &[29]), b"", b"");
+        let at = page.find("<h2>Not tested</h2>").expect("a Not tested section");
+        assert!(
+            page[at..].contains("29") && page[at..].contains("rank missing"),
+            "{page}"
+        );
         // a sweep with nothing untested has no such section
         assert!(!text(&doc_with(4, &[], &[(0, 1)], &[])).contains("not tested:"));
     }
