@@ -1,0 +1,76 @@
+# Sourced by the sweep fault scripts (sweep-link-down.sh,
+# sweep-lossy-link.sh): N network namespaces, each a "node" with eth0 at
+# SUBNET.<i+1>/24, joined by a bridge in a switch namespace, and a real
+# sweep run across them. Needs root and iproute2; removes what it made on
+# exit. Defines nothing else and runs nothing when sourced.
+
+# cluster_up TAG SUBNET N [RATE]: the namespaces, every switch port shaped
+# to RATE (tbf) when given. Sets sw (the switch namespace) and out (a
+# scratch directory); node_ns I and switch_port I name node I's namespace
+# and its port on the switch.
+cluster_up() {
+  tag=$1 subnet=$2 nodes=$3
+  local rate=${4:-}
+  sw=${tag}sw$$
+  out=$(mktemp -d)
+  trap cluster_down EXIT
+  ip netns add "$sw"
+  ip -n "$sw" link add br0 type bridge
+  ip -n "$sw" link set br0 up
+  local i n
+  for i in $(seq 0 $((nodes - 1))); do
+    n=$(node_ns "$i")
+    ip netns add "$n"
+    ip link add "${tag}e$i$$" type veth peer name "$(switch_port "$i")"
+    ip link set "${tag}e$i$$" netns "$n"
+    ip link set "$(switch_port "$i")" netns "$sw"
+    ip -n "$n" link set "${tag}e$i$$" name eth0
+    ip -n "$n" addr add "$subnet.$((i + 1))/24" dev eth0
+    ip -n "$n" link set eth0 up
+    ip -n "$n" link set lo up
+    ip -n "$sw" link set "$(switch_port "$i")" master br0
+    ip -n "$sw" link set "$(switch_port "$i")" up
+    if [ -n "$rate" ]; then
+      ip netns exec "$sw" tc qdisc replace dev "$(switch_port "$i")" root tbf rate "$rate" burst 32kb latency 400ms
+    fi
+  done
+}
+
+node_ns() { echo "${tag}n$1x$$"; }
+switch_port() { echo "${tag}p$1$$"; }
+
+cluster_down() {
+  local i
+  for i in $(seq 0 $((nodes - 1))); do ip netns del "$(node_ns "$i")" 2>/dev/null; done
+  ip netns del "$sw" 2>/dev/null
+  rm -rf "$out"
+}
+
+# sweep_others FABDIAG ARGS...: ranks 1..N-1 in the background, each
+# noting its exit status and when it ended (seconds since this call, t0).
+sweep_others() {
+  local bin=$1 r
+  shift
+  t0=$SECONDS
+  for r in $(seq 1 $((nodes - 1))); do
+    (
+      ip netns exec "$(node_ns "$r")" env FABDIAG_RANK="$r" FABDIAG_SIZE="$nodes" FABDIAG_NODE_NAME="node$r" \
+        "$bin" sweep "$@" >"$out/$r" 2>&1
+      echo "rank $r: exit $? after $((SECONDS - t0)) s" >>"$out/$r"
+    ) &
+  done
+}
+
+# sweep_lead FABDIAG ARGS...: rank 0 here, its report on stdout; then,
+# once every rank has ended, each other rank's stderr and end.
+sweep_lead() {
+  local bin=$1 r
+  shift
+  ip netns exec "$(node_ns 0)" env FABDIAG_RANK=0 FABDIAG_SIZE="$nodes" FABDIAG_NODE_NAME=node0 "$bin" sweep "$@"
+  echo "rank 0: exit $? after $((SECONDS - t0)) s" >&2
+  wait
+  for r in $(seq 1 $((nodes - 1))); do
+    echo "-- rank $r" >&2
+    cat "$out/$r" >&2
+  done
+}
