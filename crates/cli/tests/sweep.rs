@@ -33,6 +33,12 @@ fn sweep(n: usize, extra0: &[&str], extra: &[&str]) -> (Output, Vec<Output>) {
     (zero, rest)
 }
 
+/// Whether a rank's one line says rank 0 stopped the sweep, with `why`
+/// somewhere in what it printed.
+fn told_rank_0_stopped(o: &Output, why: &str) -> bool {
+    o.one_line().contains("rank 0 stopped") && o.stderr.contains(why)
+}
+
 /// The error of pair a-b (a < b), or "" if it has none.
 fn pair_error(doc: &Value, a: u64, b: u64) -> String {
     doc["pairs"]
@@ -603,7 +609,7 @@ fn when_rank_0_cannot_start_every_rank_is_told_at_once() {
         let o = p.wait(Duration::from_secs(20));
         assert_eq!(o.code, Some(1), "rank {}: {}", i + 1, o.stderr);
         assert!(
-            o.one_line().contains("rank 0 stopped") && o.stderr.contains("/proc/fabdiag-no-such-dir"),
+            told_rank_0_stopped(&o, "/proc/fabdiag-no-such-dir"),
             "rank {}: {}",
             i + 1,
             o.stderr
@@ -685,12 +691,7 @@ fn a_test_rank_0_cannot_run_ends_the_sweep_at_once() {
         for (i, p) in others.into_iter().enumerate() {
             let o = p.wait(LIMIT);
             assert_eq!(o.code, Some(1), "rank {}: {}", i + 1, o.stderr);
-            assert!(
-                o.one_line().contains("rank 0 stopped") && o.stderr.contains(reason),
-                "rank {}: {}",
-                i + 1,
-                o.stderr
-            );
+            assert!(told_rank_0_stopped(&o, reason), "rank {}: {}", i + 1, o.stderr);
         }
         // well inside the 60 s join timeout the others would wait out
         assert!(t0.elapsed() < Duration::from_secs(20), "{args:?}: {:?}", t0.elapsed());
@@ -723,12 +724,7 @@ fn rank_0_makes_room_for_a_connection_per_rank_or_says_why_not() {
     assert!(zero.one_line().contains(why), "{}", zero.stderr);
     for (i, p) in others.into_iter().enumerate() {
         let o = p.wait(LIMIT);
-        assert!(
-            o.one_line().contains("rank 0 stopped") && o.stderr.contains(why),
-            "rank {}: {}",
-            i + 1,
-            o.stderr
-        );
+        assert!(told_rank_0_stopped(&o, why), "rank {}: {}", i + 1, o.stderr);
     }
 }
 
