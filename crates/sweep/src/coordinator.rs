@@ -345,18 +345,91 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
 /// never comes.
 pub fn refuse_all(listener: TcpListener, size: usize, wait: Duration, reason: &str) {
     let deadline = Instant::now() + wait;
-    if listener.set_nonblocking(true).is_err() {
+    let Ok(mut arrivals) = Arrivals::new(&listener) else {
         return;
-    }
+    };
     let mut told = 0;
-    while told + 1 < size {
-        let Ok(Some(s)) = wire::accept_by(&listener, deadline) else {
+    while told + 1 < size && Instant::now() < deadline {
+        let Ok(ready) = arrivals.next(&listener, deadline) else {
             return;
         };
-        let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
-        let _ = wire::recv::<ToCoordinator>(&s, Some(Instant::now() + Duration::from_secs(5)));
-        let _ = wire::send(&s, &ToRank::Refused { reason: reason.into() });
-        told += 1;
+        for s in ready {
+            let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
+            let _ = wire::recv::<ToCoordinator>(&s, Some(Instant::now() + Duration::from_secs(5)));
+            let _ = wire::send(&s, &ToRank::Refused { reason: reason.into() });
+            told += 1;
+        }
+    }
+}
+
+/// Connections to rank 0's port, handed out once each has something to
+/// say, so one that connects and says nothing (a port scanner) holds up no
+/// other: the listener and every connection not yet read share one epoll
+/// set (the listener's token past any connection's).
+struct Arrivals {
+    watch: Epoll,
+    waiting: HashMap<u64, TcpStream>,
+    next: u64,
+    events: Vec<EpollEvent>,
+}
+
+impl Arrivals {
+    const LISTENER: u64 = u64::MAX;
+
+    fn new(listener: &TcpListener) -> Result<Arrivals, SweepError> {
+        let io = |e: &dyn std::fmt::Display| SweepError::Io(format!("coordinator listener: {e}"));
+        listener.set_nonblocking(true).map_err(|e| io(&e))?;
+        let watch = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(|e| io(&e))?;
+        watch
+            .add(listener, EpollEvent::new(EpollFlags::EPOLLIN, Self::LISTENER))
+            .map_err(|e| io(&e))?;
+        Ok(Arrivals {
+            watch,
+            waiting: HashMap::new(),
+            next: 0,
+            events: vec![EpollEvent::empty(); 64],
+        })
+    }
+
+    /// Accepts everything in the backlog, then waits up to 100 ms (not
+    /// past `deadline`, so a caller hears a stop in time) and returns the
+    /// connections that have spoken, in blocking mode.
+    fn next(&mut self, listener: &TcpListener, deadline: Instant) -> Result<Vec<TcpStream>, SweepError> {
+        let io = |what: &str, e: &dyn std::fmt::Display| SweepError::Io(format!("coordinator {what}: {e}"));
+        loop {
+            match listener.accept() {
+                Ok((s, _)) => {
+                    s.set_nonblocking(false).map_err(|e| io("connection", &e))?;
+                    self.watch
+                        .add(&s, EpollEvent::new(EpollFlags::EPOLLIN, self.next))
+                        .map_err(|e| io("epoll", &e))?;
+                    self.waiting.insert(self.next, s);
+                    self.next += 1;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io("cannot accept", &e)),
+            }
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(Vec::new());
+        }
+        let ms = left.as_millis().clamp(1, 100) as u16;
+        let got = match self.watch.wait(&mut self.events, EpollTimeout::from(ms)) {
+            Ok(k) => k,
+            Err(nix::errno::Errno::EINTR) => 0,
+            Err(e) => return Err(io("epoll", &e)),
+        };
+        let mut ready = Vec::new();
+        for ev in &self.events[..got] {
+            // the listener: accepted at the next call
+            if let Some(s) = self.waiting.remove(&ev.data()) {
+                let _ = self.watch.delete(&s);
+                ready.push(s);
+            }
+        }
+        Ok(ready)
     }
 }
 
@@ -396,59 +469,17 @@ impl Waiting {
 impl Coordinator<'_> {
     fn join(&mut self, listener: &TcpListener) -> Result<(), SweepError> {
         let deadline = Instant::now() + self.cfg.join_timeout;
-        let io = |what: &str, e: &dyn std::fmt::Display| SweepError::Io(format!("coordinator {what}: {e}"));
-        listener.set_nonblocking(true).map_err(|e| io("listener", &e))?;
-        // Connections are read once they have something to say, so one that
-        // connects and says nothing (a port scanner) delays no other join:
-        // the listener and every connection not yet joined share one epoll
-        // set; the listener's token is past any connection's.
-        const LISTENER: u64 = u64::MAX;
-        let watch = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(|e| io("epoll", &e))?;
-        watch
-            .add(listener, EpollEvent::new(EpollFlags::EPOLLIN, LISTENER))
-            .map_err(|e| io("epoll", &e))?;
-        let mut waiting: HashMap<u64, TcpStream> = HashMap::new();
-        let mut next = 0u64;
-        let mut events = vec![EpollEvent::empty(); 64];
+        let mut arrivals = Arrivals::new(listener)?;
         let mut joined = 0;
         let mut stopped = None;
-        while joined < self.cfg.size {
-            // everything in the backlog, watched until it speaks
-            loop {
-                match listener.accept() {
-                    Ok((s, _)) => {
-                        s.set_nonblocking(false).map_err(|e| io("connection", &e))?;
-                        watch
-                            .add(&s, EpollEvent::new(EpollFlags::EPOLLIN, next))
-                            .map_err(|e| io("epoll", &e))?;
-                        waiting.insert(next, s);
-                        next += 1;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(io("cannot accept", &e)),
-                }
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
+        while joined < self.cfg.size && Instant::now() < deadline {
             // in slices, so a stop is heard while ranks are still awaited
-            let ms = deadline.saturating_duration_since(now).as_millis().clamp(1, 100) as u16;
-            let got = match watch.wait(&mut events, EpollTimeout::from(ms)) {
-                Ok(k) => k,
-                Err(nix::errno::Errno::EINTR) => 0,
-                Err(e) => return Err(io("epoll", &e)),
-            };
+            let ready = arrivals.next(listener, deadline)?;
             stopped = self.obs.stopped();
             if stopped.is_some() {
                 break;
             }
-            for ev in &events[..got] {
-                let Some(s) = waiting.remove(&ev.data()) else {
-                    continue; // the listener: accepted above, next time round
-                };
-                let _ = watch.delete(&s);
+            for s in ready {
                 if self.admit(s) {
                     joined += 1;
                 }

@@ -194,8 +194,9 @@ pub fn watch_link(s: &TcpStream) -> io::Result<()> {
 }
 
 /// The next connection on a non-blocking `listener` before `deadline`,
-/// made blocking; None once the deadline passes. Every accept of the
-/// sweep (joins, refusals, pair connections) waits this way.
+/// made blocking; None once the deadline passes. A pair test's server
+/// waits for its client this way (rank 0's joins go through the
+/// coordinator's `Arrivals`, which reads each once it speaks).
 pub fn accept_by(listener: &TcpListener, deadline: Instant) -> io::Result<Option<TcpStream>> {
     while Instant::now() < deadline {
         match listener.accept() {
