@@ -59,6 +59,8 @@ pub struct WorkerEnd {
     pub failed: u64,
 }
 
+/// The connection to rank 0 (retried up to the join timeout), unbuffered
+/// and watched by the kernel like rank 0's end (`wire::watch_link`).
 fn connect(cfg: &WorkerConfig, stopped: &dyn Fn() -> Option<String>) -> Result<TcpStream, SweepError> {
     let addrs: Vec<SocketAddr> = cfg
         .coordinator
@@ -76,7 +78,13 @@ fn connect(cfg: &WorkerConfig, stopped: &dyn Fn() -> Option<String>) -> Result<T
         }
         for a in &addrs {
             match TcpStream::connect_timeout(a, Duration::from_secs(1)) {
-                Ok(s) => return Ok(s),
+                Ok(s) => {
+                    let _ = s.set_nodelay(true);
+                    // (without it, a coordinator cut off is still found by
+                    // the idle limit)
+                    let _ = wire::watch_link(&s);
+                    return Ok(s);
+                }
                 Err(e) => last = e.to_string(),
             }
         }
@@ -131,9 +139,6 @@ pub fn work(
     stopped: &dyn Fn() -> Option<String>,
 ) -> Result<WorkerEnd, SweepError> {
     let s = connect(cfg, stopped)?;
-    let _ = s.set_nodelay(true);
-    // (without it, a coordinator cut off is still found by the idle limit)
-    let _ = wire::watch_link(&s);
     let io = |e: std::io::Error| SweepError::Lost(e.to_string());
     s.set_write_timeout(Some(cfg.idle_limit)).map_err(io)?;
     wire::send(&s, &join(cfg, runner.port(), None)).map_err(io)?;

@@ -577,8 +577,9 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
     };
     // what can stop rank 0 before the sweep starts is told to every rank:
     // its own setup (libfabric, its GPU, room for a connection per rank),
-    // whether it can run the test at all (a provider or GPU setting no rank can use would otherwise fail
-    // every pair, round after round), its listener and the output folder
+    // whether it can run the test at all (a provider or GPU setting no
+    // rank can use would otherwise fail every pair, round after round),
+    // its listener and the output folder
     let ready = prepared
         .and_then(|env| room_for(l.size).map(|()| env).map_err(|m| (exit::UNAVAILABLE, m)))
         .and_then(|env| {
