@@ -4,7 +4,7 @@
 //! functions of a finished sweep: no I/O, no exit codes (the binary maps
 //! `Verdict` to one).
 
-use crate::analysis::{Analysis, Better, NodeRule, Rules};
+use crate::analysis::{Analysis, Better, Matrix, NodeRule, Rules};
 use crate::coordinator::{first_records, Coordinated, Node, NodeStatus, PairRecord, StepKind, StepRecord};
 use crate::schedule::Schedule;
 use serde::{Deserialize, Serialize};
@@ -132,9 +132,9 @@ pub struct SweepDoc {
     pub nodes: Vec<NodeSummary>,
     /// N × N, symmetric, null where there is no figure: the analysis's
     /// f32 figures, written as f32 (the shortest digits that are that
-    /// value; `pairs` holds each figure in full). Half the memory of f64
-    /// at N² cells.
-    pub matrix: Vec<Vec<Option<f32>>>,
+    /// value; `pairs` holds each figure in full). Kept as the analysis's
+    /// triangle and written out row by row.
+    pub matrix: Matrix,
     pub pairs: Vec<PairRecord>,
     pub retests: Vec<Retest>,
     pub analysis: Analysis,
@@ -240,9 +240,6 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
             }
         })
         .collect();
-    let matrix = (0..n)
-        .map(|a| (0..n).map(|b| m.get(a, b).map(|v| v as f32)).collect())
-        .collect();
     let all_rounds: Vec<&StepRecord> = s.steps.iter().filter(|x| x.kind == StepKind::Round).collect();
     let first_round_s = all_rounds.first().map_or(0.0, |x| x.overhead_s);
     let rounds: Vec<&StepRecord> = all_rounds.iter().skip(1).copied().collect();
@@ -306,7 +303,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
             total_pairs: sched.map_or(0, |x| x.total_pairs()),
         },
         nodes,
-        matrix,
+        matrix: m,
         pairs,
         retests,
         analysis: an,
@@ -959,6 +956,30 @@ pub(crate) mod tests {
                 "  rank 3 (host<3>) <-> rank 5 (host<5>): 70.00 MB/s",
             ],
             "{t}"
+        );
+    }
+
+    /// The JSON matrix: N rows of N, symmetric, null on the diagonal and
+    /// wherever a pair has no figure; read back, it is the same matrix.
+    #[test]
+    fn the_matrix_is_written_whole_from_its_triangle() {
+        let doc = doc_with(5, &[((0, 1), 60.5), ((2, 4), 1.0e9)], &[(1, 3)], &[4]);
+        let m = &doc.matrix;
+        let rows: Vec<Vec<Option<f32>>> = (0..5)
+            .map(|a| (0..5).map(|b| m.get(a, b).map(|v| v as f32)).collect())
+            .collect();
+        assert_eq!(serde_json::to_value(m).unwrap(), serde_json::to_value(&rows).unwrap());
+        let text = serde_json::to_string(m).unwrap();
+        assert_eq!(text.split("],[").next(), Some("[[null,60.5,100.0,100.0,null"), "{text}");
+        assert!(
+            text.contains("[100.0,null,100.0,null,null]"),
+            "rank 1: failed with 3, 4 missing: {text}"
+        );
+        let back: Matrix = serde_json::from_str(&text).unwrap();
+        assert_eq!(&back, m);
+        assert!(
+            serde_json::from_str::<Matrix>("[[null,1.0],[1.0]]").is_err(),
+            "a short row"
         );
     }
 
