@@ -104,7 +104,19 @@ impl Serialize for Matrix {
         impl Serialize for Row<'_> {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 let Row(m, a) = *self;
-                s.collect_seq((0..m.n).map(|b| m.get(a, b).map(|v| v as f32)))
+                // left of the diagonal: column a of the rows above, stepping
+                // down the triangle; right of it: row a's own run of cells
+                let (n, vals) = (m.n, &m.vals);
+                let mut k = a.wrapping_sub(1);
+                let left = (0..a).map(|b| {
+                    let v = vals[k];
+                    k += n - b - 2;
+                    v
+                });
+                let start = m.index(a, a + 1).unwrap_or(vals.len());
+                let right = vals[start..start + (n - a - 1)].iter().copied();
+                let figure = |v: f32| v.is_finite().then_some(v);
+                s.collect_seq(left.map(figure).chain(std::iter::once(None)).chain(right.map(figure)))
             }
         }
         let mut seq = s.serialize_seq(Some(self.n))?;

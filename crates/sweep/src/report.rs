@@ -981,6 +981,27 @@ pub(crate) mod tests {
             serde_json::from_str::<Matrix>("[[null,1.0],[1.0]]").is_err(),
             "a short row"
         );
+        // every cell in its place, for a few sizes
+        for n in [1usize, 2, 3, 9, 16] {
+            let mut m = Matrix::new(n);
+            for a in 0..n {
+                for b in a + 1..n {
+                    m.set(a, b, (100 * a + b) as f64);
+                }
+            }
+            let rows: Vec<Vec<Option<f32>>> = (0..n)
+                .map(|a| {
+                    (0..n)
+                        .map(|b| (a != b).then(|| (100 * a.min(b) + a.max(b)) as f32))
+                        .collect()
+                })
+                .collect();
+            assert_eq!(
+                serde_json::to_value(&m).unwrap(),
+                serde_json::to_value(&rows).unwrap(),
+                "n={n}"
+            );
+        }
     }
 
     /// A rank is named by its host, then its NIC or (on a shared host) its

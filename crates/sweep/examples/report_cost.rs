@@ -1,0 +1,128 @@
+//! What rank 0's report costs at scale, without running a sweep: a
+//! finished sweep of N ranks is made up in memory (every pair measured,
+//! figures spread, one slow node, a few failed pairs), then each part of
+//! the report is built and timed: the document with its analysis, the
+//! JSON (written to nowhere), the text summary, the heatmap, the histogram
+//! and the HTML page. Prints the times and the process's peak memory. Not
+//! a test: the times depend on the machine and its load.
+//!
+//! cargo run --release -p fabdiag-sweep --example report_cost -- 4000
+
+use fabdiag_sweep::analysis::{Better, Rules};
+use fabdiag_sweep::coordinator::{Coordinated, Node, NodeStatus, PairRecord};
+use fabdiag_sweep::report::{self, Inputs, Limits, Metric};
+use fabdiag_sweep::{html, picture};
+use std::time::{Instant, SystemTime};
+
+fn sweep(n: usize) -> Coordinated {
+    let nodes = (0..n)
+        .map(|rank| Node {
+            rank,
+            host: Some(format!("node{rank:05}")),
+            device: None,
+            gpu: None,
+            addr: Some(format!("198.18.{}.{}:4000", rank / 250, rank % 250)),
+            status: NodeStatus::Ok,
+            reason: None,
+            endpoint_opens: 1,
+            endpoint_open_s: 0.2,
+        })
+        .collect();
+    let mut pairs = Vec::with_capacity(n * n.saturating_sub(1) / 2);
+    for a in 0..n {
+        for b in a + 1..n {
+            // a repeatable spread of a few per cent; rank 3 at a tenth
+            let spread = ((a * 7919 + b * 104_729) % 1000) as f64 / 1000.0;
+            let slow = if a == 3 || b == 3 { 0.1 } else { 1.0 };
+            let failed = (a * 31 + b) % 100_003 == 0;
+            pairs.push(PairRecord {
+                a,
+                b,
+                client: a,
+                server: b,
+                round: Some(0),
+                value: (!failed).then_some((10_000.0 + 500.0 * spread) * slow),
+                rows: Default::default(),
+                error: failed.then(|| "provider error".to_string()),
+                untested: false,
+                elapsed_s: 1.2,
+                measure_s: 1.0,
+            });
+        }
+    }
+    Coordinated {
+        nodes,
+        pairs,
+        retests: Vec::new(),
+        steps: Vec::new(),
+        join_s: 1.0,
+        started: SystemTime::now(),
+        ended: SystemTime::now(),
+        stopped: None,
+    }
+}
+
+/// The process's peak resident memory, from /proc (Linux).
+fn peak() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.to_string()))
+        .map_or_else(
+            || "unknown".into(),
+            |l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "),
+        )
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let n: usize = match std::env::args().nth(1) {
+        Some(a) => a.parse().map_err(|_| format!("not a number of ranks: {a}"))?,
+        None => 4000,
+    };
+    let t = Instant::now();
+    let s = sweep(n);
+    let pairs = s.pairs.len();
+    println!(
+        "{n} ranks, {pairs} pairs: made up in {:.2} s",
+        t.elapsed().as_secs_f64()
+    );
+    let time = |what: &str, t: Instant| println!("  {what:<22} {:>7.2} s", t.elapsed().as_secs_f64());
+    let t = Instant::now();
+    let doc = report::build(Inputs {
+        sweep: s,
+        metric: Metric {
+            name: "bandwidth".into(),
+            unit: "MB/s".into(),
+            better: Better::Higher,
+            test: "write-bw 65536 B".into(),
+        },
+        rules: Rules::default(),
+        limits: Limits::default(),
+        options: serde_json::Value::Null,
+        fabdiag_version: env!("CARGO_PKG_VERSION"),
+        libfabric_version: None,
+    });
+    time("document and analysis", t);
+    let t = Instant::now();
+    serde_json::to_writer(std::io::sink(), &doc)?;
+    time("JSON", t);
+    let t = Instant::now();
+    let text = report::text(&doc);
+    time("text summary", t);
+    let t = Instant::now();
+    let heat = picture::heatmap_png(&doc)?;
+    time("heatmap", t);
+    let t = Instant::now();
+    let hist = picture::histogram_png(&doc)?;
+    time("histogram", t);
+    let t = Instant::now();
+    let page = html::page(&doc, &heat, &hist);
+    time("HTML page", t);
+    println!(
+        "  slow nodes named: {:?}; text {} B, page {} B; peak memory {}",
+        doc.analysis.slow_nodes.iter().map(|f| f.node).collect::<Vec<_>>(),
+        text.len(),
+        page.len(),
+        peak()
+    );
+    Ok(())
+}
