@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by scripts/callgrind-*.sh (sourced, not run): turning two callgrind
 # runs of different lengths into per-function instructions per unit.
 # Needs OUT, N1 and N2 set by the caller.

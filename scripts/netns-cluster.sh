@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the sweep fault scripts (sweep-link-down.sh,
 # sweep-lossy-link.sh): N network namespaces, each a "node" with eth0 at
 # SUBNET.<i+1>/24, joined by a bridge in a switch namespace, and a real
