@@ -776,6 +776,108 @@ fn plan_and_simulation_need_no_fabric() {
     assert_eq!(doc["overhead"]["steps"].as_array().unwrap().len(), 63);
 }
 
+/// `--rails K`: only ranks on one rail (rank mod K) are paired, all rails
+/// in the same rounds; rails that do not fit the ranks are refused.
+#[test]
+fn on_rails_only_ranks_of_one_rail_are_paired() {
+    let o = run(&["sweep", "--plan", "--ranks", "12", "--rails", "3"], SHORT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.stdout.lines().filter(|l| l.starts_with("round")).count(), 3);
+    assert!(
+        o.stdout
+            .contains("12 ranks on 3 rails (rank mod 3; 4 ranks each): 3 rounds of 6 pairs (18 pairs in all"),
+        "{}",
+        o.stdout
+    );
+    for (args, what) in [
+        (
+            &["--simulate", "10", "--rails", "3"][..],
+            "10 ranks, not a multiple of 3",
+        ),
+        (&["--plan", "--ranks", "4", "--rails", "4"][..], "pairs no one"),
+    ] {
+        let o = run(&[&["sweep"][..], args].concat(), SHORT);
+        assert_eq!(o.code, Some(1), "{args:?}: {}", o.stderr);
+        assert!(o.one_line().contains(what), "{args:?}: {}", o.stderr);
+    }
+    let o = run(&["sweep", "--simulate", "12", "--rails", "3", "--json"], LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let doc = o.json();
+    let pairs = doc["pairs"].as_array().unwrap();
+    assert_eq!(pairs_measured(&doc), 18);
+    assert!(pairs
+        .iter()
+        .all(|p| p["a"].as_u64().unwrap() % 3 == p["b"].as_u64().unwrap() % 3));
+    assert_eq!(doc["schedule"]["rails"], 3);
+    assert_eq!(
+        (
+            doc["schedule"]["rounds"].as_u64(),
+            doc["schedule"]["total_pairs"].as_u64()
+        ),
+        (Some(3), Some(18))
+    );
+    assert_eq!(doc["matrix"][0][1], Value::Null, "ranks 0 and 1 are on different rails");
+    assert!(doc["matrix"][0][3].is_number());
+    let dir = tempdir("rails");
+    let o = run(&["sweep", "--simulate", "12", "--rails", "3", "--output", &dir], LIMIT);
+    assert!(
+        o.stdout
+            .starts_with("fabdiag sweep: 12 nodes, 18 pairs on 3 rails (rank mod 3) in 3 rounds,"),
+        "{}",
+        o.stdout
+    );
+    // its results are not those of a sweep of every pair
+    let o = run(&["sweep", "--simulate", "12", "--output", &dir, "--resume"], LIMIT);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(
+        o.one_line()
+            .contains("it holds a sweep on 3 rail(s); this one is on 1 (--rails)"),
+        "{}",
+        o.stderr
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Real ranks on two rails: each pairs with its own rail only; a rank
+/// the launcher placed as another local rank than its rail takes no part
+/// and says why, and rank 0's report names it.
+#[test]
+fn on_rails_a_rank_placed_off_its_rail_says_so() {
+    let _cpu = cpu();
+    for misplaced in [None, Some(3)] {
+        let coord = format!("127.0.0.1:{}", free_port());
+        let start = |r: usize, extra: &[&str]| {
+            let mut c = rank(r, 4, &coord, &[&["--rails", "2"][..], extra].concat());
+            let local = if misplaced == Some(r) { 0 } else { r % 2 };
+            c.env("FABDIAG_LOCAL_RANK", local.to_string());
+            Proc::spawn(&mut c)
+        };
+        let others: Vec<Proc> = (1..4).map(|r| start(r, &[])).collect();
+        let zero = start(0, &["--json"]).wait(LIMIT * 2);
+        let others: Vec<Output> = others.into_iter().map(|p| p.wait(LIMIT)).collect();
+        let doc = zero.json();
+        assert_eq!(doc["schedule"]["total_pairs"], 2, "{}", zero.stderr);
+        assert!(doc["pairs"][0]["value"].is_number() || doc["pairs"][1]["value"].is_number());
+        if misplaced.is_none() {
+            assert_eq!(zero.code, Some(0), "{}", zero.stderr);
+            assert_eq!(pairs_measured(&doc), 2);
+            for (i, o) in others.iter().enumerate() {
+                assert_eq!(o.code, Some(0), "rank {}: {}", i + 1, o.stderr);
+            }
+        } else {
+            let want = "--rails 2 puts rank 3 on rail 1, but it is local rank 0 on its node";
+            assert_eq!(others[2].code, Some(1), "{}", others[2].stderr);
+            assert!(others[2].one_line().contains(want), "{}", others[2].stderr);
+            assert_eq!(zero.code, Some(2), "{}", zero.stderr);
+            assert_eq!(doc["nodes"][3]["status"], "missing");
+            let why = doc["nodes"][3]["reason"].as_str().unwrap_or_default();
+            assert!(why.starts_with(&format!("could not start: {want}")), "{why}");
+            assert_eq!(pairs_measured(&doc), 1, "0-2 still ran");
+            assert!(pair_error(&doc, 1, 3).contains("rank 3"), "{}", pair_error(&doc, 1, 3));
+        }
+    }
+}
+
 /// `--resume` reads the earlier results a line at a time, skipping a line
 /// cut short; results it cannot read at all end the sweep in one line
 /// rather than counting as "nothing ran" (every pair run again).

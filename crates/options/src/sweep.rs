@@ -16,6 +16,7 @@ enum W {
     Resume,
     Plan,
     Ranks,
+    Rails,
     Json,
     Fraction,
     Reference,
@@ -68,6 +69,12 @@ const TABLE: &[(W, &str, Option<&str>, &str)] = &[
         "ranks",
         Some("N"),
         "The number of ranks for --plan (default: the launcher's)",
+    ),
+    (
+        W::Rails,
+        "rails",
+        Some("K"),
+        "K ranks per node, one per NIC, placed in blocks of K: pair only ranks on one rail (rank mod K), all rails at once (default 1: every pair)",
     ),
     (
         W::Json,
@@ -160,6 +167,8 @@ pub struct SweepOptions {
     pub resume: bool,
     pub plan: bool,
     pub ranks: Option<usize>,
+    /// Pair only ranks with the same rank mod `rails` (1: every pair).
+    pub rails: usize,
     pub json: bool,
     pub fraction: f64,
     pub reference: OutlierReference,
@@ -240,6 +249,7 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
         resume: false,
         plan: false,
         ranks: None,
+        rails: 1,
         json: false,
         fraction: 0.75,
         reference: OutlierReference::Median,
@@ -313,6 +323,12 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
             W::Resume => o.resume = true,
             W::Plan => o.plan = true,
             W::Ranks => o.ranks = Some(number(name, &value)?),
+            W::Rails => {
+                o.rails = number(name, &value)?;
+                if o.rails == 0 {
+                    return Err(OptionError::Invalid("invalid --rails: '0' (1 or more)".into()));
+                }
+            }
             W::Json => o.json = true,
             W::Fraction => o.fraction = fraction(name, &value)?,
             W::NodeFraction => o.node_fraction = fraction(name, &value)?,
@@ -449,6 +465,9 @@ mod tests {
         assert!(err(&["--simulate", "4", "--sim-slow", "1-4"]).contains("ranks 0 to 3"));
         assert!(err(&["--simulate", "4", "--sim-slow", "2-2"]).contains("two ranks"));
         assert!(err(&["--simulate", "4", "--sim-slow", "x"]).contains("--sim-slow"));
+        assert!(err(&["--rails", "0"]).contains("--rails"));
+        assert!(err(&["--rails", "two"]).contains("--rails"));
+        assert_eq!((ok(&[]).rails, ok(&["--rails=8"]).rails), (1, 8));
         let o = ok(&["--simulate", "8", "--sim-slow", "3,5-1"]);
         assert_eq!((o.sim_slow_nodes, o.sim_slow_links), (vec![3], vec![(1, 5)]));
     }

@@ -52,6 +52,7 @@ fn sweep(n: usize) -> Coordinated {
     }
     Coordinated {
         nodes,
+        rails: 1,
         pairs,
         retests: Vec::new(),
         steps: Vec::new(),

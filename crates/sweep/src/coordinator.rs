@@ -24,6 +24,9 @@ use std::time::{Duration, Instant, SystemTime};
 #[derive(Clone, Debug)]
 pub struct CoordConfig {
     pub size: usize,
+    /// Only ranks on one rail (rank mod `rails`) are paired; 1: every pair.
+    /// (`Schedule::on_rails` has accepted it.)
+    pub rails: usize,
     /// The pair test every pair runs (the runner's parameters).
     pub test: serde_json::Value,
     pub version: String,
@@ -163,6 +166,9 @@ pub struct StepRecord {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Coordinated {
     pub nodes: Vec<Node>,
+    /// The rails the schedule paired ranks on (1: every pair).
+    #[serde(default = "one")]
+    pub rails: usize,
     /// One record per pair, in schedule order (earlier results first).
     pub pairs: Vec<PairRecord>,
     pub retests: Vec<PairRecord>,
@@ -175,6 +181,10 @@ pub struct Coordinated {
     /// Why the sweep ended before its last round (a signal's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// Times as RFC 3339 text in the JSON.
@@ -273,7 +283,7 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
         cfg.earlier.iter().filter(|p| measured(p)).map(|p| (p.a, p.b)).collect();
     pairs.extend(cfg.earlier.iter().filter(|p| measured(p)).cloned());
     let mut stopped = None;
-    if let Some(s) = Schedule::new(cfg.size) {
+    if let Ok(s) = Schedule::on_rails(cfg.size, cfg.rails) {
         for r in 0..s.rounds() {
             let todo: Vec<Pair> = s.round(r).into_iter().filter(|p| !done.contains(&p.key())).collect();
             if stopped.is_none() {
@@ -329,6 +339,7 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
     c.finish();
     Ok(Coordinated {
         nodes: c.ranks.into_iter().map(|r| r.node).collect(),
+        rails: cfg.rails,
         pairs,
         retests,
         steps: c.steps,

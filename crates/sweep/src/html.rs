@@ -99,8 +99,9 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
     let _ = writeln!(o, "<h1>{}</h1>", escape(&title));
     let _ = writeln!(
         o,
-        "<p class=\"meta\">{} pairs in {} rounds; {} to {}; fabdiag {}, libfabric {}; schema {}</p>",
+        "<p class=\"meta\">{} pairs{} in {} rounds; {} to {}; fabdiag {}, libfabric {}; schema {}</p>",
         doc.schedule.total_pairs,
+        escape(&report::rails_note(&doc.schedule)),
         doc.schedule.rounds,
         escape(&doc.started),
         escape(&doc.ended),

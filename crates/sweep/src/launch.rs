@@ -15,8 +15,9 @@ pub fn slurm_port(job: u64, step: u64) -> u16 {
 pub struct Launch {
     pub rank: usize,
     pub size: usize,
-    /// The rank on its node (chooses the NIC when there are several).
-    pub local_rank: usize,
+    /// The rank on its node (chooses the NIC when there are several),
+    /// when the launcher says it.
+    pub local_rank: Option<usize>,
     /// Which launcher's variables said so.
     pub launcher: &'static str,
     /// HOST:PORT of rank 0's coordinator, when the launcher tells it.
@@ -59,10 +60,10 @@ pub fn resolve(get: &dyn Fn(&str) -> Option<String>, coordinator: Option<&str>) 
         if let Some(r) = num(rank)? {
             let s = num(size)?
                 .ok_or_else(|| format!("{rank} is set but {size} is not: set FABDIAG_SIZE to the number of ranks"))?;
-            let mut local = 0;
+            let mut local = None;
             for l in locals.iter() {
                 if let Some(v) = num(l)? {
-                    local = v;
+                    local = Some(v);
                     break;
                 }
             }
@@ -162,7 +163,7 @@ mod tests {
             Some("h0:5000"),
         )
         .unwrap();
-        assert_eq!((l.rank, l.size, l.local_rank, l.launcher), (3, 8, 1, "Open MPI"));
+        assert_eq!((l.rank, l.size, l.local_rank, l.launcher), (3, 8, Some(1), "Open MPI"));
         assert_eq!(l.coordinator.as_deref(), Some("h0:5000"));
         let s = launch(
             &[
@@ -184,6 +185,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!((h.launcher, h.coordinator.as_deref()), ("MPICH/Hydra", Some("x:1")));
+        assert_eq!(h.local_rank, None, "not said");
         // fabdiag's own variables win over a launcher's
         let f = launch(
             &[

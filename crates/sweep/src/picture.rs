@@ -16,6 +16,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 pub const FAILED: RGBColor = RGBColor(220, 30, 30);
 /// Colour of a pair that never ran (a rank missing or lost).
 pub const UNTESTED: RGBColor = RGBColor(190, 190, 190);
+/// Colour of a pair the schedule never paired (ranks on different rails).
+pub const OTHER_RAIL: RGBColor = RGBColor(236, 236, 236);
 /// The colour scale covers this fraction of the best figure up to the
 /// best: everything at or below half the best is the darkest colour, so a
 /// 25 % slow link stands out while a 2 % spread stays one colour.
@@ -52,6 +54,8 @@ pub enum Cell {
     Value(f64),
     Failed,
     Untested,
+    /// Not in the schedule: its ranks are on different rails.
+    OtherRail,
 }
 
 impl Cell {
@@ -67,6 +71,7 @@ impl Cell {
             },
             (Value(x), _) | (_, Value(x)) => Value(x),
             (Untested, _) | (_, Untested) => Untested,
+            (OtherRail, _) | (_, OtherRail) => OtherRail,
             (Diagonal, Diagonal) => Diagonal,
         }
     }
@@ -101,8 +106,16 @@ pub fn cells(doc: &SweepDoc, max_cells: usize) -> (Vec<Vec<Cell>>, usize) {
         }
     }
     // a block with no record: its pairs never ran, unless it is one
-    // rank's own diagonal cell
+    // rank's own diagonal cell, or on rails no pair of it is on one rail
     let ranks_in = |i: usize| (n - i * block).min(block);
+    let rails = doc.schedule.rails.max(1);
+    let paired = |i: usize, j: usize| {
+        let (bi, bj) = (
+            i * block..(i * block + ranks_in(i)),
+            j * block..(j * block + ranks_in(j)),
+        );
+        bi.clone().any(|a| bj.clone().any(|b| a != b && a % rails == b % rails))
+    };
     let grid = grid
         .into_iter()
         .enumerate()
@@ -110,10 +123,14 @@ pub fn cells(doc: &SweepDoc, max_cells: usize) -> (Vec<Vec<Cell>>, usize) {
             row.into_iter()
                 .enumerate()
                 .map(|(j, c)| {
-                    c.unwrap_or(if i == j && ranks_in(i) < 2 {
-                        Cell::Diagonal
-                    } else {
-                        Cell::Untested
+                    c.unwrap_or_else(|| {
+                        if i == j && ranks_in(i) < 2 {
+                            Cell::Diagonal
+                        } else if !paired(i, j) {
+                            Cell::OtherRail
+                        } else {
+                            Cell::Untested
+                        }
                     })
                 })
                 .collect()
@@ -146,6 +163,7 @@ fn cell_colour(c: Cell, best: f64, better: Better) -> RGBColor {
         Cell::Value(v) => colour(of_best(v, best, better)),
         Cell::Failed => FAILED,
         Cell::Untested => UNTESTED,
+        Cell::OtherRail => OTHER_RAIL,
     }
 }
 
@@ -201,7 +219,11 @@ pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
         let sub = if block > 1 {
             format!("each cell: a block of {block} x {block} ranks, showing its worst pair")
         } else {
-            format!("row: rank, column: rank; {} pairs", doc.schedule.total_pairs)
+            format!(
+                "row: rank, column: rank; {} pairs{}",
+                doc.schedule.total_pairs,
+                crate::report::rails_note(&doc.schedule)
+            )
         };
         root.draw(&Text::new(sub, (left, 34), text(13.0, Pos::new(HPos::Left, VPos::Top))))
             .map_err(draw_err)?;
@@ -292,8 +314,15 @@ pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
             .map_err(draw_err)?;
         }
         let mut y = top + bh + 14;
-        for (c, what) in [(FAILED, "failed"), (UNTESTED, "not tested")] {
+        let mut keys = vec![(FAILED, "failed"), (UNTESTED, "not tested")];
+        if doc.schedule.rails > 1 {
+            keys.push((OTHER_RAIL, "other rail"));
+        }
+        for (c, what) in keys {
             root.draw(&Rectangle::new([(bx, y), (bx + 16, y + 12)], c.filled()))
+                .map_err(draw_err)?;
+            // (the pale keys would vanish into the page without an edge)
+            root.draw(&Rectangle::new([(bx, y), (bx + 16, y + 12)], UNTESTED.stroke_width(1)))
                 .map_err(draw_err)?;
             root.draw(&Text::new(
                 what,
@@ -494,6 +523,45 @@ mod tests {
         assert_eq!(grid[0][3], Cell::Untested);
         assert_eq!(grid[1][1], Cell::Value(100.0));
         assert_eq!(grid[1][0], Cell::Value(100.0));
+    }
+
+    #[test]
+    fn on_rails_pairs_of_different_rails_have_their_own_colour() {
+        // 6 ranks on 2 rails: only pairs of equal rank mod 2 were tested
+        let mut doc = doc_with(6, &[], &[], &[]);
+        doc.pairs.retain(|p| p.a % 2 == p.b % 2);
+        doc.schedule.rails = 2;
+        let (grid, _) = cells(&doc, 100);
+        assert_eq!(grid[0][2], Cell::Value(100.0));
+        assert_eq!(grid[0][1], Cell::OtherRail);
+        assert_eq!(grid[5][0], Cell::OtherRail);
+        // a pair of one rail with no record is still "not tested"
+        doc.pairs.retain(|p| (p.a, p.b) != (1, 3));
+        assert_eq!(cells(&doc, 100).0[3][1], Cell::Untested);
+        // in blocks of 2 ranks (one of each rail), two blocks hold pairs
+        // of one rail; a block's own two ranks do not
+        let (grid, block) = cells(&doc, 3);
+        assert_eq!(block, 2);
+        for (i, row) in grid.iter().enumerate() {
+            for (j, c) in row.iter().enumerate() {
+                assert_eq!(matches!(c, Cell::OtherRail), i == j, "{grid:?}");
+            }
+        }
+        // a cell's width of the colour in a row of pixels (type is
+        // smoothed into every grey, so single pixels prove nothing)
+        let cell_of = |doc: &SweepDoc, c: RGBColor| {
+            let (w, _, buf) = decode(&heatmap_png(doc).expect("heatmap"));
+            buf.chunks(3 * w as usize).any(|row| {
+                row.chunks(3)
+                    .collect::<Vec<_>>()
+                    .windows(20)
+                    .any(|r| r.iter().all(|p| *p == [c.0, c.1, c.2]))
+            })
+        };
+        assert!(cell_of(&doc, OTHER_RAIL));
+        doc.schedule.rails = 1;
+        assert!(!cell_of(&doc, OTHER_RAIL), "every pair scheduled: no other-rail cell");
+        assert!(cell_of(&doc, UNTESTED), "those cells are not tested then");
     }
 
     #[test]

@@ -76,6 +76,9 @@ impl Retest {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScheduleSummary {
+    /// Only ranks on one rail (rank mod rails) were paired; 1: every pair.
+    #[serde(default = "one")]
+    pub rails: usize,
     pub rounds: usize,
     pub pairs_per_round: usize,
     pub total_pairs: usize,
@@ -286,7 +289,8 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         slow_nodes: an.slow_nodes.len(),
         all_others_lost: n > 2 && s.nodes.iter().skip(1).all(|x| x.status == NodeStatus::Lost),
     };
-    let sched = Schedule::new(n);
+    let rails = s.rails;
+    let sched = Schedule::on_rails(n, rails).ok();
     let (started, ended) = (s.started, s.ended);
     let Coordinated { pairs, stopped, .. } = i.sweep;
     SweepDoc {
@@ -298,6 +302,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         started: humantime::format_rfc3339_millis(started).to_string(),
         ended: humantime::format_rfc3339_millis(ended).to_string(),
         schedule: ScheduleSummary {
+            rails,
             rounds: sched.map_or(0, |x| x.rounds()),
             pairs_per_round: sched.map_or(0, |x| x.pairs_per_round()),
             total_pairs: sched.map_or(0, |x| x.total_pairs()),
@@ -312,6 +317,10 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         verdict,
         stopped,
     }
+}
+
+fn one() -> usize {
+    1
 }
 
 /// Every rank's name, made once per document: whether a host name is
@@ -462,6 +471,16 @@ pub(crate) fn alone(r: &Retest) -> String {
 }
 
 /// The one-page text summary.
+/// " on 4 rails (rank mod 4)" when only ranks of one rail were paired;
+/// nothing when every pair was (the text and the page say it alike).
+pub fn rails_note(s: &ScheduleSummary) -> String {
+    if s.rails > 1 {
+        format!(" on {} rails (rank mod {})", s.rails, s.rails)
+    } else {
+        String::new()
+    }
+}
+
 pub fn text(doc: &SweepDoc) -> String {
     let mut o = String::new();
     let names = Names::new(doc);
@@ -474,9 +493,10 @@ pub fn text(doc: &SweepDoc) -> String {
     };
     let _ = writeln!(
         o,
-        "fabdiag sweep: {} nodes, {} pairs in {} rounds, {} ({u}, {better})",
+        "fabdiag sweep: {} nodes, {} pairs{} in {} rounds, {} ({u}, {better})",
         doc.nodes.len(),
         doc.schedule.total_pairs,
+        rails_note(&doc.schedule),
         doc.schedule.rounds,
         doc.metric.test
     );
@@ -736,6 +756,7 @@ pub(crate) mod tests {
         }
         Coordinated {
             nodes,
+            rails: 1,
             pairs,
             retests: Vec::new(),
             steps: Vec::new(),

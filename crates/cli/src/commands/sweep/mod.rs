@@ -146,6 +146,7 @@ impl Setup {
             "tool": o.tool.subcommand(),
             "tool_options": o.tool_args,
             "retest": o.retest,
+            "rails": o.rails,
             "join_timeout_s": o.join_timeout_s,
             "pair_timeout_s": pair_timeout.as_secs(),
             "test": test,
@@ -163,6 +164,7 @@ impl Setup {
     fn coord_config(&self, o: &SweepOptions, size: usize, earlier: Vec<PairRecord>) -> CoordConfig {
         CoordConfig {
             size,
+            rails: o.rails,
             test: self.test.clone(),
             version: VERSION.into(),
             join_timeout: Duration::from_secs(o.join_timeout_s),
@@ -207,8 +209,9 @@ fn plan(prog: &str, o: &SweepOptions, setup: &Setup) -> u8 {
             Err(_) => return fail(prog, exit::USAGE, "--plan needs --ranks N (or a launcher's rank count)"),
         },
     };
-    let Some(s) = Schedule::new(n) else {
-        return fail(prog, exit::USAGE, "a sweep needs at least 2 ranks");
+    let s = match Schedule::on_rails(n, o.rails) {
+        Ok(s) => s,
+        Err(m) => return fail(prog, exit::USAGE, &m),
     };
     let t0 = Instant::now();
     let mut count = 0usize;
@@ -218,7 +221,13 @@ fn plan(prog: &str, o: &SweepOptions, setup: &Setup) -> u8 {
         count += pairs.len();
         if n <= 32 {
             let list: Vec<String> = pairs.iter().map(|p| format!("{}>{}", p.client, p.server)).collect();
-            let idle = s.idle(r).map(|i| format!("  (idle: {i})")).unwrap_or_default();
+            let idle = s.idle(r);
+            let idle = if idle.is_empty() {
+                String::new()
+            } else {
+                let idle: Vec<String> = idle.iter().map(|i| i.to_string()).collect();
+                format!("  (idle: {})", idle.join(" "))
+            };
             text.push_str(&format!("round {:>3}: {}{idle}\n", r + 1, list.join(" ")));
         }
     }
@@ -228,7 +237,12 @@ fn plan(prog: &str, o: &SweepOptions, setup: &Setup) -> u8 {
         setup.metric.test
     );
     print_stdout(&format!(
-        "{text}{n} ranks: {} rounds of {} pairs ({} pairs in all, client>server); schedule computed in {:.3} s\n{per_pair}\nsuspects re-tested alone afterwards: up to {}\n",
+        "{text}{n} ranks{}: {} rounds of {} pairs ({} pairs in all, client>server); schedule computed in {:.3} s\n{per_pair}\nsuspects re-tested alone afterwards: up to {}\n",
+        if o.rails > 1 {
+            format!(" on {} rails (rank mod {}; {} ranks each)", o.rails, o.rails, n / o.rails)
+        } else {
+            String::new()
+        },
         s.rounds(),
         s.pairs_per_round(),
         count,
@@ -249,7 +263,7 @@ fn watch_stop() -> Stop {
 }
 
 /// The earlier results in DIR (for --resume), checked against this sweep.
-fn earlier(dir: &Path, size: usize, test: &serde_json::Value) -> Result<Vec<PairRecord>, SweepError> {
+fn earlier(dir: &Path, size: usize, rails: usize, test: &serde_json::Value) -> Result<Vec<PairRecord>, SweepError> {
     let bad = |reason: String| SweepError::Resume {
         path: dir.display().to_string(),
         reason,
@@ -261,6 +275,13 @@ fn earlier(dir: &Path, size: usize, test: &serde_json::Value) -> Result<Vec<Pair
         return Err(bad(format!(
             "it holds a sweep of {} ranks with other test options; this one has {size} ranks",
             meta["size"]
+        )));
+    }
+    // (a folder from before --rails existed paired every rank)
+    let theirs = meta["rails"].as_u64().unwrap_or(1);
+    if theirs != rails as u64 {
+        return Err(bad(format!(
+            "it holds a sweep on {theirs} rail(s); this one is on {rails} (--rails)"
         )));
     }
     // read a line at a time (50 million at 10,000 ranks); no file yet is
@@ -291,12 +312,12 @@ fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<Pa
     };
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     if o.resume {
-        return earlier(&dir, size, &setup.test).map_err(|e| e.to_string());
+        return earlier(&dir, size, o.rails, &setup.test).map_err(|e| e.to_string());
     }
     if dir.join("pairs.jsonl").exists() {
         std::fs::remove_file(dir.join("pairs.jsonl")).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
     }
-    let meta = serde_json::json!({ "size": size, "test": setup.test });
+    let meta = serde_json::json!({ "size": size, "rails": o.rails, "test": setup.test });
     std::fs::write(dir.join("meta.json"), meta.to_string())
         .map_err(|e| format!("cannot write {}: {e}", dir.join("meta.json").display()))?;
     Ok(Vec::new())
@@ -457,7 +478,7 @@ fn lead(
     runner: &mut dyn PairRunner,
     stop: &Stop,
 ) -> Result<Led, String> {
-    let sched = Schedule::new(cfg.size);
+    let sched = Schedule::on_rails(cfg.size, cfg.rails).ok();
     let (rounds, pairs) = sched.map_or((0, 0), |s| (s.rounds(), s.total_pairs()));
     let mut watch = Watch::new(o.output.as_deref().map(Path::new), rounds, pairs, stop.clone())?;
     let coord = std::thread::Builder::new()
@@ -508,6 +529,24 @@ fn own_env(o: &SweepOptions, local_rank: usize, mine: &mut WorkerConfig) -> Resu
     Ok(with_hooks(fabdiag_session::Env { gpu, ..inv.env }))
 }
 
+/// On rails, a rank must sit where the schedule assumes: local rank
+/// `rank mod K` of its node (ranks placed in blocks of K). A launcher that
+/// spreads them round-robin would have ranks of different NICs paired as
+/// one rail; a rank that finds itself misplaced takes no part and says why.
+fn on_its_rail(rails: usize, l: &launch::Launch) -> Result<(), (u8, String)> {
+    match l.local_rank {
+        Some(local) if rails > 1 && local != l.rank % rails => Err((
+            exit::USAGE,
+            format!(
+                "--rails {rails} puts rank {} on rail {}, but it is local rank {local} on its node: place the ranks in blocks of {rails} per node (srun --distribution=block, mpirun --map-by ppr:{rails}:node)",
+                l.rank,
+                l.rank % rails
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Where a rank's buffers are, for the report: "GPU 1" when both are on
 /// it, else each side's ("TX GPU 0 RX GPU 1", "RX GPU 2"); None in system
 /// memory.
@@ -543,11 +582,11 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
             "no coordinator: pass --coordinator HOST:PORT (rank 0's host) or set FABDIAG_COORDINATOR",
         );
     };
-    if l.size < 2 {
-        return fail(&who, exit::USAGE, "a sweep needs at least 2 ranks");
+    if let Err(m) = Schedule::on_rails(l.size, o.rails) {
+        return fail(&who, exit::USAGE, &m);
     }
     let mut mine = setup.worker_config(o, l.rank, l.size, coordinator.clone());
-    let prepared = own_env(o, l.local_rank, &mut mine);
+    let prepared = on_its_rail(o.rails, &l).and_then(|()| own_env(o, l.local_rank.unwrap_or(0), &mut mine));
     if l.rank != 0 {
         let ready = prepared.and_then(|env| {
             FabricRunner::new(env, 0).map_err(|e| (exit::RUNTIME, format!("cannot listen for pair tests: {e}")))
@@ -612,6 +651,9 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
 
 /// N stand-in ranks in threads, speaking the real protocol over loopback.
 fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
+    if let Err(m) = Schedule::on_rails(n, o.rails) {
+        return fail(prog, exit::USAGE, &m);
+    }
     let stop = watch_stop();
     // both ends of every rank's connection are in this process
     if let Err(m) = room_for(2 * n) {
