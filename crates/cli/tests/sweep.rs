@@ -865,7 +865,7 @@ fn on_rails_a_rank_placed_off_its_rail_says_so() {
                 assert_eq!(o.code, Some(0), "rank {}: {}", i + 1, o.stderr);
             }
         } else {
-            let want = "--rails 2 puts rank 3 on rail 1, but it is local rank 0 on its node";
+            let want = "--rails 2 puts rank 3 on rail 1, but it is local rank 0 on its node (rail 0)";
             assert_eq!(others[2].code, Some(1), "{}", others[2].stderr);
             assert!(others[2].one_line().contains(want), "{}", others[2].stderr);
             assert_eq!(zero.code, Some(2), "{}", zero.stderr);

@@ -163,6 +163,26 @@ fn srun_ranks_find_rank_0_from_the_node_list_and_pick_their_nic_by_local_rank() 
     for (rank, nic) in [(0, "lo"), (1, "nosuch0"), (2, "lo"), (3, "nosuch0")] {
         assert_eq!(doc["nodes"][rank]["device"], nic, "rank {rank}");
     }
+    // the same on two rails: Slurm's local ids (block placement) put
+    // every rank on its rail, and only the pairs of one NIC run
+    let args = [
+        &["-n", "4", bin(), "sweep", "--rails", "2", "-d", "lo,lo"][..],
+        SMALL,
+        CALM,
+    ]
+    .concat();
+    let o = slurm.srun(&args);
+    assert_eq!(o.code, Some(0), "srun: {}", o.stderr);
+    let rails = o.json();
+    let keys: Vec<(u64, u64)> = rails["pairs"]
+        .as_array()
+        .expect("pairs")
+        .iter()
+        .filter(|p| p["value"].is_number())
+        .map(|p| (p["a"].as_u64().unwrap_or(9), p["b"].as_u64().unwrap_or(9)))
+        .collect();
+    assert_eq!(keys.len(), 2, "{}", o.stdout);
+    assert!(keys.contains(&(0, 2)) && keys.contains(&(1, 3)), "{keys:?}");
     for p in doc["pairs"].as_array().expect("pairs") {
         let (a, b) = (p["a"].as_u64().unwrap(), p["b"].as_u64().unwrap());
         if a % 2 == 0 && b % 2 == 0 {

@@ -529,18 +529,21 @@ fn own_env(o: &SweepOptions, local_rank: usize, mine: &mut WorkerConfig) -> Resu
     Ok(with_hooks(fabdiag_session::Env { gpu, ..inv.env }))
 }
 
-/// On rails, a rank must sit where the schedule assumes: local rank
-/// `rank mod K` of its node (ranks placed in blocks of K). A launcher that
-/// spreads them round-robin would have ranks of different NICs paired as
-/// one rail; a rank that finds itself misplaced takes no part and says why.
+/// On rails, a rank must sit where the schedule assumes: its local rank
+/// picks its NIC (`-d`'s list, in turn), so local rank mod K must be its
+/// rail, rank mod K, as it is when ranks are placed in blocks per node. A
+/// launcher that spreads them round-robin would have ranks of different
+/// NICs paired as one rail; a rank that finds itself misplaced takes no
+/// part and says why.
 fn on_its_rail(rails: usize, l: &launch::Launch) -> Result<(), (u8, String)> {
     match l.local_rank {
-        Some(local) if rails > 1 && local != l.rank % rails => Err((
+        Some(local) if rails > 1 && local % rails != l.rank % rails => Err((
             exit::USAGE,
             format!(
-                "--rails {rails} puts rank {} on rail {}, but it is local rank {local} on its node: place the ranks in blocks of {rails} per node (srun --distribution=block, mpirun --map-by ppr:{rails}:node)",
+                "--rails {rails} puts rank {} on rail {}, but it is local rank {local} on its node (rail {}): place the ranks in blocks of {rails} per node (srun --distribution=block, mpirun --map-by ppr:{rails}:node)",
                 l.rank,
-                l.rank % rails
+                l.rank % rails,
+                local % rails
             ),
         )),
         _ => Ok(()),
