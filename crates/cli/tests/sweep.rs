@@ -785,7 +785,7 @@ fn on_rails_only_ranks_of_one_rail_are_paired() {
     assert_eq!(o.stdout.lines().filter(|l| l.starts_with("round")).count(), 3);
     assert!(
         o.stdout
-            .contains("12 ranks on 3 rails (rank mod 3; 4 ranks each): 3 rounds of 6 pairs (18 pairs in all"),
+            .contains("12 ranks on 3 rails (rank mod 3), 4 on each: 3 rounds of 6 pairs (18 pairs in all"),
         "{}",
         o.stdout
     );

@@ -167,7 +167,7 @@ pub struct StepRecord {
 pub struct Coordinated {
     pub nodes: Vec<Node>,
     /// The rails the schedule paired ranks on (1: every pair).
-    #[serde(default = "one")]
+    #[serde(default = "crate::schedule::one_rail")]
     pub rails: usize,
     /// One record per pair, in schedule order (earlier results first).
     pub pairs: Vec<PairRecord>,
@@ -181,10 +181,6 @@ pub struct Coordinated {
     /// Why the sweep ended before its last round (a signal's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
-}
-
-fn one() -> usize {
-    1
 }
 
 /// Times as RFC 3339 text in the JSON.

@@ -101,7 +101,7 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
         o,
         "<p class=\"meta\">{} pairs{} in {} rounds; {} to {}; fabdiag {}, libfabric {}; schema {}</p>",
         doc.schedule.total_pairs,
-        escape(&report::rails_note(&doc.schedule)),
+        escape(&report::rails_note(doc.schedule.rails)),
         doc.schedule.rounds,
         escape(&doc.started),
         escape(&doc.ended),

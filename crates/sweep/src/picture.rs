@@ -222,7 +222,7 @@ pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
             format!(
                 "row: rank, column: rank; {} pairs{}",
                 doc.schedule.total_pairs,
-                crate::report::rails_note(&doc.schedule)
+                crate::report::rails_note(doc.schedule.rails)
             )
         };
         root.draw(&Text::new(sub, (left, 34), text(13.0, Pos::new(HPos::Left, VPos::Top))))

@@ -77,7 +77,7 @@ impl Retest {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScheduleSummary {
     /// Only ranks on one rail (rank mod rails) were paired; 1: every pair.
-    #[serde(default = "one")]
+    #[serde(default = "crate::schedule::one_rail")]
     pub rails: usize,
     pub rounds: usize,
     pub pairs_per_round: usize,
@@ -319,10 +319,6 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
     }
 }
 
-fn one() -> usize {
-    1
-}
-
 /// Every rank's name, made once per document: whether a host name is
 /// shared depends on all the nodes, so naming rank by rank would scan them
 /// all each time (N² for the node tables at thousands of ranks).
@@ -470,17 +466,18 @@ pub(crate) fn alone(r: &Retest) -> String {
     }
 }
 
-/// The one-page text summary.
-/// " on 4 rails (rank mod 4)" when only ranks of one rail were paired;
-/// nothing when every pair was (the text and the page say it alike).
-pub fn rails_note(s: &ScheduleSummary) -> String {
-    if s.rails > 1 {
-        format!(" on {} rails (rank mod {})", s.rails, s.rails)
+/// " on 4 rails (rank mod 4)" when only ranks of one rail are paired;
+/// nothing when every pair is (the text, the page, the heatmap and
+/// `--plan` say it alike).
+pub fn rails_note(rails: usize) -> String {
+    if rails > 1 {
+        format!(" on {rails} rails (rank mod {rails})")
     } else {
         String::new()
     }
 }
 
+/// The one-page text summary.
 pub fn text(doc: &SweepDoc) -> String {
     let mut o = String::new();
     let names = Names::new(doc);
@@ -496,7 +493,7 @@ pub fn text(doc: &SweepDoc) -> String {
         "fabdiag sweep: {} nodes, {} pairs{} in {} rounds, {} ({u}, {better})",
         doc.nodes.len(),
         doc.schedule.total_pairs,
-        rails_note(&doc.schedule),
+        rails_note(doc.schedule.rails),
         doc.schedule.rounds,
         doc.metric.test
     );

@@ -239,7 +239,7 @@ fn plan(prog: &str, o: &SweepOptions, setup: &Setup) -> u8 {
     print_stdout(&format!(
         "{text}{n} ranks{}: {} rounds of {} pairs ({} pairs in all, client>server); schedule computed in {:.3} s\n{per_pair}\nsuspects re-tested alone afterwards: up to {}\n",
         if o.rails > 1 {
-            format!(" on {} rails (rank mod {}; {} ranks each)", o.rails, o.rails, n / o.rails)
+            format!("{}, {} on each", report::rails_note(o.rails), n / o.rails)
         } else {
             String::new()
         },
