@@ -80,8 +80,8 @@ impl Cell {
 /// The cells of the matrix, grouped into blocks of `block` ranks a side
 /// so that a side has at most `max_cells`. One pass over the pair records
 /// (each pair has one in `doc.pairs`; re-tests are kept apart), straight
-/// into its block: a map of every pair first took 5.6 s and about 0.4 GB
-/// at 4,000 ranks, and grows with the pairs (50 million at 10,000).
+/// into its block: a map of every pair first took 7.4 s at 4,000 ranks
+/// (examples/report_cost) and grew with the pairs (50 million at 10,000).
 pub fn cells(doc: &SweepDoc, max_cells: usize) -> (Vec<Vec<Cell>>, usize) {
     let n = doc.nodes.len();
     let block = n.div_ceil(max_cells.max(1)).max(1);
