@@ -818,6 +818,24 @@ fn on_rails_only_ranks_of_one_rail_are_paired() {
     );
     assert_eq!(doc["matrix"][0][1], Value::Null, "ranks 0 and 1 are on different rails");
     assert!(doc["matrix"][0][3].is_number());
+    // every rank of rail 1 slow: one slow rail
+    let o = run(
+        &[
+            "sweep",
+            "--simulate",
+            "12",
+            "--rails",
+            "3",
+            "--sim-slow",
+            "1,4,7,10",
+            "--json",
+        ],
+        LIMIT,
+    );
+    assert_eq!(o.code, Some(5), "{}", o.stderr);
+    let doc = o.json();
+    assert_eq!(doc["verdict"]["slow_rails"], serde_json::json!([1]), "{}", doc["rails"]);
+    assert_eq!(doc["rails"][1]["slow_ranks"], 4);
     let dir = tempdir("rails");
     let o = run(&["sweep", "--simulate", "12", "--rails", "3", "--output", &dir], LIMIT);
     assert!(

@@ -299,7 +299,7 @@ fn extremes(better: Better, vals: impl Iterator<Item = f64>) -> (f64, f64, usize
 }
 
 /// The median of `v` (reordered); 0 when empty.
-fn median(v: &mut [f64]) -> f64 {
+pub(crate) fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() {
         return 0.0;
     }

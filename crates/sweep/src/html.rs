@@ -132,6 +132,9 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
     if v.slow_links > 0 {
         problems.push(count(v.slow_links, "slow link"));
     }
+    if !v.slow_rails.is_empty() {
+        problems.push(count(v.slow_rails.len(), "slow rail"));
+    }
     if !v.threshold_pairs.is_empty() || !v.threshold_nodes.is_empty() {
         problems.push(format!(
             "{} and {} below the threshold",
@@ -222,6 +225,36 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
             .collect(),
         "none",
     );
+    if !doc.rails.is_empty() {
+        o.push_str("<h2>Rails</h2>\n");
+        table(
+            &mut o,
+            &[
+                "rail",
+                &format!("median ({})", doc.metric.unit),
+                "slow ranks",
+                "ranks",
+                "",
+            ],
+            doc.rails
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.rail.to_string(),
+                        r.median.map_or("-".into(), num),
+                        r.slow_ranks.to_string(),
+                        r.ranks.to_string(),
+                        if r.slow {
+                            escape(report::SLOW_RAIL)
+                        } else {
+                            String::new()
+                        },
+                    ]
+                })
+                .collect(),
+            "none",
+        );
+    }
     let cleared: Vec<Vec<String>> = doc
         .retests
         .iter()

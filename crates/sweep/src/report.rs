@@ -42,6 +42,19 @@ pub struct NodeSummary {
     pub slow: bool,
 }
 
+/// One rail of a sweep on rails (`--rails`): its ranks, how many of them
+/// are slow nodes, and the median of its pairs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RailSummary {
+    pub rail: usize,
+    pub ranks: usize,
+    pub slow_ranks: usize,
+    pub median: Option<f64>,
+    /// More than the node fraction of its ranks are slow: what they share
+    /// (the rail's switches and cables) is the likelier fault.
+    pub slow: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RetestVerdict {
@@ -112,11 +125,17 @@ pub struct Verdict {
     pub threshold_nodes: Vec<usize>,
     pub slow_links: usize,
     pub slow_nodes: usize,
+    /// Rails most of whose ranks are slow (`--rails`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slow_rails: Vec<usize>,
     /// Rank 0 lost every other rank (two or more) during the sweep: its
     /// own node or link, not theirs, is the likelier fault.
     #[serde(default)]
     pub all_others_lost: bool,
 }
+
+/// What the report and the page say of a slow rail.
+pub(crate) const SLOW_RAIL: &str = "slow rail, suspect what its ranks share (its switches and cables)";
 
 /// What the report says when rank 0 lost every other rank.
 pub(crate) const ALL_OTHERS_LOST: &str =
@@ -133,6 +152,9 @@ pub struct SweepDoc {
     pub ended: String,
     pub schedule: ScheduleSummary,
     pub nodes: Vec<NodeSummary>,
+    /// Each rail, on rails (`--rails`); none otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rails: Vec<RailSummary>,
     /// N × N, symmetric, null where there is no figure: the analysis's
     /// f32 figures, written as f32 (the shortest digits that are that
     /// value; `pairs` holds each figure in full). Kept as the analysis's
@@ -243,6 +265,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
             }
         })
         .collect();
+    let rails = rail_summaries(&m, s.rails, &slow, an.rules.node_fraction);
     let all_rounds: Vec<&StepRecord> = s.steps.iter().filter(|x| x.kind == StepKind::Round).collect();
     let first_round_s = all_rounds.first().map_or(0.0, |x| x.overhead_s);
     let rounds: Vec<&StepRecord> = all_rounds.iter().skip(1).copied().collect();
@@ -287,10 +310,11 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         threshold_nodes,
         slow_links: an.slow_links.len(),
         slow_nodes: an.slow_nodes.len(),
+        slow_rails: rails.iter().filter(|r| r.slow).map(|r| r.rail).collect(),
         all_others_lost: n > 2 && s.nodes.iter().skip(1).all(|x| x.status == NodeStatus::Lost),
     };
-    let rails = s.rails;
-    let sched = Schedule::on_rails(n, rails).ok();
+    let rail_count = s.rails;
+    let sched = Schedule::on_rails(n, rail_count).ok();
     let (started, ended) = (s.started, s.ended);
     let Coordinated { pairs, stopped, .. } = i.sweep;
     SweepDoc {
@@ -302,12 +326,13 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         started: humantime::format_rfc3339_millis(started).to_string(),
         ended: humantime::format_rfc3339_millis(ended).to_string(),
         schedule: ScheduleSummary {
-            rails,
+            rails: rail_count,
             rounds: sched.map_or(0, |x| x.rounds()),
             pairs_per_round: sched.map_or(0, |x| x.pairs_per_round()),
             total_pairs: sched.map_or(0, |x| x.total_pairs()),
         },
         nodes,
+        rails,
         matrix: m,
         pairs,
         retests,
@@ -466,6 +491,33 @@ pub(crate) fn alone(r: &Retest) -> String {
     }
 }
 
+/// Each rail's ranks (g, g+K, ...), its slow ones, and the median of the
+/// pairs among them (only those were paired); none when every pair was.
+fn rail_summaries(m: &Matrix, rails: usize, slow: &HashSet<usize>, node_fraction: f64) -> Vec<RailSummary> {
+    if rails < 2 {
+        return Vec::new();
+    }
+    let n = m.n();
+    (0..rails)
+        .map(|g| {
+            let ranks: Vec<usize> = (g..n).step_by(rails).collect();
+            let mut vals: Vec<f64> = ranks
+                .iter()
+                .enumerate()
+                .flat_map(|(i, &a)| ranks[i + 1..].iter().filter_map(move |&b| m.get(a, b)))
+                .collect();
+            let slow_ranks = ranks.iter().filter(|x| slow.contains(x)).count();
+            RailSummary {
+                rail: g,
+                ranks: ranks.len(),
+                slow_ranks,
+                median: (!vals.is_empty()).then(|| crate::analysis::median(&mut vals)),
+                slow: slow_ranks as f64 > node_fraction * ranks.len() as f64,
+            }
+        })
+        .collect()
+}
+
 /// " on 4 rails (rank mod 4)" when only ranks of one rail are paired;
 /// nothing when every pair is (the text, the page, the heatmap and
 /// `--plan` say it alike).
@@ -561,6 +613,27 @@ pub fn text(doc: &SweepDoc) -> String {
             })
             .collect(),
     );
+    if !doc.rails.is_empty() {
+        section(
+            &mut o,
+            "rails",
+            doc.rails
+                .iter()
+                .map(|r| {
+                    let v = r.median.map_or("-".to_string(), |v| format!("{v:.2} {u}"));
+                    let flag = if r.slow {
+                        format!(": {SLOW_RAIL}")
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "rail {}: median {v}, {} of {} ranks slow{flag}",
+                        r.rail, r.slow_ranks, r.ranks
+                    )
+                })
+                .collect(),
+        );
+    }
     let cleared: Vec<String> = doc
         .retests
         .iter()
@@ -975,6 +1048,44 @@ pub(crate) mod tests {
             ],
             "{t}"
         );
+    }
+
+    /// On rails, each rail's median and slow ranks; a rail whose ranks
+    /// are mostly slow is named as such (its switches, not each node).
+    #[test]
+    fn on_rails_a_rail_of_slow_ranks_is_named() {
+        let rail_1 = [1usize, 4, 7, 10];
+        let slow: Vec<((usize, usize), f64)> = rail_1
+            .iter()
+            .flat_map(|&a| rail_1.iter().filter(move |&&b| b > a).map(move |&b| ((a, b), 25.0)))
+            .collect();
+        let mut sweep = sweep_with(12, &slow, &[], &[]);
+        sweep.pairs.retain(|p| p.a % 3 == p.b % 3);
+        sweep.rails = 3;
+        let doc = doc_of(&sweep);
+        assert_eq!(doc.schedule.total_pairs, 18);
+        assert_eq!(doc.rails.len(), 3);
+        let r1 = &doc.rails[1];
+        assert_eq!((r1.ranks, r1.slow_ranks, r1.median, r1.slow), (4, 4, Some(25.0), true));
+        assert_eq!(
+            (doc.rails[0].slow_ranks, doc.rails[0].median, doc.rails[0].slow),
+            (0, Some(100.0), false)
+        );
+        assert_eq!(doc.verdict.slow_rails, vec![1]);
+        let t = text(&doc);
+        assert!(t.contains("\n  rail 1: median 25.00 MB/s, 4 of 4 ranks slow: slow rail, suspect what its ranks share (its switches and cables)\n"), "{t}");
+        assert!(t.contains("\n  rail 2: median 100.00 MB/s, 0 of 4 ranks slow\n"), "{t}");
+        let page = crate::html::page(&doc, b"", b"");
+        assert!(
+            page.contains("1 slow rail") && page.contains(&format!("<td>{SLOW_RAIL}</td>")),
+            "{page}"
+        );
+        let json = serde_json::to_value(&doc).unwrap();
+        assert_eq!(json["verdict"]["slow_rails"], serde_json::json!([1]));
+        // every pair paired: no rails in the report
+        let plain = doc_with(12, &slow, &[], &[]);
+        assert!(plain.rails.is_empty() && !text(&plain).contains("rails"));
+        assert!(serde_json::to_value(&plain).unwrap().get("rails").is_none());
     }
 
     /// The JSON matrix: N rows of N, symmetric, null on the diagonal and
