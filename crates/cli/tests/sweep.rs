@@ -795,6 +795,10 @@ fn on_rails_only_ranks_of_one_rail_are_paired() {
             "10 ranks, not a multiple of 3",
         ),
         (&["--plan", "--ranks", "4", "--rails", "4"][..], "pairs no one"),
+        (
+            &["--simulate", "12", "--rails", "3", "--sim-slow", "0-1"][..],
+            "--sim-slow names the pair 0-1, which --rails 3 never pairs",
+        ),
     ] {
         let o = run(&[&["sweep"][..], args].concat(), SHORT);
         assert_eq!(o.code, Some(1), "{args:?}: {}", o.stderr);

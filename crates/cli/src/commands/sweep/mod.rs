@@ -654,8 +654,20 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
 
 /// N stand-in ranks in threads, speaking the real protocol over loopback.
 fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
-    if let Err(m) = Schedule::on_rails(n, o.rails) {
-        return fail(prog, exit::USAGE, &m);
+    let sched = match Schedule::on_rails(n, o.rails) {
+        Ok(s) => s,
+        Err(m) => return fail(prog, exit::USAGE, &m),
+    };
+    // a slow link the schedule never pairs would show nothing
+    if let Some((a, b)) = o.sim_slow_links.iter().find(|(a, b)| !sched.has_pair(*a, *b)) {
+        return fail(
+            prog,
+            exit::USAGE,
+            &format!(
+                "--sim-slow names the pair {a}-{b}, which --rails {} never pairs",
+                o.rails
+            ),
+        );
     }
     let stop = watch_stop();
     // both ends of every rank's connection are in this process
