@@ -43,7 +43,7 @@ fn sweep(n: usize) -> Coordinated {
                 round: Some(0),
                 value: (!failed).then_some((10_000.0 + 500.0 * spread) * slow),
                 rows: Default::default(),
-                error: failed.then(|| "provider error".to_string()),
+                error: failed.then(|| "provider error".into()),
                 untested: false,
                 elapsed_s: 1.2,
                 measure_s: 1.0,

@@ -100,13 +100,13 @@ pub struct PairRecord {
     pub client: usize,
     pub server: usize,
     /// The schedule round (None: a re-test).
-    pub round: Option<usize>,
+    pub round: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<f64>,
     #[serde(default, skip_serializing_if = "SmallVec::is_empty")]
     pub rows: SmallVec<[RowFigure; 1]>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<Box<str>>,
     /// Not run at all (a rank missing or lost), as opposed to run and failed.
     #[serde(default)]
     pub untested: bool,
@@ -136,7 +136,8 @@ impl PairRecord {
             b: p.key().1,
             client: p.client,
             server: p.server,
-            round,
+            // (9,999 rounds at 10,000 ranks; u32 keeps the record small)
+            round: round.map(|r| u32::try_from(r).unwrap_or(u32::MAX)),
             value: None,
             rows: SmallVec::new(),
             error: None,
@@ -288,7 +289,7 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
             if let Some(why) = &stopped {
                 pairs.extend(todo.iter().map(|p| PairRecord {
                     untested: true,
-                    error: Some(format!("not tested: the sweep was stopped by {why}")),
+                    error: Some(format!("not tested: the sweep was stopped by {why}").into()),
                     ..PairRecord::planned(p, Some(r))
                 }));
                 continue;
@@ -652,7 +653,7 @@ impl Coordinator<'_> {
                 (c, _) => {
                     let gone = if c { p.server } else { p.client };
                     out[i].untested = true;
-                    out[i].error = Some(format!("not tested: {}", self.why_not(gone)));
+                    out[i].error = Some(format!("not tested: {}", self.why_not(gone)).into());
                 }
             }
         }
@@ -683,9 +684,13 @@ impl Coordinator<'_> {
                     rec.rows = c.rows.into_iter().collect();
                     rec.value = c.value;
                     rec.error = match (c.error, s.and_then(|s| s.error)) {
-                        (Some(ce), Some(se)) if ce != se => Some(format!("{ce} (server rank {}: {se})", p.server)),
-                        (Some(ce), _) => Some(ce),
-                        (None, Some(se)) if rec.value.is_none() => Some(format!("server rank {}: {se}", p.server)),
+                        (Some(ce), Some(se)) if ce != se => {
+                            Some(format!("{ce} (server rank {}: {se})", p.server).into())
+                        }
+                        (Some(ce), _) => Some(ce.into()),
+                        (None, Some(se)) if rec.value.is_none() => {
+                            Some(format!("server rank {}: {se}", p.server).into())
+                        }
                         (None, _) => None,
                     };
                     if rec.error.is_some() {
@@ -698,7 +703,7 @@ impl Coordinator<'_> {
                         .and_then(|s| s.error)
                         .map(|se| format!(" (server rank {}: {se})", p.server))
                         .unwrap_or_default();
-                    rec.error = Some(format!("client {}{seen}", self.why_not(p.client)));
+                    rec.error = Some(format!("client {}{seen}", self.why_not(p.client)).into());
                 }
             }
         }

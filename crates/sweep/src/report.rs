@@ -220,7 +220,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
                 node,
                 first,
                 alone: r.value,
-                error: r.error.clone(),
+                error: r.error.as_deref().map(str::to_string),
                 verdict: if bad {
                     RetestVerdict::Confirmed
                 } else {
@@ -905,7 +905,7 @@ pub(crate) mod tests {
                 .clone();
             rec.round = None;
             rec.value = v;
-            rec.error = v.is_none().then(|| "peer lost".to_string());
+            rec.error = v.is_none().then(|| "peer lost".into());
             sweep.retests.push(rec);
         }
         doc_of(&sweep)
