@@ -22,6 +22,8 @@ use fabdiag_sweep::{html, launch, picture, SweepError};
 use std::io::{BufRead, BufWriter};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use watch::Watch;
 
@@ -29,6 +31,10 @@ mod watch;
 
 /// Slow links or nodes were found (and nothing worse).
 pub const OUTLIERS: u8 = 5;
+
+/// Test hook: rank 0's own rank joins this many milliseconds late, so a
+/// test can stop the sweep before it has (as a loaded node may).
+pub const OWN_JOIN_DELAY_HOOK: &str = "FABDIAG_TEST_OWN_JOIN_DELAY_MS";
 
 fn fail(prog: &str, code: u8, msg: &str) -> u8 {
     eprintln!("{prog}: {msg}");
@@ -491,9 +497,16 @@ fn lead(
             (r, watch.out_error)
         })
         .map_err(|e| format!("cannot start the coordinator: {e}"))?;
-    // rank 0's own pair tests run on until its coordinator says Finish
-    if let Err(e) = worker::work(&mine, runner, &|| None) {
-        eprintln!("{prog}: rank 0: {e}");
+    // rank 0's own pair tests run on until its coordinator says Finish;
+    // a coordinator that ended before this rank joined (stopped during
+    // the join) is not waited for: the join would retry for its timeout
+    if let Ok(ms) = std::env::var(OWN_JOIN_DELAY_HOOK).unwrap_or_default().parse::<u64>() {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+    let ended = || coord.is_finished().then(|| "its coordinator ended".to_string());
+    match worker::work(&mine, runner, &ended) {
+        Ok(_) | Err(SweepError::Stopped(_)) => {}
+        Err(e) => eprintln!("{prog}: rank 0: {e}"),
     }
     match coord.join() {
         Ok((Ok(sweep), out_error)) => {
@@ -699,16 +712,22 @@ fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
         size: None,
     };
     let mut ranks = Vec::new();
+    // set once the coordinator has ended: a stand-in not yet joined (the
+    // sweep stopped during the join) then stops retrying
+    let over = Arc::new(AtomicBool::new(false));
     for rank in 1..n {
         let cfg = setup.worker_config(o, rank, n, addr.clone());
         let mut runner = sim.clone();
+        let over = over.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("sim-rank-{rank}"))
             .stack_size(256 * 1024)
             .spawn(move || {
-                worker::work(&cfg, &mut runner, &|| None)
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
+                let ended = || over.load(Ordering::SeqCst).then(|| "the coordinator ended".to_string());
+                match worker::work(&cfg, &mut runner, &ended) {
+                    Ok(_) | Err(SweepError::Stopped(_)) => Ok(()),
+                    Err(e) => Err(e.to_string()),
+                }
             });
         match spawned {
             Ok(h) => ranks.push(h),
@@ -726,6 +745,7 @@ fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
         &mut runner,
         &stop,
     );
+    over.store(true, Ordering::SeqCst);
     for (i, h) in ranks.into_iter().enumerate() {
         if let Ok(Err(e)) = h.join() {
             eprintln!("{prog}: simulated rank {}: {e}", i + 1);
