@@ -34,7 +34,7 @@ pub const OUTLIERS: u8 = 5;
 
 /// Test hook: rank 0's own rank joins this many milliseconds late, so a
 /// test can stop the sweep before it has (as a loaded node may).
-pub const OWN_JOIN_DELAY_HOOK: &str = "FABDIAG_TEST_OWN_JOIN_DELAY_MS";
+const OWN_JOIN_DELAY_HOOK: &str = "FABDIAG_TEST_OWN_JOIN_DELAY_MS";
 
 fn fail(prog: &str, code: u8, msg: &str) -> u8 {
     eprintln!("{prog}: {msg}");
