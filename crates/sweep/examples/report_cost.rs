@@ -11,21 +11,19 @@
 use fabdiag_sweep::analysis::{Better, Rules};
 use fabdiag_sweep::coordinator::{Coordinated, Node, NodeStatus, PairRecord};
 use fabdiag_sweep::report::{self, Inputs, Limits, Metric};
+use fabdiag_sweep::schedule::Pair;
 use fabdiag_sweep::{html, picture};
 use std::time::{Instant, SystemTime};
 
 fn sweep(n: usize) -> Coordinated {
     let nodes = (0..n)
         .map(|rank| Node {
-            rank,
             host: Some(format!("node{rank:05}")),
-            device: None,
-            gpu: None,
             addr: Some(format!("198.18.{}.{}:4000", rank / 250, rank % 250)),
             status: NodeStatus::Ok,
-            reason: None,
             endpoint_opens: 1,
             endpoint_open_s: 0.2,
+            ..Node::awaited(rank)
         })
         .collect();
     let mut pairs = Vec::with_capacity(n * n.saturating_sub(1) / 2);
@@ -36,17 +34,11 @@ fn sweep(n: usize) -> Coordinated {
             let slow = if a == 3 || b == 3 { 0.1 } else { 1.0 };
             let failed = (a * 31 + b) % 100_003 == 0;
             pairs.push(PairRecord {
-                a,
-                b,
-                client: a,
-                server: b,
-                round: Some(0),
                 value: (!failed).then_some((10_000.0 + 500.0 * spread) * slow),
-                rows: Default::default(),
                 error: failed.then(|| "provider error".into()),
-                untested: false,
                 elapsed_s: 1.2,
                 measure_s: 1.0,
+                ..PairRecord::planned(&Pair { client: a, server: b }, Some(0))
             });
         }
     }

@@ -128,9 +128,26 @@ pub fn first_records(
     found
 }
 
+impl Node {
+    /// Rank `rank` before it has joined: nothing known of it yet.
+    pub fn awaited(rank: usize) -> Node {
+        Node {
+            rank,
+            host: None,
+            device: None,
+            gpu: None,
+            addr: None,
+            status: NodeStatus::Missing,
+            reason: None,
+            endpoint_opens: 0,
+            endpoint_open_s: 0.0,
+        }
+    }
+}
+
 impl PairRecord {
     /// `p` as ordered in `round` (None: a re-test), nothing known yet.
-    fn planned(p: &Pair, round: Option<usize>) -> PairRecord {
+    pub fn planned(p: &Pair, round: Option<usize>) -> PairRecord {
         PairRecord {
             a: p.key().0,
             b: p.key().1,
@@ -245,17 +262,7 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
     let ranks = (0..cfg.size)
         .map(|rank| Rank {
             conn: None,
-            node: Node {
-                rank,
-                host: None,
-                device: None,
-                gpu: None,
-                addr: None,
-                status: NodeStatus::Missing,
-                reason: None,
-                endpoint_opens: 0,
-                endpoint_open_s: 0.0,
-            },
+            node: Node::awaited(rank),
         })
         .collect();
     let ready = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)

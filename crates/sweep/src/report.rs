@@ -760,6 +760,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::analysis::Reference;
     use crate::coordinator::{Node, NodeStatus};
+    use crate::schedule::Pair;
     use std::time::SystemTime;
 
     /// A finished bandwidth sweep of `n` ranks: every pair at 100 MB/s
@@ -782,10 +783,7 @@ pub(crate) mod tests {
     ) -> Coordinated {
         let nodes = (0..n)
             .map(|rank| Node {
-                rank,
                 host: Some(format!("host<{rank}>")),
-                device: None,
-                gpu: None,
                 addr: Some(format!("198.18.0.{}:4000", rank % 250)),
                 status: if missing.contains(&rank) {
                     NodeStatus::Missing
@@ -795,6 +793,7 @@ pub(crate) mod tests {
                 reason: missing.contains(&rank).then(|| "never joined".to_string()),
                 endpoint_opens: 1,
                 endpoint_open_s: 0.01,
+                ..Node::awaited(rank)
             })
             .collect();
         let mut pairs = Vec::new();
@@ -804,13 +803,7 @@ pub(crate) mod tests {
                 let fail = failed.contains(&(a, b));
                 let value = values.iter().find(|(p, _)| *p == (a, b)).map_or(100.0, |(_, v)| *v);
                 pairs.push(PairRecord {
-                    a,
-                    b,
-                    client: a,
-                    server: b,
-                    round: Some(0),
                     value: (!untested && !fail).then_some(value),
-                    rows: Default::default(),
                     error: if untested {
                         Some("rank missing".into())
                     } else if fail {
@@ -821,6 +814,7 @@ pub(crate) mod tests {
                     untested,
                     elapsed_s: 0.1,
                     measure_s: 0.1,
+                    ..PairRecord::planned(&Pair { client: a, server: b }, Some(0))
                 });
             }
         }
