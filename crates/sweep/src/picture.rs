@@ -108,13 +108,13 @@ pub fn cells(doc: &SweepDoc, max_cells: usize) -> (Vec<Vec<Cell>>, usize) {
     // a block with no record: its pairs never ran, unless it is one
     // rank's own diagonal cell, or on rails no pair of it is on one rail
     let ranks_in = |i: usize| (n - i * block).min(block);
-    let rails = doc.schedule.rails.max(1);
+    let sched = crate::schedule::Schedule::on_rails(n, doc.schedule.rails).ok();
     let paired = |i: usize, j: usize| {
         let (bi, bj) = (
             i * block..(i * block + ranks_in(i)),
             j * block..(j * block + ranks_in(j)),
         );
-        bi.clone().any(|a| bj.clone().any(|b| a != b && a % rails == b % rails))
+        sched.is_some_and(|s| bi.clone().any(|a| bj.clone().any(|b| s.has_pair(a, b))))
     };
     let grid = grid
         .into_iter()

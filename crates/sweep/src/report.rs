@@ -265,7 +265,8 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
             }
         })
         .collect();
-    let rails = rail_summaries(&m, s.rails, &slow, an.rules.node_fraction);
+    let sched = Schedule::on_rails(n, s.rails).ok();
+    let rails = sched.map_or_else(Vec::new, |x| rail_summaries(&m, &x, &slow, an.rules.node_fraction));
     let all_rounds: Vec<&StepRecord> = s.steps.iter().filter(|x| x.kind == StepKind::Round).collect();
     let first_round_s = all_rounds.first().map_or(0.0, |x| x.overhead_s);
     let rounds: Vec<&StepRecord> = all_rounds.iter().skip(1).copied().collect();
@@ -314,7 +315,6 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         all_others_lost: n > 2 && s.nodes.iter().skip(1).all(|x| x.status == NodeStatus::Lost),
     };
     let rail_count = s.rails;
-    let sched = Schedule::on_rails(n, rail_count).ok();
     let (started, ended) = (s.started, s.ended);
     let Coordinated { pairs, stopped, .. } = i.sweep;
     SweepDoc {
@@ -493,14 +493,13 @@ pub(crate) fn alone(r: &Retest) -> String {
 
 /// Each rail's ranks (g, g+K, ...), its slow ones, and the median of the
 /// pairs among them (only those were paired); none when every pair was.
-fn rail_summaries(m: &Matrix, rails: usize, slow: &HashSet<usize>, node_fraction: f64) -> Vec<RailSummary> {
-    if rails < 2 {
+fn rail_summaries(m: &Matrix, sched: &Schedule, slow: &HashSet<usize>, node_fraction: f64) -> Vec<RailSummary> {
+    if sched.rails() < 2 {
         return Vec::new();
     }
-    let n = m.n();
-    (0..rails)
+    (0..sched.rails())
         .map(|g| {
-            let ranks: Vec<usize> = (g..n).step_by(rails).collect();
+            let ranks: Vec<usize> = sched.rail(g).collect();
             let mut vals: Vec<f64> = ranks
                 .iter()
                 .enumerate()

@@ -95,6 +95,16 @@ impl Schedule {
         self.rails * (self.members() * (self.members() - 1) / 2)
     }
 
+    /// The rail of `rank` (of a local rank too: ranks sit in blocks of K).
+    pub fn rail_of(&self, rank: usize) -> usize {
+        rank % self.rails
+    }
+
+    /// Rail `g`'s ranks, lowest first: g, g+K, g+2K, ...
+    pub fn rail(&self, g: usize) -> impl Iterator<Item = usize> {
+        (g..self.n).step_by(self.rails)
+    }
+
     /// Round `r` (0-based), rail after rail: on each, member `m−1` stays
     /// and the others rotate. Which side is the client alternates with the
     /// distance on the circle (and, for the fixed member, with the round),
@@ -104,6 +114,7 @@ impl Schedule {
         let spin = m - 1;
         let mut out = Vec::with_capacity(self.pairs_per_round());
         for g in 0..self.rails {
+            // member i of the rail's circle
             let rank = |i: usize| g + self.rails * i;
             let mut push = |a: usize, b: usize, flip: bool| {
                 if a < members && b < members {
@@ -133,7 +144,7 @@ impl Schedule {
 
     /// Is the pair on one rail (is it in this schedule)?
     pub fn has_pair(&self, a: usize, b: usize) -> bool {
-        a != b && a < self.n && b < self.n && a % self.rails == b % self.rails
+        a != b && a < self.n && b < self.n && self.rail_of(a) == self.rail_of(b)
     }
 }
 

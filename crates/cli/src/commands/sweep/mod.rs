@@ -548,15 +548,16 @@ fn own_env(o: &SweepOptions, local_rank: usize, mine: &mut WorkerConfig) -> Resu
 /// launcher that spreads them round-robin would have ranks of different
 /// NICs paired as one rail; a rank that finds itself misplaced takes no
 /// part and says why.
-fn on_its_rail(rails: usize, l: &launch::Launch) -> Result<(), (u8, String)> {
+fn on_its_rail(sched: &Schedule, l: &launch::Launch) -> Result<(), (u8, String)> {
+    let rails = sched.rails();
     match l.local_rank {
-        Some(local) if rails > 1 && local % rails != l.rank % rails => Err((
+        Some(local) if sched.rail_of(local) != sched.rail_of(l.rank) => Err((
             exit::USAGE,
             format!(
                 "--rails {rails} puts rank {} on rail {}, but it is local rank {local} on its node (rail {}): place the ranks in blocks of {rails} per node (srun --distribution=block, mpirun --map-by ppr:{rails}:node)",
                 l.rank,
-                l.rank % rails,
-                local % rails
+                sched.rail_of(l.rank),
+                sched.rail_of(local)
             ),
         )),
         _ => Ok(()),
@@ -598,11 +599,12 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
             "no coordinator: pass --coordinator HOST:PORT (rank 0's host) or set FABDIAG_COORDINATOR",
         );
     };
-    if let Err(m) = Schedule::on_rails(l.size, o.rails) {
-        return fail(&who, exit::USAGE, &m);
-    }
+    let sched = match Schedule::on_rails(l.size, o.rails) {
+        Ok(s) => s,
+        Err(m) => return fail(&who, exit::USAGE, &m),
+    };
     let mut mine = setup.worker_config(o, l.rank, l.size, coordinator.clone());
-    let prepared = on_its_rail(o.rails, &l).and_then(|()| own_env(o, l.local_rank.unwrap_or(0), &mut mine));
+    let prepared = on_its_rail(&sched, &l).and_then(|()| own_env(o, l.local_rank.unwrap_or(0), &mut mine));
     if l.rank != 0 {
         let ready = prepared.and_then(|env| {
             FabricRunner::new(env, 0).map_err(|e| (exit::RUNTIME, format!("cannot listen for pair tests: {e}")))
