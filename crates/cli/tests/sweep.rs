@@ -1276,3 +1276,38 @@ fn eight_namespaces_name_the_slowed_link_and_the_slowed_node() {
         assert_eq!(extra["verdict"], "cleared", "{re:?}");
     }
 }
+
+/// `--baseline` with real ranks: rank 0 alone reads it (the others are
+/// given no such option); its nodes are matched by their names (here one
+/// host, so by rank order), and every pair is compared. The figures are
+/// real, so whether one fell below 0.8 of its earlier self on a loaded
+/// machine is not asserted, only that each was compared. A baseline rank
+/// 0 cannot use stops every rank at once, as any other start-up failure.
+#[test]
+fn real_ranks_are_compared_with_their_baseline_and_a_bad_one_stops_all() {
+    let _cpu = cpu();
+    let dir = tempdir("baseline-real");
+    let (zero, rest) = sweep(3, &["--output", &dir], &[]);
+    assert_eq!(zero.code, Some(0), "{}", zero.stderr);
+    assert!(rest.iter().all(|o| o.code == Some(0)));
+    let (zero, _) = sweep(3, &["--baseline", &dir, "--json"], &[]);
+    assert!(matches!(zero.code, Some(0 | 5)), "{}", zero.stderr);
+    let c = zero.json()["baseline"].clone();
+    assert_eq!(c["compared_pairs"], 3, "{c}");
+    assert_eq!(
+        (c["new_nodes"].clone(), c["absent_nodes"].clone()),
+        (serde_json::json!([]), serde_json::json!([]))
+    );
+    let coord = format!("127.0.0.1:{}", free_port());
+    let others: Vec<Proc> = (1..3).map(|r| Proc::spawn(&mut rank(r, 3, &coord, &[]))).collect();
+    let zero = Proc::spawn(&mut rank(0, 3, &coord, &["--baseline", &dir, "-s", "8"])).wait(LIMIT);
+    assert_eq!(zero.code, Some(1), "{}", zero.stderr);
+    let why = "this sweep measures write-bw 8 B";
+    assert!(zero.one_line().contains(why), "{}", zero.stderr);
+    for (i, p) in others.into_iter().enumerate() {
+        let o = p.wait(Duration::from_secs(20));
+        assert_eq!(o.code, Some(1), "rank {}: {}", i + 1, o.stderr);
+        assert!(told_rank_0_stopped(&o, why), "rank {}: {}", i + 1, o.stderr);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

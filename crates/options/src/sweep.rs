@@ -23,6 +23,8 @@ enum W {
     Score,
     NodeFraction,
     Retest,
+    Baseline,
+    BaselineFraction,
     JoinTimeout,
     PairTimeout,
     Simulate,
@@ -113,6 +115,18 @@ const TABLE: &[(W, &str, Option<&str>, &str)] = &[
         "Re-test up to N suspects alone: slow nodes (with a healthy partner), then slow links (default 8; 0: none)",
     ),
     (
+        W::Baseline,
+        "baseline",
+        Some("FILE"),
+        "An earlier sweep's sweep.json (or its --output DIR) of the same test: name the links and nodes that have fallen below their own figures there",
+    ),
+    (
+        W::BaselineFraction,
+        "baseline-fraction",
+        Some("F"),
+        "... a pair has fallen below F of its earlier figure (times the median's change when the whole fabric is slower; default 0.8)",
+    ),
+    (
         W::JoinTimeout,
         "join-timeout",
         Some("SECS"),
@@ -175,6 +189,9 @@ pub struct SweepOptions {
     pub score: f64,
     pub node_fraction: f64,
     pub retest: usize,
+    /// An earlier sweep's document, to compare with.
+    pub baseline: Option<String>,
+    pub baseline_fraction: f64,
     pub join_timeout_s: u64,
     pub pair_timeout_s: Option<u64>,
     pub simulate: Option<usize>,
@@ -216,7 +233,8 @@ which every pair and node must meet.
 
 Exit status: 0 all pairs measured and none slow, 1 bad options, 2 pairs
 failed or ranks were lost, 3 a threshold was missed, 4 unavailable here,
-5 slow links or nodes found. SIGINT or SIGTERM ends the sweep after the
+5 slow links or nodes found (or, with --baseline, links, nodes or the
+fabric below their earlier figures). SIGINT or SIGTERM ends the sweep after the
 round in progress with its report, then the process by the signal; a
 second one ends it at once.
 ",
@@ -256,6 +274,8 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
         score: 3.5,
         node_fraction: 0.5,
         retest: 8,
+        baseline: None,
+        baseline_fraction: 0.8,
         join_timeout_s: 60,
         pair_timeout_s: None,
         simulate: None,
@@ -350,6 +370,8 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
                 }
             }
             W::Retest => o.retest = number(name, &value)?,
+            W::Baseline => o.baseline = Some(value),
+            W::BaselineFraction => o.baseline_fraction = fraction(name, &value)?,
             W::JoinTimeout => o.join_timeout_s = number(name, &value)?,
             W::PairTimeout => o.pair_timeout_s = Some(number(name, &value)?),
             W::Simulate => o.simulate = Some(number(name, &value)?),
@@ -468,6 +490,14 @@ mod tests {
         assert!(err(&["--rails", "0"]).contains("--rails"));
         assert!(err(&["--rails", "two"]).contains("--rails"));
         assert_eq!((ok(&[]).rails, ok(&["--rails=8"]).rails), (1, 8));
+        assert!(err(&["--baseline-fraction", "0"]).contains("between 0 and 1"));
+        assert!(err(&["--baseline"]).contains("requires an argument"));
+        let o = ok(&["--baseline", "old/sweep.json", "--baseline-fraction=0.9"]);
+        assert_eq!(
+            (o.baseline.as_deref(), o.baseline_fraction),
+            (Some("old/sweep.json"), 0.9)
+        );
+        assert_eq!((ok(&[]).baseline, ok(&[]).baseline_fraction), (None, 0.8));
         let o = ok(&["--simulate", "8", "--sim-slow", "3,5-1"]);
         assert_eq!((o.sim_slow_nodes, o.sim_slow_links), (vec![3], vec![(1, 5)]));
     }

@@ -3,12 +3,14 @@
 //! figures spread, one slow node, a few failed pairs), then each part of
 //! the report is built and timed: the document with its analysis, the
 //! JSON (written to nowhere), the text summary, the heatmap, the histogram
-//! and the HTML page. Prints the times and the process's peak memory. Not
+//! and the HTML page; then the document is written to a file and read
+//! back as a `--baseline` and compared with itself. Prints the times and the process's peak memory. Not
 //! a test: the times depend on the machine and its load.
 //!
 //! cargo run --release -p fabdiag-sweep --example report_cost -- 4000
 
 use fabdiag_sweep::analysis::{Better, Rules};
+use fabdiag_sweep::baseline::{self, Baseline};
 use fabdiag_sweep::coordinator::{Coordinated, Node, NodeStatus, PairRecord};
 use fabdiag_sweep::report::{self, Inputs, Limits, Metric};
 use fabdiag_sweep::schedule::Pair;
@@ -93,6 +95,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         options: serde_json::Value::Null,
         fabdiag_version: env!("CARGO_PKG_VERSION"),
         libfabric_version: None,
+        baseline: None,
     });
     time("document and analysis", t);
     let t = Instant::now();
@@ -115,6 +118,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         doc.analysis.slow_nodes.iter().map(|f| f.node).collect::<Vec<_>>(),
         text.len(),
         page.len(),
+        peak()
+    );
+    // the same sweep as its own baseline (--baseline): written as
+    // --output writes it, read back streamed, and compared
+    let file = std::env::temp_dir().join(format!("fabdiag-report-cost-{}.json", std::process::id()));
+    let t = Instant::now();
+    serde_json::to_writer(std::io::BufWriter::new(std::fs::File::create(&file)?), &doc)?;
+    time("JSON to a file", t);
+    let t = Instant::now();
+    let base = Baseline::read(&file);
+    let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+    let _ = std::fs::remove_file(&file);
+    let base = base?;
+    time("baseline read", t);
+    let t = Instant::now();
+    let nodes: Vec<Node> = doc.nodes.iter().map(|x| x.node.clone()).collect();
+    let c = baseline::compare(&base, &nodes, &doc.matrix, Better::Higher, 0.8, 0.5);
+    time("baseline compared", t);
+    println!(
+        "  baseline: {} MB of JSON, {} pairs compared, {} regressed; peak memory {}",
+        size / 1_000_000,
+        c.compared_pairs,
+        c.regressed_pairs,
         peak()
     );
     Ok(())

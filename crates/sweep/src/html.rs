@@ -6,6 +6,7 @@
 //! rank (host names, error text) is escaped.
 
 use crate::analysis::NodeRule;
+use crate::baseline::Comparison;
 use crate::coordinator::NodeStatus;
 use crate::report::{self, RetestVerdict, SweepDoc};
 use base64::Engine;
@@ -135,6 +136,15 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
     if !v.slow_rails.is_empty() {
         problems.push(count(v.slow_rails.len(), "slow rail"));
     }
+    if v.fabric_regressed {
+        problems.push("the fabric below its baseline".into());
+    }
+    if v.regressed_nodes > 0 {
+        problems.push(format!("{} below its baseline", count(v.regressed_nodes, "node")));
+    }
+    if v.regressed_links > 0 {
+        problems.push(format!("{} below its baseline", count(v.regressed_links, "link")));
+    }
     if !v.threshold_pairs.is_empty() || !v.threshold_nodes.is_empty() {
         problems.push(format!(
             "{} and {} below the threshold",
@@ -255,6 +265,9 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
             "none",
         );
     }
+    if let Some(c) = &doc.baseline {
+        baseline_section(&mut o, c, &who, &doc.metric.unit);
+    }
     let cleared: Vec<Vec<String>> = doc
         .retests
         .iter()
@@ -360,6 +373,85 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
     );
     o.push_str("</body></html>\n");
     o
+}
+
+/// This sweep against `--baseline`: the rule, the fabric's own change,
+/// and the nodes and links below their earlier figures.
+fn baseline_section(o: &mut String, c: &Comparison, who: &dyn Fn(usize) -> String, unit: &str) {
+    o.push_str("<h2>Against the baseline</h2>\n");
+    let _ = writeln!(o, "<p>{}.</p>", escape(&report::baseline_line(c)));
+    if c.fabric_regressed {
+        let _ = writeln!(o, "<p class=\"slow\">{}</p>", escape(&report::fabric_regressed(c)));
+    }
+    if c.compared_pairs == 0 {
+        return;
+    }
+    table(
+        o,
+        &[
+            "node",
+            "of its baseline (median)",
+            "regressed pairs",
+            "compared pairs",
+            "rank in the baseline",
+        ],
+        c.nodes
+            .iter()
+            .map(|x| {
+                vec![
+                    who(x.rank),
+                    report::fraction(x.of_baseline),
+                    x.regressed_pairs.to_string(),
+                    x.compared_pairs.to_string(),
+                    x.baseline_rank.to_string(),
+                ]
+            })
+            .collect(),
+        "no node below its baseline",
+    );
+    const SHOWN: usize = 200;
+    table(
+        o,
+        &[
+            "pair",
+            &format!("result ({unit})"),
+            "in the baseline",
+            "of the baseline",
+        ],
+        c.links
+            .iter()
+            .take(SHOWN)
+            .map(|x| {
+                vec![
+                    format!("{} &harr; {}", who(x.a), who(x.b)),
+                    num(x.value),
+                    num(x.baseline),
+                    report::fraction(x.of_baseline),
+                ]
+            })
+            .collect(),
+        "no link below its baseline",
+    );
+    if c.links.len() > SHOWN {
+        let _ = writeln!(o, "<p class=\"none\">{} more in sweep.json</p>", c.links.len() - SHOWN);
+    }
+    let mut elsewhere = Vec::new();
+    if !c.new_nodes.is_empty() {
+        let names: Vec<String> = c.new_nodes.iter().take(SHOWN).map(|&r| who(r)).collect();
+        elsewhere.push(format!("Not in the baseline: {}.", names.join(", ")));
+    }
+    if !c.absent_nodes.is_empty() {
+        let names: Vec<String> = c
+            .absent_nodes
+            .iter()
+            .take(SHOWN)
+            .map(|x| escape(&report::absent(x)))
+            .collect();
+        elsewhere.push(format!("In the baseline, not in this sweep: {}.", names.join(", ")));
+    }
+    for line in elsewhere {
+        let _ = writeln!(o, "<p>{line}</p>");
+    }
 }
 
 #[cfg(test)]

@@ -4,11 +4,13 @@
 //! the rounds and re-tests over the `wire` protocol; `worker` is every
 //! rank's side, running pair tests through a `runner` (the real session
 //! over libfabric, or a fixed pause for the coordination simulation);
-//! `analysis` finds outliers; `report` builds the JSON document and the
+//! `analysis` finds outliers; `baseline` compares with an earlier
+//! sweep; `report` builds the JSON document and the
 //! text summary, `picture` the heatmap and histogram, `html` the page; `launch` reads who this rank is from a launcher's
 //! variables. Never prints, never exits, never reads the environment.
 
 pub mod analysis;
+pub mod baseline;
 pub mod coordinator;
 mod error;
 pub mod html;

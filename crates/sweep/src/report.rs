@@ -5,6 +5,7 @@
 //! `Verdict` to one).
 
 use crate::analysis::{Analysis, Better, Matrix, NodeRule, Rules};
+use crate::baseline::{self, AbsentNode, Baseline, Comparison, LinkChange, NodeChange};
 use crate::coordinator::{first_records, Coordinated, Node, NodeStatus, PairRecord, StepKind, StepRecord};
 use crate::schedule::Schedule;
 use serde::{Deserialize, Serialize};
@@ -132,6 +133,18 @@ pub struct Verdict {
     /// own node or link, not theirs, is the likelier fault.
     #[serde(default)]
     pub all_others_lost: bool,
+    /// Against `--baseline`: links and nodes below their own earlier
+    /// figures, and whether the fabric as a whole is.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub regressed_links: usize,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub regressed_nodes: usize,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fabric_regressed: bool,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What the report and the page say of a slow rail.
@@ -166,6 +179,9 @@ pub struct SweepDoc {
     pub limits: Limits,
     pub overhead: Overhead,
     pub verdict: Verdict,
+    /// This sweep against `--baseline`, when one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Comparison>,
     /// Why the sweep ended before its last round (a signal's name); the
     /// pairs it did not reach are `untested`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -182,6 +198,8 @@ pub struct Inputs<'a> {
     pub options: serde_json::Value,
     pub fabdiag_version: &'a str,
     pub libfabric_version: Option<String>,
+    /// An earlier sweep to compare with, and `--baseline-fraction`.
+    pub baseline: Option<(&'a Baseline, f64)>,
 }
 
 fn misses(limits: &Limits, better: Better, v: f64) -> bool {
@@ -265,6 +283,9 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
             }
         })
         .collect();
+    let compared = i
+        .baseline
+        .map(|(b, fraction)| baseline::compare(b, &s.nodes, &m, better, fraction, an.rules.node_fraction));
     let sched = Schedule::on_rails(n, s.rails).ok();
     let rails = sched.map_or_else(Vec::new, |x| rail_summaries(&m, &x, &slow, an.rules.node_fraction));
     let all_rounds: Vec<&StepRecord> = s.steps.iter().filter(|x| x.kind == StepKind::Round).collect();
@@ -313,6 +334,9 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         slow_nodes: an.slow_nodes.len(),
         slow_rails: rails.iter().filter(|r| r.slow).map(|r| r.rail).collect(),
         all_others_lost: n > 2 && s.nodes.iter().skip(1).all(|x| x.status == NodeStatus::Lost),
+        regressed_links: compared.as_ref().map_or(0, |c| c.links.len()),
+        regressed_nodes: compared.as_ref().map_or(0, |c| c.nodes.len()),
+        fabric_regressed: compared.as_ref().is_some_and(|c| c.fabric_regressed),
     };
     let rail_count = s.rails;
     let (started, ended) = (s.started, s.ended);
@@ -340,6 +364,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         limits: i.limits,
         overhead,
         verdict,
+        baseline: compared,
         stopped,
     }
 }
@@ -528,6 +553,66 @@ pub fn rails_note(rails: usize) -> String {
     }
 }
 
+/// What a list in the text summary shows before "... and N more".
+const LISTED: usize = 20;
+
+/// "base/sweep.json (started ..., fabdiag 0.1.0): 28 pairs compared, their
+/// median 0.98 of the baseline; a pair has regressed below 0.80 of its
+/// baseline figure, a node when over 0.5 of its pairs have", as the text
+/// and the page say it.
+pub(crate) fn baseline_line(c: &Comparison) -> String {
+    let from = format!("{} (started {}, fabdiag {})", c.file, c.started, c.fabdiag_version);
+    let Some(med) = c.median.filter(|_| c.compared_pairs > 0) else {
+        return format!(
+            "{from}: no pair of this sweep was measured there (its nodes are named by host, NIC and GPU; none of this sweep's pairs matched one with a figure)"
+        );
+    };
+    let limit = if c.limit < c.fraction {
+        format!("{} of the median, {:.2},", c.fraction, c.limit)
+    } else {
+        format!("{}", c.fraction)
+    };
+    format!(
+        "{from}: {} pairs compared, their median {:.2} of their baseline figures; a pair has regressed below {limit} of its baseline figure, a node when over {} of its pairs have",
+        c.compared_pairs, med, c.node_fraction
+    )
+}
+
+/// What the report says when the fabric as a whole is slower than its
+/// baseline.
+pub(crate) fn fabric_regressed(c: &Comparison) -> String {
+    format!(
+        "the fabric as a whole is at {:.2} of its baseline: suspect what every pair shares (the provider and its settings, the software stack, the switches' configuration)",
+        c.median.unwrap_or(0.0)
+    )
+}
+
+/// "0.12 of its baseline (median), 7 of 7 pairs regressed; rank 4 there".
+pub(crate) fn node_change(x: &NodeChange, name: &str) -> String {
+    format!(
+        "{name}: {} of its baseline (median), {} of {} pairs regressed; rank {} in the baseline",
+        fraction(x.of_baseline),
+        x.regressed_pairs,
+        x.compared_pairs,
+        x.baseline_rank
+    )
+}
+
+/// "4.80 MB/s against 9.70 in the baseline (0.49)".
+pub(crate) fn link_change(x: &LinkChange, unit: &str) -> String {
+    format!(
+        "{:.2} {unit} against {:.2} in the baseline ({})",
+        x.value,
+        x.baseline,
+        fraction(x.of_baseline)
+    )
+}
+
+/// "node8 cxi1 (rank 7 in the baseline)".
+pub(crate) fn absent(x: &AbsentNode) -> String {
+    format!("{} (rank {} in the baseline)", x.name, x.baseline_rank)
+}
+
 /// The one-page text summary.
 pub fn text(doc: &SweepDoc) -> String {
     let mut o = String::new();
@@ -633,6 +718,51 @@ pub fn text(doc: &SweepDoc) -> String {
                 .collect(),
         );
     }
+    if let Some(c) = &doc.baseline {
+        let _ = writeln!(o, "baseline: {}", baseline_line(c));
+        if c.fabric_regressed {
+            let _ = writeln!(o, "  {}", fabric_regressed(c));
+        }
+        if c.compared_pairs > 0 {
+            section(
+                &mut o,
+                "regressed nodes",
+                c.nodes.iter().map(|x| node_change(x, &names.of(x.rank))).collect(),
+            );
+            let mut lines: Vec<String> = c
+                .links
+                .iter()
+                .take(LISTED)
+                .map(|x| format!("{} <-> {}: {}", names.of(x.a), names.of(x.b), link_change(x, u)))
+                .collect();
+            if c.links.len() > LISTED {
+                lines.push(format!(
+                    "... and {} more (sweep.json has every one)",
+                    c.links.len() - LISTED
+                ));
+            }
+            section(&mut o, "regressed links", lines);
+        }
+        if !c.new_nodes.is_empty() {
+            let mut new: Vec<String> = c
+                .new_nodes
+                .iter()
+                .take(LISTED)
+                .map(|&r| names.of(r).into_owned())
+                .collect();
+            if c.new_nodes.len() > LISTED {
+                new.push(format!("and {} more", c.new_nodes.len() - LISTED));
+            }
+            let _ = writeln!(o, "not in the baseline: {}", new.join(", "));
+        }
+        if !c.absent_nodes.is_empty() {
+            let mut gone: Vec<String> = c.absent_nodes.iter().take(LISTED).map(absent).collect();
+            if c.absent_nodes.len() > LISTED {
+                gone.push(format!("and {} more", c.absent_nodes.len() - LISTED));
+            }
+            let _ = writeln!(o, "in the baseline, not in this sweep: {}", gone.join(", "));
+        }
+    }
     let cleared: Vec<String> = doc
         .retests
         .iter()
@@ -668,7 +798,6 @@ pub fn text(doc: &SweepDoc) -> String {
     // pairs that ran and failed, one by one up to a page's worth; pairs
     // not tested, by reason (a node lost at 1,000 ranks leaves 999 of
     // them, which would hide every real failure behind one cause)
-    const LISTED: usize = 20;
     let failed: Vec<&PairRecord> = doc.pairs.iter().filter(|p| p.error.is_some() && !p.untested).collect();
     let mut lines: Vec<String> = failed
         .iter()
@@ -774,7 +903,7 @@ pub(crate) mod tests {
         doc_of(&sweep_with(n, values, failed, missing))
     }
 
-    fn sweep_with(
+    pub(crate) fn sweep_with(
         n: usize,
         values: &[((usize, usize), f64)],
         failed: &[(usize, usize)],
@@ -831,8 +960,14 @@ pub(crate) mod tests {
     }
 
     fn doc_of(sweep: &Coordinated) -> SweepDoc {
+        build_with(sweep.clone(), None)
+    }
+
+    /// `sweep`'s document, as a bandwidth sweep of 64 KiB writes, against
+    /// `baseline` when given.
+    pub(crate) fn build_with(sweep: Coordinated, baseline: Option<(&Baseline, f64)>) -> SweepDoc {
         build(Inputs {
-            sweep: sweep.clone(),
+            sweep,
             metric: Metric {
                 name: "bandwidth".into(),
                 unit: "MB/s".into(),
@@ -849,6 +984,7 @@ pub(crate) mod tests {
             options: serde_json::Value::Null,
             fabdiag_version: "test",
             libfabric_version: None,
+            baseline,
         })
     }
 

@@ -13,6 +13,7 @@ use fabdiag_options::sweep::{OutlierReference, SweepOptions};
 use fabdiag_options::{Action, Invocation, OptionError, RunMode};
 use fabdiag_report::threshold::Threshold;
 use fabdiag_sweep::analysis::{Better, Reference, Rules};
+use fabdiag_sweep::baseline::Baseline;
 use fabdiag_sweep::coordinator::{self, CoordConfig, Coordinated, PairRecord};
 use fabdiag_sweep::report::{self, Limits, Metric, SweepDoc};
 use fabdiag_sweep::runner::{FabricRunner, SimRunner};
@@ -156,6 +157,11 @@ impl Setup {
             "join_timeout_s": o.join_timeout_s,
             "pair_timeout_s": pair_timeout.as_secs(),
             "test": test,
+            // the figure depends on these too, and the test above does not
+            // hold them (a baseline of another provider or memory is refused)
+            "provider": inv.env.provider,
+            "tx_memory": if inv.gpu.tx.is_some() { "GPU" } else { "system" },
+            "rx_memory": if inv.gpu.rx.is_some() { "GPU" } else { "system" },
         });
         Setup {
             metric,
@@ -329,10 +335,28 @@ fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<Pa
     Ok(Vec::new())
 }
 
+/// `--baseline`'s sweep, read and checked against this sweep's test before
+/// anything runs (rank 0 only: the file need not be on every node).
+fn read_baseline(o: &SweepOptions, setup: &Setup) -> Result<Option<Baseline>, String> {
+    let Some(path) = o.baseline.as_deref() else {
+        return Ok(None);
+    };
+    let b = Baseline::read(Path::new(path)).map_err(|e| e.to_string())?;
+    b.check(&setup.metric, &setup.options).map_err(|e| e.to_string())?;
+    Ok(Some(b))
+}
+
 /// The report: written to --output, printed, and its exit code. The JSON
 /// is streamed to the file and to stdout, never held as one string: at
 /// 10,000 ranks it is gigabytes.
-fn conclude(prog: &str, o: &SweepOptions, setup: &Setup, led: Led, libfabric: Option<String>) -> u8 {
+fn conclude(
+    prog: &str,
+    o: &SweepOptions,
+    setup: &Setup,
+    led: Led,
+    libfabric: Option<String>,
+    baseline: Option<&Baseline>,
+) -> u8 {
     let Led { sweep, recorded } = led;
     let doc = report::build(report::Inputs {
         sweep,
@@ -342,6 +366,7 @@ fn conclude(prog: &str, o: &SweepOptions, setup: &Setup, led: Led, libfabric: Op
         options: setup.options.clone(),
         fabdiag_version: VERSION,
         libfabric_version: libfabric,
+        baseline: baseline.map(|b| (b, o.baseline_fraction)),
     });
     let text = report::text(&doc);
     let mut code = verdict_code(&doc);
@@ -424,7 +449,12 @@ fn verdict_code(doc: &SweepDoc) -> u8 {
         exit::RUNTIME
     } else if !v.threshold_pairs.is_empty() || !v.threshold_nodes.is_empty() {
         exit::THRESHOLD
-    } else if v.slow_links > 0 || v.slow_nodes > 0 {
+    } else if v.slow_links > 0
+        || v.slow_nodes > 0
+        || v.regressed_links > 0
+        || v.regressed_nodes > 0
+        || v.fabric_regressed
+    {
         OUTLIERS
     } else {
         exit::OK
@@ -647,8 +677,17 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
         .and_then(|env| {
             FabricRunner::new(env, 0).map_err(|e| (exit::RUNTIME, format!("cannot listen for pair tests: {e}")))
         })
-        .and_then(|r| Ok((r, prepare_output(o, l.size, setup).map_err(|m| (exit::RUNTIME, m))?)));
-    let (mut runner, earlier) = match ready {
+        // (the baseline before the output folder: a baseline refused
+        // leaves that folder as it was)
+        .and_then(|r| Ok((r, read_baseline(o, setup).map_err(|m| (exit::USAGE, m))?)))
+        .and_then(|(r, baseline)| {
+            Ok((
+                r,
+                prepare_output(o, l.size, setup).map_err(|m| (exit::RUNTIME, m))?,
+                baseline,
+            ))
+        });
+    let (mut runner, earlier, baseline) = match ready {
         Ok(x) => x,
         Err((code, m)) => {
             let code = fail(&who, code, &m);
@@ -660,7 +699,14 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
     let cfg = setup.coord_config(o, l.size, earlier);
     match lead(prog, o, cfg, listener, mine, &mut runner, &stop) {
         Ok(c) => {
-            let code = conclude(prog, o, setup, c, fabdiag_fabric::library_version().ok());
+            let code = conclude(
+                prog,
+                o,
+                setup,
+                c,
+                fabdiag_fabric::library_version().ok(),
+                baseline.as_ref(),
+            );
             stop.end(prog, code)
         }
         Err(m) => fail(&who, exit::RUNTIME, &m),
@@ -689,6 +735,10 @@ fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
     if let Err(m) = room_for(2 * n) {
         return fail(prog, exit::UNAVAILABLE, &m);
     }
+    let baseline = match read_baseline(o, setup) {
+        Ok(b) => b,
+        Err(m) => return fail(prog, exit::USAGE, &m),
+    };
     let earlier = match prepare_output(o, n, setup) {
         Ok(e) => e,
         Err(m) => return fail(prog, exit::RUNTIME, &m),
@@ -755,7 +805,7 @@ fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
     }
     match outcome {
         Ok(c) => {
-            let code = conclude(prog, o, setup, c, None);
+            let code = conclude(prog, o, setup, c, None, baseline.as_ref());
             stop.end(prog, code)
         }
         Err(m) => fail(prog, exit::RUNTIME, &m),

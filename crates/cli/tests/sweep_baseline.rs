@@ -1,0 +1,203 @@
+//! A sweep against an earlier one (`--baseline`): the links and nodes
+//! below their own earlier figures are named, in the text, the JSON and the
+//! page, with the outlier exit code; a baseline of another test, or no
+//! sweep at all, is refused in one line before anything runs. Simulated
+//! ranks (their figures are fixed, so a change is one the test made): an
+//! earlier sweep's sweep.json is edited as a fabric's history would have
+//! it. The real ranks' side is in sweep.rs.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+fn tempdir(tag: &str) -> String {
+    let d = std::env::temp_dir().join(format!("fabdiag-baseline-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d.display().to_string()
+}
+
+fn simulate(n: &str, extra: &[&str]) -> Output {
+    let mut a = vec!["sweep", "--simulate", n];
+    a.extend_from_slice(extra);
+    run(&a, LIMIT)
+}
+
+/// The pairs of a `baseline.links` list, low rank first.
+fn links(c: &Value) -> Vec<(u64, u64)> {
+    c["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["a"].as_u64().unwrap(), x["b"].as_u64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_link_slower_than_in_its_baseline_is_named_though_no_outlier() {
+    let dir = tempdir("link");
+    let o = simulate("8", &["--output", &format!("{dir}/base")]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // the baseline's figure for pair 2-5 twice what the simulation measures
+    let path = format!("{dir}/base/sweep.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for p in doc["pairs"].as_array_mut().unwrap() {
+        if (p["a"].as_u64(), p["b"].as_u64()) == (Some(2), Some(5)) {
+            p["value"] = (p["value"].as_f64().unwrap() * 2.0).into();
+        }
+    }
+    std::fs::write(format!("{dir}/edited.json"), doc.to_string()).unwrap();
+    // the unedited baseline: nothing below it
+    let o = simulate("8", &["--baseline", &format!("{dir}/base"), "--json"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let same = o.json();
+    assert_eq!(same["baseline"]["compared_pairs"], 28);
+    assert_eq!(links(&same["baseline"]), vec![]);
+    // the edited one
+    let edited = format!("{dir}/edited.json");
+    let o = simulate("8", &["--baseline", &edited, "--json"]);
+    assert_eq!(o.code, Some(5), "{}", o.stderr);
+    let now = o.json();
+    assert_eq!(
+        now["analysis"]["slow_links"],
+        serde_json::json!([]),
+        "no outlier in the sweep itself"
+    );
+    let c = &now["baseline"];
+    assert_eq!(links(c), vec![(2, 5)]);
+    let f = c["links"][0]["of_baseline"].as_f64().unwrap();
+    assert!((f - 0.5).abs() < 1e-6, "{f}");
+    assert_eq!(c["nodes"], serde_json::json!([]));
+    assert_eq!(c["fabric_regressed"], false);
+    assert_eq!(c["file"], edited.as_str());
+    assert_eq!(now["verdict"]["regressed_links"], 1);
+    // the text says it under its own heading, the page in its verdict
+    let out = format!("{dir}/now");
+    let o = simulate("8", &["--baseline", &edited, "--output", &out]);
+    assert_eq!(o.code, Some(5), "{}", o.stderr);
+    let t = &o.stdout;
+    assert!(t.contains(&format!("baseline: {edited} (started ")), "{t}");
+    assert!(
+        t.contains("28 pairs compared, their median 1.00 of their baseline figures"),
+        "{t}"
+    );
+    let after = t.split("regressed links:\n").nth(1).unwrap_or_else(|| panic!("{t}"));
+    let first = after.lines().next().unwrap();
+    assert!(
+        first.starts_with("  rank 2 (") && first.contains("<-> rank 5 (") && first.ends_with("in the baseline (0.50)"),
+        "{first}"
+    );
+    assert!(t.contains("regressed nodes: none"), "{t}");
+    let page = std::fs::read_to_string(format!("{out}/report.html")).unwrap();
+    assert!(page.contains("<h2>Against the baseline</h2>"), "no baseline section");
+    assert!(page.contains("1 link below its baseline"), "not in the verdict");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A node slower than before is named once, as the node; one faster than
+/// before is no regression.
+#[test]
+fn a_node_slower_than_in_its_baseline_is_named_and_a_faster_one_is_not() {
+    let dir = tempdir("node");
+    let (healthy, slow) = (format!("{dir}/healthy"), format!("{dir}/slow"));
+    assert_eq!(simulate("6", &["--output", &healthy]).code, Some(0));
+    assert_eq!(simulate("6", &["--sim-slow", "3", "--output", &slow]).code, Some(5));
+    let o = simulate("6", &["--sim-slow", "3", "--baseline", &healthy, "--json"]);
+    assert_eq!(o.code, Some(5), "{}", o.stderr);
+    let c = o.json()["baseline"].clone();
+    assert_eq!(c["nodes"].as_array().unwrap().len(), 1, "{c}");
+    assert_eq!(c["nodes"][0]["rank"], 3);
+    assert_eq!(c["nodes"][0]["regressed_pairs"], 5);
+    assert!(
+        (c["nodes"][0]["of_baseline"].as_f64().unwrap() - 0.25).abs() < 0.01,
+        "{c}"
+    );
+    assert_eq!(links(&c), vec![], "the node's pairs are said once, as the node");
+    // rank 3 recovered: better than its baseline is no regression
+    let o = simulate("6", &["--baseline", &slow, "--json"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let c = o.json()["baseline"].clone();
+    assert_eq!((c["nodes"].clone(), links(&c)), (serde_json::json!([]), vec![]));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The whole fabric slower (every figure of the baseline doubled): said
+/// once, and no pair named for it.
+#[test]
+fn a_fabric_slower_as_a_whole_is_said_once() {
+    let dir = tempdir("fabric");
+    assert_eq!(simulate("6", &["--output", &dir]).code, Some(0));
+    let path = format!("{dir}/sweep.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for p in doc["pairs"].as_array_mut().unwrap() {
+        p["value"] = (p["value"].as_f64().unwrap() * 2.0).into();
+    }
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let o = simulate("6", &["--baseline", &dir]);
+    assert_eq!(o.code, Some(5), "{}", o.stderr);
+    assert!(
+        o.stdout
+            .contains("  the fabric as a whole is at 0.50 of its baseline: suspect what every pair shares"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("regressed links: none"), "{}", o.stdout);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// What cannot be compared is refused in one line, exit 1, before
+/// anything runs: the output folder of the refused sweep is not touched.
+#[test]
+fn a_baseline_that_cannot_be_compared_is_refused_before_anything_runs() {
+    let dir = tempdir("refused");
+    let base = format!("{dir}/base");
+    assert_eq!(simulate("4", &["--output", &base]).code, Some(0));
+    let out = format!("{dir}/out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(format!("{out}/pairs.jsonl"), "kept\n").unwrap();
+    std::fs::write(format!("{dir}/not.json"), "{\"schema\": 1}").unwrap();
+    let cases: &[(&[&str], String)] = &[
+        (
+            &["--baseline", "/nonexistent/fabdiag"],
+            "--baseline /nonexistent/fabdiag: No such file or directory (os error 2)".into(),
+        ),
+        (
+            &["--baseline", &format!("{dir}/not.json")],
+            format!("--baseline {dir}/not.json: not a fabdiag sweep's JSON document (invalid type: integer `1`"),
+        ),
+        (
+            &["--baseline", &base, "-s", "4096"],
+            format!("--baseline {base}/sweep.json: it measured write-bw 65536 B (bandwidth), this sweep measures write-bw 4096 B (bandwidth): compare sweeps of the same test"),
+        ),
+        (
+            &["--baseline", &base, "--lat"],
+            format!("--baseline {base}/sweep.json: it measured write-bw 65536 B (bandwidth), this sweep measures write-lat 8 B (latency)"),
+        ),
+        (
+            &["--baseline", &base, "-P", "verbs"],
+            format!("--baseline {base}/sweep.json: its pairs ran with provider (not given), this sweep's with \"verbs\""),
+        ),
+        (
+            &["--baseline", &base, "-b"],
+            format!("--baseline {base}/sweep.json: its pairs ran with bidirectional false, this sweep's with true"),
+        ),
+        (
+            &["--baseline", &base, "--baseline-fraction", "1"],
+            "invalid --baseline-fraction: '1' (must be between 0 and 1)".into(),
+        ),
+    ];
+    for (args, says) in cases {
+        let mut a = vec!["--output", out.as_str()];
+        a.extend_from_slice(args);
+        let o = simulate("4", &a);
+        assert_eq!(o.code, Some(1), "{args:?}: {}", o.stderr);
+        assert!(o.one_line().contains(says.as_str()), "{args:?}: {}", o.stderr);
+        assert!(o.stdout.is_empty(), "{args:?} ran: {}", o.stdout);
+    }
+    assert_eq!(std::fs::read_to_string(format!("{out}/pairs.jsonl")).unwrap(), "kept\n");
+    // how long a pair test ran may differ
+    let o = simulate("4", &["--baseline", &base, "-n", "10", "--json"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.json()["baseline"]["compared_pairs"], 6);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
