@@ -25,6 +25,7 @@ enum W {
     Retest,
     Baseline,
     BaselineFraction,
+    Report,
     JoinTimeout,
     PairTimeout,
     Simulate,
@@ -127,6 +128,12 @@ const TABLE: &[(W, &str, Option<&str>, &str)] = &[
         "... a pair has fallen below F of its earlier figure (times the median's change when the whole fabric is slower; default 0.8)",
     ),
     (
+        W::Report,
+        "report",
+        Some("DIR"),
+        "Run nothing: make a finished sweep's report again from its sweep.json (or --output DIR), with these rules, --baseline and --min-bw/--max-lat",
+    ),
+    (
         W::JoinTimeout,
         "join-timeout",
         Some("SECS"),
@@ -192,6 +199,11 @@ pub struct SweepOptions {
     /// An earlier sweep's document, to compare with.
     pub baseline: Option<String>,
     pub baseline_fraction: f64,
+    /// A finished sweep's document, to make its report again from.
+    pub report: Option<String>,
+    /// The long names of the sweep's own options given (a report made
+    /// again keeps the sweep's rules but those given).
+    pub given: Vec<&'static str>,
     pub join_timeout_s: u64,
     pub pair_timeout_s: Option<u64>,
     pub simulate: Option<usize>,
@@ -276,6 +288,8 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
         retest: 8,
         baseline: None,
         baseline_fraction: 0.8,
+        report: None,
+        given: Vec::new(),
         join_timeout_s: 60,
         pair_timeout_s: None,
         simulate: None,
@@ -297,10 +311,11 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
             Some((n, v)) => (n, Some(v.to_string())),
             None => (long, None),
         };
-        let Some(&(id, _, val, _)) = TABLE.iter().find(|(_, n, _, _)| *n == name) else {
+        let Some(&(id, long_name, val, _)) = TABLE.iter().find(|(_, n, _, _)| *n == name) else {
             o.tool_args.push(a.clone());
             continue;
         };
+        o.given.push(long_name);
         let value = match (val, inline) {
             (None, None) => String::new(),
             (None, Some(_)) => {
@@ -372,6 +387,7 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
             W::Retest => o.retest = number(name, &value)?,
             W::Baseline => o.baseline = Some(value),
             W::BaselineFraction => o.baseline_fraction = fraction(name, &value)?,
+            W::Report => o.report = Some(value),
             W::JoinTimeout => o.join_timeout_s = number(name, &value)?,
             W::PairTimeout => o.pair_timeout_s = Some(number(name, &value)?),
             W::Simulate => o.simulate = Some(number(name, &value)?),
@@ -396,6 +412,39 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
     }
     if let Some(t) = tool_given {
         o.tool = t;
+    }
+    if o.report.is_some() {
+        // what a report is made from: nothing else may be given and ignored
+        const REPORT_OPTIONS: &[&str] = &[
+            "report",
+            "output",
+            "json",
+            "outlier-fraction",
+            "outlier-reference",
+            "outlier-score",
+            "node-fraction",
+            "baseline",
+            "baseline-fraction",
+        ];
+        if let Some(other) = o.given.iter().find(|g| !REPORT_OPTIONS.contains(g)) {
+            return Err(OptionError::Invalid(format!(
+                "--{other} has no effect with --report, which runs nothing (it takes --output, --json, the outlier rules, --baseline, --min-bw and --max-lat)"
+            )));
+        }
+        let mut rest = o.tool_args.iter();
+        while let Some(a) = rest.next() {
+            let threshold = ["--min-bw", "--max-lat"]
+                .iter()
+                .any(|t| a == t || a.strip_prefix(t).is_some_and(|v| v.starts_with('=')));
+            if !threshold {
+                return Err(OptionError::Invalid(format!(
+                    "'{a}' has no effect with --report, which runs no pair test (of the pair tool's options it takes --min-bw and --max-lat)"
+                )));
+            }
+            if !a.contains('=') {
+                rest.next();
+            }
+        }
     }
     if o.resume && o.output.is_none() {
         return Err(OptionError::Invalid(

@@ -195,7 +195,10 @@ pub struct PairFlag {
     /// value relative to the median and the best (1.0: as good).
     pub of_median: f64,
     pub of_best: f64,
-    /// Robust score: how many scaled MADs worse than the median.
+    /// Robust score: how many scaled MADs worse than the median; infinite
+    /// when every other pair measured the same (no spread), which JSON
+    /// writes as null.
+    #[serde(deserialize_with = "null_is_infinite")]
     pub score: f64,
 }
 
@@ -236,6 +239,12 @@ impl Rules {
     }
 }
 
+/// A score read back: JSON has no infinity, and serde_json writes one as
+/// null (a score with no spread to divide by).
+fn null_is_infinite<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NodeFlag {
     pub node: usize,
@@ -248,7 +257,7 @@ pub struct NodeFlag {
     pub low_pairs: usize,
     /// The median's robust score as a median of `measured_pairs` values
     /// (its score as one pair × √k / 1.2533).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_is_infinite")]
     pub median_score: f64,
     #[serde(default)]
     pub rule: NodeRule,

@@ -147,11 +147,7 @@ impl Baseline {
     /// The sweep document at `path`, or in it when it is a folder (a
     /// sweep's `--output`: its `sweep.json`).
     pub fn read(path: &Path) -> Result<Baseline, SweepError> {
-        let file = if path.is_dir() {
-            path.join("sweep.json")
-        } else {
-            path.to_path_buf()
-        };
+        let file = crate::reread::document_at(path);
         let bad = |reason: String| SweepError::Baseline {
             path: file.display().to_string(),
             reason,

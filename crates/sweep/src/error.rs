@@ -23,6 +23,8 @@ pub enum SweepError {
     Io(String),
     #[error("cannot resume from {path}: {reason}")]
     Resume { path: String, reason: String },
+    #[error("--report {path}: {reason}")]
+    Report { path: String, reason: String },
     #[error("--baseline {path}: {reason}")]
     Baseline { path: String, reason: String },
     #[error("cannot write {path}: {reason}")]

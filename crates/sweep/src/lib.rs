@@ -5,7 +5,7 @@
 //! rank's side, running pair tests through a `runner` (the real session
 //! over libfabric, or a fixed pause for the coordination simulation);
 //! `analysis` finds outliers; `baseline` compares with an earlier
-//! sweep; `report` builds the JSON document and the
+//! sweep; `reread` reads a finished sweep's document back; `report` builds the JSON document and the
 //! text summary, `picture` the heatmap and histogram, `html` the page; `launch` reads who this rank is from a launcher's
 //! variables. Never prints, never exits, never reads the environment.
 
@@ -17,6 +17,7 @@ pub mod html;
 pub mod launch;
 pub mod picture;
 pub mod report;
+pub mod reread;
 pub mod runner;
 pub mod schedule;
 pub mod wire;

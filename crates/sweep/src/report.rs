@@ -64,6 +64,9 @@ pub enum RetestVerdict {
     Confirmed,
     /// Normal when tested alone: the first figure was load or noise.
     Cleared,
+    /// Its pair is no suspect under the rules this report was made with
+    /// (made again with other rules, `--report`): kept, judged by nothing.
+    NotSuspect,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -228,6 +231,9 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
                 .iter()
                 .find(|f| f.node == r.a || f.node == r.b)
                 .map(|f| f.node);
+            // (always one in the sweep that chose it; a report made again
+            // with other rules may find it no suspect)
+            let suspect = node.is_some() || an.slow_links.iter().any(|f| (f.a, f.b) == (r.a, r.b));
             let bad = r.value.is_none_or(|v| match node {
                 Some(_) => an.is_low(v),
                 None => an.is_outlier(v),
@@ -239,7 +245,9 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
                 first,
                 alone: r.value,
                 error: r.error.as_deref().map(str::to_string),
-                verdict: if bad {
+                verdict: if !suspect {
+                    RetestVerdict::NotSuspect
+                } else if bad {
                     RetestVerdict::Confirmed
                 } else {
                     RetestVerdict::Cleared
@@ -509,6 +517,7 @@ pub(crate) fn alone(r: &Retest) -> String {
     let verdict = match r.verdict {
         RetestVerdict::Confirmed => "confirmed",
         RetestVerdict::Cleared => "cleared",
+        RetestVerdict::NotSuspect => "no suspect under these rules",
     };
     match r.alone {
         Some(v) => format!("alone {v:.2}: {verdict}"),
@@ -1023,7 +1032,7 @@ pub(crate) mod tests {
     }
 
     /// The CI run's sweep with re-tests alone of (a, b) at these figures.
-    fn ci_with_retests(alone: &[((usize, usize), Option<f64>)]) -> SweepDoc {
+    pub(crate) fn ci_with_retests(alone: &[((usize, usize), Option<f64>)]) -> SweepDoc {
         let mut sweep = sweep_with(8, &crate::analysis::tests::ci_run(), &[], &[]);
         for &((a, b), v) in alone {
             let mut rec = sweep

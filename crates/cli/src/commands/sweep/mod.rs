@@ -12,6 +12,7 @@ use crate::{exit, VERSION};
 use fabdiag_options::sweep::{OutlierReference, SweepOptions};
 use fabdiag_options::{Action, Invocation, OptionError, RunMode};
 use fabdiag_report::threshold::Threshold;
+use fabdiag_report::Tool;
 use fabdiag_sweep::analysis::{Better, Reference, Rules};
 use fabdiag_sweep::baseline::Baseline;
 use fabdiag_sweep::coordinator::{self, CoordConfig, Coordinated, PairRecord};
@@ -19,7 +20,7 @@ use fabdiag_sweep::report::{self, Limits, Metric, SweepDoc};
 use fabdiag_sweep::runner::{FabricRunner, SimRunner};
 use fabdiag_sweep::schedule::Schedule;
 use fabdiag_sweep::worker::{self, PairRunner, WorkerConfig};
-use fabdiag_sweep::{html, launch, picture, SweepError};
+use fabdiag_sweep::{html, launch, picture, reread, SweepError};
 use std::io::{BufRead, BufWriter};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -51,6 +52,9 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         }
         Err(OptionError::Invalid(m)) | Err(OptionError::Unavailable(m)) => return fail(prog, exit::USAGE, &m),
     };
+    if let Some(path) = opts.report.as_deref() {
+        return remake(prog, &opts, path);
+    }
     // (-t/-r lists are checked whole here; each rank takes its own later)
     let inv = match fabdiag_options::parse_for_rank(opts.tool, &opts.tool_args, 0) {
         Ok(Action::Run(inv)) => inv,
@@ -87,6 +91,96 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     real(prog, &opts, inv, &setup)
 }
 
+fn reference(r: OutlierReference) -> Reference {
+    match r {
+        OutlierReference::Median => Reference::Median,
+        OutlierReference::Best => Reference::Best,
+    }
+}
+
+/// `--min-bw` or `--max-lat` as the sweep's limits.
+fn limits_of(t: Threshold) -> Limits {
+    match t {
+        Threshold::MinBw(v) => Limits {
+            min_bw_mb_s: Some(v),
+            max_lat_us: None,
+        },
+        // (no sweep runs gpu-loopback-bw; the unit is converted anyway)
+        Threshold::MinGbit(v) => Limits {
+            min_bw_mb_s: Some(v * 1000.0 / 8.0),
+            max_lat_us: None,
+        },
+        Threshold::MaxLat(v) => Limits {
+            min_bw_mb_s: None,
+            max_lat_us: Some(v),
+        },
+    }
+}
+
+/// `--report`: a finished sweep's report made again from its document,
+/// with the outlier rules, thresholds and baseline given now (a rule not
+/// given stays as the sweep had it); nothing runs. Written to `--output`
+/// when given (the same folder rewrites its report), printed either way.
+fn remake(prog: &str, o: &SweepOptions, path: &str) -> u8 {
+    let f = match reread::read(Path::new(path)) {
+        Ok(f) => f,
+        Err(e) => return fail(prog, exit::USAGE, &e.to_string()),
+    };
+    let tool = f.options["tool"].as_str().and_then(Tool::from_subcommand);
+    let Some(tool) = tool else {
+        return fail(
+            prog,
+            exit::USAGE,
+            &format!(
+                "--report {}: it does not say which pair test its sweep ran",
+                f.file.display()
+            ),
+        );
+    };
+    // --min-bw/--max-lat as that pair tool reads them
+    let threshold = match fabdiag_options::parse_for_rank(tool, &o.tool_args, 0) {
+        Ok(Action::Run(inv)) => inv.threshold,
+        Ok(_) => None,
+        Err(OptionError::Invalid(m)) | Err(OptionError::Unavailable(m)) => {
+            return fail(prog, exit::USAGE, &format!("{}: {m}", tool.subcommand()))
+        }
+    };
+    let mut rules = f.rules;
+    for given in &o.given {
+        match *given {
+            "outlier-fraction" => rules.fraction = o.fraction,
+            "outlier-score" => rules.z = o.score,
+            "node-fraction" => rules.node_fraction = o.node_fraction,
+            "outlier-reference" => rules.reference = reference(o.reference),
+            _ => {}
+        }
+    }
+    let mut options = f.options;
+    options["report_from"] = serde_json::json!(f.file.display().to_string());
+    let setup = Setup {
+        metric: f.metric,
+        rules,
+        limits: threshold.map(limits_of).unwrap_or(f.limits),
+        pair_timeout: Duration::ZERO,
+        test: options["test"].clone(),
+        options,
+    };
+    let baseline = match read_baseline(o, &setup) {
+        Ok(b) => b,
+        Err(m) => return fail(prog, exit::USAGE, &m),
+    };
+    if let Some(dir) = o.output.as_deref() {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return fail(prog, exit::RUNTIME, &format!("cannot create {dir}: {e}"));
+        }
+    }
+    let led = Led {
+        sweep: f.sweep,
+        recorded: true,
+    };
+    conclude(prog, o, &setup, led, f.libfabric_version, baseline.as_ref())
+}
+
 /// What every rank derives from the options alike.
 #[derive(Clone)]
 struct Setup {
@@ -115,29 +209,11 @@ impl Setup {
         };
         let rules = Rules {
             fraction: o.fraction,
-            reference: match o.reference {
-                OutlierReference::Median => Reference::Median,
-                OutlierReference::Best => Reference::Best,
-            },
+            reference: reference(o.reference),
             z: o.score,
             node_fraction: o.node_fraction,
         };
-        let limits = match inv.threshold {
-            Some(Threshold::MinBw(v)) => Limits {
-                min_bw_mb_s: Some(v),
-                max_lat_us: None,
-            },
-            // (no sweep runs gpu-loopback-bw; the unit is converted anyway)
-            Some(Threshold::MinGbit(v)) => Limits {
-                min_bw_mb_s: Some(v * 1000.0 / 8.0),
-                max_lat_us: None,
-            },
-            Some(Threshold::MaxLat(v)) => Limits {
-                min_bw_mb_s: None,
-                max_lat_us: Some(v),
-            },
-            None => Limits::default(),
-        };
+        let limits = inv.threshold.map(limits_of).unwrap_or_default();
         // a duration run lasts that long per size; give a round the whole
         // of it and a minute for set-up and stragglers
         let mut sizes = 1u64;

@@ -1,17 +1,19 @@
-//! A sweep against an earlier one (`--baseline`): the links and nodes
-//! below their own earlier figures are named, in the text, the JSON and the
-//! page, with the outlier exit code; a baseline of another test, or no
-//! sweep at all, is refused in one line before anything runs. Simulated
-//! ranks (their figures are fixed, so a change is one the test made): an
-//! earlier sweep's sweep.json is edited as a fabric's history would have
-//! it. The real ranks' side is in sweep.rs.
+//! Finished sweeps: a sweep against an earlier one (`--baseline`) names
+//! the links and nodes below their own earlier figures, in the text, the
+//! JSON and the page, with the outlier exit code, and a baseline of another
+//! test, or no sweep at all, is refused in one line before anything runs;
+//! and a finished sweep's report is made again (`--report`) with other
+//! rules, thresholds or a baseline, running nothing. Simulated ranks (their
+//! figures are fixed, so a change is one the test made): an earlier
+//! sweep's sweep.json is edited as a fabric's history would have it. The
+//! real ranks' side of `--baseline` is in sweep.rs.
 
 mod common;
 use common::*;
 use serde_json::Value;
 
 fn tempdir(tag: &str) -> String {
-    let d = std::env::temp_dir().join(format!("fabdiag-baseline-{tag}-{}", std::process::id()));
+    let d = std::env::temp_dir().join(format!("fabdiag-history-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d.display().to_string()
@@ -199,5 +201,105 @@ fn a_baseline_that_cannot_be_compared_is_refused_before_anything_runs() {
     let o = simulate("4", &["--baseline", &base, "-n", "10", "--json"]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(o.json()["baseline"]["compared_pairs"], 6);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--report DIR` makes the report of the sweep in DIR again: with the
+/// sweep's own rules the same text and, written back in place, the same
+/// document to the last digit; with other rules, thresholds or a baseline,
+/// what those find; nothing runs, and what it cannot use is refused.
+#[test]
+fn a_finished_sweeps_report_is_made_again_with_other_rules_running_nothing() {
+    let dir = tempdir("report");
+    let (a, first) = (format!("{dir}/a"), format!("{dir}/first.json"));
+    let o = simulate("8", &["--sim-slow", "3,1-6", "--output", &a]);
+    assert_eq!(o.code, Some(5), "{}", o.stderr);
+    std::fs::copy(format!("{a}/sweep.json"), &first).unwrap();
+    let again = run(&["sweep", "--report", &a], LIMIT);
+    assert_eq!(again.code, Some(5), "{}", again.stderr);
+    assert_eq!(again.stdout, o.stdout, "the same rules make the same report");
+    // in place: the same document, but for where it was made from
+    let again = run(&["sweep", "--report", &a, "--output", &a], LIMIT);
+    assert_eq!(again.code, Some(5), "{}", again.stderr);
+    let read = |p: &str| -> Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    let mut remade = read(&format!("{a}/sweep.json"));
+    let from = remade["options"].as_object_mut().unwrap().remove("report_from");
+    assert_eq!(from, Some(Value::from(format!("{a}/sweep.json"))));
+    assert_eq!(remade, read(&first));
+    for f in ["summary.txt", "report.html", "heatmap.png"] {
+        assert!(std::path::Path::new(&format!("{a}/{f}")).exists(), "{f}");
+    }
+    // a looser rule names nothing; the re-tests are kept, judged by nothing
+    let o = run(
+        &["sweep", "--report", &first, "--outlier-fraction", "0.1", "--json"],
+        LIMIT,
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let doc = o.json();
+    assert_eq!(
+        (
+            doc["verdict"]["slow_nodes"].clone(),
+            doc["verdict"]["slow_links"].clone()
+        ),
+        (0.into(), 0.into())
+    );
+    assert_eq!(doc["analysis"]["rules"]["fraction"], 0.1);
+    assert_eq!(doc["analysis"]["rules"]["z"], 3.5, "a rule not given stays the sweep's");
+    let verdicts: Vec<&Value> = doc["retests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["verdict"])
+        .collect();
+    assert_eq!(verdicts, vec!["not_suspect", "not_suspect"]);
+    let o = run(&["sweep", "--report", &first, "--outlier-fraction", "0.1"], LIMIT);
+    assert!(!o.stdout.contains("cleared by re-test"), "{}", o.stdout);
+    // a threshold, and a baseline
+    let o = run(&["sweep", "--report", &first, "--min-bw", "5000"], LIMIT);
+    assert_eq!(o.code, Some(3), "{}", o.stderr);
+    assert!(
+        o.stdout.contains("thresholds: 8 pairs and 1 nodes missed them"),
+        "{}",
+        o.stdout
+    );
+    let o = run(&["sweep", "--report", &first, "--baseline", &first, "--json"], LIMIT);
+    assert_eq!(o.json()["baseline"]["compared_pairs"], 28);
+    // what it cannot use: one line, exit 1, nothing printed
+    std::fs::write(format!("{dir}/other.json"), "{\"schema\": \"fabdiag-traffic/1\"}").unwrap();
+    let cases: &[(&[&str], String)] = &[
+        (
+            &["-s", "8"],
+            "'-s' has no effect with --report, which runs no pair test".into(),
+        ),
+        (
+            &["--rails", "2"],
+            "--rails has no effect with --report, which runs nothing".into(),
+        ),
+        (&["--simulate", "4"], "--simulate has no effect with --report".into()),
+        (&["--max-lat", "3"], "write-bw: unrecognized option '--max-lat'".into()),
+    ];
+    for (args, says) in cases {
+        let mut a = vec!["sweep", "--report", first.as_str()];
+        a.extend_from_slice(args);
+        let o = run(&a, LIMIT);
+        assert_eq!((o.code, o.stdout.as_str()), (Some(1), ""), "{args:?}: {}", o.stderr);
+        assert!(o.one_line().contains(says.as_str()), "{args:?}: {}", o.stderr);
+    }
+    for (path, says) in [
+        (
+            format!("{dir}/none"),
+            format!("--report {dir}/none: No such file or directory"),
+        ),
+        (
+            format!("{dir}/other.json"),
+            format!(
+                "--report {dir}/other.json: its schema is 'fabdiag-traffic/1'; this fabdiag reads 'fabdiag-sweep/1'"
+            ),
+        ),
+    ] {
+        let o = run(&["sweep", "--report", &path], LIMIT);
+        assert_eq!(o.code, Some(1), "{}", o.stderr);
+        assert!(o.one_line().contains(&says), "{}", o.stderr);
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
