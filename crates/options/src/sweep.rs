@@ -213,6 +213,28 @@ pub struct SweepOptions {
     pub sim_slow_links: Vec<(usize, usize)>,
 }
 
+/// The outlier rules given on the command line, each only when it was
+/// (a report made again keeps the sweep's own for the rest).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GivenRules {
+    pub fraction: Option<f64>,
+    pub reference: Option<OutlierReference>,
+    pub score: Option<f64>,
+    pub node_fraction: Option<f64>,
+}
+
+impl SweepOptions {
+    pub fn given_rules(&self) -> GivenRules {
+        let given = |name: &str| self.given.contains(&name);
+        GivenRules {
+            fraction: given("outlier-fraction").then_some(self.fraction),
+            reference: given("outlier-reference").then_some(self.reference),
+            score: given("outlier-score").then_some(self.score),
+            node_fraction: given("node-fraction").then_some(self.node_fraction),
+        }
+    }
+}
+
 pub fn sweep_usage(prog: &str) -> String {
     let mut s = format!(
         "Usage:
@@ -547,6 +569,19 @@ mod tests {
             (Some("old/sweep.json"), 0.9)
         );
         assert_eq!((ok(&[]).baseline, ok(&[]).baseline_fraction), (None, 0.8));
+        let g = ok(&["--report", "d", "--outlier-score=2", "--outlier-reference", "best"]).given_rules();
+        assert_eq!(
+            g,
+            GivenRules {
+                fraction: None,
+                reference: Some(OutlierReference::Best),
+                score: Some(2.0),
+                node_fraction: None
+            }
+        );
+        assert_eq!(ok(&["--node-fraction", "0.3"]).given_rules().node_fraction, Some(0.3));
+        assert_eq!(ok(&["--outlier-fraction", "0.3"]).given_rules().fraction, Some(0.3));
+        assert!(err(&["--report", "d", "--resume"]).contains("--resume has no effect with --report"));
         let o = ok(&["--simulate", "8", "--sim-slow", "3,5-1"]);
         assert_eq!((o.sim_slow_nodes, o.sim_slow_links), (vec![3], vec![(1, 5)]));
     }

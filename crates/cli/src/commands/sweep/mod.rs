@@ -145,18 +145,18 @@ fn remake(prog: &str, o: &SweepOptions, path: &str) -> u8 {
             return fail(prog, exit::USAGE, &format!("{}: {m}", tool.subcommand()))
         }
     };
-    let mut rules = f.rules;
-    for given in &o.given {
-        match *given {
-            "outlier-fraction" => rules.fraction = o.fraction,
-            "outlier-score" => rules.z = o.score,
-            "node-fraction" => rules.node_fraction = o.node_fraction,
-            "outlier-reference" => rules.reference = reference(o.reference),
-            _ => {}
-        }
-    }
+    let given = o.given_rules();
+    let rules = Rules {
+        fraction: given.fraction.unwrap_or(f.rules.fraction),
+        reference: given.reference.map_or(f.rules.reference, reference),
+        z: given.score.unwrap_or(f.rules.z),
+        node_fraction: given.node_fraction.unwrap_or(f.rules.node_fraction),
+    };
     let mut options = f.options;
-    options["report_from"] = serde_json::json!(f.file.display().to_string());
+    // (an object: it named its tool above)
+    if let Some(m) = options.as_object_mut() {
+        m.insert("report_from".into(), f.file.display().to_string().into());
+    }
     let setup = Setup {
         metric: f.metric,
         rules,
