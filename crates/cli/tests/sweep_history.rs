@@ -303,3 +303,63 @@ fn a_finished_sweeps_report_is_made_again_with_other_rules_running_nothing() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Rank 0 killed mid-sweep (SIGKILL: no report, no handler): its
+/// `--output` folder still holds who joined and every pair measured, and
+/// `--report` makes the report from them, the pairs not reached counted as
+/// not tested; written back, the next `--report` reads that document.
+#[test]
+fn a_report_is_made_from_what_a_killed_rank_0_recorded() {
+    let dir = tempdir("killed");
+    let p = Proc::spawn(&mut fabdiag(&[
+        "sweep",
+        "--simulate",
+        "8",
+        "--sim-pair-ms",
+        "300",
+        "--sim-slow",
+        "3",
+        "--output",
+        &dir,
+    ]));
+    let jsonl = format!("{dir}/pairs.jsonl");
+    let lines = || std::fs::read_to_string(&jsonl).map_or(0, |t| t.lines().count());
+    let t = std::time::Instant::now();
+    // three rounds of four pairs: rank 3 in three of them
+    while lines() < 12 {
+        assert!(t.elapsed() < LIMIT, "no progress: {}", p.stderr_now());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    p.signal(Signal::SIGKILL);
+    let killed = p.wait(LIMIT);
+    assert_eq!(killed.code, None, "killed by the signal");
+    assert!(!std::path::Path::new(&format!("{dir}/sweep.json")).exists());
+    let o = run(&["sweep", "--report", &dir, "--json"], LIMIT);
+    assert_eq!(o.code, Some(2), "pairs not tested: {}", o.stderr);
+    let doc = o.json();
+    let measured = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["value"].is_number())
+        .count();
+    assert!((12..28).contains(&measured), "{measured}");
+    assert_eq!(doc["verdict"]["untested_pairs"], 28 - measured);
+    assert_eq!(doc["verdict"]["failed_pairs"], 0);
+    assert_eq!(doc["nodes"].as_array().unwrap().len(), 8);
+    assert!(
+        doc["nodes"].as_array().unwrap().iter().all(|n| n["host"].is_string()),
+        "named from nodes.json"
+    );
+    assert_eq!(doc["analysis"]["slow_nodes"][0]["node"], 3, "{}", doc["analysis"]);
+    let stopped = doc["stopped"].as_str().unwrap_or_default();
+    assert!(stopped.contains("made from pairs.jsonl"), "{stopped}");
+    let text = run(&["sweep", "--report", &dir, "--output", &dir], LIMIT);
+    assert_eq!(text.code, Some(2), "{}", text.stderr);
+    assert!(text.stdout.contains("not tested:\n  "), "{}", text.stdout);
+    assert!(text.stdout.contains("overhead: none recorded"), "{}", text.stdout);
+    // now from the document it wrote
+    let again = run(&["sweep", "--report", &dir], LIMIT);
+    assert_eq!((again.code, again.stdout.as_str()), (Some(2), text.stdout.as_str()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

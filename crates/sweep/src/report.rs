@@ -26,6 +26,25 @@ pub struct Metric {
     pub test: String,
 }
 
+impl Metric {
+    /// What a sweep of the pair test `spec` compares: the largest size's
+    /// bandwidth, or its latency.
+    pub fn of(spec: &fabdiag_session::TestSpec) -> Metric {
+        let lat = spec.tool.is_latency();
+        let sizes = if spec.min_size == spec.max_size {
+            String::new()
+        } else {
+            format!("{}-", spec.min_size)
+        };
+        Metric {
+            name: if lat { "latency" } else { "bandwidth" }.into(),
+            unit: if lat { "us" } else { "MB/s" }.into(),
+            better: crate::runner::better(spec),
+            test: format!("{} {sizes}{} B", spec.tool.subcommand(), spec.max_size),
+        }
+    }
+}
+
 /// Pass/fail limits on every pair (in the metric's unit).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Limits {
@@ -430,6 +449,11 @@ fn name_of(node: &Node, shared: impl Fn(&str) -> bool) -> String {
 /// What the sweep cost beyond its measurements, in one line.
 pub(crate) fn overhead_line(doc: &SweepDoc) -> String {
     let ov = &doc.overhead;
+    if ov.steps.is_empty() {
+        // (stopped during the join, or made from pairs.jsonl, which keeps
+        // no timing beyond each pair's)
+        return "none recorded (no round's timing)".into();
+    }
     format!(
         "join {:.2} s; first round {:.0} ms beyond the measurement (endpoints opened), later rounds {:.1} ms mean, {:.1} ms max; coordinator {:.3} ms per round; {} endpoint opens ({:.2} s)",
         ov.join_s,

@@ -4,7 +4,7 @@
 //! test. Also where a sweep's document lies (a file, or an `--output`
 //! folder's `sweep.json`), for `--baseline` too. Reads; never writes.
 
-use crate::coordinator::{Coordinated, PairRecord};
+use crate::coordinator::{Coordinated, Node, PairRecord};
 use crate::report::{Limits, Metric, SweepDoc, SCHEMA};
 use crate::SweepError;
 use std::path::{Path, PathBuf};
@@ -17,6 +17,39 @@ pub fn document_at(path: &Path) -> PathBuf {
     } else {
         path.to_path_buf()
     }
+}
+
+/// The `meta.json` of an `--output` folder: the sweep's size, rails, pair
+/// test and options, written before its first round. `bad` makes the
+/// caller's error from a reason.
+pub fn meta(dir: &Path, bad: impl Fn(String) -> SweepError) -> Result<serde_json::Value, SweepError> {
+    std::fs::read_to_string(dir.join("meta.json"))
+        .map_err(|e| bad(format!("meta.json: {e}")))
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| bad(format!("meta.json: {e}"))))
+}
+
+/// Every record in an `--output` folder's `pairs.jsonl` of ranks below
+/// `size`, in the order written (pairs and re-tests as they arrived), read a
+/// line at a time (50 million at 10,000 ranks). A line cut short by a
+/// crash is skipped (that pair has no result); no file is no result yet;
+/// a file that cannot be read is an error, never "nothing ran".
+pub fn records(dir: &Path, size: usize, bad: impl Fn(String) -> SweepError) -> Result<Vec<PairRecord>, SweepError> {
+    use std::io::BufRead;
+    let file = match std::fs::File::open(dir.join("pairs.jsonl")) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(bad(format!("pairs.jsonl: {e}"))),
+    };
+    let mut out = Vec::new();
+    for line in std::io::BufReader::new(file).split(b'\n') {
+        let line = line.map_err(|e| bad(format!("pairs.jsonl: {e}")))?;
+        if let Ok(rec) = serde_json::from_slice::<PairRecord>(&line) {
+            if rec.a < size && rec.b < size {
+                out.push(rec);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// What a finished sweep's report was made from.
@@ -32,9 +65,14 @@ pub struct Finished {
     pub libfabric_version: Option<String>,
 }
 
-/// The finished sweep whose document is at `path` (see `document_at`).
+/// The finished sweep whose document is at `path` (see `document_at`);
+/// an `--output` folder with no document (rank 0 ended before it wrote its
+/// report) is made up from what it recorded as the sweep ran.
 pub fn read(path: &Path) -> Result<Finished, SweepError> {
     let file = document_at(path);
+    if path.is_dir() && !file.exists() && path.join("meta.json").exists() {
+        return recorded(path);
+    }
     let bad = |reason: String| SweepError::Report {
         path: file.display().to_string(),
         reason,
@@ -199,6 +237,242 @@ mod tests {
         assert_eq!(
             missing.as_deref(),
             Some("--report /nonexistent/fabdiag: No such file or directory (os error 2)")
+        );
+    }
+}
+
+/// Why a pair the schedule has has no record in a folder's pairs.jsonl.
+pub const NOT_RECORDED: &str = "rank 0 ending before its report (this report is made from pairs.jsonl)";
+
+/// The sweep an `--output` folder recorded as it ran, for a report when
+/// rank 0 ended without one (killed, crashed, its node lost): `meta.json`
+/// (the test and options), `nodes.json` (who joined) and `pairs.jsonl`
+/// (every pair and re-test as it arrived). A pair with no record there is
+/// not tested, and the sweep is marked stopped.
+fn recorded(dir: &Path) -> Result<Finished, SweepError> {
+    let bad = |reason: String| SweepError::Report {
+        path: dir.display().to_string(),
+        reason: format!("no sweep.json, and {reason}"),
+    };
+    let meta = meta(dir, bad)?;
+    let size = meta["size"]
+        .as_u64()
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| bad("meta.json gives no number of ranks".into()))?;
+    let rails = meta["rails"]
+        .as_u64()
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(1);
+    let spec = fabdiag_session::TestSpec::from_wire(meta["test"].clone())
+        .map_err(|e| bad(format!("meta.json's test: {e}")))?;
+    let schedule = crate::schedule::Schedule::on_rails(size, rails).map_err(|e| bad(format!("meta.json: {e}")))?;
+    let options = match meta.get("options") {
+        Some(o) if o.is_object() => o.clone(),
+        // (a folder from before the options were kept there)
+        _ => serde_json::json!({ "tool": spec.tool.subcommand(), "rails": rails, "test": meta["test"] }),
+    };
+    let nodes = match std::fs::read(dir.join("nodes.json")) {
+        Ok(body) => {
+            let nodes: Vec<Node> = serde_json::from_slice(&body).map_err(|e| bad(format!("nodes.json: {e}")))?;
+            if nodes.len() != size || nodes.iter().enumerate().any(|(i, x)| x.rank != i) {
+                return Err(bad(format!("nodes.json does not hold ranks 0 to {}", size - 1)));
+            }
+            nodes
+        }
+        // (rank 0 ended during the join, or a folder from before the
+        // ranks were kept there): ranks by number only
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (0..size)
+            .map(|rank| Node {
+                status: crate::coordinator::NodeStatus::Ok,
+                ..Node::awaited(rank)
+            })
+            .collect(),
+        Err(e) => return Err(bad(format!("nodes.json: {e}"))),
+    };
+    let (mut retests, mut rounds) = (Vec::new(), Vec::new());
+    for rec in records(dir, size, bad)? {
+        if rec.round.is_some() {
+            rounds.push(rec);
+        } else {
+            retests.push(rec);
+        }
+    }
+    // each planned pair once: its measured record (a resumed folder holds
+    // the earlier run's too), else its last failed one, else none
+    let measured: std::collections::HashSet<(usize, usize)> = rounds
+        .iter()
+        .filter(|p| p.value.is_some())
+        .map(|p| (p.a, p.b))
+        .collect();
+    let mut failed: std::collections::HashMap<(usize, usize), PairRecord> = std::collections::HashMap::new();
+    let mut pairs = Vec::with_capacity(schedule.total_pairs());
+    let mut seen = std::collections::HashSet::new();
+    for rec in rounds {
+        let key = (rec.a, rec.b);
+        if rec.value.is_some() {
+            if seen.insert(key) {
+                pairs.push(rec);
+            }
+        } else if !measured.contains(&key) {
+            failed.insert(key, rec);
+        }
+    }
+    let mut missing = 0usize;
+    for r in 0..schedule.rounds() {
+        for p in schedule.round(r) {
+            if measured.contains(&p.key()) {
+                continue;
+            }
+            match failed.remove(&p.key()) {
+                Some(rec) => pairs.push(rec),
+                None => {
+                    missing += 1;
+                    pairs.push(PairRecord {
+                        untested: true,
+                        error: Some(format!("not tested: {NOT_RECORDED}").into()),
+                        ..PairRecord::planned(&p, Some(r))
+                    });
+                }
+            }
+        }
+    }
+    let modified = |name: &str| {
+        std::fs::metadata(dir.join(name))
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::SystemTime::UNIX_EPOCH)
+    };
+    Ok(Finished {
+        file: dir.join("pairs.jsonl"),
+        sweep: Coordinated {
+            nodes,
+            rails,
+            pairs,
+            retests,
+            steps: Vec::new(),
+            join_s: 0.0,
+            started: modified("meta.json"),
+            ended: modified("pairs.jsonl"),
+            stopped: (missing > 0).then(|| NOT_RECORDED.to_string()),
+        },
+        metric: Metric::of(&spec),
+        limits: Limits::default(),
+        options,
+        rules: crate::analysis::Rules::default(),
+        libfabric_version: None,
+    })
+}
+
+#[cfg(test)]
+mod folder_tests {
+    use super::*;
+    use crate::coordinator::NodeStatus;
+    use crate::report::tests::sweep_with;
+
+    /// A folder as `--output` leaves it when rank 0 is killed: meta.json,
+    /// nodes.json (unless `named` is false) and the pairs.jsonl lines given.
+    fn folder(tag: &str, n: usize, named: bool, lines: &[String]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("fabdiag-folder-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        // (as a default write-bw sweep writes it)
+        let test = serde_json::json!({
+            "tool": "cxi_write_bw", "provider": "", "iterations": 1000, "duration_s": null,
+            "min_size": 65536, "max_size": 65536, "list_size": 256, "bidirectional": false,
+            "use_idc": true, "use_hrp": true, "unrestricted": false, "rdzv": false,
+            "max_buf": 4294967296u64, "buf_align": 64, "hugepages": null, "warmup": 0, "gap_us": 0,
+            "report_all": false, "clock": "clock_gettime", "op": "SUM", "cswap": "EQ", "ty": "UINT64",
+            "fetching": false, "matching": false, "verify": false
+        });
+        fabdiag_session::TestSpec::from_wire(test.clone()).expect("a pair test as meta.json holds it");
+        let options = serde_json::json!({ "tool": "write-bw", "rails": 1, "test": test, "provider": null });
+        let meta = serde_json::json!({ "size": n, "rails": 1, "test": test, "options": options });
+        std::fs::write(dir.join("meta.json"), meta.to_string()).expect("written");
+        if named {
+            let nodes = sweep_with(n, &[], &[], &[n - 1]).nodes;
+            std::fs::write(dir.join("nodes.json"), serde_json::to_vec(&nodes).expect("nodes")).expect("written");
+        }
+        std::fs::write(dir.join("pairs.jsonl"), lines.join("\n")).expect("written");
+        dir
+    }
+
+    fn line(a: usize, b: usize, value: Option<f64>, round: Option<u32>) -> String {
+        let mut rec = PairRecord::planned(&crate::schedule::Pair { client: a, server: b }, None);
+        rec.round = round;
+        rec.value = value;
+        rec.error = value.is_none().then(|| "provider error".into());
+        serde_json::to_string(&rec).expect("a record")
+    }
+
+    #[test]
+    fn a_folder_without_its_report_is_read_from_what_it_recorded() {
+        let mut torn = line(1, 2, Some(100.0), Some(1));
+        torn.truncate(20);
+        let lines = [
+            line(0, 1, Some(100.0), Some(0)),
+            // failed in a first run, measured when resumed
+            line(2, 3, None, Some(0)),
+            line(2, 3, Some(90.0), Some(0)),
+            // failed and never measured
+            line(0, 2, None, Some(1)),
+            // a re-test
+            line(0, 1, Some(99.0), None),
+            torn,
+        ];
+        let dir = folder("killed", 4, true, &lines);
+        let f = read(&dir);
+        let f = f.expect("made up from the folder");
+        let _ = std::fs::remove_dir_all(&dir);
+        let by = |a: usize, b: usize| f.sweep.pairs.iter().filter(move |p| (p.a, p.b) == (a, b));
+        assert_eq!(f.sweep.pairs.len(), 6, "each pair of the schedule once");
+        assert_eq!(by(2, 3).map(|p| p.value).collect::<Vec<_>>(), vec![Some(90.0)]);
+        assert_eq!(
+            by(0, 2).map(|p| p.error.is_some() && !p.untested).collect::<Vec<_>>(),
+            vec![true]
+        );
+        // 1-2 (torn), 0-3 and 1-3 never recorded
+        let untested: Vec<(usize, usize)> = f
+            .sweep
+            .pairs
+            .iter()
+            .filter(|p| p.untested)
+            .map(|p| (p.a, p.b))
+            .collect();
+        assert_eq!(untested.len(), 3, "{untested:?}");
+        assert!(untested.contains(&(1, 2)));
+        assert_eq!(f.sweep.retests.len(), 1);
+        assert_eq!(f.sweep.stopped.as_deref(), Some(NOT_RECORDED));
+        assert_eq!(f.metric.test, "write-bw 65536 B");
+        assert_eq!(f.sweep.nodes[0].host.as_deref(), Some("host<0>"));
+        assert_eq!(f.sweep.nodes[3].status, NodeStatus::Missing);
+        assert_eq!(f.options["tool"], "write-bw");
+        // a report of it, as --report prints
+        let doc = crate::report::tests::build_with(f.sweep, None);
+        assert_eq!((doc.verdict.untested_pairs, doc.verdict.failed_pairs), (3, 1));
+    }
+
+    #[test]
+    fn a_folder_without_its_ranks_names_them_by_number_and_one_without_meta_is_refused() {
+        let dir = folder("unnamed", 3, false, &[line(0, 1, Some(100.0), Some(0))]);
+        let f = read(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        let f = f.expect("made up from the folder");
+        assert!(f
+            .sweep
+            .nodes
+            .iter()
+            .all(|x| x.host.is_none() && x.status == NodeStatus::Ok));
+        let dir = folder("nometa", 3, true, &[]);
+        std::fs::remove_file(dir.join("meta.json")).expect("removed");
+        let e = read(&dir).err().map(|e| e.to_string()).unwrap_or_default();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(e.ends_with("sweep.json: No such file or directory (os error 2)"), "{e}");
+        let dir = folder("nosize", 3, true, &[]);
+        std::fs::write(dir.join("meta.json"), "{}").expect("written");
+        let e = read(&dir).err().map(|e| e.to_string()).unwrap_or_default();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            e.ends_with(": no sweep.json, and meta.json gives no number of ranks"),
+            "{e}"
         );
     }
 }

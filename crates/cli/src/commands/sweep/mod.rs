@@ -21,7 +21,7 @@ use fabdiag_sweep::runner::{FabricRunner, SimRunner};
 use fabdiag_sweep::schedule::Schedule;
 use fabdiag_sweep::worker::{self, PairRunner, WorkerConfig};
 use fabdiag_sweep::{html, launch, picture, reread, SweepError};
-use std::io::{BufRead, BufWriter};
+use std::io::BufWriter;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -194,19 +194,8 @@ struct Setup {
 
 impl Setup {
     fn new(o: &SweepOptions, inv: &Invocation) -> Setup {
-        let lat = o.tool.is_latency();
         let spec = &inv.spec;
-        let sizes = if spec.min_size == spec.max_size {
-            "".to_string()
-        } else {
-            format!("{}-", spec.min_size)
-        };
-        let metric = Metric {
-            name: if lat { "latency" } else { "bandwidth" }.into(),
-            unit: if lat { "us" } else { "MB/s" }.into(),
-            better: if lat { Better::Lower } else { Better::Higher },
-            test: format!("{} {sizes}{} B", o.tool.subcommand(), spec.max_size),
-        };
+        let metric = Metric::of(spec);
         let rules = Rules {
             fraction: o.fraction,
             reference: reference(o.reference),
@@ -356,9 +345,7 @@ fn earlier(dir: &Path, size: usize, rails: usize, test: &serde_json::Value) -> R
         path: dir.display().to_string(),
         reason,
     };
-    let meta: serde_json::Value = std::fs::read_to_string(dir.join("meta.json"))
-        .map_err(|e| bad(format!("meta.json: {e}")))
-        .and_then(|t| serde_json::from_str(&t).map_err(|e| bad(format!("meta.json: {e}"))))?;
+    let meta = reread::meta(dir, bad)?;
     if meta["size"] != serde_json::json!(size) || meta["test"] != *test {
         return Err(bad(format!(
             "it holds a sweep of {} ranks with other test options; this one has {size} ranks",
@@ -372,26 +359,7 @@ fn earlier(dir: &Path, size: usize, rails: usize, test: &serde_json::Value) -> R
             "it holds a sweep on {theirs} rail(s); this one is on {rails} (--rails)"
         )));
     }
-    // read a line at a time (50 million at 10,000 ranks); no file yet is
-    // no result yet, but one that cannot be read is said, not taken as
-    // "nothing ran" (which would silently run every pair again)
-    let path = dir.join("pairs.jsonl");
-    let file = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(bad(format!("pairs.jsonl: {e}"))),
-    };
-    let mut out = Vec::new();
-    for line in std::io::BufReader::new(file).split(b'\n') {
-        let line = line.map_err(|e| bad(format!("pairs.jsonl: {e}")))?;
-        // a line cut short by a crash is skipped: that pair runs again
-        if let Ok(rec) = serde_json::from_slice::<PairRecord>(&line) {
-            if rec.a < size && rec.b < size {
-                out.push(rec);
-            }
-        }
-    }
-    Ok(out)
+    reread::records(dir, size, bad)
 }
 
 fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<PairRecord>, String> {
@@ -405,7 +373,9 @@ fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<Pa
     if dir.join("pairs.jsonl").exists() {
         std::fs::remove_file(dir.join("pairs.jsonl")).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
     }
-    let meta = serde_json::json!({ "size": size, "rails": o.rails, "test": setup.test });
+    // (the options too: a report can be made from this folder alone if
+    // rank 0 ends before it writes one)
+    let meta = serde_json::json!({ "size": size, "rails": o.rails, "test": setup.test, "options": setup.options });
     std::fs::write(dir.join("meta.json"), meta.to_string())
         .map_err(|e| format!("cannot write {}: {e}", dir.join("meta.json").display()))?;
     Ok(Vec::new())

@@ -1,6 +1,7 @@
 //! What rank 0 shows and keeps while its sweep runs (the coordinator's
 //! `Observer`): a progress bar on a terminal, a line now and then into a
-//! log, and every pair's record appended to `--output` as it arrives.
+//! log, and in `--output` the ranks once they joined and every pair's
+//! record appended as it arrives.
 //! Decides nothing about the sweep and writes no report.
 
 use crate::signals::Stop;
@@ -107,6 +108,20 @@ impl Observer for Watch {
     }
 
     fn joined(&mut self, nodes: &[Node]) {
+        // who is who, kept beside the pairs: if rank 0 ends before its
+        // report, `--report` names the nodes from this
+        if let Some(dir) = self.out.as_ref().and_then(|(_, p)| p.parent()) {
+            let path = dir.join("nodes.json");
+            let written = serde_json::to_vec(nodes)
+                .map_err(|e| e.to_string())
+                .and_then(|body| std::fs::write(&path, body).map_err(|e| e.to_string()));
+            if let Err(e) = written {
+                self.out_error.get_or_insert(format!(
+                    "cannot record the ranks in {}: {e}; they are in the report",
+                    path.display()
+                ));
+            }
+        }
         let ok = nodes.iter().filter(|n| n.status == coordinator::NodeStatus::Ok).count();
         self.ranks = format!("{ok}/{} ranks", nodes.len());
         if let Some(b) = &self.bar {
