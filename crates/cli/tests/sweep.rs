@@ -570,6 +570,30 @@ fn bad_options_fail_at_once_with_one_line() {
             format!("fabdiag sweep: {named}a sweep finds its peers itself (give no address and no --local)")
         );
     }
+    // more ranks than a sweep takes: one line, not rank 0 out of memory
+    // (before, --plan --ranks 4294967296 died of a failed allocation and
+    // 18446744073709551615 of a panic)
+    let huge = "more than a sweep takes (65536): rank 0 would keep a record of each of their";
+    for args in [
+        &["sweep", "--plan", "--ranks", "65537"][..],
+        &["sweep", "--plan", "--ranks", "18446744073709551615"][..],
+        &["sweep", "--simulate", "100000"][..],
+    ] {
+        let o = run(args, SHORT);
+        assert_eq!(o.code, Some(1), "{args:?}: {}", o.stderr);
+        assert!(o.one_line().contains(huge), "{args:?}: {}", o.stderr);
+    }
+    let o = run(&["sweep", "--plan", "--ranks", "65536", "--rails", "8"], SHORT);
+    assert_eq!(o.code, Some(0), "the most it takes: {}", o.stderr);
+    let mut c = fabdiag(&["sweep", "--coordinator", "127.0.0.1:1"]);
+    c.env("FABDIAG_RANK", "0").env("FABDIAG_SIZE", "100000000");
+    let o = Proc::spawn(&mut c).wait(SHORT);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(
+        o.one_line().contains("100000000 ranks is more than a sweep takes"),
+        "{}",
+        o.stderr
+    );
     // no launcher and no FABDIAG_RANK
     let o = run(&["sweep", "--coordinator", "127.0.0.1:1"], SHORT);
     assert_eq!(o.code, Some(1));

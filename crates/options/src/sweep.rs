@@ -281,6 +281,21 @@ fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, OptionError> {
         .map_err(|_| OptionError::Invalid(format!("invalid --{name}: '{v}'")))
 }
 
+/// The longest a join or a round may be given: a time past it is a typo,
+/// and one near the clock's end (u64::MAX s) would overflow it.
+const WEEK_S: u64 = 7 * 24 * 3600;
+
+/// A whole number no greater than `max` (`unit` names it in the message).
+fn at_most(name: &str, v: &str, max: u64, unit: &str) -> Result<u64, OptionError> {
+    let n: u64 = number(name, v)?;
+    if n > max {
+        return Err(OptionError::Invalid(format!(
+            "invalid --{name}: '{v}' (at most {max} {unit})"
+        )));
+    }
+    Ok(n)
+}
+
 fn fraction(name: &str, v: &str) -> Result<f64, OptionError> {
     let f: f64 = number(name, v)?;
     if f.is_finite() && f > 0.0 && f < 1.0 {
@@ -410,10 +425,10 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
             W::Baseline => o.baseline = Some(value),
             W::BaselineFraction => o.baseline_fraction = fraction(name, &value)?,
             W::Report => o.report = Some(value),
-            W::JoinTimeout => o.join_timeout_s = number(name, &value)?,
-            W::PairTimeout => o.pair_timeout_s = Some(number(name, &value)?),
+            W::JoinTimeout => o.join_timeout_s = at_most(name, &value, WEEK_S, "s, a week")?,
+            W::PairTimeout => o.pair_timeout_s = Some(at_most(name, &value, WEEK_S, "s, a week")?),
             W::Simulate => o.simulate = Some(number(name, &value)?),
-            W::SimPairMs => o.sim_pair_ms = number(name, &value)?,
+            W::SimPairMs => o.sim_pair_ms = at_most(name, &value, 60_000, "ms")?,
             W::SimSlow => {
                 for item in value.split(',').filter(|x| !x.is_empty()) {
                     match item.split_once('-') {
@@ -562,6 +577,15 @@ mod tests {
         assert!(err(&["--rails", "two"]).contains("--rails"));
         assert_eq!((ok(&[]).rails, ok(&["--rails=8"]).rails), (1, 8));
         assert!(err(&["--baseline-fraction", "0"]).contains("between 0 and 1"));
+        // (u64::MAX s panicked when added to the clock)
+        for t in ["--join-timeout", "--pair-timeout"] {
+            assert_eq!(
+                err(&[t, "18446744073709551615"]),
+                format!("invalid {t}: '18446744073709551615' (at most 604800 s, a week)")
+            );
+            assert!(run(&[t, "604800"]).is_ok());
+        }
+        assert!(err(&["--sim-pair-ms", "60001"]).contains("(at most 60000 ms)"));
         assert!(err(&["--baseline"]).contains("requires an argument"));
         let o = ok(&["--baseline", "old/sweep.json", "--baseline-fraction=0.9"]);
         assert_eq!(

@@ -171,6 +171,12 @@ impl Baseline {
             )));
         }
         let n = doc.nodes.len();
+        if n > crate::schedule::MAX_RANKS {
+            return Err(bad(format!(
+                "its {n} ranks are more than a sweep takes ({})",
+                crate::schedule::MAX_RANKS
+            )));
+        }
         if let Some(x) = doc.nodes.iter().enumerate().find(|(i, x)| x.rank != *i) {
             return Err(bad(format!("its node {} says it is rank {}", x.0, x.1.rank)));
         }

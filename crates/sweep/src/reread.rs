@@ -123,6 +123,12 @@ fn finished(doc: SweepDoc, file: PathBuf) -> Result<Finished, SweepError> {
         return Err(bad(format!("its node {i} says it is rank {}", x.node.rank)));
     }
     let n = doc.nodes.len();
+    if n > crate::schedule::MAX_RANKS {
+        return Err(bad(format!(
+            "its {n} ranks are more than a sweep takes ({})",
+            crate::schedule::MAX_RANKS
+        )));
+    }
     if let Some(p) = doc.pairs.iter().find(|p| p.a >= n || p.b >= n) {
         return Err(bad(format!("its pair {}-{} names a rank it does not have", p.a, p.b)));
     }

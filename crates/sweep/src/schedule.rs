@@ -30,6 +30,14 @@ pub(crate) fn one_rail() -> usize {
     1
 }
 
+/// The most ranks a sweep takes: rank 0 keeps a record of every pair
+/// (2.1 billion here, about 330 GB), and `--plan` computes this many
+/// rounds in about 7 s.
+pub const MAX_RANKS: usize = 65_536;
+
+/// What rank 0 keeps per pair, measured (README, "Cost and scale").
+const RECORD_BYTES: f64 = 152.0;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Schedule {
     n: usize,
@@ -41,7 +49,7 @@ impl Schedule {
     /// The schedule of `n` ranks, every pair; fewer than two have no pair
     /// to test.
     pub fn new(n: usize) -> Option<Schedule> {
-        (n >= 2).then_some(Schedule { n, rails: 1 })
+        (2..=MAX_RANKS).contains(&n).then_some(Schedule { n, rails: 1 })
     }
 
     /// The schedule of `n` ranks on `rails` rails, or why there is none
@@ -49,6 +57,15 @@ impl Schedule {
     pub fn on_rails(n: usize, rails: usize) -> Result<Schedule, String> {
         if rails == 0 {
             return Err("--rails must be 1 or more".into());
+        }
+        if n > MAX_RANKS {
+            // (a typo such as --ranks 1000000 would otherwise run rank 0
+            // out of memory, or the plan for hours)
+            let pairs = n as f64 * (n as f64 - 1.0) / 2.0;
+            return Err(format!(
+                "{n} ranks is more than a sweep takes ({MAX_RANKS}): rank 0 would keep a record of each of their {pairs:.3e} pairs, about {:.0} GB; sweep a part of the cluster at a time",
+                pairs * RECORD_BYTES / 1e9
+            ));
         }
         if !n.is_multiple_of(rails) {
             return Err(format!(
@@ -258,6 +275,14 @@ mod tests {
     #[test]
     fn fewer_than_two_ranks_have_no_schedule() {
         assert_eq!(Schedule::new(1), None);
+        assert_eq!(Schedule::new(MAX_RANKS + 1), None);
+        let e = Schedule::on_rails(100_000, 1).err().unwrap_or_default();
+        assert_eq!(
+            e,
+            "100000 ranks is more than a sweep takes (65536): rank 0 would keep a record of each of their 5.000e9 pairs, about 760 GB; sweep a part of the cluster at a time"
+        );
+        assert!(Schedule::on_rails(usize::MAX, 1).is_err());
+        assert!(Schedule::on_rails(MAX_RANKS, 8).is_ok());
         assert_eq!(Schedule::new(0), None);
     }
 
