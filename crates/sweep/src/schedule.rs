@@ -62,9 +62,14 @@ impl Schedule {
             // (a typo such as --ranks 1000000 would otherwise run rank 0
             // out of memory, or the plan for hours)
             let pairs = n as f64 * (n as f64 - 1.0) / 2.0;
+            let gb = pairs * RECORD_BYTES / 1e9;
+            let gb = if gb < 1e6 {
+                format!("{gb:.0}")
+            } else {
+                format!("{gb:.1e}")
+            };
             return Err(format!(
-                "{n} ranks is more than a sweep takes ({MAX_RANKS}): rank 0 would keep a record of each of their {pairs:.3e} pairs, about {:.0} GB; sweep a part of the cluster at a time",
-                pairs * RECORD_BYTES / 1e9
+                "{n} ranks is more than a sweep takes ({MAX_RANKS}): rank 0 would keep a record of each of their {pairs:.3e} pairs, about {gb} GB; sweep a part of the cluster at a time"
             ));
         }
         if !n.is_multiple_of(rails) {
@@ -281,7 +286,10 @@ mod tests {
             e,
             "100000 ranks is more than a sweep takes (65536): rank 0 would keep a record of each of their 5.000e9 pairs, about 760 GB; sweep a part of the cluster at a time"
         );
-        assert!(Schedule::on_rails(usize::MAX, 1).is_err());
+        assert!(Schedule::on_rails(usize::MAX, 1)
+            .err()
+            .unwrap_or_default()
+            .contains("their 1.701e38 pairs, about 2.6e31 GB"));
         assert!(Schedule::on_rails(MAX_RANKS, 8).is_ok());
         assert_eq!(Schedule::new(0), None);
     }
