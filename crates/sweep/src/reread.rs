@@ -70,8 +70,14 @@ pub struct Finished {
 /// report) is made up from what it recorded as the sweep ran.
 pub fn read(path: &Path) -> Result<Finished, SweepError> {
     let file = document_at(path);
-    if path.is_dir() && !file.exists() && path.join("meta.json").exists() {
-        return recorded(path);
+    if path.is_dir() && !file.exists() {
+        if path.join("meta.json").exists() {
+            return recorded(path);
+        }
+        return Err(SweepError::Report {
+            path: path.display().to_string(),
+            reason: "no sweep.json or meta.json in it: not a sweep's --output folder".into(),
+        });
     }
     let bad = |reason: String| SweepError::Report {
         path: file.display().to_string(),
@@ -469,7 +475,7 @@ mod folder_tests {
         std::fs::remove_file(dir.join("meta.json")).expect("removed");
         let e = read(&dir).err().map(|e| e.to_string()).unwrap_or_default();
         let _ = std::fs::remove_dir_all(&dir);
-        assert!(e.ends_with("sweep.json: No such file or directory (os error 2)"), "{e}");
+        assert!(e.ends_with(": no sweep.json or meta.json in it: not a sweep's --output folder"), "{e}");
         let dir = folder("nosize", 3, true, &[]);
         std::fs::write(dir.join("meta.json"), "{}").expect("written");
         let e = read(&dir).err().map(|e| e.to_string()).unwrap_or_default();
