@@ -554,6 +554,37 @@ mod tests {
     }
 
     #[test]
+    fn the_text_lists_the_first_twenty_links_and_the_nodes_swapped() {
+        // every pair of nodes 0-9 at twice its figure now: 45 regressed
+        // links between 18 nodes, none of them most of a node's pairs
+        let mut was = Vec::new();
+        for a in 0..10 {
+            for b in a + 1..10 {
+                was.push(((a, b), 200.0));
+            }
+        }
+        let base = baseline_of(&sweep_on(30, &was, |r| format!("node{r}")));
+        let now = sweep_on(30, &[], |r| if r == 29 { "spare".into() } else { format!("node{r}") });
+        let mut s = sweep_with(30, &[], &[], &[]);
+        s.nodes = now.nodes.iter().map(|x| x.node.clone()).collect();
+        let t = crate::report::text(&crate::report::tests::build_with(s, Some((&base, 0.8))));
+        let links: Vec<&str> = t
+            .lines()
+            .skip_while(|l| *l != "regressed links:")
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+            .collect();
+        assert_eq!(links.len(), 21, "{t}");
+        assert_eq!(links[20], "  ... and 25 more (sweep.json has every one)");
+        assert!(t.contains("regressed nodes: none\n"), "{t}");
+        assert!(t.contains("\nnot in the baseline: rank 29 (spare)\n"), "{t}");
+        assert!(
+            t.contains("\nin the baseline, not in this sweep: node29 (rank 29 in the baseline)\n"),
+            "{t}"
+        );
+    }
+
+    #[test]
     fn a_latency_regresses_when_it_grows() {
         let base = baseline_of(&doc_with(6, &[], &[], &[]));
         let c = against(

@@ -589,6 +589,59 @@ pub fn rails_note(rails: usize) -> String {
 /// What a list in the text summary shows before "... and N more".
 const LISTED: usize = 20;
 
+/// "title: none", or the title and its lines indented under it.
+fn section(o: &mut String, title: &str, lines: Vec<String>) {
+    if lines.is_empty() {
+        let _ = writeln!(o, "{title}: none");
+    } else {
+        let _ = writeln!(o, "{title}:");
+        for l in lines {
+            let _ = writeln!(o, "  {l}");
+        }
+    }
+}
+
+/// The first `LISTED` of the `total` lines `items` makes (made only for
+/// those: a list may have millions), then `more(n)` for the n left out.
+fn first_listed(items: impl Iterator<Item = String>, total: usize, more: impl Fn(usize) -> String) -> Vec<String> {
+    let mut lines: Vec<String> = items.take(LISTED).collect();
+    if total > LISTED {
+        lines.push(more(total - LISTED));
+    }
+    lines
+}
+
+/// This sweep against its baseline, in the text summary.
+fn baseline_text(o: &mut String, c: &Comparison, names: &Names, unit: &str) {
+    let _ = writeln!(o, "baseline: {}", baseline_line(c));
+    if c.fabric_regressed {
+        let _ = writeln!(o, "  {}", fabric_regressed(c));
+    }
+    if c.compared_pairs > 0 {
+        let nodes = c.nodes.iter().map(|x| node_change(x, &names.of(x.rank))).collect();
+        section(o, "regressed nodes", nodes);
+        let links = c
+            .links
+            .iter()
+            .map(|x| format!("{} <-> {}: {}", names.of(x.a), names.of(x.b), link_change(x, unit)));
+        let links = first_listed(links, c.links.len(), |n| {
+            format!("... and {n} more (sweep.json has every one)")
+        });
+        section(o, "regressed links", links);
+    }
+    let new = c.new_nodes.iter().map(|&r| names.of(r).into_owned());
+    let new = first_listed(new, c.new_nodes.len(), |n| format!("and {n} more"));
+    if !new.is_empty() {
+        let _ = writeln!(o, "not in the baseline: {}", new.join(", "));
+    }
+    let gone = first_listed(c.absent_nodes.iter().map(absent), c.absent_nodes.len(), |n| {
+        format!("and {n} more")
+    });
+    if !gone.is_empty() {
+        let _ = writeln!(o, "in the baseline, not in this sweep: {}", gone.join(", "));
+    }
+}
+
 /// "base/sweep.json (started ..., fabdiag 0.1.0): 28 pairs compared, their
 /// median 0.98 of the baseline; a pair has regressed below 0.80 of its
 /// baseline figure, a node when over 0.5 of its pairs have", as the text
@@ -679,16 +732,6 @@ pub fn text(doc: &SweepDoc) -> String {
         doc.verdict.failed_pairs, doc.verdict.untested_pairs, an.stats.median, an.stats.best, an.stats.worst
     );
     let _ = writeln!(o, "rules: {}", rules(an));
-    let section = |o: &mut String, title: &str, lines: Vec<String>| {
-        if lines.is_empty() {
-            let _ = writeln!(o, "{title}: none");
-        } else {
-            let _ = writeln!(o, "{title}:");
-            for l in lines {
-                let _ = writeln!(o, "  {l}");
-            }
-        }
-    };
     section(
         &mut o,
         "slow nodes",
@@ -752,49 +795,7 @@ pub fn text(doc: &SweepDoc) -> String {
         );
     }
     if let Some(c) = &doc.baseline {
-        let _ = writeln!(o, "baseline: {}", baseline_line(c));
-        if c.fabric_regressed {
-            let _ = writeln!(o, "  {}", fabric_regressed(c));
-        }
-        if c.compared_pairs > 0 {
-            section(
-                &mut o,
-                "regressed nodes",
-                c.nodes.iter().map(|x| node_change(x, &names.of(x.rank))).collect(),
-            );
-            let mut lines: Vec<String> = c
-                .links
-                .iter()
-                .take(LISTED)
-                .map(|x| format!("{} <-> {}: {}", names.of(x.a), names.of(x.b), link_change(x, u)))
-                .collect();
-            if c.links.len() > LISTED {
-                lines.push(format!(
-                    "... and {} more (sweep.json has every one)",
-                    c.links.len() - LISTED
-                ));
-            }
-            section(&mut o, "regressed links", lines);
-        }
-        if !c.new_nodes.is_empty() {
-            let mut new: Vec<String> = c
-                .new_nodes
-                .iter()
-                .take(LISTED)
-                .map(|&r| names.of(r).into_owned())
-                .collect();
-            if c.new_nodes.len() > LISTED {
-                new.push(format!("and {} more", c.new_nodes.len() - LISTED));
-            }
-            let _ = writeln!(o, "not in the baseline: {}", new.join(", "));
-        }
-        if !c.absent_nodes.is_empty() {
-            let mut gone: Vec<String> = c.absent_nodes.iter().take(LISTED).map(absent).collect();
-            if c.absent_nodes.len() > LISTED {
-                gone.push(format!("and {} more", c.absent_nodes.len() - LISTED));
-            }
-            let _ = writeln!(o, "in the baseline, not in this sweep: {}", gone.join(", "));
-        }
+        baseline_text(&mut o, c, &names, u);
     }
     let cleared: Vec<String> = doc
         .retests
@@ -832,35 +833,26 @@ pub fn text(doc: &SweepDoc) -> String {
     // not tested, by reason (a node lost at 1,000 ranks leaves 999 of
     // them, which would hide every real failure behind one cause)
     let failed: Vec<&PairRecord> = doc.pairs.iter().filter(|p| p.error.is_some() && !p.untested).collect();
-    let mut lines: Vec<String> = failed
-        .iter()
-        .take(LISTED)
-        .map(|p| {
-            format!(
-                "{} <-> {}: {}",
-                names.of(p.a),
-                names.of(p.b),
-                p.error.as_deref().unwrap_or("")
-            )
-        })
-        .collect();
-    if failed.len() > LISTED {
-        lines.push(format!(
-            "... and {} more (sweep.json has every one)",
-            failed.len() - LISTED
-        ));
-    }
+    let lines = failed.iter().map(|p| {
+        format!(
+            "{} <-> {}: {}",
+            names.of(p.a),
+            names.of(p.b),
+            p.error.as_deref().unwrap_or("")
+        )
+    });
+    let lines = first_listed(lines, failed.len(), |n| {
+        format!("... and {n} more (sweep.json has every one)")
+    });
     section(&mut o, "failed pairs", lines);
     let untested = untested_by_reason(doc);
     if !untested.is_empty() {
-        let mut lines: Vec<String> = untested
+        let lines = untested
             .iter()
-            .take(LISTED)
-            .map(|(why, n)| format!("{n} {}: {why}", if *n == 1 { "pair" } else { "pairs" }))
-            .collect();
-        if untested.len() > LISTED {
-            lines.push(format!("... and {} more reasons (sweep.json)", untested.len() - LISTED));
-        }
+            .map(|(why, n)| format!("{n} {}: {why}", if *n == 1 { "pair" } else { "pairs" }));
+        let lines = first_listed(lines, untested.len(), |n| {
+            format!("... and {n} more reasons (sweep.json)")
+        });
         section(&mut o, "not tested", lines);
     }
     // the five worst in one pass, not a sort of every pair (millions of

@@ -475,7 +475,10 @@ mod folder_tests {
         std::fs::remove_file(dir.join("meta.json")).expect("removed");
         let e = read(&dir).err().map(|e| e.to_string()).unwrap_or_default();
         let _ = std::fs::remove_dir_all(&dir);
-        assert!(e.ends_with(": no sweep.json or meta.json in it: not a sweep's --output folder"), "{e}");
+        assert!(
+            e.ends_with(": no sweep.json or meta.json in it: not a sweep's --output folder"),
+            "{e}"
+        );
         let dir = folder("nosize", 3, true, &[]);
         std::fs::write(dir.join("meta.json"), "{}").expect("written");
         let e = read(&dir).err().map(|e| e.to_string()).unwrap_or_default();
