@@ -354,6 +354,16 @@ fn a_report_is_made_from_what_a_killed_rank_0_recorded() {
     assert_eq!(doc["analysis"]["slow_nodes"][0]["node"], 3, "{}", doc["analysis"]);
     let stopped = doc["stopped"].as_str().unwrap_or_default();
     assert!(stopped.contains("made from pairs.jsonl"), "{stopped}");
+    // the folder as a baseline: its measured pairs are compared
+    let o = simulate("8", &["--sim-slow", "3", "--baseline", &dir, "--json"]);
+    assert_eq!(o.code, Some(5), "{}", o.stderr);
+    let c = o.json()["baseline"].clone();
+    assert_eq!(
+        (c["compared_pairs"].as_u64(), c["file"].as_str()),
+        (Some(measured as u64), Some(dir.as_str()))
+    );
+    assert_eq!(c["fabdiag_version"], env!("CARGO_PKG_VERSION"), "kept in meta.json");
+    assert_eq!((links(&c), c["nodes"].clone()), (vec![], serde_json::json!([])), "{c}");
     let text = run(&["sweep", "--report", &dir, "--output", &dir], LIMIT);
     assert_eq!(text.code, Some(2), "{}", text.stderr);
     assert!(text.stdout.contains("not tested:\n  "), "{}", text.stdout);

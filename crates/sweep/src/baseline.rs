@@ -152,8 +152,38 @@ impl Baseline {
             path: file.display().to_string(),
             reason,
         };
+        // a folder whose rank 0 ended without its report: what it recorded
+        if path.is_dir() && !file.exists() && path.join("meta.json").exists() {
+            return crate::reread::read(path)
+                .map(|f| Baseline::of(f, path))
+                .map_err(|e| SweepError::Baseline {
+                    path: path.display().to_string(),
+                    reason: e.to_string(),
+                });
+        }
         let f = std::fs::File::open(&file).map_err(|e| bad(e.to_string()))?;
         Baseline::from_reader(&file.display().to_string(), std::io::BufReader::new(f))
+    }
+
+    /// The sweep an `--output` folder recorded (`reread::read`), as a
+    /// baseline.
+    fn of(f: crate::reread::Finished, dir: &Path) -> Baseline {
+        let n = f.sweep.nodes.len();
+        let mut figures = Matrix::new(n);
+        for p in f.sweep.pairs.iter().filter(|p| p.round.is_some()) {
+            if let Some(v) = p.value {
+                figures.set(p.a, p.b, v);
+            }
+        }
+        Baseline {
+            file: dir.display().to_string(),
+            started: humantime::format_rfc3339_millis(f.sweep.started).to_string(),
+            fabdiag_version: f.fabdiag_version,
+            idents: idents(f.sweep.nodes.iter().map(|x| (&x.host, &x.device, &x.gpu))),
+            metric: f.metric,
+            options: f.options,
+            figures,
+        }
     }
 
     /// A sweep document read from `r`; `file` names it in messages.

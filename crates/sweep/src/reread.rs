@@ -62,6 +62,9 @@ pub struct Finished {
     pub limits: Limits,
     pub options: serde_json::Value,
     pub rules: crate::analysis::Rules,
+    /// The fabdiag that ran the sweep ("unknown" for a folder from before
+    /// meta.json kept it).
+    pub fabdiag_version: String,
     pub libfabric_version: Option<String>,
 }
 
@@ -171,6 +174,7 @@ fn finished(doc: SweepDoc, file: PathBuf) -> Result<Finished, SweepError> {
         limits: doc.limits,
         options: doc.options,
         rules: doc.analysis.rules,
+        fabdiag_version: doc.fabdiag_version,
         libfabric_version: doc.libfabric_version,
         file,
     })
@@ -368,6 +372,7 @@ fn recorded(dir: &Path) -> Result<Finished, SweepError> {
         limits: Limits::default(),
         options,
         rules: crate::analysis::Rules::default(),
+        fabdiag_version: meta["fabdiag_version"].as_str().unwrap_or("unknown").to_string(),
         libfabric_version: None,
     })
 }

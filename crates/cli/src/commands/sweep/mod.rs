@@ -375,7 +375,13 @@ fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<Pa
     }
     // (the options too: a report can be made from this folder alone if
     // rank 0 ends before it writes one)
-    let meta = serde_json::json!({ "size": size, "rails": o.rails, "test": setup.test, "options": setup.options });
+    let meta = serde_json::json!({
+        "size": size,
+        "rails": o.rails,
+        "test": setup.test,
+        "options": setup.options,
+        "fabdiag_version": VERSION,
+    });
     std::fs::write(dir.join("meta.json"), meta.to_string())
         .map_err(|e| format!("cannot write {}: {e}", dir.join("meta.json").display()))?;
     Ok(Vec::new())
