@@ -574,7 +574,9 @@ mod tests {
         ));
         assert!(t.contains("the fabric as a whole is at 0.50 of its baseline"), "{t}");
         assert!(
-            t.contains("below 0.8 of the median, 0.40, of its baseline figure"),
+            t.contains(
+                "a pair has regressed below 0.40 of its baseline figure (0.8 times their median, under 1), a node"
+            ),
             "{t}"
         );
         assert!(

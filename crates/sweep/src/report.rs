@@ -654,12 +654,15 @@ pub(crate) fn baseline_line(c: &Comparison) -> String {
         );
     };
     let limit = if c.limit < c.fraction {
-        format!("{} of the median, {:.2},", c.fraction, c.limit)
+        format!(
+            "{:.2} of its baseline figure ({} times their median, under 1)",
+            c.limit, c.fraction
+        )
     } else {
-        format!("{}", c.fraction)
+        format!("{} of its baseline figure", c.fraction)
     };
     format!(
-        "{from}: {} pairs compared, their median {:.2} of their baseline figures; a pair has regressed below {limit} of its baseline figure, a node when over {} of its pairs have",
+        "{from}: {} pairs compared, their median {:.2} of their baseline figures; a pair has regressed below {limit}, a node when over {} of its pairs have",
         c.compared_pairs, med, c.node_fraction
     )
 }
