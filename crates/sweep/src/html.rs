@@ -110,6 +110,9 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
         escape(doc.libfabric_version.as_deref().unwrap_or("-")),
         escape(&doc.schema)
     );
+    if let Some(from) = report::remade_from(doc) {
+        let _ = writeln!(o, "<p class=\"meta\">{}</p>", escape(&from));
+    }
     let mut problems = Vec::new();
     if !v.lost_nodes.is_empty() {
         problems.push(count(v.lost_nodes.len(), "missing or lost node"));

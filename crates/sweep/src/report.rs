@@ -586,6 +586,15 @@ pub fn rails_note(rails: usize) -> String {
     }
 }
 
+/// "report made again from DIR/sweep.json (--report): nothing was run
+/// for it", when it was (`options.report_from`).
+pub(crate) fn remade_from(doc: &SweepDoc) -> Option<String> {
+    let from = doc.options.get("report_from")?.as_str()?;
+    Some(format!(
+        "report made again from {from} (--report): nothing was run for it"
+    ))
+}
+
 /// What a list in the text summary shows before "... and N more".
 const LISTED: usize = 20;
 
@@ -722,6 +731,9 @@ pub fn text(doc: &SweepDoc) -> String {
         doc.schedule.rounds,
         doc.metric.test
     );
+    if let Some(from) = remade_from(doc) {
+        let _ = writeln!(o, "{from}");
+    }
     if let Some(why) = &doc.stopped {
         let _ = writeln!(
             o,
