@@ -138,8 +138,12 @@ fn finished(doc: SweepDoc, file: PathBuf) -> Result<Finished, SweepError> {
             crate::schedule::MAX_RANKS
         )));
     }
-    if let Some(p) = doc.pairs.iter().find(|p| p.a >= n || p.b >= n) {
-        return Err(bad(format!("its pair {}-{} names a rank it does not have", p.a, p.b)));
+    let pairs = doc.pairs.iter().map(|p| (p.a, p.b));
+    if let Some((a, b)) = pairs
+        .chain(doc.retests.iter().map(|r| (r.a, r.b)))
+        .find(|&(a, b)| a >= n || b >= n)
+    {
+        return Err(bad(format!("its pair {a}-{b} names a rank it does not have")));
     }
     // a re-test as the coordinator recorded it: the pair, its figure alone
     // or its error (who drove it is not in the document, nor needed)
@@ -248,6 +252,12 @@ mod tests {
         assert_eq!(
             say("rank", &doc.to_string()),
             "--report F: its pair 0-7 names a rank it does not have"
+        );
+        let mut doc = serde_json::to_value(ci_with_retests(&[((0, 6), Some(45.0))])).expect("serializes");
+        doc["retests"][0]["b"] = 99.into();
+        assert_eq!(
+            say("retest", &doc.to_string()),
+            "--report F: its pair 0-99 names a rank it does not have"
         );
         let missing = read(Path::new("/nonexistent/fabdiag")).err().map(|e| e.to_string());
         assert_eq!(
