@@ -225,12 +225,7 @@ fn a_sweep_with_gpu_buffers_measures_and_names_each_ranks_gpu() {
     let doc = zero.json();
     assert_eq!(doc["nodes"][0]["gpu"], "GPU 0", "{doc}");
     assert_eq!(doc["nodes"][2]["gpu"], "TX GPU 1 RX GPU 0", "{doc}");
-    let measured = doc["pairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| p["value"].is_number())
-        .count();
+    let measured = pairs_measured(&doc);
     if gpus > 1 {
         assert_eq!(zero.code, Some(0), "{}", zero.stderr);
         assert_eq!(measured, 3, "{doc}");

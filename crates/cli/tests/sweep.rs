@@ -58,15 +58,6 @@ fn measured_without(doc: &Value, r: u64) -> bool {
     })
 }
 
-fn pairs_measured(doc: &Value) -> usize {
-    doc["pairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| p["value"].is_number())
-        .count()
-}
-
 #[test]
 fn four_ranks_on_loopback_test_every_pair_once_with_one_endpoint_each() {
     let _cpu = cpu();

@@ -19,12 +19,6 @@ const SMALL: &[&str] = &["-P", "tcp", "-s", "65536", "-n", "10", "-l", "16"];
 /// can be slow by chance, so the rules flag nothing.
 const CALM: &[&str] = &["--outlier-fraction", "0.001", "--json"];
 
-fn measured(doc: &Value) -> usize {
-    doc["pairs"]
-        .as_array()
-        .map_or(0, |a| a.iter().filter(|p| p["value"].is_number()).count())
-}
-
 /// Every unordered pair once.
 fn every_pair_once(doc: &Value, n: usize) {
     let mut seen = std::collections::HashSet::new();
@@ -56,7 +50,7 @@ fn mpirun_starts_eight_ranks_that_test_every_pair() {
     assert_eq!(doc["options"]["launcher"], "Open MPI");
     assert_eq!(doc["nodes"].as_array().map(Vec::len), Some(8));
     every_pair_once(&doc, 8);
-    assert_eq!(measured(&doc), 28, "{}", o.stdout);
+    assert_eq!(pairs_measured(&doc), 28, "{}", o.stdout);
 }
 
 #[test]
@@ -151,7 +145,7 @@ fn srun_ranks_find_rank_0_from_the_node_list_and_pick_their_nic_by_local_rank() 
     let doc = o.json();
     assert_eq!(doc["options"]["launcher"], "Slurm");
     every_pair_once(&doc, 8);
-    assert_eq!(measured(&doc), 28, "{}", o.stdout);
+    assert_eq!(pairs_measured(&doc), 28, "{}", o.stdout);
 
     // several ranks per node, one per NIC: local rank i takes the i-th of
     // `-d`. The second "NIC" does not exist, so exactly the pairs with a

@@ -45,15 +45,10 @@ fn sweep(n: usize) -> Coordinated {
         }
     }
     Coordinated {
-        nodes,
-        rails: 1,
-        pairs,
-        retests: Vec::new(),
-        steps: Vec::new(),
         join_s: 1.0,
         started: SystemTime::now(),
         ended: SystemTime::now(),
-        stopped: None,
+        ..Coordinated::of(nodes, pairs)
     }
 }
 

@@ -153,7 +153,7 @@ impl Baseline {
             reason,
         };
         // a folder whose rank 0 ended without its report: what it recorded
-        if path.is_dir() && !file.exists() && path.join("meta.json").exists() {
+        if crate::reread::without_report(path) {
             return crate::reread::read(path)
                 .map(|f| Baseline::of(f, path))
                 .map_err(|e| SweepError::Baseline {
@@ -600,12 +600,7 @@ mod tests {
         let mut s = sweep_with(30, &[], &[], &[]);
         s.nodes = now.nodes.iter().map(|x| x.node.clone()).collect();
         let t = crate::report::text(&crate::report::tests::build_with(s, Some((&base, 0.8))));
-        let links: Vec<&str> = t
-            .lines()
-            .skip_while(|l| *l != "regressed links:")
-            .skip(1)
-            .take_while(|l| l.starts_with("  "))
-            .collect();
+        let links = crate::report::tests::section_of(&t, "regressed links:");
         assert_eq!(links.len(), 21, "{t}");
         assert_eq!(links[20], "  ... and 25 more (sweep.json has every one)");
         assert!(t.contains("regressed nodes: none\n"), "{t}");

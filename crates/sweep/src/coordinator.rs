@@ -216,6 +216,23 @@ mod humantime_serde_compat {
 }
 
 impl Coordinated {
+    /// A sweep of `nodes` that recorded `pairs` on every rank pair (one
+    /// rail), nothing else: no re-tests, no steps, no time. Callers set
+    /// what they know beyond that.
+    pub fn of(nodes: Vec<Node>, pairs: Vec<PairRecord>) -> Coordinated {
+        Coordinated {
+            nodes,
+            rails: 1,
+            pairs,
+            retests: Vec::new(),
+            steps: Vec::new(),
+            join_s: 0.0,
+            started: SystemTime::UNIX_EPOCH,
+            ended: SystemTime::UNIX_EPOCH,
+            stopped: None,
+        }
+    }
+
     /// The matrix of measured figures (re-tests not included).
     pub fn matrix(&self) -> Matrix {
         matrix_of(self.nodes.len(), &self.pairs)

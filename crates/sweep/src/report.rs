@@ -929,7 +929,6 @@ pub(crate) mod tests {
     use crate::analysis::Reference;
     use crate::coordinator::{Node, NodeStatus};
     use crate::schedule::Pair;
-    use std::time::SystemTime;
 
     /// A finished bandwidth sweep of `n` ranks: every pair at 100 MB/s
     /// except `values`; `failed` pairs ran and failed; `missing` ranks never
@@ -986,17 +985,17 @@ pub(crate) mod tests {
                 });
             }
         }
-        Coordinated {
-            nodes,
-            rails: 1,
-            pairs,
-            retests: Vec::new(),
-            steps: Vec::new(),
-            join_s: 0.0,
-            started: SystemTime::UNIX_EPOCH,
-            ended: SystemTime::UNIX_EPOCH,
-            stopped: None,
-        }
+        Coordinated::of(nodes, pairs)
+    }
+
+    /// The lines of the text summary's section `title` ("failed pairs:"),
+    /// indented as printed.
+    pub(crate) fn section_of<'a>(t: &'a str, title: &str) -> Vec<&'a str> {
+        t.lines()
+            .skip_while(|l| *l != title)
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+            .collect()
     }
 
     fn doc_of(sweep: &Coordinated) -> SweepDoc {
@@ -1163,14 +1162,7 @@ pub(crate) mod tests {
     fn failed_pairs_are_listed_and_untested_ones_counted_by_reason() {
         let failed: Vec<(usize, usize)> = (1..26).map(|b| (0, b)).collect();
         let t = text(&doc_with(30, &[], &failed, &[29]));
-        let section = |title: &str| -> Vec<String> {
-            t.lines()
-                .skip_while(|l| *l != title)
-                .skip(1)
-                .take_while(|l| l.starts_with("  "))
-                .map(str::to_string)
-                .collect()
-        };
+        let section = |title: &str| section_of(&t, title);
         let f = section("failed pairs:");
         assert_eq!(f.len(), 21, "{t}");
         assert_eq!(f[0], "  rank 0 (host<0>) <-> rank 1 (host<1>): provider error");
@@ -1200,12 +1192,7 @@ pub(crate) mod tests {
             ((1, 2), 80.0),
         ];
         let t = text(&doc_with(6, &values, &[], &[]));
-        let listed: Vec<&str> = t
-            .lines()
-            .skip_while(|l| *l != "slowest pairs:")
-            .skip(1)
-            .take_while(|l| l.starts_with("  "))
-            .collect();
+        let listed = section_of(&t, "slowest pairs:");
         assert_eq!(
             listed,
             [

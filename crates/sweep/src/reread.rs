@@ -52,6 +52,12 @@ pub fn records(dir: &Path, size: usize, bad: impl Fn(String) -> SweepError) -> R
     Ok(out)
 }
 
+/// Whether `path` is an `--output` folder whose rank 0 ended before it
+/// wrote its report: a meta.json and no sweep.json.
+pub fn without_report(path: &Path) -> bool {
+    path.is_dir() && !path.join("sweep.json").exists() && path.join("meta.json").exists()
+}
+
 /// What a finished sweep's report was made from.
 #[derive(Debug)]
 pub struct Finished {
@@ -73,10 +79,10 @@ pub struct Finished {
 /// report) is made up from what it recorded as the sweep ran.
 pub fn read(path: &Path) -> Result<Finished, SweepError> {
     let file = document_at(path);
+    if without_report(path) {
+        return recorded(path);
+    }
     if path.is_dir() && !file.exists() {
-        if path.join("meta.json").exists() {
-            return recorded(path);
-        }
         return Err(SweepError::Report {
             path: path.display().to_string(),
             reason: "no sweep.json or meta.json in it: not a sweep's --output folder".into(),
@@ -367,16 +373,14 @@ fn recorded(dir: &Path) -> Result<Finished, SweepError> {
     };
     Ok(Finished {
         file: dir.join("pairs.jsonl"),
+        // (no steps or join time: pairs.jsonl keeps no timing but each pair's)
         sweep: Coordinated {
-            nodes,
             rails,
-            pairs,
             retests,
-            steps: Vec::new(),
-            join_s: 0.0,
             started: modified("meta.json"),
             ended: modified("pairs.jsonl"),
             stopped: (missing > 0).then(|| NOT_RECORDED.to_string()),
+            ..Coordinated::of(nodes, pairs)
         },
         metric: Metric::of(&spec),
         limits: Limits::default(),

@@ -226,6 +226,13 @@ impl Drop for Proc {
 }
 
 /// Runs a set-up command (`ip`, `tc`, ...) that must succeed.
+/// How many of a sweep document's pairs have a figure.
+pub fn pairs_measured(doc: &serde_json::Value) -> usize {
+    doc["pairs"]
+        .as_array()
+        .map_or(0, |a| a.iter().filter(|p| p["value"].is_number()).count())
+}
+
 pub fn must(args: &[&str]) {
     let o = Command::new(args[0])
         .args(&args[1..])
