@@ -93,6 +93,24 @@ fn a_link_slower_than_in_its_baseline_is_named_though_no_outlier() {
     let page = std::fs::read_to_string(format!("{out}/report.html")).unwrap();
     assert!(page.contains("<h2>Against the baseline</h2>"), "no baseline section");
     assert!(page.contains("1 link below its baseline"), "not in the verdict");
+    // the change picture beside the heatmap, and in the page's section
+    let png = std::fs::read(format!("{out}/change.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "change.png is no PNG");
+    let section = page.split("<h2>Against the baseline</h2>").nth(1).unwrap();
+    assert!(section.contains("alt=\"each pair&#39;s result against its baseline\" src=\"data:image/png;base64,"));
+    let exists = |f: &str| std::path::Path::new(f).exists();
+    assert!(
+        !exists(&format!("{dir}/base/change.png")),
+        "no baseline, no change picture"
+    );
+    // made again in place without the baseline: its picture goes too
+    let o = run(&["sweep", "--report", &out, "--output", &out], LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(
+        !exists(&format!("{out}/change.png")),
+        "a picture of a comparison no longer made"
+    );
+    assert!(exists(&format!("{out}/heatmap.png")));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

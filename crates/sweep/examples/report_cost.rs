@@ -3,9 +3,10 @@
 //! figures spread, one slow node, a few failed pairs), then each part of
 //! the report is built and timed: the document with its analysis, the
 //! JSON (written to nowhere), the text summary, the heatmap, the histogram
-//! and the HTML page; then the document is written to a file and read
-//! back as a `--baseline` and compared with itself. Prints the times and the process's peak memory. Not
-//! a test: the times depend on the machine and its load.
+//! and the HTML page; then the document is written to a file, read back
+//! as a `--baseline`, compared with itself and drawn against itself.
+//! Prints the times and the process's peak memory. Not a test: the times
+//! depend on the machine and its load.
 //!
 //! cargo run --release -p fabdiag-sweep --example report_cost -- 4000
 
@@ -106,7 +107,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let hist = picture::histogram_png(&doc)?;
     time("histogram", t);
     let t = Instant::now();
-    let page = html::page(&doc, &heat, &hist);
+    let page = html::page(
+        &doc,
+        &picture::Pictures {
+            heatmap: heat,
+            histogram: hist,
+            change: None,
+        },
+    );
     time("HTML page", t);
     println!(
         "  slow nodes named: {:?}; text {} B, page {} B; peak memory {}",
@@ -131,11 +139,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let nodes: Vec<Node> = doc.nodes.iter().map(|x| x.node.clone()).collect();
     let c = baseline::compare(&base, &nodes, &doc.matrix, Better::Higher, 0.8, 0.5);
     time("baseline compared", t);
+    let t = Instant::now();
+    let change = picture::change_png(&doc, &picture::change_cells(&doc, &base))?;
+    time("change picture", t);
     println!(
-        "  baseline: {} MB of JSON, {} pairs compared, {} regressed; peak memory {}",
+        "  baseline: {} MB of JSON, {} pairs compared, {} regressed, change picture {} B; peak memory {}",
         size / 1_000_000,
         c.compared_pairs,
         c.regressed_pairs,
+        change.len(),
         peak()
     );
     Ok(())

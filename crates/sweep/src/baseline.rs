@@ -341,6 +341,95 @@ pub struct Comparison {
     pub absent_nodes: Vec<AbsentNode>,
 }
 
+/// This sweep's ranks matched to the baseline's by what names them, and
+/// the pairs measured in both.
+struct Matched<'a> {
+    base: &'a Baseline,
+    /// This sweep's identities, by its ranks.
+    ours: Vec<Option<Ident>>,
+    /// This sweep's rank -> the baseline's.
+    there: Vec<Option<usize>>,
+    better: Better,
+}
+
+impl<'a> Matched<'a> {
+    fn new<'n>(
+        base: &'a Baseline,
+        nodes: impl Iterator<Item = (&'n Option<String>, &'n Option<String>, &'n Option<String>)>,
+        better: Better,
+    ) -> Matched<'a> {
+        let ours = idents(nodes);
+        let at: HashMap<&Ident, usize> = base
+            .idents
+            .iter()
+            .enumerate()
+            .filter_map(|(r, i)| i.as_ref().map(|i| (i, r)))
+            .collect();
+        let there = ours
+            .iter()
+            .map(|i| i.as_ref().and_then(|i| at.get(i).copied()))
+            .collect();
+        Matched {
+            base,
+            ours,
+            there,
+            better,
+        }
+    }
+
+    /// Each pair measured in both sweeps as (a, b, figure, baseline
+    /// figure, fraction of it; below 1 worse, latency too), walked again
+    /// for each use rather than kept (N²/2 of them: 2 GB at 10,000 ranks).
+    fn compared<'m>(&'m self, now: &'m Matrix) -> impl Iterator<Item = (usize, usize, f64, f64, f64)> + 'm {
+        now.measured().filter_map(move |(a, b, v)| {
+            let there = |r: usize| self.there.get(r).copied().flatten();
+            let then = self.base.figures.get(there(a)?, there(b)?)?;
+            let f = match self.better {
+                Better::Higher => v / then,
+                Better::Lower => then / v,
+            };
+            (f.is_finite() && then > 0.0).then_some((a, b, v, then, f))
+        })
+    }
+}
+
+/// The change picture's cells: each pair's figure as a fraction of its
+/// baseline figure, ranks grouped into blocks of `block` a side so that a
+/// side has at most `max_cells`, a block showing its worst pair (one
+/// regressed link is never averaged away); none where no pair of the
+/// block was measured in both sweeps. One walk over the pairs, into at
+/// most `max_cells`² cells.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChangeCells {
+    pub cells: Vec<Vec<Option<f64>>>,
+    pub block: usize,
+}
+
+/// This sweep's change against `base` (the sweep's nodes' names, in rank
+/// order, and its measured figures `now`), for the change picture.
+pub fn change_cells<'n>(
+    base: &Baseline,
+    nodes: impl Iterator<Item = (&'n Option<String>, &'n Option<String>, &'n Option<String>)>,
+    now: &Matrix,
+    better: Better,
+    max_cells: usize,
+) -> ChangeCells {
+    let n = now.n();
+    let block = n.div_ceil(max_cells.max(1)).max(1);
+    let side = n.div_ceil(block);
+    let mut cells = vec![vec![None; side]; side];
+    let matched = Matched::new(base, nodes, better);
+    for (a, b, _, _, f) in matched.compared(now) {
+        let (i, j) = (a / block, b / block);
+        for (i, j) in [(i, j), (j, i)] {
+            if let Some(c) = cells.get_mut(i).and_then(|row: &mut Vec<Option<f64>>| row.get_mut(j)) {
+                *c = Some(c.map_or(f, |old: f64| old.min(f)));
+            }
+        }
+    }
+    ChangeCells { cells, block }
+}
+
 /// This sweep (its `nodes` and measured figures `now`, by its ranks)
 /// against `base`: a pair has regressed below `fraction` of its baseline
 /// figure (scaled by the fabric's own change, see `Comparison::limit`),
@@ -353,34 +442,9 @@ pub fn compare(
     fraction: f64,
     node_fraction: f64,
 ) -> Comparison {
-    let ours = idents(nodes.iter().map(|x| (&x.host, &x.device, &x.gpu)));
-    let at: HashMap<&Ident, usize> = base
-        .idents
-        .iter()
-        .enumerate()
-        .filter_map(|(r, i)| i.as_ref().map(|i| (i, r)))
-        .collect();
-    // this sweep's rank -> the baseline's
-    let there: Vec<Option<usize>> = ours
-        .iter()
-        .map(|i| i.as_ref().and_then(|i| at.get(i).copied()))
-        .collect();
-    let of_baseline = |v: f64, then: f64| match better {
-        Better::Higher => v / then,
-        Better::Lower => then / v,
-    };
-    // each compared pair as (a, b, figure, baseline figure, fraction),
-    // walked again for each step rather than kept (N²/2 of them: 2 GB at
-    // 10,000 ranks)
-    let compared = || {
-        now.measured().filter_map(|(a, b, v)| {
-            let then = base
-                .figures
-                .get(there.get(a).copied().flatten()?, there.get(b).copied().flatten()?)?;
-            let f = of_baseline(v, then);
-            (f.is_finite() && then > 0.0).then_some((a, b, v, then, f))
-        })
-    };
+    let matched = Matched::new(base, nodes.iter().map(|x| (&x.host, &x.device, &x.gpu)), better);
+    let (ours, there) = (&matched.ours, &matched.there);
+    let compared = || matched.compared(now);
     let mut fractions: Vec<f64> = compared().map(|c| c.4).collect();
     let compared_pairs = fractions.len();
     let med = (!fractions.is_empty()).then(|| median(&mut fractions));
@@ -470,13 +534,13 @@ pub fn compare(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::report::tests::{doc_with, sweep_with};
     use crate::report::SweepDoc;
 
     /// `doc` as `--output` writes it, read back as a baseline.
-    fn baseline_of(doc: &SweepDoc) -> Baseline {
+    pub(crate) fn baseline_of(doc: &SweepDoc) -> Baseline {
         let json = serde_json::to_vec(doc).expect("a document serializes");
         Baseline::from_reader("base/sweep.json", json.as_slice()).expect("a sweep document reads")
     }
@@ -609,6 +673,43 @@ mod tests {
             t.contains("\nin the baseline, not in this sweep: node29 (rank 29 in the baseline)\n"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn the_change_cells_hold_each_pair_against_itself_and_a_block_its_worst() {
+        // host order shifted by one between the sweeps: the cells follow
+        // the names; pair 2-5 at half its figure, host 7 new
+        let base = baseline_of(&sweep_on(8, &[], |r| format!("node{}", (r + 1) % 8)));
+        let now = sweep_on(8, &[((2, 5), 50.0)], |r| {
+            if r == 7 {
+                "spare".into()
+            } else {
+                format!("node{r}")
+            }
+        });
+        let names = || now.nodes.iter().map(|s| (&s.node.host, &s.node.device, &s.node.gpu));
+        let c = change_cells(&base, names(), &now.matrix, Better::Higher, 8);
+        assert_eq!(c.block, 1);
+        assert_eq!(c.cells[2][5], Some(0.5));
+        assert_eq!(c.cells[5][2], Some(0.5));
+        assert_eq!(c.cells[0][1], Some(1.0));
+        assert_eq!(c.cells[3][3], None, "a rank's own cell");
+        assert!(
+            (0..8).all(|r| c.cells[7][r].is_none() && c.cells[r][7].is_none()),
+            "{c:?}"
+        );
+        // in blocks of 3 ranks, a block shows its worst pair, and the
+        // last block (ranks 6, 7) has none compared but 6's with others
+        let c = change_cells(&base, names(), &now.matrix, Better::Higher, 3);
+        assert_eq!((c.block, c.cells.len()), (3, 3));
+        assert_eq!(c.cells[0][1], Some(0.5));
+        assert_eq!(c.cells[1][0], Some(0.5));
+        assert_eq!(c.cells[1][1], Some(1.0));
+        assert_eq!(c.cells[2][2], None);
+        assert_eq!(c.cells[2][0], Some(1.0));
+        // a latency that doubled is at half its baseline, as in compare
+        let c = change_cells(&base, names(), &now.matrix, Better::Lower, 8);
+        assert_eq!(c.cells[2][5], Some(2.0));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use crate::analysis::NodeRule;
 use crate::baseline::Comparison;
 use crate::coordinator::NodeStatus;
+use crate::picture::Pictures;
 use crate::report::{self, RetestVerdict, SweepDoc};
 use base64::Engine;
 use std::fmt::Write;
@@ -84,7 +85,7 @@ fn num(v: f64) -> String {
 }
 
 /// The report page.
-pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
+pub fn page(doc: &SweepDoc, pictures: &Pictures) -> String {
     let u = escape(&doc.metric.unit);
     let an = &doc.analysis;
     let v = &doc.verdict;
@@ -174,9 +175,9 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
         escape(&report::rules(an)),
     );
     o.push_str("<h2>Heatmap</h2>\n");
-    o.push_str(&img(heatmap, "heatmap of every pair's result"));
+    o.push_str(&img(&pictures.heatmap, "heatmap of every pair's result"));
     o.push_str("\n<h2>Distribution</h2>\n");
-    o.push_str(&img(histogram, "histogram of pair results"));
+    o.push_str(&img(&pictures.histogram, "histogram of pair results"));
     o.push_str("\n<h2>Slow nodes</h2>\n");
     table(
         &mut o,
@@ -269,7 +270,7 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
         );
     }
     if let Some(c) = &doc.baseline {
-        baseline_section(&mut o, c, &who, &doc.metric.unit);
+        baseline_section(&mut o, c, pictures.change.as_deref(), &who, &doc.metric.unit);
     }
     let cleared: Vec<Vec<String>> = doc
         .retests
@@ -380,7 +381,7 @@ pub fn page(doc: &SweepDoc, heatmap: &[u8], histogram: &[u8]) -> String {
 
 /// This sweep against `--baseline`: the rule, the fabric's own change,
 /// and the nodes and links below their earlier figures.
-fn baseline_section(o: &mut String, c: &Comparison, who: &dyn Fn(usize) -> String, unit: &str) {
+fn baseline_section(o: &mut String, c: &Comparison, change: Option<&[u8]>, who: &dyn Fn(usize) -> String, unit: &str) {
     o.push_str("<h2>Against the baseline</h2>\n");
     let _ = writeln!(o, "<p>{}.</p>", escape(&report::baseline_line(c)));
     if c.fabric_regressed {
@@ -388,6 +389,10 @@ fn baseline_section(o: &mut String, c: &Comparison, who: &dyn Fn(usize) -> Strin
     }
     if c.compared_pairs == 0 {
         return;
+    }
+    if let Some(png) = change {
+        o.push_str(&img(png, "each pair's result against its baseline"));
+        o.push('\n');
     }
     table(
         o,
@@ -466,7 +471,7 @@ mod tests {
     fn escapes_what_a_rank_sent() {
         assert_eq!(escape("<a href='x'>&\""), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;");
         let doc = doc_with(4, &[], &[(0, 2)], &[3]);
-        let html = page(&doc, b"png", b"png");
+        let html = page(&doc, &Pictures::default());
         // host names are "host<r>" in the test document
         assert!(!html.contains("host<"), "an unescaped host name: {html}");
         assert!(html.contains("host&lt;3&gt;"));
@@ -476,12 +481,17 @@ mod tests {
 
     #[test]
     fn the_page_carries_its_pictures_and_verdict() {
-        let ok = page(&doc_with(4, &[], &[], &[]), b"heat", b"hist");
+        let pictures = Pictures {
+            heatmap: b"heat".to_vec(),
+            histogram: b"hist".to_vec(),
+            change: None,
+        };
+        let ok = page(&doc_with(4, &[], &[], &[]), &pictures);
         assert!(ok.contains("No slow link or node"));
         assert!(ok.contains("data:image/png;base64,aGVhdA=="));
         assert!(ok.contains("data:image/png;base64,aGlzdA=="));
         assert!(ok.starts_with("<!DOCTYPE html>") && ok.trim_end().ends_with("</html>"));
-        let bad = page(&doc_with(6, &[((1, 4), 20.0)], &[], &[]), b"", b"");
+        let bad = page(&doc_with(6, &[((1, 4), 20.0)], &[], &[]), &Pictures::default());
         assert!(bad.contains("1 slow link<") || bad.contains("1 slow link;"), "{bad}");
         assert!(bad.contains("class=\"verdict bad\""));
     }

@@ -1,12 +1,15 @@
-//! The sweep's pictures, as PNG bytes: the N × N heatmap of pair results
-//! and the histogram of all pair figures. Pure functions of a finished
-//! `SweepDoc`: they draw with `plotters` into memory and encode with `png`;
-//! they never write a file (the binary decides where pictures go).
+//! The sweep's pictures, as PNG bytes: the N × N heatmap of pair results,
+//! the histogram of all pair figures, and with `--baseline` the N × N
+//! picture of each pair against its earlier figure. Pure functions of a
+//! finished `SweepDoc` (and the baseline's cells): they draw with
+//! `plotters` into memory and encode with `png`; they never write a file
+//! (the binary decides where pictures go).
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary (the `dejavu`
 //! crate), so a picture looks the same on a node with no fonts installed.
 
 use crate::analysis::Better;
+use crate::baseline::{Baseline, ChangeCells};
 use crate::report::SweepDoc;
 use crate::SweepError;
 use plotters::prelude::*;
@@ -188,49 +191,78 @@ fn label(v: f64) -> String {
     }
 }
 
-/// The heatmap: row and column are ranks, a cell's colour is its pair's
-/// figure against the best pair; failed pairs red, untested grey; slow
-/// nodes' rank labels in red.
-pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
+/// Every picture of a report, as the page embeds them.
+#[derive(Clone, Debug, Default)]
+pub struct Pictures {
+    pub heatmap: Vec<u8>,
+    pub histogram: Vec<u8>,
+    /// With `--baseline`.
+    pub change: Option<Vec<u8>>,
+}
+
+/// Draws every picture of `doc`: the change picture when `change` (the
+/// cells of `change_cells`) is given.
+pub fn draw(doc: &SweepDoc, change: Option<&ChangeCells>) -> Result<Pictures, SweepError> {
+    Ok(Pictures {
+        heatmap: heatmap_png(doc)?,
+        histogram: histogram_png(doc)?,
+        change: change.map(|c| change_png(doc, c)).transpose()?,
+    })
+}
+
+/// The change picture's cells for `doc` against `base`, at the heatmap's
+/// size.
+pub fn change_cells(doc: &SweepDoc, base: &Baseline) -> ChangeCells {
+    let names = doc.nodes.iter().map(|s| (&s.node.host, &s.node.device, &s.node.gpu));
+    crate::baseline::change_cells(base, names, &doc.matrix, doc.metric.better, MAX_CELLS)
+}
+
+/// What a square rank-by-rank picture shows: the heatmap and the change
+/// picture differ only in this.
+struct Square<'a> {
+    title: String,
+    subtitle: String,
+    /// The ranks (the side is `colours.len()` cells of `block` ranks).
+    n: usize,
+    block: usize,
+    colours: Vec<Vec<RGBColor>>,
+    /// Ranks marked in red beside both axes.
+    marked: std::collections::HashSet<usize>,
+    axis: &'a str,
+    /// The colour scale's labels at 1, 0.75 and `SCALE_FLOOR`.
+    scale: [String; 3],
+    keys: Vec<(RGBColor, &'a str)>,
+}
+
+fn square_png(s: Square<'_>) -> Result<Vec<u8>, SweepError> {
     font_ready()?;
-    let n = doc.nodes.len();
-    let (grid, block) = cells(doc, MAX_CELLS);
-    let side = grid.len();
+    let (n, block) = (s.n, s.block);
+    let side = s.colours.len();
     let cell = (720 / side.max(1)).clamp(1, 28) as i32;
     let plot = cell * side as i32;
-    let (left, top, right, bottom) = (70i32, 64i32, 130i32, 70i32);
+    let (left, top, right, bottom) = (70i32, 64i32, 160i32, 70i32);
     let w = (left + plot + right).max(560);
     let h = top + plot + bottom;
     let mut buf = vec![255u8; (w * h * 3) as usize];
-    let better = doc.metric.better;
-    let best = doc.analysis.stats.best;
-    let slow: std::collections::HashSet<usize> = doc.analysis.slow_nodes.iter().map(|f| f.node).collect();
     {
         let root = BitMapBackend::with_buffer(&mut buf, (w as u32, h as u32)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
         let text = |size: f64, pos: Pos| (FONT, size).into_font().color(&BLACK).pos(pos);
-        let title = format!("fabdiag sweep: {} ({}), {n} ranks", doc.metric.test, doc.metric.unit);
         root.draw(&Text::new(
-            title,
+            s.title,
             (left, 10),
             text(18.0, Pos::new(HPos::Left, VPos::Top)),
         ))
         .map_err(draw_err)?;
-        let sub = if block > 1 {
-            format!("each cell: a block of {block} x {block} ranks, showing its worst pair")
-        } else {
-            format!(
-                "row: rank, column: rank; {} pairs{}",
-                doc.schedule.total_pairs,
-                crate::report::rails_note(doc.schedule.rails)
-            )
-        };
-        root.draw(&Text::new(sub, (left, 34), text(13.0, Pos::new(HPos::Left, VPos::Top))))
-            .map_err(draw_err)?;
-        for (i, row) in grid.iter().enumerate() {
-            for (j, c) in row.iter().enumerate() {
+        root.draw(&Text::new(
+            s.subtitle,
+            (left, 34),
+            text(13.0, Pos::new(HPos::Left, VPos::Top)),
+        ))
+        .map_err(draw_err)?;
+        for (i, row) in s.colours.iter().enumerate() {
+            for (j, col) in row.iter().enumerate() {
                 let (x, y) = (left + j as i32 * cell, top + i as i32 * cell);
-                let col = cell_colour(*c, best, better);
                 root.draw(&Rectangle::new([(x, y), (x + cell, y + cell)], col.filled()))
                     .map_err(draw_err)?;
             }
@@ -245,7 +277,7 @@ pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
         let step = if side <= 8 { 1 } else { step.max(side.div_ceil(40)) };
         for i in (0..side).step_by(step) {
             let rank = i * block;
-            let red = (rank..(rank + block).min(n)).any(|r| slow.contains(&r));
+            let red = (rank..(rank + block).min(n)).any(|r| s.marked.contains(&r));
             let colour = if red { FAILED } else { BLACK };
             let mid = i as i32 * cell + cell / 2;
             let style = (FONT, 12.0).into_font().color(&colour);
@@ -263,9 +295,9 @@ pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
             ))
             .map_err(draw_err)?;
         }
-        // a slow node may fall between labels, or be one pixel wide: a red
-        // mark beside both axes finds it
-        for &r in &slow {
+        // a marked node may fall between labels, or be one pixel wide: a
+        // red mark beside both axes finds it
+        for &r in &s.marked {
             let at = (r / block) as i32 * cell;
             let len = cell.max(3);
             root.draw(&Rectangle::new(
@@ -280,7 +312,7 @@ pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
             .map_err(draw_err)?;
         }
         root.draw(&Text::new(
-            "rank (slow nodes in red)",
+            s.axis,
             (left + plot / 2, top + plot + 26),
             text(13.0, Pos::new(HPos::Center, VPos::Top)),
         ))
@@ -296,29 +328,16 @@ pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
             ))
             .map_err(draw_err)?;
         }
-        for (q, y) in [(1.0, top), (0.75, top + bh / 2), (SCALE_FLOOR, top + bh - 1)] {
-            let v = match better {
-                Better::Higher => best * q,
-                Better::Lower => best / q,
-            };
-            let s = if best > 0.0 {
-                format!("{} ({:.0}%)", label(v), q * 100.0)
-            } else {
-                format!("{:.0}%", q * 100.0)
-            };
+        for (label, y) in s.scale.into_iter().zip([top, top + bh / 2, top + bh - 1]) {
             root.draw(&Text::new(
-                s,
+                label,
                 (bx + 20, y),
                 text(11.0, Pos::new(HPos::Left, VPos::Center)),
             ))
             .map_err(draw_err)?;
         }
         let mut y = top + bh + 14;
-        let mut keys = vec![(FAILED, "failed"), (UNTESTED, "not tested")];
-        if doc.schedule.rails > 1 {
-            keys.push((OTHER_RAIL, "other rail"));
-        }
-        for (c, what) in keys {
+        for (c, what) in s.keys {
             root.draw(&Rectangle::new([(bx, y), (bx + 16, y + 12)], c.filled()))
                 .map_err(draw_err)?;
             // (the pale keys would vanish into the page without an edge)
@@ -335,6 +354,113 @@ pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
         root.present().map_err(draw_err)?;
     }
     encode(&buf, w as u32, h as u32)
+}
+
+/// "each cell: a block of 4 x 4 ranks, showing its worst pair", or what a
+/// cell of one pair says.
+fn cells_note(block: usize, one_pair: String) -> String {
+    if block > 1 {
+        format!("each cell: a block of {block} x {block} ranks, showing its worst pair")
+    } else {
+        one_pair
+    }
+}
+
+/// The heatmap: row and column are ranks, a cell's colour is its pair's
+/// figure against the best pair; failed pairs red, untested grey; slow
+/// nodes' rank labels in red.
+pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
+    let n = doc.nodes.len();
+    let (grid, block) = cells(doc, MAX_CELLS);
+    let better = doc.metric.better;
+    let best = doc.analysis.stats.best;
+    let scale = [1.0, 0.75, SCALE_FLOOR].map(|q| {
+        let v = match better {
+            Better::Higher => best * q,
+            Better::Lower => best / q,
+        };
+        if best > 0.0 {
+            format!("{} ({:.0}%)", label(v), q * 100.0)
+        } else {
+            format!("{:.0}%", q * 100.0)
+        }
+    });
+    let mut keys = vec![(FAILED, "failed"), (UNTESTED, "not tested")];
+    if doc.schedule.rails > 1 {
+        keys.push((OTHER_RAIL, "other rail"));
+    }
+    square_png(Square {
+        title: format!("fabdiag sweep: {} ({}), {n} ranks", doc.metric.test, doc.metric.unit),
+        subtitle: cells_note(
+            block,
+            format!(
+                "row: rank, column: rank; {} pairs{}",
+                doc.schedule.total_pairs,
+                crate::report::rails_note(doc.schedule.rails)
+            ),
+        ),
+        n,
+        block,
+        colours: grid
+            .iter()
+            .map(|row| row.iter().map(|c| cell_colour(*c, best, better)).collect())
+            .collect(),
+        marked: doc.analysis.slow_nodes.iter().map(|f| f.node).collect(),
+        axis: "rank (slow nodes in red)",
+        scale,
+        keys,
+    })
+}
+
+/// The change picture (`--baseline`): row and column are ranks, a cell's
+/// colour is its pair's figure as a fraction of its figure in the
+/// baseline, on the heatmap's scale (as before or better at the top, half
+/// or worse the darkest); pairs not measured in both sweeps grey; nodes
+/// below their baseline in red. Where the heatmap shows how a pair
+/// compares with the others, this shows how it compares with itself: a
+/// block of darker cells is a part of the fabric that got slower.
+pub fn change_png(doc: &SweepDoc, change: &ChangeCells) -> Result<Vec<u8>, SweepError> {
+    let n = doc.nodes.len();
+    let block = change.block.max(1);
+    let ranks_in = |i: usize| n.saturating_sub(i * block).min(block);
+    let colours = change
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            row.iter()
+                .enumerate()
+                .map(|(j, c)| match c {
+                    Some(f) => colour(*f),
+                    None if i == j && ranks_in(i) < 2 => WHITE,
+                    None => UNTESTED,
+                })
+                .collect()
+        })
+        .collect();
+    let started = doc.baseline.as_ref().map_or("", |c| c.started.as_str());
+    square_png(Square {
+        title: format!("fabdiag sweep: {}, against its baseline", doc.metric.test),
+        subtitle: cells_note(
+            block,
+            format!("each pair's result as a fraction of its result in the sweep of {started}"),
+        ),
+        n,
+        block,
+        colours,
+        marked: doc
+            .baseline
+            .iter()
+            .flat_map(|c| c.nodes.iter().map(|x| x.rank))
+            .collect(),
+        axis: "rank (nodes below their baseline in red)",
+        scale: [
+            "1.00 or better".into(),
+            "0.75".into(),
+            format!("{SCALE_FLOOR:.2} or worse"),
+        ],
+        keys: vec![(UNTESTED, "not in both sweeps")],
+    })
 }
 
 /// The histogram of every measured pair: outlier pairs stacked in red over
@@ -562,6 +688,46 @@ mod tests {
         doc.schedule.rails = 1;
         assert!(!cell_of(&doc, OTHER_RAIL), "every pair scheduled: no other-rail cell");
         assert!(cell_of(&doc, UNTESTED), "those cells are not tested then");
+    }
+
+    #[test]
+    fn the_change_picture_shows_each_pair_against_its_baseline() {
+        // the baseline: every pair at 100; now rank 2's pairs at 40 and
+        // rank 5 missing (its pairs not measured in both)
+        let base = crate::baseline::tests::baseline_of(&doc_with(6, &[], &[], &[]));
+        let slow: Vec<((usize, usize), f64)> = [0, 1, 3, 4].iter().map(|&r| ((r.min(2), r.max(2)), 40.0)).collect();
+        let doc = crate::report::tests::build_with(
+            crate::report::tests::sweep_with(6, &slow, &[], &[5]),
+            Some((&base, 0.8)),
+        );
+        assert_eq!(
+            doc.baseline
+                .as_ref()
+                .map(|c| c.nodes.iter().map(|x| x.rank).collect::<Vec<_>>()),
+            Some(vec![2])
+        );
+        let change = change_cells(&doc, &base);
+        assert_eq!(change.cells[2][0], Some(0.4));
+        let (w, h, buf) = decode(&change_png(&doc, &change).expect("change picture"));
+        assert!(w >= 560 && h > 6 * 28, "{w}x{h}");
+        let run_of = |c: RGBColor| {
+            buf.chunks(3 * w as usize).any(|row| {
+                row.chunks(3)
+                    .collect::<Vec<_>>()
+                    .windows(20)
+                    .any(|r| r.iter().all(|p| *p == [c.0, c.1, c.2]))
+            })
+        };
+        assert!(run_of(colour(0.4)), "rank 2's pairs in the darkest colour");
+        assert!(run_of(colour(1.0)), "the rest as before");
+        assert!(run_of(UNTESTED), "rank 5's pairs, not measured in both");
+        assert!(has(&buf, FAILED), "rank 2 marked beside the axes");
+        // and the page carries it in its baseline section
+        let pictures = draw(&doc, Some(&change)).expect("pictures");
+        let page = crate::html::page(&doc, &pictures);
+        let section = &page[page.find("<h2>Against the baseline</h2>").expect("the section")..];
+        assert!(section.contains("alt=\"each pair&#39;s result against its baseline\""));
+        assert!(draw(&doc, None).expect("pictures").change.is_none());
     }
 
     #[test]

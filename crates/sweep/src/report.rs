@@ -1047,10 +1047,10 @@ pub(crate) mod tests {
             "{}",
             text(&pairs)
         );
-        let html = crate::html::page(&doc, b"", b"");
+        let html = crate::html::page(&doc, &Default::default());
         assert!(html.contains("<td>its median, "), "{html}");
         assert!(html.contains(&format!("{rule}.</p>")), "{html}");
-        assert!(crate::html::page(&pairs, b"", b"").contains("<td>its slow pairs</td>"));
+        assert!(crate::html::page(&pairs, &Default::default()).contains("<td>its slow pairs</td>"));
     }
 
     #[test]
@@ -1103,7 +1103,8 @@ pub(crate) mod tests {
             t.contains("(host<5>): 2.30 MB/s (0.04 of median, 0.02 of best, score 4.5); alone 2.40: confirmed\n"),
             "{t}"
         );
-        assert!(crate::html::page(&still, b"", b"").contains("with rank 3 (host&lt;3&gt;), alone 30.00: confirmed"));
+        assert!(crate::html::page(&still, &Default::default())
+            .contains("with rank 3 (host&lt;3&gt;), alone 30.00: confirmed"));
         assert_eq!(still.verdict.slow_nodes, 1);
 
         let load = ci_with_retests(&[((3, 6), Some(45.0))]);
@@ -1140,7 +1141,7 @@ pub(crate) mod tests {
         assert!(d.verdict.all_others_lost);
         let t = text(&d);
         assert!(t.contains(&format!("  {ALL_OTHERS_LOST}\n")), "{t}");
-        assert!(crate::html::page(&d, &[], &[]).contains("suspect rank 0&#39;s own node"));
+        assert!(crate::html::page(&d, &Default::default()).contains("suspect rank 0&#39;s own node"));
         for d in [lose(4, &[1, 3]), lose(2, &[1])] {
             assert!(!d.verdict.all_others_lost);
             assert!(!text(&d).contains(ALL_OTHERS_LOST));
@@ -1169,7 +1170,7 @@ pub(crate) mod tests {
         assert_eq!(f[20], "  ... and 5 more (sweep.json has every one)");
         assert_eq!(section("not tested:"), ["  29 pairs: rank missing"], "{t}");
         // the page counts them by reason too
-        let page = crate::html::page(&doc_with(30, &[], &failed, &[29]), b"", b"");
+        let page = crate::html::page(&doc_with(30, &[], &failed, &[29]), &Default::default());
         let at = page.find("<h2>Not tested</h2>").expect("a Not tested section");
         assert!(
             page[at..].contains("29") && page[at..].contains("rank missing"),
@@ -1231,7 +1232,7 @@ pub(crate) mod tests {
         let t = text(&doc);
         assert!(t.contains("\n  rail 1: median 25.00 MB/s, 4 of 4 ranks slow: slow rail, suspect what its ranks share (its switches and cables)\n"), "{t}");
         assert!(t.contains("\n  rail 2: median 100.00 MB/s, 0 of 4 ranks slow\n"), "{t}");
-        let page = crate::html::page(&doc, b"", b"");
+        let page = crate::html::page(&doc, &Default::default());
         assert!(
             page.contains("1 slow rail") && page.contains(&format!("<td>{SLOW_RAIL}</td>")),
             "{page}"

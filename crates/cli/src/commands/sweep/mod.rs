@@ -14,8 +14,9 @@ use fabdiag_options::{Action, Invocation, OptionError, RunMode};
 use fabdiag_report::threshold::Threshold;
 use fabdiag_report::Tool;
 use fabdiag_sweep::analysis::{Better, Reference, Rules};
-use fabdiag_sweep::baseline::Baseline;
+use fabdiag_sweep::baseline::{Baseline, ChangeCells};
 use fabdiag_sweep::coordinator::{self, CoordConfig, Coordinated, PairRecord};
+use fabdiag_sweep::picture::Pictures;
 use fabdiag_sweep::report::{self, Limits, Metric, SweepDoc};
 use fabdiag_sweep::runner::{FabricRunner, SimRunner};
 use fabdiag_sweep::schedule::Schedule;
@@ -455,8 +456,23 @@ fn conclude(
     }
     // the pictures come last, so a failure to draw loses no result
     if let Some(dir) = dir.filter(|_| draw) {
-        let drawn = report_pages(doc).and_then(|(page, heat)| {
-            write(dir, "report.html", page.as_bytes()).and_then(|_| write(dir, "heatmap.png", &heat))
+        // (the change's cells are gathered here, where the baseline is:
+        // a few MB at most, where the baseline itself is gigabytes)
+        let change = baseline.map(|b| picture::change_cells(&doc, b));
+        let drawn = report_pages(doc, change).and_then(|(page, pictures)| {
+            write(dir, "report.html", page.as_bytes())?;
+            write(dir, "heatmap.png", &pictures.heatmap)?;
+            match &pictures.change {
+                Some(png) => write(dir, "change.png", png),
+                // a report made again in place without --baseline: the
+                // earlier comparison's picture is no longer this report's
+                None => match std::fs::remove_file(dir.join("change.png")) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        Err(format!("cannot remove {}: {e}", dir.join("change.png").display()))
+                    }
+                    _ => Ok(()),
+                },
+            }
         });
         if let Err(m) = drawn {
             eprintln!("{prog}: {m}");
@@ -472,17 +488,16 @@ fn json_to(mut w: impl std::io::Write, doc: &SweepDoc) -> Result<(), String> {
     w.write_all(b"\n").and_then(|()| w.flush()).map_err(|e| e.to_string())
 }
 
-/// The HTML page and the heatmap PNG, drawn in a thread with a deadline:
-/// a drawing library that stalls must not keep the sweep from ending.
-/// The finished document moves into that thread (it is not needed after).
-fn report_pages(doc: SweepDoc) -> Result<(String, Vec<u8>), String> {
+/// The HTML page and the pictures, drawn in a thread with a deadline: a
+/// drawing library that stalls must not keep the sweep from ending. The
+/// finished document moves into that thread (it is not needed after).
+fn report_pages(doc: SweepDoc, change: Option<ChangeCells>) -> Result<(String, Pictures), String> {
     const DRAW_LIMIT: Duration = Duration::from_secs(120);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("fabdiag-report".into())
         .spawn(move || {
-            let drawn = picture::heatmap_png(&doc)
-                .and_then(|heat| Ok((html::page(&doc, &heat, &picture::histogram_png(&doc)?), heat)));
+            let drawn = picture::draw(&doc, change.as_ref()).map(|p| (html::page(&doc, &p), p));
             let _ = tx.send(drawn.map_err(|e| e.to_string()));
         })
         .map_err(|e| format!("cannot start drawing the report: {e}"))?;
