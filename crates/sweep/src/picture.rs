@@ -110,36 +110,43 @@ pub fn cells(doc: &SweepDoc, max_cells: usize) -> (Vec<Vec<Cell>>, usize) {
     }
     // a block with no record: its pairs never ran, unless it is one
     // rank's own diagonal cell, or on rails no pair of it is on one rail
-    let ranks_in = |i: usize| (n - i * block).min(block);
-    let sched = crate::schedule::Schedule::on_rails(n, doc.schedule.rails).ok();
-    let paired = |i: usize, j: usize| {
-        let (bi, bj) = (
-            i * block..(i * block + ranks_in(i)),
-            j * block..(j * block + ranks_in(j)),
-        );
-        sched.is_some_and(|s| bi.clone().any(|a| bj.clone().any(|b| s.has_pair(a, b))))
-    };
+    let gap = gap_of(doc, block);
     let grid = grid
         .into_iter()
         .enumerate()
         .map(|(i, row)| {
             row.into_iter()
                 .enumerate()
-                .map(|(j, c)| {
-                    c.unwrap_or_else(|| {
-                        if i == j && ranks_in(i) < 2 {
-                            Cell::Diagonal
-                        } else if !paired(i, j) {
-                            Cell::OtherRail
-                        } else {
-                            Cell::Untested
-                        }
-                    })
-                })
+                .map(|(j, c)| c.unwrap_or_else(|| gap(i, j)))
                 .collect()
         })
         .collect();
     (grid, block)
+}
+
+/// What a cell of blocks of `block` ranks holding no figure is: one
+/// rank's own diagonal cell, ranks the schedule never paired (on
+/// different rails), or else pairs that were not tested.
+fn gap_of(doc: &SweepDoc, block: usize) -> impl Fn(usize, usize) -> Cell {
+    let n = doc.nodes.len();
+    let ranks_in = move |i: usize| n.saturating_sub(i * block).min(block);
+    let sched = crate::schedule::Schedule::on_rails(n, doc.schedule.rails).ok();
+    move |i: usize, j: usize| {
+        let (bi, bj) = (
+            i * block..(i * block + ranks_in(i)),
+            j * block..(j * block + ranks_in(j)),
+        );
+        if i == j && ranks_in(i) < 2 {
+            Cell::Diagonal
+        } else if !sched
+            .as_ref()
+            .is_some_and(|s| bi.clone().any(|a| bj.clone().any(|b| s.has_pair(a, b))))
+        {
+            Cell::OtherRail
+        } else {
+            Cell::Untested
+        }
+    }
 }
 
 /// A figure as a fraction of the best (1: the best pair; lower: worse),
@@ -422,7 +429,9 @@ pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
 pub fn change_png(doc: &SweepDoc, change: &ChangeCells) -> Result<Vec<u8>, SweepError> {
     let n = doc.nodes.len();
     let block = change.block.max(1);
-    let ranks_in = |i: usize| n.saturating_sub(i * block).min(block);
+    let gap = gap_of(doc, block);
+    // (a gap the sweep tested is grey here whether it failed, was not
+    // tested, or its nodes are not in the baseline: not in both sweeps)
     let colours = change
         .cells
         .iter()
@@ -432,12 +441,19 @@ pub fn change_png(doc: &SweepDoc, change: &ChangeCells) -> Result<Vec<u8>, Sweep
                 .enumerate()
                 .map(|(j, c)| match c {
                     Some(f) => colour(*f),
-                    None if i == j && ranks_in(i) < 2 => WHITE,
-                    None => UNTESTED,
+                    None => match gap(i, j) {
+                        Cell::Diagonal => WHITE,
+                        Cell::OtherRail => OTHER_RAIL,
+                        _ => UNTESTED,
+                    },
                 })
                 .collect()
         })
         .collect();
+    let mut keys = vec![(UNTESTED, "not in both sweeps")];
+    if doc.schedule.rails > 1 {
+        keys.push((OTHER_RAIL, "other rail"));
+    }
     let started = doc.baseline.as_ref().map_or("", |c| c.started.as_str());
     square_png(Square {
         title: format!("fabdiag sweep: {}, against its baseline", doc.metric.test),
@@ -459,7 +475,7 @@ pub fn change_png(doc: &SweepDoc, change: &ChangeCells) -> Result<Vec<u8>, Sweep
             "0.75".into(),
             format!("{SCALE_FLOOR:.2} or worse"),
         ],
-        keys: vec![(UNTESTED, "not in both sweeps")],
+        keys,
     })
 }
 
@@ -601,6 +617,18 @@ mod tests {
         buf.chunks(3).any(|p| p == [c.0, c.1, c.2])
     }
 
+    /// Whether a row of pixels `w` wide has 20 of colour `c` in a run: a
+    /// cell's width of it (type is smoothed into every grey, so single
+    /// pixels prove nothing).
+    fn has_run(buf: &[u8], w: u32, c: RGBColor) -> bool {
+        buf.chunks(3 * w as usize).any(|row| {
+            row.chunks(3)
+                .collect::<Vec<_>>()
+                .windows(20)
+                .any(|r| r.iter().all(|p| *p == [c.0, c.1, c.2]))
+        })
+    }
+
     #[test]
     fn heatmap_shows_each_state_in_its_colour() {
         // rank 3 failed with rank 1; rank 4 missing; the rest at 100 but
@@ -673,16 +701,9 @@ mod tests {
                 assert_eq!(matches!(c, Cell::OtherRail), i == j, "{grid:?}");
             }
         }
-        // a cell's width of the colour in a row of pixels (type is
-        // smoothed into every grey, so single pixels prove nothing)
         let cell_of = |doc: &SweepDoc, c: RGBColor| {
             let (w, _, buf) = decode(&heatmap_png(doc).expect("heatmap"));
-            buf.chunks(3 * w as usize).any(|row| {
-                row.chunks(3)
-                    .collect::<Vec<_>>()
-                    .windows(20)
-                    .any(|r| r.iter().all(|p| *p == [c.0, c.1, c.2]))
-            })
+            has_run(&buf, w, c)
         };
         assert!(cell_of(&doc, OTHER_RAIL));
         doc.schedule.rails = 1;
@@ -710,14 +731,7 @@ mod tests {
         assert_eq!(change.cells[2][0], Some(0.4));
         let (w, h, buf) = decode(&change_png(&doc, &change).expect("change picture"));
         assert!(w >= 560 && h > 6 * 28, "{w}x{h}");
-        let run_of = |c: RGBColor| {
-            buf.chunks(3 * w as usize).any(|row| {
-                row.chunks(3)
-                    .collect::<Vec<_>>()
-                    .windows(20)
-                    .any(|r| r.iter().all(|p| *p == [c.0, c.1, c.2]))
-            })
-        };
+        let run_of = |c: RGBColor| has_run(&buf, w, c);
         assert!(run_of(colour(0.4)), "rank 2's pairs in the darkest colour");
         assert!(run_of(colour(1.0)), "the rest as before");
         assert!(run_of(UNTESTED), "rank 5's pairs, not measured in both");
@@ -728,6 +742,17 @@ mod tests {
         let section = &page[page.find("<h2>Against the baseline</h2>").expect("the section")..];
         assert!(section.contains("alt=\"each pair&#39;s result against its baseline\""));
         assert!(draw(&doc, None).expect("pictures").change.is_none());
+        // on 2 rails, pairs of different rails were never paired: the
+        // heatmap's pale "other rail", not "not in both sweeps"
+        let mut s = crate::report::tests::sweep_with(6, &[], &[], &[]);
+        s.pairs.retain(|p| p.a % 2 == p.b % 2);
+        s.rails = 2;
+        let doc = crate::report::tests::build_with(s, Some((&base, 0.8)));
+        let change = change_cells(&doc, &base);
+        assert_eq!((change.cells[0][2], change.cells[0][1]), (Some(1.0), None));
+        let (w, _, buf) = decode(&change_png(&doc, &change).expect("change picture"));
+        let run_of = |c: RGBColor| has_run(&buf, w, c);
+        assert!(run_of(OTHER_RAIL) && !run_of(UNTESTED));
     }
 
     #[test]
