@@ -43,6 +43,15 @@ links=/tmp/fabdiag-cuda-links
 mkdir -p "$links"
 drv=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}')
 [ -n "$drv" ] && ln -sf "$drv" "$links/libcuda.so"
+# and libfabric's CUDA support opens the runtime as "libcudart.so", which
+# only a toolkit's lib64 has: where that is missing, the versioned one
+# found elsewhere (PyTorch's wheels carry libcudart.so.13 alone; seen with
+# a libfabric 2.6 built against CUDA 13's headers: "Failed to dlopen
+# libcudart.so")
+if [ ! -e "$cuda/lib64/libcudart.so" ]; then
+  rt=$(find "$cuda" /usr/local/lib /usr/lib /opt -name 'libcudart.so.1[0-9]*' 2>/dev/null | sort -V | tail -1)
+  [ -n "$rt" ] && ln -sf "$rt" "$links/libcudart.so"
+fi
 export LD_LIBRARY_PATH=$cuda/lib64:$links${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 steps=${*:-info libfabric tests traffic loopback pairs serve compare}
 log() { echo "== $*" | tee -a "$LOGS/steps.txt"; pack; }
