@@ -7,8 +7,9 @@
 # link libcuda.so, which driver-only machines lack) and is newer than CUDA
 # 13. fabdiag's tools ran against both, built here without CUDA, and
 # against v2.6.0 built here with CUDA 12.4's headers from NVIDIA's PyPI
-# wheels (no GPU: configure and make only need the headers), and with
-# CUDA 13.0's, the GPU machine's version (2026-11-24): cuda_runtime.h
+# wheels (no GPU: configure and make only need the headers); v2.6.0 and
+# v1.22.0 both build with CUDA 13.0's, the GPU machine's version
+# (2026-11-24; fabdiag ran against that v2.6.0 here): cuda_runtime.h
 # there needs crt/, in a wheel of its own, and nvml.h another:
 #   pip download --no-deps nvidia-cuda-runtime==13.0.* nvidia-cuda-crt==13.0.* nvidia-nvml-dev==13.0.*
 #   unzip each; CUDA_DIR/include = their nvidia/cu13/include merged
