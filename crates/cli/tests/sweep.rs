@@ -1225,10 +1225,8 @@ fn eight_namespaces_name_the_slowed_link_and_the_slowed_node() {
     let others: Vec<Proc> = (1..8).map(|r| Proc::spawn(&mut c.rank(r, port, args))).collect();
     let zero = Proc::spawn(&mut c.rank(0, port, &[args, &["--json", "--output", &dir]].concat())).wait(LIMIT * 4);
     // the one-page summary (shown with --nocapture; the README quotes one)
-    println!(
-        "{}",
-        std::fs::read_to_string(format!("{dir}/summary.txt")).unwrap_or_default()
-    );
+    let text = std::fs::read_to_string(format!("{dir}/summary.txt")).unwrap_or_default();
+    println!("{text}");
     for (i, p) in others.into_iter().enumerate() {
         let o = p.wait(LIMIT);
         assert_eq!(o.code, Some(0), "rank {}: {}", i + 1, o.stderr);
@@ -1270,6 +1268,9 @@ fn eight_namespaces_name_the_slowed_link_and_the_slowed_node() {
         .map(|f| (f["a"].as_u64().unwrap(), f["b"].as_u64().unwrap()))
         .collect();
     assert_eq!(links, [(2, 5)], "{summary}");
+    // the node's host is the one to look at; the link's ends are not
+    assert_eq!(doc["verdict"]["suspect_hosts"], serde_json::json!(["node6"]));
+    assert!(text.contains("\nhosts to look at: node6\n"), "{text}");
     // the slowed link and the slowed node (with a healthy partner) were
     // re-tested alone, the node first, and are still slow. Healthy links the
     // sweep's contention dragged below the fraction (seen in CI: two at 0.65

@@ -124,8 +124,14 @@ fn a_node_slower_than_in_its_baseline_is_named_and_a_faster_one_is_not() {
     assert_eq!(simulate("6", &["--sim-slow", "3", "--output", &slow]).code, Some(5));
     let o = simulate("6", &["--sim-slow", "3", "--baseline", &healthy, "--json"]);
     assert_eq!(o.code, Some(5), "{}", o.stderr);
-    let c = o.json()["baseline"].clone();
+    let doc = o.json();
+    let c = doc["baseline"].clone();
     assert_eq!(c["nodes"].as_array().unwrap().len(), 1, "{c}");
+    // its host is the one to look at (simulated ranks share this VM's)
+    assert_eq!(
+        doc["verdict"]["suspect_hosts"],
+        serde_json::json!([doc["nodes"][3]["host"]])
+    );
     assert_eq!(c["nodes"][0]["rank"], 3);
     assert_eq!(c["nodes"][0]["regressed_pairs"], 5);
     assert!(

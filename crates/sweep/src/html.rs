@@ -160,6 +160,7 @@ pub fn page(doc: &SweepDoc, pictures: &Pictures) -> String {
         let _ = writeln!(o, "<div class=\"verdict ok\">No slow link or node, no failure</div>");
     } else {
         let _ = writeln!(o, "<div class=\"verdict bad\">{}</div>", escape(&problems.join("; ")));
+        let _ = writeln!(o, "<p>{}</p>", escape(&report::suspects_line(doc)));
     }
     let measured = doc
         .pairs
@@ -494,5 +495,8 @@ mod tests {
         let bad = page(&doc_with(6, &[((1, 4), 20.0)], &[], &[]), &Pictures::default());
         assert!(bad.contains("1 slow link<") || bad.contains("1 slow link;"), "{bad}");
         assert!(bad.contains("class=\"verdict bad\""));
+        assert!(!ok.contains("hosts to look at"));
+        let lost = page(&doc_with(4, &[], &[], &[2]), &Pictures::default());
+        assert!(lost.contains("<p>hosts to look at: host&lt;2&gt;</p>"), "{lost}");
     }
 }

@@ -10,7 +10,7 @@ use crate::coordinator::{first_records, Coordinated, Node, NodeStatus, PairRecor
 use crate::schedule::Schedule;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
 pub const SCHEMA: &str = "fabdiag-sweep/1";
@@ -163,6 +163,26 @@ pub struct Verdict {
     pub regressed_nodes: usize,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fabric_regressed: bool,
+    /// The hosts of the nodes named above (slow, lost, below the baseline
+    /// or a threshold; rank 0's alone when it lost every other rank),
+    /// each once, sorted: what to look at or drain. Not the ends of slow
+    /// links: a link is a cable or a switch port between two hosts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suspect_hosts: Vec<String>,
+}
+
+/// The ranks whose nodes the verdict names: `Verdict::suspect_hosts`
+/// are their hosts (a rank that never joined has none).
+fn suspect_ranks(v: &Verdict, slow: &HashSet<usize>, regressed: &[NodeChange]) -> BTreeSet<usize> {
+    if v.all_others_lost {
+        return BTreeSet::from([0]);
+    }
+    slow.iter()
+        .copied()
+        .chain(v.lost_nodes.iter().copied())
+        .chain(regressed.iter().map(|x| x.rank))
+        .chain(v.threshold_nodes.iter().copied())
+        .collect()
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -364,6 +384,16 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         regressed_links: compared.as_ref().map_or(0, |c| c.links.len()),
         regressed_nodes: compared.as_ref().map_or(0, |c| c.nodes.len()),
         fabric_regressed: compared.as_ref().is_some_and(|c| c.fabric_regressed),
+        suspect_hosts: Vec::new(),
+    };
+    let regressed = compared.as_ref().map_or(&[][..], |c| &c.nodes[..]);
+    let hosts: BTreeSet<&str> = suspect_ranks(&verdict, &slow, regressed)
+        .into_iter()
+        .filter_map(|r| s.nodes.get(r).and_then(|x| x.host.as_deref()))
+        .collect();
+    let verdict = Verdict {
+        suspect_hosts: hosts.into_iter().map(str::to_string).collect(),
+        ..verdict
     };
     let rail_count = s.rails;
     let (started, ended) = (s.started, s.ended);
@@ -919,8 +949,33 @@ pub fn text(doc: &SweepDoc) -> String {
             let _ = writeln!(o, "  {n:<w$} {v:>12}{flag}");
         }
     }
+    let _ = writeln!(o, "{}", suspects_line(doc));
     let _ = writeln!(o, "overhead: {}", overhead_line(doc));
     o
+}
+
+/// "hosts to look at: node005,node007", comma-separated as `scontrol`
+/// takes them, and the ranks named that never joined (no host known).
+pub(crate) fn suspects_line(doc: &SweepDoc) -> String {
+    let v = &doc.verdict;
+    let hosts = if v.suspect_hosts.is_empty() {
+        "none".to_string()
+    } else {
+        v.suspect_hosts.join(",")
+    };
+    let unnamed = if v.all_others_lost {
+        0
+    } else {
+        doc.nodes
+            .iter()
+            .filter(|x| x.node.host.is_none() && x.node.status != NodeStatus::Ok)
+            .count()
+    };
+    match unnamed {
+        0 => format!("hosts to look at: {hosts}"),
+        1 => format!("hosts to look at: {hosts}; and 1 rank that never joined (no host known)"),
+        n => format!("hosts to look at: {hosts}; and {n} ranks that never joined (no host known)"),
+    }
 }
 
 #[cfg(test)]
@@ -1005,7 +1060,12 @@ pub(crate) mod tests {
     /// `sweep`'s document, as a bandwidth sweep of 64 KiB writes, against
     /// `baseline` when given.
     pub(crate) fn build_with(sweep: Coordinated, baseline: Option<(&Baseline, f64)>) -> SweepDoc {
-        build(Inputs {
+        build(inputs(sweep, baseline))
+    }
+
+    /// What `build_with` builds from.
+    fn inputs(sweep: Coordinated, baseline: Option<(&Baseline, f64)>) -> Inputs<'_> {
+        Inputs {
             sweep,
             metric: Metric {
                 name: "bandwidth".into(),
@@ -1024,7 +1084,7 @@ pub(crate) mod tests {
             fabdiag_version: "test",
             libfabric_version: None,
             baseline,
-        })
+        }
     }
 
     #[test]
@@ -1146,6 +1206,53 @@ pub(crate) mod tests {
             assert!(!d.verdict.all_others_lost);
             assert!(!text(&d).contains(ALL_OTHERS_LOST));
         }
+    }
+
+    #[test]
+    fn the_hosts_to_look_at_are_those_of_every_node_named_once_each() {
+        // 10 ranks, two per host (host<r / 2>): rank 3 slow, rank 5 lost,
+        // rank 8 below a threshold, rank 9 never joined and nameless; the
+        // slow link 0-6 names no host
+        let mut s = sweep_with(10, &[((0, 6), 20.0)], &[], &[9]);
+        for x in &mut s.nodes {
+            x.host = Some(format!("host<{}>", x.rank / 2));
+        }
+        s.nodes[9].host = None;
+        s.nodes[5].status = NodeStatus::Lost;
+        s.nodes[5].reason = Some("was lost in round 4".into());
+        for p in s.pairs.iter_mut().filter(|p| p.a == 3 || p.b == 3) {
+            p.value = Some(30.0);
+        }
+        for p in s.pairs.iter_mut().filter(|p| p.a == 8 || p.b == 8) {
+            p.value = p.value.map(|_| 90.0);
+        }
+        let d = build(Inputs {
+            limits: Limits {
+                min_bw_mb_s: Some(95.0),
+                max_lat_us: None,
+            },
+            ..inputs(s, None)
+        });
+        assert_eq!(
+            d.analysis.slow_nodes.iter().map(|f| f.node).collect::<Vec<_>>(),
+            vec![3]
+        );
+        assert!(d.verdict.threshold_nodes.contains(&8), "{:?}", d.verdict);
+        assert_eq!(d.verdict.suspect_hosts, vec!["host<1>", "host<2>", "host<4>"]);
+        assert!(
+            text(&d).contains(
+                "\nhosts to look at: host<1>,host<2>,host<4>; and 1 rank that never joined (no host known)\n"
+            ),
+            "{}",
+            text(&d)
+        );
+        // none: said so; rank 0 alone when it lost every other rank
+        assert!(text(&doc_with(4, &[], &[], &[])).contains("\nhosts to look at: none\n"));
+        let mut s = sweep_with(3, &[], &[], &[]);
+        for x in &mut s.nodes[1..] {
+            x.status = NodeStatus::Lost;
+        }
+        assert_eq!(doc_of(&s).verdict.suspect_hosts, vec!["host<0>"]);
     }
 
     #[test]
