@@ -393,41 +393,25 @@ impl<'a> Matched<'a> {
     }
 }
 
-/// The change picture's cells: each pair's figure as a fraction of its
-/// baseline figure, ranks grouped into blocks of `block` a side so that a
-/// side has at most `max_cells`, a block showing its worst pair (one
-/// regressed link is never averaged away); none where no pair of the
-/// block was measured in both sweeps. One walk over the pairs, into at
-/// most `max_cells`² cells.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ChangeCells {
-    pub cells: Vec<Vec<Option<f64>>>,
-    pub block: usize,
+/// This sweep's pairs against `base`, for the change picture: each pair
+/// measured in both as its figure's fraction of its baseline figure.
+pub struct Changes<'a>(Matched<'a>);
+
+/// This sweep's nodes (their names, in rank order) matched to `base`'s.
+pub fn changes<'a, 'n>(
+    base: &'a Baseline,
+    nodes: impl Iterator<Item = (&'n Option<String>, &'n Option<String>, &'n Option<String>)>,
+    better: Better,
+) -> Changes<'a> {
+    Changes(Matched::new(base, nodes, better))
 }
 
-/// This sweep's change against `base` (the sweep's nodes' names, in rank
-/// order, and its measured figures `now`), for the change picture.
-pub fn change_cells<'n>(
-    base: &Baseline,
-    nodes: impl Iterator<Item = (&'n Option<String>, &'n Option<String>, &'n Option<String>)>,
-    now: &Matrix,
-    better: Better,
-    max_cells: usize,
-) -> ChangeCells {
-    let n = now.n();
-    let block = n.div_ceil(max_cells.max(1)).max(1);
-    let side = n.div_ceil(block);
-    let mut cells = vec![vec![None; side]; side];
-    let matched = Matched::new(base, nodes, better);
-    for (a, b, _, _, f) in matched.compared(now) {
-        let (i, j) = (a / block, b / block);
-        for (i, j) in [(i, j), (j, i)] {
-            if let Some(c) = cells.get_mut(i).and_then(|row: &mut Vec<Option<f64>>| row.get_mut(j)) {
-                *c = Some(c.map_or(f, |old: f64| old.min(f)));
-            }
-        }
+impl Changes<'_> {
+    /// (a, b, fraction of the baseline figure; below 1 worse) for each
+    /// pair of `now` measured in both sweeps, walked, not kept.
+    pub fn fractions<'m>(&'m self, now: &'m Matrix) -> impl Iterator<Item = (usize, usize, f64)> + 'm {
+        self.0.compared(now).map(|(a, b, _, _, f)| (a, b, f))
     }
-    ChangeCells { cells, block }
 }
 
 /// This sweep (its `nodes` and measured figures `now`, by its ranks)
@@ -673,43 +657,6 @@ pub(crate) mod tests {
             t.contains("\nin the baseline, not in this sweep: node29 (rank 29 in the baseline)\n"),
             "{t}"
         );
-    }
-
-    #[test]
-    fn the_change_cells_hold_each_pair_against_itself_and_a_block_its_worst() {
-        // host order shifted by one between the sweeps: the cells follow
-        // the names; pair 2-5 at half its figure, host 7 new
-        let base = baseline_of(&sweep_on(8, &[], |r| format!("node{}", (r + 1) % 8)));
-        let now = sweep_on(8, &[((2, 5), 50.0)], |r| {
-            if r == 7 {
-                "spare".into()
-            } else {
-                format!("node{r}")
-            }
-        });
-        let names = || now.nodes.iter().map(|s| (&s.node.host, &s.node.device, &s.node.gpu));
-        let c = change_cells(&base, names(), &now.matrix, Better::Higher, 8);
-        assert_eq!(c.block, 1);
-        assert_eq!(c.cells[2][5], Some(0.5));
-        assert_eq!(c.cells[5][2], Some(0.5));
-        assert_eq!(c.cells[0][1], Some(1.0));
-        assert_eq!(c.cells[3][3], None, "a rank's own cell");
-        assert!(
-            (0..8).all(|r| c.cells[7][r].is_none() && c.cells[r][7].is_none()),
-            "{c:?}"
-        );
-        // in blocks of 3 ranks, a block shows its worst pair, and the
-        // last block (ranks 6, 7) has none compared but 6's with others
-        let c = change_cells(&base, names(), &now.matrix, Better::Higher, 3);
-        assert_eq!((c.block, c.cells.len()), (3, 3));
-        assert_eq!(c.cells[0][1], Some(0.5));
-        assert_eq!(c.cells[1][0], Some(0.5));
-        assert_eq!(c.cells[1][1], Some(1.0));
-        assert_eq!(c.cells[2][2], None);
-        assert_eq!(c.cells[2][0], Some(1.0));
-        // a latency that doubled is at half its baseline, as in compare
-        let c = change_cells(&base, names(), &now.matrix, Better::Lower, 8);
-        assert_eq!(c.cells[2][5], Some(2.0));
     }
 
     #[test]

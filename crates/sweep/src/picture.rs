@@ -9,7 +9,7 @@
 //! crate), so a picture looks the same on a node with no fonts installed.
 
 use crate::analysis::Better;
-use crate::baseline::{Baseline, ChangeCells};
+use crate::baseline::Baseline;
 use crate::report::SweepDoc;
 use crate::SweepError;
 use plotters::prelude::*;
@@ -80,15 +80,74 @@ impl Cell {
     }
 }
 
-/// The cells of the matrix, grouped into blocks of `block` ranks a side
-/// so that a side has at most `max_cells`. One pass over the pair records
-/// (each pair has one in `doc.pairs`; re-tests are kept apart), straight
-/// into its block: a map of every pair first took 7.4 s at 4,000 ranks
-/// (examples/report_cost) and grew with the pairs (50 million at 10,000).
-pub fn cells(doc: &SweepDoc, max_cells: usize) -> (Vec<Vec<Cell>>, usize) {
+/// Where ranks sit on a square picture: their order along both axes
+/// (rank order; on rails, grouped by rail, so that each rail's pairs are
+/// one block on the diagonal, not a lattice across the whole square), and
+/// how many share a cell (`block` a side, so that a side has at most
+/// `max_cells`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Layout {
+    n: usize,
+    /// The rails the ranks are grouped by (1: rank order).
+    rails: usize,
+    pub block: usize,
+}
+
+impl Layout {
+    pub fn of(doc: &SweepDoc, max_cells: usize) -> Layout {
+        let n = doc.nodes.len();
+        let rails = doc.schedule.rails;
+        Layout {
+            n,
+            // (a sweep on rails has a multiple of them; a document that
+            // says otherwise is drawn in rank order)
+            rails: if rails > 1 && n.is_multiple_of(rails) { rails } else { 1 },
+            block: n.div_ceil(max_cells.max(1)).max(1),
+        }
+    }
+
+    /// Cells a side.
+    pub fn side(&self) -> usize {
+        self.n.div_ceil(self.block)
+    }
+
+    fn per_rail(&self) -> usize {
+        self.n / self.rails
+    }
+
+    /// Rank `r`'s place along the axes: rail after rail, rank order in each.
+    pub fn pos(&self, r: usize) -> usize {
+        (r % self.rails) * self.per_rail() + r / self.rails
+    }
+
+    /// The rank at place `p` (`pos`'s inverse).
+    pub fn rank(&self, p: usize) -> usize {
+        match self.per_rail() {
+            0 => p,
+            per => (p % per) * self.rails + p / per,
+        }
+    }
+
+    /// The cell rank `r` is in.
+    pub fn cell(&self, r: usize) -> usize {
+        self.pos(r) / self.block
+    }
+
+    /// The ranks of cell `i`.
+    pub fn ranks_in(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        (i * self.block..((i + 1) * self.block).min(self.n)).map(|p| self.rank(p))
+    }
+}
+
+/// The cells of the matrix, laid out by `Layout`. One pass over the pair
+/// records (each pair has one in `doc.pairs`; re-tests are kept apart),
+/// straight into its cell: a map of every pair first took 7.4 s at 4,000
+/// ranks (examples/report_cost) and grew with the pairs (50 million at
+/// 10,000).
+pub fn cells(doc: &SweepDoc, max_cells: usize) -> (Vec<Vec<Cell>>, Layout) {
     let n = doc.nodes.len();
-    let block = n.div_ceil(max_cells.max(1)).max(1);
-    let side = n.div_ceil(block);
+    let layout = Layout::of(doc, max_cells);
+    let side = layout.side();
     let better = doc.metric.better;
     // None: no record of any pair in the block (yet)
     let mut grid: Vec<Vec<Option<Cell>>> = vec![vec![None; side]; side];
@@ -102,7 +161,7 @@ pub fn cells(doc: &SweepDoc, max_cells: usize) -> (Vec<Vec<Cell>>, usize) {
             (None, true) => Cell::Untested,
             (None, false) => Cell::Failed,
         };
-        let (i, j) = (p.a / block, p.b / block);
+        let (i, j) = (layout.cell(p.a), layout.cell(p.b));
         put(i, j, c);
         if i != j {
             put(j, i, c);
@@ -110,7 +169,7 @@ pub fn cells(doc: &SweepDoc, max_cells: usize) -> (Vec<Vec<Cell>>, usize) {
     }
     // a block with no record: its pairs never ran, unless it is one
     // rank's own diagonal cell, or on rails no pair of it is on one rail
-    let gap = gap_of(doc, block);
+    let gap = gap_of(doc, layout);
     let grid = grid
         .into_iter()
         .enumerate()
@@ -121,26 +180,20 @@ pub fn cells(doc: &SweepDoc, max_cells: usize) -> (Vec<Vec<Cell>>, usize) {
                 .collect()
         })
         .collect();
-    (grid, block)
+    (grid, layout)
 }
 
-/// What a cell of blocks of `block` ranks holding no figure is: one
-/// rank's own diagonal cell, ranks the schedule never paired (on
-/// different rails), or else pairs that were not tested.
-fn gap_of(doc: &SweepDoc, block: usize) -> impl Fn(usize, usize) -> Cell {
-    let n = doc.nodes.len();
-    let ranks_in = move |i: usize| n.saturating_sub(i * block).min(block);
-    let sched = crate::schedule::Schedule::on_rails(n, doc.schedule.rails).ok();
+/// What a cell holding no figure is: one rank's own diagonal cell, ranks
+/// the schedule never paired (on different rails), or else pairs that
+/// were not tested.
+fn gap_of(doc: &SweepDoc, layout: Layout) -> impl Fn(usize, usize) -> Cell {
+    let sched = crate::schedule::Schedule::on_rails(doc.nodes.len(), doc.schedule.rails).ok();
     move |i: usize, j: usize| {
-        let (bi, bj) = (
-            i * block..(i * block + ranks_in(i)),
-            j * block..(j * block + ranks_in(j)),
-        );
-        if i == j && ranks_in(i) < 2 {
+        if i == j && layout.ranks_in(i).nth(1).is_none() {
             Cell::Diagonal
         } else if !sched
             .as_ref()
-            .is_some_and(|s| bi.clone().any(|a| bj.clone().any(|b| s.has_pair(a, b))))
+            .is_some_and(|s| layout.ranks_in(i).any(|a| layout.ranks_in(j).any(|b| s.has_pair(a, b))))
         {
             Cell::OtherRail
         } else {
@@ -217,11 +270,37 @@ pub fn draw(doc: &SweepDoc, change: Option<&ChangeCells>) -> Result<Pictures, Sw
     })
 }
 
-/// The change picture's cells for `doc` against `base`, at the heatmap's
-/// size.
+/// The change picture's cells: each pair's figure as a fraction of its
+/// baseline figure, laid out as the heatmap, a cell of several ranks
+/// showing its worst pair (one regressed link is never averaged away);
+/// none where no pair of the cell was measured in both sweeps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChangeCells {
+    pub cells: Vec<Vec<Option<f64>>>,
+    pub layout: Layout,
+}
+
+/// `doc` against `base`, for the change picture: one walk over the pairs
+/// into at most `MAX_CELLS`² cells.
 pub fn change_cells(doc: &SweepDoc, base: &Baseline) -> ChangeCells {
+    change_cells_at(doc, base, MAX_CELLS)
+}
+
+fn change_cells_at(doc: &SweepDoc, base: &Baseline, max_cells: usize) -> ChangeCells {
+    let layout = Layout::of(doc, max_cells);
+    let side = layout.side();
+    let mut cells = vec![vec![None; side]; side];
     let names = doc.nodes.iter().map(|s| (&s.node.host, &s.node.device, &s.node.gpu));
-    crate::baseline::change_cells(base, names, &doc.matrix, doc.metric.better, MAX_CELLS)
+    let changes = crate::baseline::changes(base, names, doc.metric.better);
+    for (a, b, f) in changes.fractions(&doc.matrix) {
+        let (i, j) = (layout.cell(a), layout.cell(b));
+        for (i, j) in [(i, j), (j, i)] {
+            if let Some(c) = cells.get_mut(i).and_then(|row: &mut Vec<Option<f64>>| row.get_mut(j)) {
+                *c = Some(c.map_or(f, |old: f64| old.min(f)));
+            }
+        }
+    }
+    ChangeCells { cells, layout }
 }
 
 /// What a square rank-by-rank picture shows: the heatmap and the change
@@ -229,9 +308,8 @@ pub fn change_cells(doc: &SweepDoc, base: &Baseline) -> ChangeCells {
 struct Square<'a> {
     title: String,
     subtitle: String,
-    /// The ranks (the side is `colours.len()` cells of `block` ranks).
-    n: usize,
-    block: usize,
+    layout: Layout,
+    /// `layout.side()` × `layout.side()` colours.
     colours: Vec<Vec<RGBColor>>,
     /// Ranks marked in red beside both axes.
     marked: std::collections::HashSet<usize>,
@@ -243,7 +321,7 @@ struct Square<'a> {
 
 fn square_png(s: Square<'_>) -> Result<Vec<u8>, SweepError> {
     font_ready()?;
-    let (n, block) = (s.n, s.block);
+    let layout = s.layout;
     let side = s.colours.len();
     let cell = (720 / side.max(1)).clamp(1, 28) as i32;
     let plot = cell * side as i32;
@@ -283,8 +361,9 @@ fn square_png(s: Square<'_>) -> Result<Vec<u8>, SweepError> {
         let step = ((16 + cell - 1) / cell).max(1) as usize;
         let step = if side <= 8 { 1 } else { step.max(side.div_ceil(40)) };
         for i in (0..side).step_by(step) {
-            let rank = i * block;
-            let red = (rank..(rank + block).min(n)).any(|r| s.marked.contains(&r));
+            // (the cell's first rank: on rails, the axes are in rail order)
+            let rank = layout.rank(i * layout.block);
+            let red = layout.ranks_in(i).any(|r| s.marked.contains(&r));
             let colour = if red { FAILED } else { BLACK };
             let mid = i as i32 * cell + cell / 2;
             let style = (FONT, 12.0).into_font().color(&colour);
@@ -305,7 +384,7 @@ fn square_png(s: Square<'_>) -> Result<Vec<u8>, SweepError> {
         // a marked node may fall between labels, or be one pixel wide: a
         // red mark beside both axes finds it
         for &r in &s.marked {
-            let at = (r / block) as i32 * cell;
+            let at = layout.cell(r) as i32 * cell;
             let len = cell.max(3);
             root.draw(&Rectangle::new(
                 [(left - 4, top + at), (left - 1, top + at + len)],
@@ -364,12 +443,18 @@ fn square_png(s: Square<'_>) -> Result<Vec<u8>, SweepError> {
 }
 
 /// "each cell: a block of 4 x 4 ranks, showing its worst pair", or what a
-/// cell of one pair says.
-fn cells_note(block: usize, one_pair: String) -> String {
-    if block > 1 {
+/// cell of one pair says; on rails, that the ranks are grouped by rail.
+fn cells_note(layout: Layout, one_pair: String) -> String {
+    let block = layout.block;
+    let cells = if block > 1 {
         format!("each cell: a block of {block} x {block} ranks, showing its worst pair")
     } else {
         one_pair
+    };
+    if layout.rails > 1 {
+        format!("{cells}; ranks grouped by rail")
+    } else {
+        cells
     }
 }
 
@@ -378,7 +463,7 @@ fn cells_note(block: usize, one_pair: String) -> String {
 /// nodes' rank labels in red.
 pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
     let n = doc.nodes.len();
-    let (grid, block) = cells(doc, MAX_CELLS);
+    let (grid, layout) = cells(doc, MAX_CELLS);
     let better = doc.metric.better;
     let best = doc.analysis.stats.best;
     let scale = [1.0, 0.75, SCALE_FLOOR].map(|q| {
@@ -399,15 +484,14 @@ pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
     square_png(Square {
         title: format!("fabdiag sweep: {} ({}), {n} ranks", doc.metric.test, doc.metric.unit),
         subtitle: cells_note(
-            block,
+            layout,
             format!(
                 "row: rank, column: rank; {} pairs{}",
                 doc.schedule.total_pairs,
                 crate::report::rails_note(doc.schedule.rails)
             ),
         ),
-        n,
-        block,
+        layout,
         colours: grid
             .iter()
             .map(|row| row.iter().map(|c| cell_colour(*c, best, better)).collect())
@@ -427,9 +511,8 @@ pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
 /// compares with the others, this shows how it compares with itself: a
 /// block of darker cells is a part of the fabric that got slower.
 pub fn change_png(doc: &SweepDoc, change: &ChangeCells) -> Result<Vec<u8>, SweepError> {
-    let n = doc.nodes.len();
-    let block = change.block.max(1);
-    let gap = gap_of(doc, block);
+    let layout = change.layout;
+    let gap = gap_of(doc, layout);
     // (a gap the sweep tested is grey here whether it failed, was not
     // tested, or its nodes are not in the baseline: not in both sweeps)
     let colours = change
@@ -458,11 +541,10 @@ pub fn change_png(doc: &SweepDoc, change: &ChangeCells) -> Result<Vec<u8>, Sweep
     square_png(Square {
         title: format!("fabdiag sweep: {}, against its baseline", doc.metric.test),
         subtitle: cells_note(
-            block,
+            layout,
             format!("each pair's result as a fraction of its result in the sweep of {started}"),
         ),
-        n,
-        block,
+        layout,
         colours,
         marked: doc
             .baseline
@@ -650,8 +732,8 @@ mod tests {
         // the same grouping as 2,500 ranks in 1,000 cells, at a size a
         // debug-build test draws quickly
         let doc = doc_with(25, &[((7, 24), 10.0)], &[(2, 5)], &[]);
-        let (grid, block) = cells(&doc, 10);
-        assert_eq!(block, 3);
+        let (grid, layout) = cells(&doc, 10);
+        assert_eq!(layout.block, 3);
         assert_eq!(grid.len(), 9);
         assert_eq!(grid[7 / 3][24 / 3], Cell::Value(10.0));
         assert_eq!(grid[24 / 3][7 / 3], Cell::Value(10.0));
@@ -669,8 +751,8 @@ mod tests {
         // 7 ranks in blocks of 2: the last block holds rank 6 alone
         let mut doc = doc_with(7, &[], &[], &[]);
         doc.pairs.retain(|p| (p.a, p.b) != (0, 1) && p.b != 6);
-        let (grid, block) = cells(&doc, 4);
-        assert_eq!((block, grid.len()), (2, 4));
+        let (grid, layout) = cells(&doc, 4);
+        assert_eq!((layout.block, grid.len()), (2, 4));
         assert_eq!(grid[0][0], Cell::Untested, "the only pair of block 0 has no record");
         assert_eq!(grid[3][3], Cell::Diagonal);
         assert_eq!(grid[3][0], Cell::Untested, "rank 6 has no record with anyone");
@@ -681,24 +763,38 @@ mod tests {
 
     #[test]
     fn on_rails_pairs_of_different_rails_have_their_own_colour() {
-        // 6 ranks on 2 rails: only pairs of equal rank mod 2 were tested
+        // 6 ranks on 2 rails: only pairs of equal rank mod 2 were tested;
+        // the axes hold rail 0 (ranks 0, 2, 4) then rail 1 (1, 3, 5)
         let mut doc = doc_with(6, &[], &[], &[]);
         doc.pairs.retain(|p| p.a % 2 == p.b % 2);
         doc.schedule.rails = 2;
-        let (grid, _) = cells(&doc, 100);
-        assert_eq!(grid[0][2], Cell::Value(100.0));
-        assert_eq!(grid[0][1], Cell::OtherRail);
-        assert_eq!(grid[5][0], Cell::OtherRail);
-        // a pair of one rail with no record is still "not tested"
-        doc.pairs.retain(|p| (p.a, p.b) != (1, 3));
-        assert_eq!(cells(&doc, 100).0[3][1], Cell::Untested);
-        // in blocks of 2 ranks (one of each rail), two blocks hold pairs
-        // of one rail; a block's own two ranks do not
-        let (grid, block) = cells(&doc, 3);
-        assert_eq!(block, 2);
+        let (grid, layout) = cells(&doc, 100);
+        assert_eq!((0..6).map(|r| layout.pos(r)).collect::<Vec<_>>(), [0, 3, 1, 4, 2, 5]);
         for (i, row) in grid.iter().enumerate() {
             for (j, c) in row.iter().enumerate() {
-                assert_eq!(matches!(c, Cell::OtherRail), i == j, "{grid:?}");
+                let want = if i == j {
+                    Cell::Diagonal
+                } else if (i < 3) == (j < 3) {
+                    Cell::Value(100.0)
+                } else {
+                    Cell::OtherRail
+                };
+                assert_eq!(*c, want, "{i},{j}: {grid:?}");
+            }
+        }
+        // a pair of one rail with no record is still "not tested"
+        doc.pairs.retain(|p| (p.a, p.b) != (1, 3));
+        assert_eq!(cells(&doc, 100).0[4][3], Cell::Untested);
+        // in blocks of 2 places (ranks 0 2 | 4 1 | 3 5), only the cells
+        // with no pair of one rail are "other rail": ranks 4 and 1's own,
+        // and 0 2 with 3 5
+        let (grid, layout) = cells(&doc, 3);
+        assert_eq!(layout.block, 2);
+        assert_eq!(layout.ranks_in(1).collect::<Vec<_>>(), [4, 1]);
+        for (i, row) in grid.iter().enumerate() {
+            for (j, c) in row.iter().enumerate() {
+                let other = matches!((i, j), (1, 1) | (0, 2) | (2, 0));
+                assert_eq!(matches!(c, Cell::OtherRail), other, "{i},{j}: {grid:?}");
             }
         }
         let cell_of = |doc: &SweepDoc, c: RGBColor| {
@@ -709,6 +805,50 @@ mod tests {
         doc.schedule.rails = 1;
         assert!(!cell_of(&doc, OTHER_RAIL), "every pair scheduled: no other-rail cell");
         assert!(cell_of(&doc, UNTESTED), "those cells are not tested then");
+    }
+
+    #[test]
+    fn the_change_cells_hold_each_pair_against_itself_and_a_block_its_worst() {
+        use crate::report::tests::{build_with, sweep_with};
+        // host order shifted by one between the sweeps: the cells follow
+        // the names; pair 2-5 at half its figure, host 7 new
+        let on = |values: &[((usize, usize), f64)], host: &dyn Fn(usize) -> String| {
+            let mut s = sweep_with(8, values, &[], &[]);
+            for x in &mut s.nodes {
+                x.host = Some(host(x.rank));
+            }
+            build_with(s, None)
+        };
+        let base = crate::baseline::tests::baseline_of(&on(&[], &|r| format!("node{}", (r + 1) % 8)));
+        let mut now = on(&[((2, 5), 50.0)], &|r| {
+            if r == 7 {
+                "spare".into()
+            } else {
+                format!("node{r}")
+            }
+        });
+        let c = change_cells_at(&now, &base, 8);
+        assert_eq!(c.layout.block, 1);
+        assert_eq!(c.cells[2][5], Some(0.5));
+        assert_eq!(c.cells[5][2], Some(0.5));
+        assert_eq!(c.cells[0][1], Some(1.0));
+        assert_eq!(c.cells[3][3], None, "a rank's own cell");
+        assert!(
+            (0..8).all(|r| c.cells[7][r].is_none() && c.cells[r][7].is_none()),
+            "{c:?}"
+        );
+        // in blocks of 3 ranks, a block shows its worst pair, and the
+        // last block (ranks 6, 7) has none compared but 6's with others
+        let c = change_cells_at(&now, &base, 3);
+        assert_eq!((c.layout.block, c.cells.len()), (3, 3));
+        assert_eq!(c.cells[0][1], Some(0.5));
+        assert_eq!(c.cells[1][0], Some(0.5));
+        assert_eq!(c.cells[1][1], Some(1.0));
+        assert_eq!(c.cells[2][2], None);
+        assert_eq!(c.cells[2][0], Some(1.0));
+        // a latency that doubled is at half its baseline, as in compare
+        now.metric.better = Better::Lower;
+        assert_eq!(change_cells_at(&now, &base, 8).cells[2][5], Some(2.0));
     }
 
     #[test]
@@ -749,10 +889,33 @@ mod tests {
         s.rails = 2;
         let doc = crate::report::tests::build_with(s, Some((&base, 0.8)));
         let change = change_cells(&doc, &base);
-        assert_eq!((change.cells[0][2], change.cells[0][1]), (Some(1.0), None));
+        // (rail 0's ranks 0, 2, 4 first: places 0 and 1 are ranks 0 and 2,
+        // place 3 is rank 1)
+        assert_eq!((change.cells[0][1], change.cells[0][3]), (Some(1.0), None));
         let (w, _, buf) = decode(&change_png(&doc, &change).expect("change picture"));
         let run_of = |c: RGBColor| has_run(&buf, w, c);
         assert!(run_of(OTHER_RAIL) && !run_of(UNTESTED));
+    }
+
+    #[test]
+    fn on_rails_the_axes_hold_rail_after_rail_and_each_place_one_rank() {
+        for (n, rails) in [(6, 2), (12, 3), (16, 8), (7, 1), (9, 2), (1, 1)] {
+            let mut doc = doc_with(n, &[], &[], &[]);
+            doc.schedule.rails = rails;
+            let l = Layout::of(&doc, 1000);
+            let mut places: Vec<usize> = (0..n).map(|r| l.pos(r)).collect();
+            assert!((0..n).all(|r| l.rank(l.pos(r)) == r), "{n} on {rails}");
+            places.sort_unstable();
+            assert_eq!(places, (0..n).collect::<Vec<_>>(), "{n} on {rails}");
+            // rail g's ranks take places g*(n/K) onwards, in rank order
+            if n.is_multiple_of(rails) {
+                for r in 0..n {
+                    assert_eq!(l.pos(r), (r % rails) * (n / rails) + r / rails);
+                }
+            } else {
+                assert!((0..n).all(|r| l.pos(r) == r), "rank order when K does not divide n");
+            }
+        }
     }
 
     #[test]
