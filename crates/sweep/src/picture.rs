@@ -313,7 +313,7 @@ struct Square<'a> {
     colours: Vec<Vec<RGBColor>>,
     /// Ranks marked in red beside both axes.
     marked: std::collections::HashSet<usize>,
-    axis: &'a str,
+    axis: String,
     /// The colour scale's labels at 1, 0.75 and `SCALE_FLOOR`.
     scale: [String; 3],
     keys: Vec<(RGBColor, &'a str)>,
@@ -443,18 +443,23 @@ fn square_png(s: Square<'_>) -> Result<Vec<u8>, SweepError> {
 }
 
 /// "each cell: a block of 4 x 4 ranks, showing its worst pair", or what a
-/// cell of one pair says; on rails, that the ranks are grouped by rail.
+/// cell of one pair says.
 fn cells_note(layout: Layout, one_pair: String) -> String {
     let block = layout.block;
-    let cells = if block > 1 {
+    if block > 1 {
         format!("each cell: a block of {block} x {block} ranks, showing its worst pair")
     } else {
         one_pair
-    };
+    }
+}
+
+/// The axes' caption: "rank (slow nodes in red)", and on rails that the
+/// ranks are grouped by rail.
+fn axis_note(layout: Layout, marked: &str) -> String {
     if layout.rails > 1 {
-        format!("{cells}; ranks grouped by rail")
+        format!("rank, grouped by rail ({marked} in red)")
     } else {
-        cells
+        format!("rank ({marked} in red)")
     }
 }
 
@@ -497,7 +502,7 @@ pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
             .map(|row| row.iter().map(|c| cell_colour(*c, best, better)).collect())
             .collect(),
         marked: doc.analysis.slow_nodes.iter().map(|f| f.node).collect(),
-        axis: "rank (slow nodes in red)",
+        axis: axis_note(layout, "slow nodes"),
         scale,
         keys,
     })
@@ -551,7 +556,7 @@ pub fn change_png(doc: &SweepDoc, change: &ChangeCells) -> Result<Vec<u8>, Sweep
             .iter()
             .flat_map(|c| c.nodes.iter().map(|x| x.rank))
             .collect(),
-        axis: "rank (nodes below their baseline in red)",
+        axis: axis_note(layout, "nodes below their baseline"),
         scale: [
             "1.00 or better".into(),
             "0.75".into(),
