@@ -687,6 +687,35 @@ fn peer_lost_after_the_handshake_in_every_phase() {
     }
 }
 
+/// A client whose libfabric opened another provider for the same `-P`
+/// (1.17's 'tcp;ofi_rxm' and 2.x's native 'tcp' for `-P tcp`): the server
+/// says so in one line, with what to do, rather than failing inside the
+/// provider or hanging.
+#[test]
+fn a_peer_on_another_provider_is_told_what_to_give() {
+    let _cpu = cpu();
+    let port = free_port();
+    let p = port.to_string();
+    let srv = server(&["write-bw", "-p", &p, "-P", "tcp"], port);
+    let mut s = scripted::client(port, "cxi_write_bw");
+    frame(&mut s, &config_frame());
+    let endpoint = serde_json::json!({"type": "endpoint", "provider": "tcp", "domain": "lo",
+        "address": [2, 0, 0, 0, 127, 0, 0, 1], "regions": [
+            {"addr": 0, "key": 0, "len": 4096}, {"addr": 0, "key": 0, "len": 4096}]});
+    frame(&mut s, &serde_json::to_vec(&endpoint).unwrap());
+    let o = srv.wait(Duration::from_secs(20));
+    drop(s);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert_eq!(
+        o.stderr.lines().last().unwrap_or(""),
+        "fabdiag write-bw: peer opened provider 'tcp' but this side uses 'tcp;ofi_rxm': the two sides' \
+         libfabric resolve the provider differently (other versions?); give the client -P with the full \
+         name of one both have (`fabdiag providers` on each side lists them)",
+        "{}",
+        o.stderr
+    );
+}
+
 #[test]
 fn latency_and_atomic_tools_refuse_other_versions() {
     for (tool, name) in [("send-lat", "cxi_send_lat"), ("atomic-lat", "cxi_atomic_lat")] {

@@ -186,8 +186,12 @@ impl Port for FabricPort {
             }
         };
         if provider != self.ep.provider() {
+            // (seen between libfabric 1.17 and 2.6: `-P tcp` is
+            // 'tcp;ofi_rxm' on one and the native 'tcp' on the other)
             return Err(SessionError::Mismatch(format!(
-                "peer opened provider '{provider}' but this side uses '{}'",
+                "peer opened provider '{provider}' but this side uses '{}': the two sides' libfabric \
+                 resolve the provider differently (other versions?); give the client -P with the full \
+                 name of one both have (`fabdiag providers` on each side lists them)",
                 self.ep.provider()
             )));
         }
