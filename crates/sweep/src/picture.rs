@@ -1,7 +1,8 @@
 //! The sweep's pictures, as PNG bytes: the N × N heatmap of pair results,
 //! the histogram of all pair figures, and with `--baseline` the N × N
 //! picture of each pair against its earlier figure. Pure functions of a
-//! finished `SweepDoc` (and the baseline's cells): they draw with
+//! finished `SweepDoc` (and, for the change picture, its baseline): they
+//! lay ranks out (`Layout`: on rails, rail after rail), draw with
 //! `plotters` into memory and encode with `png`; they never write a file
 //! (the binary decides where pictures go).
 //!
