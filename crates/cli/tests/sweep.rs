@@ -254,6 +254,47 @@ fn a_rank_killed_mid_sweep_is_lost_and_the_others_pairs_complete() {
     }
 }
 
+/// A rank lost mid-sweep is written to nodes.json as lost when it is lost,
+/// so a report made from the folder after rank 0 itself died (`--report`
+/// on pairs.jsonl and nodes.json) names it lost, not ok.
+#[test]
+fn a_rank_lost_before_rank_0_dies_is_lost_in_the_report_made_from_its_folder() {
+    let _cpu = cpu();
+    let (dir, mut others, zero) = sweep_under_way("sweeplostdead", 4, 2);
+    others[2].signal(Signal::SIGKILL);
+    let nodes = format!("{dir}/nodes.json");
+    let rank_3 = || {
+        std::fs::read_to_string(&nodes)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .map(|v| v[3]["status"].clone())
+    };
+    let t = Instant::now();
+    while rank_3() != Some("lost".into()) {
+        assert!(t.elapsed() < LIMIT, "nodes.json: {:?}", rank_3());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    zero.signal(Signal::SIGKILL);
+    let _ = zero.wait(LIMIT);
+    for p in others.drain(..) {
+        p.signal(Signal::SIGKILL);
+        let _ = p.wait(LIMIT);
+    }
+    // (rank 0 may have finished its report first: without it, the
+    // folder's report is made from what was kept beside the pairs)
+    let _ = std::fs::remove_file(format!("{dir}/sweep.json"));
+    let o = run(&["sweep", "--report", &dir, "--json"], LIMIT);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    let doc = o.json();
+    assert_eq!(doc["nodes"][3]["status"], "lost", "{}", doc["nodes"][3]);
+    assert!(
+        doc["nodes"][3]["reason"].as_str().is_some_and(|r| !r.is_empty()),
+        "{}",
+        doc["nodes"][3]
+    );
+    assert!(doc["verdict"]["lost_nodes"].as_array().unwrap().contains(&3.into()));
+}
+
 /// A rank that stops answering mid-sweep but keeps its connections open
 /// (SIGSTOP: a hung node) is lost once its pair partner has reported their
 /// pair failed and 15 s more have passed, not at the end of the step's

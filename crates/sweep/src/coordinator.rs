@@ -45,6 +45,10 @@ pub struct CoordConfig {
 /// What the coordinator tells whoever watches (progress, output files).
 pub trait Observer {
     fn joined(&mut self, _nodes: &[Node]) {}
+    /// A step lost ranks: every rank as it stands now (so what is kept
+    /// beside the pairs says who was lost, should rank 0 end before its
+    /// report).
+    fn statuses(&mut self, _nodes: &[Node]) {}
     fn step(&mut self, _kind: StepKind, _index: usize, _of: usize) {}
     fn pair(&mut self, _rec: &PairRecord) {}
     /// Asked before each round: Some(why) (e.g. "SIGTERM") ends the sweep
@@ -646,6 +650,17 @@ impl Coordinator<'_> {
 
     /// One step: orders to every live rank, then every answer, bounded.
     fn run_step(&mut self, kind: StepKind, index: usize, pairs: &[Pair]) -> Vec<PairRecord> {
+        let lost = |c: &Self| c.ranks.iter().filter(|r| r.node.status == NodeStatus::Lost).count();
+        let lost_before = lost(self);
+        let out = self.run_step_inner(kind, index, pairs);
+        if lost(self) != lost_before {
+            let nodes: Vec<Node> = self.ranks.iter().map(|r| r.node.clone()).collect();
+            self.obs.statuses(&nodes);
+        }
+        out
+    }
+
+    fn run_step_inner(&mut self, kind: StepKind, index: usize, pairs: &[Pair]) -> Vec<PairRecord> {
         self.step += 1;
         let step = self.step;
         let label = match kind {

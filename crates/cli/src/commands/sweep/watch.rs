@@ -103,18 +103,19 @@ impl Watch {
 }
 
 impl Observer for Watch {
-    fn stopped(&self) -> Option<String> {
-        self.stop.why()
-    }
-
-    fn joined(&mut self, nodes: &[Node]) {
-        // who is who, kept beside the pairs: if rank 0 ends before its
-        // report, `--report` names the nodes from this
+    /// Who is who, kept beside the pairs, at the join and again whenever a
+    /// rank is lost: if rank 0 ends before its report, `--report` names
+    /// the nodes, and those lost, from this.
+    fn statuses(&mut self, nodes: &[Node]) {
         if let Some(dir) = self.out.as_ref().and_then(|(_, p)| p.parent()) {
             let path = dir.join("nodes.json");
+            // written aside and renamed over: a rank 0 killed mid-write
+            // leaves the last whole file, never a torn one
+            let part = dir.join("nodes.json.part");
             let written = serde_json::to_vec(nodes)
                 .map_err(|e| e.to_string())
-                .and_then(|body| std::fs::write(&path, body).map_err(|e| e.to_string()));
+                .and_then(|body| std::fs::write(&part, body).map_err(|e| e.to_string()))
+                .and_then(|()| std::fs::rename(&part, &path).map_err(|e| e.to_string()));
             if let Err(e) = written {
                 self.out_error.get_or_insert(format!(
                     "cannot record the ranks in {}: {e}; they are in the report",
@@ -122,6 +123,13 @@ impl Observer for Watch {
                 ));
             }
         }
+    }
+    fn stopped(&self) -> Option<String> {
+        self.stop.why()
+    }
+
+    fn joined(&mut self, nodes: &[Node]) {
+        self.statuses(nodes);
         let ok = nodes.iter().filter(|n| n.status == coordinator::NodeStatus::Ok).count();
         self.ranks = format!("{ok}/{} ranks", nodes.len());
         if let Some(b) = &self.bar {
