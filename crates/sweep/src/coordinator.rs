@@ -299,7 +299,7 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
     c.join(&listener)?;
     drop(listener);
     let join_s = epoch.elapsed().as_secs_f64();
-    let nodes: Vec<Node> = c.ranks.iter().map(|r| r.node.clone()).collect();
+    let nodes = c.nodes();
     c.obs.joined(&nodes);
 
     let mut pairs = Vec::new();
@@ -648,19 +648,25 @@ impl Coordinator<'_> {
         }
     }
 
-    /// One step: orders to every live rank, then every answer, bounded.
+    /// Every rank as it stands now.
+    fn nodes(&self) -> Vec<Node> {
+        self.ranks.iter().map(|r| r.node.clone()).collect()
+    }
+
+    /// One step (`drive_step`), and the observer told when it lost ranks.
     fn run_step(&mut self, kind: StepKind, index: usize, pairs: &[Pair]) -> Vec<PairRecord> {
         let lost = |c: &Self| c.ranks.iter().filter(|r| r.node.status == NodeStatus::Lost).count();
         let lost_before = lost(self);
-        let out = self.run_step_inner(kind, index, pairs);
+        let out = self.drive_step(kind, index, pairs);
         if lost(self) != lost_before {
-            let nodes: Vec<Node> = self.ranks.iter().map(|r| r.node.clone()).collect();
+            let nodes = self.nodes();
             self.obs.statuses(&nodes);
         }
         out
     }
 
-    fn run_step_inner(&mut self, kind: StepKind, index: usize, pairs: &[Pair]) -> Vec<PairRecord> {
+    /// One step: orders to every live rank, then every answer, bounded.
+    fn drive_step(&mut self, kind: StepKind, index: usize, pairs: &[Pair]) -> Vec<PairRecord> {
         self.step += 1;
         let step = self.step;
         let label = match kind {

@@ -124,6 +124,7 @@ impl Observer for Watch {
             }
         }
     }
+
     fn stopped(&self) -> Option<String> {
         self.stop.why()
     }
