@@ -269,11 +269,7 @@ fn a_rank_lost_before_rank_0_dies_is_lost_in_the_report_made_from_its_folder() {
             .and_then(|t| serde_json::from_str::<Value>(&t).ok())
             .map(|v| v[3]["status"].clone())
     };
-    let t = Instant::now();
-    while rank_3() != Some("lost".into()) {
-        assert!(t.elapsed() < LIMIT, "nodes.json: {:?}", rank_3());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    until("rank 3 lost in nodes.json", || rank_3() == Some("lost".into()));
     zero.signal(Signal::SIGKILL);
     let _ = zero.wait(LIMIT);
     for p in others.drain(..) {
@@ -372,9 +368,16 @@ fn a_full_output_disk_loses_no_result_from_the_report() {
 
 /// Waits until `dir`'s pairs.jsonl holds `n` records.
 fn records(dir: &str, n: usize) {
+    until(&format!("{n} records in {dir}/pairs.jsonl"), || {
+        std::fs::read_to_string(format!("{dir}/pairs.jsonl")).map_or(0, |t| t.lines().count()) >= n
+    });
+}
+
+/// Waits up to `LIMIT` for `done`, failing the test naming `what`.
+fn until(what: &str, done: impl Fn() -> bool) {
     let deadline = Instant::now() + LIMIT;
-    while std::fs::read_to_string(format!("{dir}/pairs.jsonl")).map_or(0, |t| t.lines().count()) < n {
-        assert!(Instant::now() < deadline, "fewer than {n} records");
+    while !done() {
+        assert!(Instant::now() < deadline, "no {what} within {LIMIT:?}");
         std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -342,8 +342,8 @@ pub struct Comparison {
 }
 
 /// This sweep's ranks matched to the baseline's by what names them, and
-/// the pairs measured in both.
-struct Matched<'a> {
+/// the pairs measured in both (`compare`, and the change picture).
+pub struct Matched<'a> {
     base: &'a Baseline,
     /// This sweep's identities, by its ranks.
     ours: Vec<Option<Ident>>,
@@ -353,7 +353,8 @@ struct Matched<'a> {
 }
 
 impl<'a> Matched<'a> {
-    fn new<'n>(
+    /// This sweep's nodes (their names, in rank order) matched to `base`'s.
+    pub fn new<'n>(
         base: &'a Baseline,
         nodes: impl Iterator<Item = (&'n Option<String>, &'n Option<String>, &'n Option<String>)>,
         better: Better,
@@ -391,26 +392,11 @@ impl<'a> Matched<'a> {
             (f.is_finite() && then > 0.0).then_some((a, b, v, then, f))
         })
     }
-}
 
-/// This sweep's pairs against `base`, for the change picture: each pair
-/// measured in both as its figure's fraction of its baseline figure.
-pub struct Changes<'a>(Matched<'a>);
-
-/// This sweep's nodes (their names, in rank order) matched to `base`'s.
-pub fn changes<'a, 'n>(
-    base: &'a Baseline,
-    nodes: impl Iterator<Item = (&'n Option<String>, &'n Option<String>, &'n Option<String>)>,
-    better: Better,
-) -> Changes<'a> {
-    Changes(Matched::new(base, nodes, better))
-}
-
-impl Changes<'_> {
-    /// (a, b, fraction of the baseline figure; below 1 worse) for each
-    /// pair of `now` measured in both sweeps, walked, not kept.
+    /// (a, b, fraction of the baseline figure) for each pair of `now`
+    /// measured in both sweeps, walked, not kept.
     pub fn fractions<'m>(&'m self, now: &'m Matrix) -> impl Iterator<Item = (usize, usize, f64)> + 'm {
-        self.0.compared(now).map(|(a, b, _, _, f)| (a, b, f))
+        self.compared(now).map(|(a, b, _, _, f)| (a, b, f))
     }
 }
 

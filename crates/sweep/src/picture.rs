@@ -152,21 +152,15 @@ pub fn cells(doc: &SweepDoc, max_cells: usize) -> (Vec<Vec<Cell>>, Layout) {
     let better = doc.metric.better;
     // None: no record of any pair in the block (yet)
     let mut grid: Vec<Vec<Option<Cell>>> = vec![vec![None; side]; side];
-    let mut put = |i: usize, j: usize, c: Cell| {
-        let g = &mut grid[i][j];
-        *g = Some(g.map_or(c, |old| old.worse(c, better)));
-    };
     for p in doc.pairs.iter().filter(|p| p.a != p.b && p.a < n && p.b < n) {
         let c = match (p.value, p.untested) {
             (Some(v), _) => Cell::Value(v),
             (None, true) => Cell::Untested,
             (None, false) => Cell::Failed,
         };
-        let (i, j) = (layout.cell(p.a), layout.cell(p.b));
-        put(i, j, c);
-        if i != j {
-            put(j, i, c);
-        }
+        put_pair(&mut grid, layout.cell(p.a), layout.cell(p.b), c, |x, y| {
+            x.worse(y, better)
+        });
     }
     // a block with no record: its pairs never ran, unless it is one
     // rank's own diagonal cell, or on rails no pair of it is on one rail
@@ -182,6 +176,16 @@ pub fn cells(doc: &SweepDoc, max_cells: usize) -> (Vec<Vec<Cell>>, Layout) {
         })
         .collect();
     (grid, layout)
+}
+
+/// Puts a pair's `v` in its cell (`i`, `j`) and the mirror cell, keeping
+/// the `worse` of it and what a cell already holds.
+fn put_pair<T: Copy>(grid: &mut [Vec<Option<T>>], i: usize, j: usize, v: T, worse: impl Fn(T, T) -> T) {
+    for (i, j) in [(i, j), (j, i)] {
+        if let Some(c) = grid.get_mut(i).and_then(|row| row.get_mut(j)) {
+            *c = Some(c.map_or(v, |old| worse(old, v)));
+        }
+    }
 }
 
 /// What a cell holding no figure is: one rank's own diagonal cell, ranks
@@ -292,14 +296,9 @@ fn change_cells_at(doc: &SweepDoc, base: &Baseline, max_cells: usize) -> ChangeC
     let side = layout.side();
     let mut cells = vec![vec![None; side]; side];
     let names = doc.nodes.iter().map(|s| (&s.node.host, &s.node.device, &s.node.gpu));
-    let changes = crate::baseline::changes(base, names, doc.metric.better);
-    for (a, b, f) in changes.fractions(&doc.matrix) {
-        let (i, j) = (layout.cell(a), layout.cell(b));
-        for (i, j) in [(i, j), (j, i)] {
-            if let Some(c) = cells.get_mut(i).and_then(|row: &mut Vec<Option<f64>>| row.get_mut(j)) {
-                *c = Some(c.map_or(f, |old: f64| old.min(f)));
-            }
-        }
+    let matched = crate::baseline::Matched::new(base, names, doc.metric.better);
+    for (a, b, f) in matched.fractions(&doc.matrix) {
+        put_pair(&mut cells, layout.cell(a), layout.cell(b), f, f64::min);
     }
     ChangeCells { cells, layout }
 }
@@ -454,6 +453,14 @@ fn cells_note(layout: Layout, one_pair: String) -> String {
     }
 }
 
+/// `keys`, and on rails the key of pairs of two rails.
+fn with_rail_key(doc: &SweepDoc, mut keys: Vec<(RGBColor, &'static str)>) -> Vec<(RGBColor, &'static str)> {
+    if doc.schedule.rails > 1 {
+        keys.push((OTHER_RAIL, "other rail"));
+    }
+    keys
+}
+
 /// The axes' caption: "rank (slow nodes in red)", and on rails that the
 /// ranks are grouped by rail.
 fn axis_note(layout: Layout, marked: &str) -> String {
@@ -483,10 +490,7 @@ pub fn heatmap_png(doc: &SweepDoc) -> Result<Vec<u8>, SweepError> {
             format!("{:.0}%", q * 100.0)
         }
     });
-    let mut keys = vec![(FAILED, "failed"), (UNTESTED, "not tested")];
-    if doc.schedule.rails > 1 {
-        keys.push((OTHER_RAIL, "other rail"));
-    }
+    let keys = with_rail_key(doc, vec![(FAILED, "failed"), (UNTESTED, "not tested")]);
     square_png(Square {
         title: format!("fabdiag sweep: {} ({}), {n} ranks", doc.metric.test, doc.metric.unit),
         subtitle: cells_note(
@@ -539,10 +543,7 @@ pub fn change_png(doc: &SweepDoc, change: &ChangeCells) -> Result<Vec<u8>, Sweep
                 .collect()
         })
         .collect();
-    let mut keys = vec![(UNTESTED, "not in both sweeps")];
-    if doc.schedule.rails > 1 {
-        keys.push((OTHER_RAIL, "other rail"));
-    }
+    let keys = with_rail_key(doc, vec![(UNTESTED, "not in both sweeps")]);
     let started = doc.baseline.as_ref().map_or("", |c| c.started.as_str());
     square_png(Square {
         title: format!("fabdiag sweep: {}, against its baseline", doc.metric.test),
