@@ -227,6 +227,42 @@ fn legacy_text_output_shape_on_both_sides() {
 }
 
 #[test]
+fn a_client_reaches_the_server_by_ipv6_and_by_ipv4() {
+    // one server socket takes both: the originals listened on IPv4 alone,
+    // and a client given an IPv6 name was told no server was there
+    if !ipv6_loopback("a_client_reaches_the_server_by_ipv6_and_by_ipv4") {
+        return;
+    }
+    let _cpu = cpu();
+    let port = free_port();
+    let p = port.to_string();
+    for host in ["::1", "127.0.0.1"] {
+        let mut srv = Proc::spawn(&mut fabdiag(&["write-bw", "-p", &p, "-P", "tcp", "--json"]));
+        wait_listening(&mut srv, host, port);
+        let c = run(
+            &[
+                "write-bw", host, "-p", &p, "-P", "tcp", "-n", "5", "-s", "4096", "--json",
+            ],
+            LIMIT,
+        );
+        let s = srv.wait(LIMIT);
+        assert_eq!((c.code, s.code), (Some(0), Some(0)), "{host}: {}{}", c.stderr, s.stderr);
+        // the server picks its domain by the address the client reached:
+        // an IPv4 client is seen as 127.0.0.1, not as ::ffff:127.0.0.1
+        let local = s.json()["config"]["local_address"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let family = if host == "::1" {
+            "fi_sockaddr_in6://[::1]"
+        } else {
+            "fi_sockaddr_in://127.0.0.1"
+        };
+        assert!(local.starts_with(family), "{host}: server's address {local}");
+    }
+}
+
+#[test]
 fn local_mode_runs_both_sides_in_one_command() {
     let _cpu = cpu();
     let c = run(&["write-bw", "--local", "-n", "20", "-s", "8:64", "--json"], LIMIT);

@@ -135,6 +135,30 @@ fn four_ranks_on_loopback_test_every_pair_once_with_one_endpoint_each() {
 }
 
 #[test]
+fn ranks_reach_rank_0_and_each_other_over_ipv6() {
+    if !ipv6_loopback("ranks_reach_rank_0_and_each_other_over_ipv6") {
+        return;
+    }
+    let _cpu = cpu();
+    let coord = format!("[::1]:{}", free_port());
+    let others: Vec<Proc> = (1..3).map(|r| Proc::spawn(&mut rank(r, 3, &coord, &[]))).collect();
+    let calm: &[&str] = &["--json", "--outlier-fraction", "0.001"];
+    let zero = Proc::spawn(&mut rank(0, 3, &coord, calm)).wait(LIMIT * 2);
+    for p in others {
+        let o = p.wait(LIMIT);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+    }
+    assert_eq!(zero.code, Some(0), "{}", zero.stderr);
+    let doc = zero.json();
+    assert_eq!(pairs_measured(&doc), 3);
+    // each rank is named by the address rank 0 saw it on, and its partners
+    // reached it there
+    for node in doc["nodes"].as_array().unwrap() {
+        assert!(node["addr"].as_str().unwrap().starts_with("[::1]:"), "{node}");
+    }
+}
+
+#[test]
 fn a_rank_that_never_joins_is_reported_missing_and_the_rest_complete() {
     let _cpu = cpu();
     let coord = format!("127.0.0.1:{}", free_port());

@@ -5,6 +5,7 @@
 //! a time.
 
 use crate::frame::{read_frame, write_frame};
+use crate::listen::{listen_any, listen_on, plain};
 use crate::message::{ErrorClass, Hello, Message, Phase, MAGIC, PROTOCOL};
 use crate::{ProtoError, HEARTBEAT, SILENCE_LIMIT};
 use std::collections::VecDeque;
@@ -96,8 +97,10 @@ fn io_phase(phase: Phase, e: &std::io::Error) -> ProtoError {
 impl Control {
     fn start(stream: TcpStream, role: Role) -> Result<Self, ProtoError> {
         let phase = Phase::Connect;
-        let peer = stream.peer_addr().map_err(|e| io_phase(phase, &e))?;
-        let local = stream.local_addr().map_err(|e| io_phase(phase, &e))?;
+        // (an IPv4 peer on the dual-stack listener reads as ::ffff:a.b.c.d;
+        // the local IP picks the fabric domain, so both are made plain)
+        let peer = stream.peer_addr().map(plain).map_err(|e| io_phase(phase, &e))?;
+        let local = stream.local_addr().map(plain).map_err(|e| io_phase(phase, &e))?;
         let _ = stream.set_nodelay(true);
         // A send that cannot drain for this long means the peer is gone.
         stream
@@ -424,25 +427,25 @@ pub struct Listener {
 }
 
 impl Listener {
-    /// Listens on all IPv4 interfaces, like the originals.
+    /// Listens on every interface, IPv4 (as the originals) and IPv6.
     pub fn bind(port: u16) -> Result<Self, ProtoError> {
-        Self::bind_addr(SocketAddr::from(([0, 0, 0, 0], port)))
+        Self::opened(port, listen_any(port))
     }
 
     /// Listens on loopback only, on a free port (for `--local`).
     pub fn bind_loopback() -> Result<Self, ProtoError> {
-        Self::bind_addr(SocketAddr::from(([127, 0, 0, 1], 0)))
+        Self::opened(0, listen_on(SocketAddr::from(([127, 0, 0, 1], 0))))
     }
 
-    fn bind_addr(addr: SocketAddr) -> Result<Self, ProtoError> {
-        let inner = TcpListener::bind(addr).map_err(|e| match e.kind() {
-            ErrorKind::AddrInUse => ProtoError::PortInUse { port: addr.port() },
+    fn opened(port: u16, bound: std::io::Result<TcpListener>) -> Result<Self, ProtoError> {
+        let inner = bound.map_err(|e| match e.kind() {
+            ErrorKind::AddrInUse => ProtoError::PortInUse { port },
             _ => ProtoError::Listen {
-                port: addr.port(),
+                port,
                 reason: e.to_string(),
             },
         })?;
-        let port = inner.local_addr().map(|a| a.port()).unwrap_or(addr.port());
+        let port = inner.local_addr().map(|a| a.port()).unwrap_or(port);
         Ok(Listener { inner, port })
     }
 
@@ -484,7 +487,7 @@ impl Listener {
             port: self.port,
             reason: e.to_string(),
         })?;
-        Ok((stream, peer))
+        Ok((stream, plain(peer)))
     }
 
     /// Makes `accept_stream` return at once (WouldBlock as `Listen`) when no

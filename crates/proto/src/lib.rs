@@ -13,12 +13,14 @@ mod channel;
 mod error;
 mod frame;
 mod link;
+mod listen;
 mod message;
 
 pub use channel::{connect, Control, Listener, Rejection, Role};
 pub use error::ProtoError;
 pub use frame::{read_frame, write_frame, MAX_FRAME};
 pub use link::{Alone, Link};
+pub use listen::{listen_any, listen_on, plain};
 pub use message::{ErrorClass, Hello, MemoryDesc, Message, Phase, RegionDesc, MAGIC, PROTOCOL};
 
 use std::time::Duration;

@@ -599,7 +599,7 @@ impl Coordinator<'_> {
             slot.node.reason = Some(format!("could not start: {why}"));
             return true;
         }
-        let Ok(ip) = s.peer_addr().map(|a| a.ip()) else {
+        let Ok(ip) = s.peer_addr().map(|a| fabdiag_proto::plain(a).ip()) else {
             return false;
         };
         if let Err(e) = self.ready.add(&s, EpollEvent::new(EpollFlags::EPOLLIN, rank as u64)) {

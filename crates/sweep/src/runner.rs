@@ -44,7 +44,7 @@ const ACCEPT_LIMIT: Duration = Duration::from_secs(2 * fabdiag_proto::SILENCE_LI
 impl FabricRunner {
     /// Listens for pair tests on every address, on `port` (0: any).
     pub fn new(env: Env, port: u16) -> std::io::Result<FabricRunner> {
-        let listener = TcpListener::bind(("0.0.0.0", port))?;
+        let listener = fabdiag_proto::listen_any(port)?;
         listener.set_nonblocking(true)?;
         Ok(FabricRunner {
             station: Station::new(),

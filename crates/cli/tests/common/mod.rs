@@ -308,6 +308,16 @@ pub fn signal_in_mask(pid: &str, field: &str, sig: Signal) -> bool {
         .is_some_and(|m| m & (1 << (sig as u64 - 1)) != 0)
 }
 
+/// Whether this machine's loopback answers on IPv6 (::1): a container may
+/// run with IPv6 off. Says so loudly when it does not.
+pub fn ipv6_loopback(test: &str) -> bool {
+    let ok = TcpListener::bind("[::1]:0").is_ok();
+    if !ok {
+        eprintln!("SKIPPED {test}: this machine has no IPv6 loopback (::1)");
+    }
+    ok
+}
+
 /// Runs to completion within `limit`.
 pub fn run(args: &[&str], limit: Duration) -> Output {
     Proc::spawn(&mut fabdiag(args)).wait(limit)

@@ -555,7 +555,7 @@ fn bind_coordinator(addr: &str) -> Result<TcpListener, String> {
         .rsplit_once(':')
         .and_then(|(_, p)| p.parse::<u16>().ok())
         .ok_or_else(|| format!("invalid coordinator '{addr}'"))?;
-    TcpListener::bind(("0.0.0.0", port)).map_err(|e| {
+    fabdiag_proto::listen_any(port).map_err(|e| {
         SweepError::Listen {
             port,
             reason: e.to_string(),
@@ -810,7 +810,7 @@ fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
         Ok(e) => e,
         Err(m) => return fail(prog, exit::RUNTIME, &m),
     };
-    let listener = match TcpListener::bind("127.0.0.1:0") {
+    let listener = match fabdiag_proto::listen_on(([127, 0, 0, 1], 0).into()) {
         Ok(l) => l,
         Err(e) => return fail(prog, exit::RUNTIME, &format!("cannot listen: {e}")),
     };
