@@ -59,13 +59,20 @@ impl Drop for Netns {
     }
 }
 
-/// Waits until `pid`'s network namespace has a listener on `port`.
+/// Waits until `pid`'s network namespace has a listener on `port` (the
+/// servers listen dual-stack, which the kernel lists under tcp6; an
+/// IPv4-only one is under tcp).
 fn wait_listen_in_ns(pid: u32, port: u16) {
-    let needle = format!(":{port:04X} 00000000:0000 0A");
+    let port_hex = format!(":{port:04X}");
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
-        if let Ok(t) = std::fs::read_to_string(format!("/proc/{pid}/net/tcp")) {
-            if t.contains(&needle) {
+        for table in ["tcp", "tcp6"] {
+            let t = std::fs::read_to_string(format!("/proc/{pid}/net/{table}")).unwrap_or_default();
+            // a local address ending in the port, in state 0A (LISTEN)
+            if t.lines().any(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.len() > 3 && f[1].ends_with(&port_hex) && f[3] == "0A"
+            }) {
                 return;
             }
         }

@@ -508,7 +508,7 @@ impl Listener {
                     port: self.port,
                     reason: e.to_string(),
                 })?;
-                Ok(Some((stream, peer)))
+                Ok(Some((stream, plain(peer))))
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => Ok(None),
             Err(e) => Err(ProtoError::Listen {
