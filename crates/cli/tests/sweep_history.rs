@@ -260,7 +260,34 @@ fn a_finished_sweeps_report_is_made_again_with_other_rules_running_nothing() {
     let mut remade = read(&format!("{a}/sweep.json"));
     let from = remade["options"].as_object_mut().unwrap().remove("report_from");
     assert_eq!(from, Some(Value::from(format!("{a}/sweep.json"))));
+    let maker = remade["options"]
+        .as_object_mut()
+        .unwrap()
+        .remove("report_fabdiag_version");
+    assert_eq!(maker, Some(Value::from(env!("CARGO_PKG_VERSION"))));
     assert_eq!(remade, read(&first));
+    // made again by another fabdiag: the versions stay those that measured
+    let mut older = read(&first);
+    older["fabdiag_version"] = "0.0.9".into();
+    older["libfabric_version"] = "1.15.2".into();
+    let older_file = format!("{a}/older.json");
+    std::fs::write(&older_file, older.to_string()).unwrap();
+    let o = run(&["sweep", "--report", &older_file, "--json"], LIMIT);
+    let doc = o.json();
+    assert_eq!(
+        (&doc["fabdiag_version"], &doc["libfabric_version"]),
+        (&"0.0.9".into(), &"1.15.2".into())
+    );
+    assert_eq!(doc["options"]["report_fabdiag_version"], env!("CARGO_PKG_VERSION"));
+    let o = run(&["sweep", "--report", &older_file], LIMIT);
+    let line = o.stdout.lines().nth(1).unwrap_or_default();
+    assert!(
+        line.ends_with(&format!(
+            "nothing was run for it; made by fabdiag {}, measured by fabdiag 0.0.9",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{line}"
+    );
     for f in ["summary.txt", "report.html", "heatmap.png"] {
         assert!(std::path::Path::new(&format!("{a}/{f}")).exists(), "{f}");
     }

@@ -617,11 +617,19 @@ pub fn rails_note(rails: usize) -> String {
 }
 
 /// "report made again from DIR/sweep.json (--report): nothing was run
-/// for it", when it was (`options.report_from`).
+/// for it", when it was (`options.report_from`), and which fabdiag made
+/// it when that is not the one that measured.
 pub(crate) fn remade_from(doc: &SweepDoc) -> Option<String> {
     let from = doc.options.get("report_from")?.as_str()?;
+    let maker = doc.options.get("report_fabdiag_version").and_then(|v| v.as_str());
+    let versions = match maker {
+        Some(m) if m != doc.fabdiag_version => {
+            format!("; made by fabdiag {m}, measured by fabdiag {}", doc.fabdiag_version)
+        }
+        _ => String::new(),
+    };
     Some(format!(
-        "report made again from {from} (--report): nothing was run for it"
+        "report made again from {from} (--report): nothing was run for it{versions}"
     ))
 }
 

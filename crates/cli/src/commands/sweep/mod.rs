@@ -157,6 +157,7 @@ fn remake(prog: &str, o: &SweepOptions, path: &str) -> u8 {
     // (an object: it named its tool above)
     if let Some(m) = options.as_object_mut() {
         m.insert("report_from".into(), f.file.display().to_string().into());
+        m.insert("report_fabdiag_version".into(), VERSION.into());
     }
     let setup = Setup {
         metric: f.metric,
@@ -179,7 +180,29 @@ fn remake(prog: &str, o: &SweepOptions, path: &str) -> u8 {
         sweep: f.sweep,
         recorded: true,
     };
-    conclude(prog, o, &setup, led, f.libfabric_version, baseline.as_ref())
+    // the versions stay those that measured; the maker's is noted beside
+    // report_from
+    let measured_by = Versions {
+        fabdiag: f.fabdiag_version,
+        libfabric: f.libfabric_version,
+    };
+    conclude(prog, o, &setup, led, measured_by, baseline.as_ref())
+}
+
+/// The fabdiag and libfabric that measured a sweep.
+struct Versions {
+    fabdiag: String,
+    libfabric: Option<String>,
+}
+
+impl Versions {
+    /// This fabdiag, and the libfabric it loaded (None: none was used).
+    fn here(libfabric: Option<String>) -> Versions {
+        Versions {
+            fabdiag: VERSION.into(),
+            libfabric,
+        }
+    }
 }
 
 /// What every rank derives from the options alike.
@@ -407,7 +430,7 @@ fn conclude(
     o: &SweepOptions,
     setup: &Setup,
     led: Led,
-    libfabric: Option<String>,
+    measured_by: Versions,
     baseline: Option<&Baseline>,
 ) -> u8 {
     let Led { sweep, recorded } = led;
@@ -417,8 +440,8 @@ fn conclude(
         rules: setup.rules,
         limits: setup.limits,
         options: setup.options.clone(),
-        fabdiag_version: VERSION,
-        libfabric_version: libfabric,
+        fabdiag_version: &measured_by.fabdiag,
+        libfabric_version: measured_by.libfabric,
         baseline: baseline.map(|b| (b, o.baseline_fraction)),
     });
     let text = report::text(&doc);
@@ -771,7 +794,7 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
                 o,
                 setup,
                 c,
-                fabdiag_fabric::library_version().ok(),
+                Versions::here(fabdiag_fabric::library_version().ok()),
                 baseline.as_ref(),
             );
             stop.end(prog, code)
@@ -872,7 +895,7 @@ fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
     }
     match outcome {
         Ok(c) => {
-            let code = conclude(prog, o, setup, c, None, baseline.as_ref());
+            let code = conclude(prog, o, setup, c, Versions::here(None), baseline.as_ref());
             stop.end(prog, code)
         }
         Err(m) => fail(prog, exit::RUNTIME, &m),
