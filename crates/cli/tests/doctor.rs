@@ -6,6 +6,7 @@
 mod common;
 use common::*;
 use serde_json::Value;
+use std::process::Command;
 
 fn doctor(env: &[(&str, &str)]) -> (Output, Value) {
     let mut cmd = fabdiag(&["doctor", "--json"]);
@@ -214,5 +215,46 @@ fn limits_on_locked_memory_and_open_files_are_reported() {
         t.stdout.contains("a sweep's rank 0 raises it as needed, for up to "),
         "{}",
         t.stdout
+    );
+}
+
+/// The accept queue is read from the network namespace doctor runs in: a
+/// short one (64 here) is named with what it costs a sweep and what to
+/// raise; the host's own is reported as it is.
+#[test]
+fn a_short_accept_queue_is_named_for_sweeps() {
+    require_root();
+    let host = std::fs::read_to_string("/proc/sys/net/core/somaxconn").unwrap();
+    let o = run(&["doctor", "--json"], LIMIT);
+    assert_eq!(o.json()["limits"]["accept_queue"].as_u64(), host.trim().parse().ok());
+    let ns = format!("fdq{}", std::process::id());
+    let ip = |args: &[&str]| {
+        Command::new("ip")
+            .args(args)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    };
+    assert!(ip(&["netns", "add", &ns]), "cannot make namespace {ns}");
+    let set = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &ns,
+            "sh",
+            "-c",
+            "echo 64 > /proc/sys/net/core/somaxconn",
+        ])
+        .status()
+        .map(|s| s.success());
+    let o = Command::new("ip")
+        .args(["netns", "exec", &ns, bin(), "doctor"])
+        .output();
+    ip(&["netns", "del", &ns]);
+    assert_eq!(set.ok(), Some(true), "setting somaxconn in {ns}");
+    let out = String::from_utf8_lossy(&o.unwrap().stdout).into_owned();
+    assert!(
+        out.contains("  accept queue   64 (net.core.somaxconn): ranks beyond it joining a sweep's rank 0 at once wait for TCP's retry"),
+        "{out}"
     );
 }

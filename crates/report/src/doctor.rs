@@ -101,7 +101,14 @@ pub struct Limits {
     /// The ranks a sweep's rank 0 could hold here within the hard limit on
     /// open files (None: unlimited, or the limit is unknown).
     pub sweep_ranks: Option<u64>,
+    /// net.core.somaxconn: the longest accept queue a listener gets, so
+    /// the most ranks that can join a sweep's rank 0 at once without a
+    /// TCP retry (None: it could not be read).
+    pub accept_queue: Option<u64>,
 }
+
+/// Below this accept queue, a sweep of more ranks joins in waves.
+const ACCEPT_QUEUE_WANTED: u64 = 1024;
 
 /// Below this much lockable memory, the tools' default buffers (16 MiB
 /// each) cannot be registered on a provider that pins them.
@@ -143,6 +150,17 @@ fn limit_lines(l: &Limits) -> String {
                 show(f.soft, &|v| v.to_string()),
                 show(f.hard, &|v| v.to_string())
             ));
+        }
+    }
+    match l.accept_queue {
+        None => o.push_str("  accept queue   cannot be read (net.core.somaxconn)\n"),
+        Some(q) => {
+            let note = if q < ACCEPT_QUEUE_WANTED {
+                ": ranks beyond it joining a sweep's rank 0 at once wait for TCP's retry (1 s, then 3 s, ...); for large sweeps raise it (sysctl net.core.somaxconn=4096)"
+            } else {
+                ": ranks that can join a sweep's rank 0 at once"
+            };
+            o.push_str(&format!("  accept queue   {q} (net.core.somaxconn){note}\n"));
         }
     }
     o
@@ -391,6 +409,7 @@ mod tests {
             locked_memory_bytes: l(Some(8 << 20), Some(8 << 20)),
             open_files: l(Some(1024), Some(4096)),
             sweep_ranks: Some(3968),
+            accept_queue: Some(128),
         });
         assert!(
             low.starts_with("  locked memory  8 MiB (hard 8 MiB): too little for RDMA providers (verbs, cxi, efa)"),
@@ -401,8 +420,14 @@ mod tests {
             "{low}"
         );
         assert!(
-            low.ends_with(
+            low.contains(
                 "  open files     1024 (hard 4096): a sweep's rank 0 raises it as needed, for up to 3968 ranks\n"
+            ),
+            "{low}"
+        );
+        assert!(
+            low.ends_with(
+                "  accept queue   128 (net.core.somaxconn): ranks beyond it joining a sweep's rank 0 at once wait for TCP's retry (1 s, then 3 s, ...); for large sweeps raise it (sysctl net.core.somaxconn=4096)\n"
             ),
             "{low}"
         );
@@ -410,12 +435,19 @@ mod tests {
             locked_memory_bytes: l(None, None),
             open_files: l(Some(1024), None),
             sweep_ranks: None,
+            accept_queue: Some(4096),
         });
         assert!(
             high.starts_with("  locked memory  unlimited (hard unlimited)\n"),
             "{high}"
         );
         assert!(high.contains("for up to any number of ranks"), "{high}");
+        assert!(
+            high.ends_with(
+                "  accept queue   4096 (net.core.somaxconn): ranks that can join a sweep's rank 0 at once\n"
+            ),
+            "{high}"
+        );
         assert_eq!(bytes(65536), "64 KiB");
     }
 

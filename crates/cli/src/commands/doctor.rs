@@ -126,7 +126,8 @@ fn gpus() -> Vec<GpuRuntime> {
     ]
 }
 
-/// The soft and hard limits on locked memory and open files.
+/// The soft and hard limits on locked memory and open files, and the
+/// longest accept queue a listener gets.
 fn limits() -> Limits {
     use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
     let read = |r: Resource| {
@@ -142,6 +143,10 @@ fn limits() -> Limits {
         sweep_ranks: open_files
             .and_then(|f| f.hard)
             .map(|h| h.saturating_sub(fabdiag_sweep::SPARE_FILES)),
+        // (this network namespace's; fabdiag's listeners ask for 4096)
+        accept_queue: std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+            .ok()
+            .and_then(|v| v.trim().parse().ok()),
     }
 }
 
