@@ -152,6 +152,45 @@ fn unreachable_server_in_another_namespace() {
         "{e}"
     );
     assert!(o.elapsed < Duration::from_secs(8), "{:?}", o.elapsed);
+    // a path that swallows every packet (a firewall that drops silently):
+    // the server's link address is pinned on the client's side so that no
+    // ARP is needed, and the server's host no longer has the address, so
+    // it drops what arrives without a word (it forwards nothing); our 5 s
+    // connect limit ends it
+    let tag = ns.a.trim_start_matches("fdA").to_string();
+    let (va, vb) = (format!("va{tag}"), format!("vb{tag}"));
+    let link = Command::new("ip")
+        .args(["-n", &ns.a, "-o", "link", "show", &va])
+        .output()
+        .unwrap();
+    let link = String::from_utf8_lossy(&link.stdout).into_owned();
+    let mac = link
+        .split("link/ether ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no MAC in {link}"));
+    let pin = [
+        "-n",
+        &ns.b,
+        "neigh",
+        "replace",
+        "198.18.2.1",
+        "lladdr",
+        mac,
+        "dev",
+        &vb,
+        "nud",
+        "permanent",
+    ];
+    ip(&pin);
+    ip(&["-n", &ns.a, "addr", "del", "198.18.2.1/24", "dev", &va]);
+    let o = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "198.18.2.1", "-p", "49194"])).wait(Duration::from_secs(15));
+    assert_eq!(o.code, Some(2));
+    assert_eq!(
+        o.one_line(),
+        "fabdiag write-bw: cannot connect to 198.18.2.1:49194: no answer within 5 s"
+    );
+    assert!(o.elapsed < Duration::from_secs(8), "{:?}", o.elapsed);
 }
 
 #[test]
