@@ -158,6 +158,56 @@ fn ranks_reach_rank_0_and_each_other_over_ipv6() {
     }
 }
 
+/// `--figure p99`: a latency sweep judges each pair by its p99, and says
+/// so in the metric, the options, the text, a report made again, and by
+/// refusing a baseline judged by the mean.
+#[test]
+fn a_latency_sweep_judged_by_p99_says_so_everywhere() {
+    let _cpu = cpu();
+    let dir = tempdir("sweep-p99");
+    let coord = format!("127.0.0.1:{}", free_port());
+    let lat_rank = |r: usize, extra: &[&str]| {
+        let mut c = fabdiag(&["sweep", "--coordinator", &coord, "-P", "tcp"]);
+        c.args(["--lat", "--figure", "p99", "-s", "8", "-n", "200"]).args(extra);
+        c.env("FABDIAG_RANK", r.to_string()).env("FABDIAG_SIZE", "3");
+        c
+    };
+    let others: Vec<Proc> = (1..3).map(|r| Proc::spawn(&mut lat_rank(r, &[]))).collect();
+    let zero = Proc::spawn(&mut lat_rank(0, &["--json", "--output", &dir])).wait(LIMIT * 2);
+    for p in others {
+        let o = p.wait(LIMIT);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+    }
+    assert!(matches!(zero.code, Some(0 | 5)), "{}", zero.stderr);
+    let doc = zero.json();
+    assert_eq!(pairs_measured(&doc), 3);
+    assert_eq!(doc["metric"]["name"], "p99 latency");
+    assert_eq!(doc["metric"]["test"], "write-lat 8 B, p99");
+    assert_eq!(doc["options"]["figure"], "p99");
+    let summary = std::fs::read_to_string(format!("{dir}/summary.txt")).unwrap();
+    assert!(
+        summary.starts_with("fabdiag sweep: 3 nodes, 3 pairs in 3 rounds, write-lat 8 B, p99 (us, lower is better)\n"),
+        "{summary}"
+    );
+    // a report made again, from the document or from what the folder
+    // recorded alone, is still of the p99
+    std::fs::remove_file(format!("{dir}/sweep.json")).unwrap();
+    let again = run(&["sweep", "--report", &dir, "--json"], LIMIT);
+    assert_eq!(again.json()["metric"]["name"], "p99 latency", "{}", again.stderr);
+    // a sweep judged by the mean is not compared with it
+    let o = run(
+        &["sweep", "--simulate", "3", "--lat", "-s", "8", "--baseline", &dir],
+        LIMIT,
+    );
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(
+        o.one_line()
+            .contains("it measured write-lat 8 B, p99 (p99 latency), this sweep measures write-lat 8 B (latency)"),
+        "{}",
+        o.stderr
+    );
+}
+
 #[test]
 fn a_rank_that_never_joins_is_reported_missing_and_the_rest_complete() {
     let _cpu = cpu();

@@ -9,7 +9,7 @@
 //! sums. Percentiles and a histogram are fabdiag's additions.
 
 use crate::bw::{Activity, Mode, SyncPoint};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
 pub trait LatDriver {
@@ -58,6 +58,61 @@ pub struct LatStats {
     pub percentiles_exact: bool,
     /// Power-of-two buckets, empty ones left out.
     pub histogram: Vec<Bucket>,
+}
+
+/// One figure of a size's latency statistics: what a latency sweep judges
+/// each pair by (`fabdiag sweep --figure`). The mean is the originals'.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LatFigure {
+    #[default]
+    Mean,
+    P50,
+    P90,
+    P99,
+    P999,
+    Max,
+}
+
+impl LatFigure {
+    pub const ALL: [LatFigure; 6] = [
+        LatFigure::Mean,
+        LatFigure::P50,
+        LatFigure::P90,
+        LatFigure::P99,
+        LatFigure::P999,
+        LatFigure::Max,
+    ];
+
+    /// As written on the command line and in the JSON ("p99").
+    pub fn name(self) -> &'static str {
+        match self {
+            LatFigure::Mean => "mean",
+            LatFigure::P50 => "p50",
+            LatFigure::P90 => "p90",
+            LatFigure::P99 => "p99",
+            LatFigure::P999 => "p999",
+            LatFigure::Max => "max",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<LatFigure> {
+        LatFigure::ALL.into_iter().find(|f| f.name() == s)
+    }
+}
+
+impl LatStats {
+    /// The figure `f` of these statistics, in ns.
+    pub fn figure_ns(&self, f: LatFigure) -> u64 {
+        match f {
+            LatFigure::Mean => self.mean_ns,
+            LatFigure::P50 => self.p50_ns,
+            LatFigure::P90 => self.p90_ns,
+            LatFigure::P99 => self.p99_ns,
+            LatFigure::P999 => self.p999_ns,
+            LatFigure::Max => self.max_ns,
+        }
+    }
 }
 
 /// Accumulates samples.
@@ -289,6 +344,31 @@ mod tests {
             0,
             "no samples: zeros, not a division by zero"
         );
+    }
+
+    #[test]
+    fn each_figure_a_sweep_judges_by_is_the_statistic_of_its_name() {
+        // 1..=999 and one 100 µs outlier: every figure differs
+        let mut r = Recorder::new(false);
+        for ns in (1..=999).chain([100_000]) {
+            r.add(ns);
+        }
+        let s = r.stats();
+        let got: Vec<(&str, u64)> = LatFigure::ALL.iter().map(|f| (f.name(), s.figure_ns(*f))).collect();
+        assert_eq!(
+            got,
+            [
+                ("mean", 599),
+                ("p50", 500),
+                ("p90", 900),
+                ("p99", 990),
+                ("p999", 999),
+                ("max", 100_000)
+            ]
+        );
+        assert!(LatFigure::ALL.iter().all(|f| LatFigure::parse(f.name()) == Some(*f)));
+        assert_eq!(LatFigure::parse("p95"), None);
+        assert_eq!(serde_json::to_string(&LatFigure::P999).unwrap(), "\"p999\"");
     }
 
     struct Fake {

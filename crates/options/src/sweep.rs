@@ -5,12 +5,14 @@
 //! prints or touches the network.
 
 use crate::resolve::{Action, OptionError};
+use fabdiag_engine::lat::LatFigure;
 use fabdiag_report::Tool;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum W {
     Tool,
     Lat,
+    Figure,
     Coordinator,
     Output,
     Resume,
@@ -43,6 +45,12 @@ const TABLE: &[(W, &str, Option<&str>, &str)] = &[
         "The pair test: write-bw (default), read-bw, send-bw, write-lat, read-lat, send-lat, atomic-bw, atomic-lat",
     ),
     (W::Lat, "lat", None, "Latency instead of bandwidth (--tool write-lat)"),
+    (
+        W::Figure,
+        "figure",
+        Some("F"),
+        "A latency test's figure each pair is judged by: mean (default, the originals'), p50, p90, p99, p999 or max",
+    ),
     (
         W::Coordinator,
         "coordinator",
@@ -181,6 +189,8 @@ pub enum OutlierReference {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepOptions {
     pub tool: Tool,
+    /// What a latency pair is judged by (mean unless `--figure`).
+    pub figure: LatFigure,
     /// The pair tool's options, for its own parser.
     pub tool_args: Vec<String>,
     pub coordinator: Option<String>,
@@ -310,6 +320,7 @@ fn fraction(name: &str, v: &str) -> Result<f64, OptionError> {
 pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
     let mut o = SweepOptions {
         tool: Tool::WriteBw,
+        figure: LatFigure::Mean,
         tool_args: Vec::new(),
         coordinator: None,
         output: None,
@@ -390,6 +401,13 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
                     ));
                 }
             }
+            W::Figure => {
+                o.figure = LatFigure::parse(&value).ok_or_else(|| {
+                    OptionError::Invalid(format!(
+                        "invalid --figure: '{value}' (mean, p50, p90, p99, p999 or max)"
+                    ))
+                })?
+            }
             W::Coordinator => o.coordinator = Some(value),
             W::Output => o.output = Some(value),
             W::Resume => o.resume = true,
@@ -449,6 +467,12 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
     }
     if let Some(t) = tool_given {
         o.tool = t;
+    }
+    if o.given.contains(&"figure") && !o.tool.is_latency() && o.report.is_none() {
+        return Err(OptionError::Invalid(format!(
+            "--figure is for latency tests; {} pairs are judged by their bandwidth (add --lat or a latency --tool)",
+            o.tool.subcommand()
+        )));
     }
     if o.report.is_some() {
         // what a report is made from: nothing else may be given and ignored
@@ -556,6 +580,22 @@ mod tests {
         assert_eq!(ok(&["--tool", "cxi_send_lat", "--lat"]).tool, Tool::SendLat);
         assert_eq!(ok(&[]).tool, Tool::WriteBw);
         assert_eq!(run(&["--help"]), Ok(Action::Help));
+    }
+
+    #[test]
+    fn a_latency_sweep_takes_the_figure_its_pairs_are_judged_by() {
+        assert_eq!(ok(&["--lat"]).figure, LatFigure::Mean);
+        assert_eq!(ok(&["--lat", "--figure", "p99"]).figure, LatFigure::P99);
+        assert_eq!(ok(&["--figure=max", "--tool", "send-lat"]).figure, LatFigure::Max);
+        assert_eq!(
+            err(&["--lat", "--figure", "p95"]),
+            "invalid --figure: 'p95' (mean, p50, p90, p99, p999 or max)"
+        );
+        assert_eq!(
+            err(&["--figure", "p99"]),
+            "--figure is for latency tests; write-bw pairs are judged by their bandwidth (add --lat or a latency --tool)"
+        );
+        assert!(err(&["--report", "x", "--figure", "p99"]).starts_with("--figure has no effect with --report"));
     }
 
     #[test]

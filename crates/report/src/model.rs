@@ -326,9 +326,14 @@ impl Row {
 
     /// Mean latency in ns, for the latency forms.
     pub fn mean_ns(&self) -> Option<u64> {
+        self.lat_stats().map(|s| s.mean_ns)
+    }
+
+    /// The latency statistics, for the latency forms.
+    pub fn lat_stats(&self) -> Option<&fabdiag_engine::lat::LatStats> {
         match self {
-            Row::Lat(r) => Some(r.stats.mean_ns),
-            Row::AmoLat(a) => Some(a.result.stats.mean_ns),
+            Row::Lat(r) => Some(&r.stats),
+            Row::AmoLat(a) => Some(&a.result.stats),
             Row::Bw(_) | Row::AmoBw(_) => None,
         }
     }

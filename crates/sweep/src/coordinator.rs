@@ -13,6 +13,7 @@ use crate::analysis::{Analysis, Better, Matrix, Rules};
 use crate::error::SweepError;
 use crate::schedule::{Pair, Schedule};
 use crate::wire::{self, PairRole, ReadFail, RowFigure, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
+use fabdiag_engine::lat::LatFigure;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -29,6 +30,8 @@ pub struct CoordConfig {
     pub rails: usize,
     /// The pair test every pair runs (the runner's parameters).
     pub test: serde_json::Value,
+    /// What a latency pair is judged by.
+    pub figure: LatFigure,
     pub version: String,
     pub join_timeout: Duration,
     /// How long one step (a round, or a re-test) may take.
@@ -609,6 +612,7 @@ impl Coordinator<'_> {
             &s,
             &ToRank::Welcome {
                 test: self.cfg.test.clone(),
+                figure: self.cfg.figure,
             },
         )
         .is_err()

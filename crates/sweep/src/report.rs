@@ -8,6 +8,7 @@ use crate::analysis::{Analysis, Better, Matrix, NodeRule, Rules};
 use crate::baseline::{self, AbsentNode, Baseline, Comparison, LinkChange, NodeChange};
 use crate::coordinator::{first_records, Coordinated, Node, NodeStatus, PairRecord, StepKind, StepRecord};
 use crate::schedule::Schedule;
+use fabdiag_engine::lat::LatFigure;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -28,20 +29,40 @@ pub struct Metric {
 
 impl Metric {
     /// What a sweep of the pair test `spec` compares: the largest size's
-    /// bandwidth, or its latency.
-    pub fn of(spec: &fabdiag_session::TestSpec) -> Metric {
+    /// bandwidth, or its latency figure (`figure`: the originals' mean, or
+    /// another, which the name and test then say: "p99 latency",
+    /// "write-lat 8 B, p99").
+    pub fn of(spec: &fabdiag_session::TestSpec, figure: LatFigure) -> Metric {
         let lat = spec.tool.is_latency();
         let sizes = if spec.min_size == spec.max_size {
             String::new()
         } else {
             format!("{}-", spec.min_size)
         };
+        let mut test = format!("{} {sizes}{} B", spec.tool.subcommand(), spec.max_size);
+        let name = match (lat, figure) {
+            (false, _) => "bandwidth".to_string(),
+            (true, LatFigure::Mean) => "latency".to_string(),
+            (true, f) => {
+                test.push_str(&format!(", {}", f.name()));
+                format!("{} latency", f.name())
+            }
+        };
         Metric {
-            name: if lat { "latency" } else { "bandwidth" }.into(),
+            name,
             unit: if lat { "us" } else { "MB/s" }.into(),
             better: crate::runner::better(spec),
-            test: format!("{} {sizes}{} B", spec.tool.subcommand(), spec.max_size),
+            test,
         }
+    }
+
+    /// The figure a sweep's options say its latency pairs were judged by
+    /// (`options.figure`; the mean when it is not there).
+    pub fn figure_in(options: &serde_json::Value) -> LatFigure {
+        options["figure"]
+            .as_str()
+            .and_then(LatFigure::parse)
+            .unwrap_or_default()
     }
 }
 

@@ -382,7 +382,7 @@ fn recorded(dir: &Path) -> Result<Finished, SweepError> {
             stopped: (missing > 0).then(|| NOT_RECORDED.to_string()),
             ..Coordinated::of(nodes, pairs)
         },
-        metric: Metric::of(&spec),
+        metric: Metric::of(&spec, Metric::figure_in(&options)),
         limits: Limits::default(),
         options,
         rules: crate::analysis::Rules::default(),

@@ -7,7 +7,9 @@
 use crate::analysis::Better;
 use crate::wire::{self, PairRole, RowFigure, SideOutcome};
 use crate::worker::{Order, PairRunner};
+use fabdiag_engine::lat::LatFigure;
 use fabdiag_proto::Phase;
+use fabdiag_report::Row;
 use fabdiag_session::{Env, Event, Sink, Station, TestSpec};
 use serde::{Deserialize, Serialize};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -35,6 +37,7 @@ pub struct FabricRunner {
     env: Env,
     listener: TcpListener,
     spec: Option<TestSpec>,
+    figure: LatFigure,
 }
 
 /// How long a pair's server waits for its client to connect: twice the
@@ -51,6 +54,7 @@ impl FabricRunner {
             env,
             listener,
             spec: None,
+            figure: LatFigure::Mean,
         })
     }
 
@@ -118,17 +122,17 @@ impl PairRunner for FabricRunner {
         self.listener.local_addr().map(|a| a.port()).unwrap_or(0)
     }
 
-    fn configure(&mut self, test: &serde_json::Value) -> Result<(), String> {
+    fn configure(&mut self, test: &serde_json::Value, figure: LatFigure) -> Result<(), String> {
         let spec = TestSpec::from_wire(test.clone()).map_err(|e| format!("rank 0's test: {e}"))?;
         spec.validate().map_err(|e| format!("rank 0's test: {e}"))?;
         self.spec = Some(spec);
+        self.figure = figure;
         Ok(())
     }
 
     fn run(&mut self, order: &Order, deadline: Instant) -> SideOutcome {
         let t0 = Instant::now();
         let mut timing = Timing::default();
-        let lat = self.spec.as_ref().is_some_and(|s| s.tool.is_latency());
         let result = match self.spec.clone() {
             None => Err("no test configured".to_string()),
             Some(spec) => match order.role {
@@ -157,18 +161,7 @@ impl PairRunner for FabricRunner {
         };
         match result {
             Ok(report) => {
-                out.rows = report
-                    .rows
-                    .iter()
-                    .filter_map(|r| {
-                        let v = if lat {
-                            r.mean_ns().map(|ns| ns as f64 / 1000.0)
-                        } else {
-                            r.bw_mb_s()
-                        };
-                        v.map(|value| RowFigure { size: r.size(), value })
-                    })
-                    .collect();
+                out.rows = row_figures(&report.rows, self.figure).collect();
                 out.value = out.rows.last().map(|r| r.value);
                 if out.value.is_none() {
                     out.error = Some("the test produced no figure".into());
@@ -178,6 +171,18 @@ impl PairRunner for FabricRunner {
         }
         out
     }
+}
+
+/// Each row's figure: its bandwidth in MB/s, or its latency figure
+/// (`figure`: the mean unless `--figure`) in µs.
+fn row_figures(rows: &[Row], figure: LatFigure) -> impl Iterator<Item = RowFigure> + '_ {
+    rows.iter().filter_map(move |r| {
+        let value = match r.lat_stats() {
+            Some(s) => Some(s.figure_ns(figure) as f64 / 1000.0),
+            None => r.bw_mb_s(),
+        };
+        value.map(|value| RowFigure { size: r.size(), value })
+    })
 }
 
 /// A pair test replaced by a pause of fixed length: for showing the
@@ -200,7 +205,7 @@ impl PairRunner for SimRunner {
     fn port(&self) -> u16 {
         1
     }
-    fn configure(&mut self, test: &serde_json::Value) -> Result<(), String> {
+    fn configure(&mut self, test: &serde_json::Value, _: LatFigure) -> Result<(), String> {
         self.size = TestSpec::from_wire(test.clone()).ok().map(|s| s.max_size);
         Ok(())
     }
@@ -220,5 +225,48 @@ impl PairRunner for SimRunner {
             measure_s: t0.elapsed().as_secs_f64(),
             ..SideOutcome::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fabdiag_engine::bw::{Measure, SizeResult};
+    use fabdiag_engine::lat::{LatResult, Recorder};
+
+    fn lat_row(size: u64, samples: impl IntoIterator<Item = u64>) -> Row {
+        let mut r = Recorder::new(false);
+        samples.into_iter().for_each(|ns| r.add(ns));
+        Row::Lat(LatResult {
+            size,
+            iterations: r.count(),
+            warmup: 0,
+            peer_ops: 0,
+            stats: r.stats(),
+            samples: None,
+        })
+    }
+
+    #[test]
+    fn a_latency_pair_is_judged_by_the_figure_asked_for_and_a_bandwidth_pair_by_its_bandwidth() {
+        // 1..=999 ns and one 100 µs outlier: mean 0.599 µs, p50 0.5, p99 0.99, max 100
+        let rows = [lat_row(8, (1..=999).chain([100_000])), lat_row(16, [2_000, 4_000])];
+        let got = |f| row_figures(&rows, f).map(|r| (r.size, r.value)).collect::<Vec<_>>();
+        assert_eq!(got(LatFigure::Mean), [(8, 0.599), (16, 3.0)]);
+        assert_eq!(got(LatFigure::P50), [(8, 0.5), (16, 2.0)]);
+        assert_eq!(got(LatFigure::P99), [(8, 0.99), (16, 4.0)]);
+        assert_eq!(got(LatFigure::Max), [(8, 100.0), (16, 4.0)]);
+        let bw = [Row::Bw(SizeResult {
+            size: 65536,
+            iterations: 10,
+            own: Measure::default(),
+            peer: Measure::default(),
+            initiated: true,
+            bw_mb_s: 1234.5,
+            pkt_rate_mpkt_s: 0.0,
+        })];
+        // (the figure is a latency's: bandwidth pairs are judged by MB/s)
+        let got: Vec<_> = row_figures(&bw, LatFigure::P99).map(|r| (r.size, r.value)).collect();
+        assert_eq!(got, [(65536, 1234.5)]);
     }
 }

@@ -6,6 +6,7 @@
 //! connection is watched by the kernel (`watch_link`). No I/O policy
 //! beyond that and reading and writing one message.
 
+use fabdiag_engine::lat::LatFigure;
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::net::{TcpListener, TcpStream};
@@ -61,6 +62,9 @@ pub enum ToRank {
     /// Joined: every pair test runs with these parameters.
     Welcome {
         test: serde_json::Value,
+        /// What a latency pair is judged by.
+        #[serde(default)]
+        figure: LatFigure,
     },
     /// Not joined, and why (the rank says so and exits non-zero).
     Refused {
@@ -237,6 +241,27 @@ mod tests {
         assert!(t.elapsed() < Duration::from_secs(5));
         drop(a);
         assert!(matches!(recv::<ToRank>(&b, None), Err(ReadFail::Closed)));
+    }
+
+    /// The welcome carries the latency figure; one from before it did
+    /// (no `figure`) means the mean, as those sweeps judged by.
+    #[test]
+    fn the_welcome_carries_the_figure_and_means_the_mean_without_one() {
+        let m = ToRank::Welcome {
+            test: serde_json::json!({"tool": "write-lat"}),
+            figure: LatFigure::P99,
+        };
+        let text = serde_json::to_string(&m).unwrap();
+        assert!(text.contains(r#""figure":"p99""#), "{text}");
+        assert_eq!(serde_json::from_str::<ToRank>(&text).unwrap(), m);
+        let old = text.replace(r#","figure":"p99""#, "");
+        assert_eq!(
+            serde_json::from_str::<ToRank>(&old).unwrap(),
+            ToRank::Welcome {
+                test: serde_json::json!({"tool": "write-lat"}),
+                figure: LatFigure::Mean,
+            }
+        );
     }
 
     /// The kernel gives a control connection up after `LINK_LIMIT` of

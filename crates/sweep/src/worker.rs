@@ -9,6 +9,7 @@
 
 use crate::error::SweepError;
 use crate::wire::{self, PairRole, ReadFail, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
+use fabdiag_engine::lat::LatFigure;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
@@ -17,8 +18,9 @@ use std::time::{Duration, Instant};
 pub trait PairRunner {
     /// The port this rank's pair tests listen on.
     fn port(&self) -> u16;
-    /// The coordinator's test parameters; an error refuses them.
-    fn configure(&mut self, test: &serde_json::Value) -> Result<(), String>;
+    /// The coordinator's test parameters, and the latency figure a pair is
+    /// judged by; an error refuses them.
+    fn configure(&mut self, test: &serde_json::Value, figure: LatFigure) -> Result<(), String>;
     /// One pair test; must return by `deadline`.
     fn run(&mut self, order: &Order, deadline: Instant) -> SideOutcome;
 }
@@ -144,7 +146,7 @@ pub fn work(
     wire::send(&s, &join(cfg, runner.port(), None)).map_err(io)?;
     let lost = |e: ReadFail| SweepError::Lost(e.to_string());
     match wire::recv::<ToRank>(&s, Some(Instant::now() + cfg.join_timeout + cfg.idle_limit)).map_err(lost)? {
-        ToRank::Welcome { test } => runner.configure(&test).map_err(SweepError::Config)?,
+        ToRank::Welcome { test, figure } => runner.configure(&test, figure).map_err(SweepError::Config)?,
         ToRank::Refused { reason } => return Err(SweepError::Refused(reason)),
         other => return Err(SweepError::Lost(format!("unexpected first message {other:?}"))),
     }

@@ -219,7 +219,7 @@ struct Setup {
 impl Setup {
     fn new(o: &SweepOptions, inv: &Invocation) -> Setup {
         let spec = &inv.spec;
-        let metric = Metric::of(spec);
+        let metric = Metric::of(spec, o.figure);
         let rules = Rules {
             fraction: o.fraction,
             reference: reference(o.reference),
@@ -238,7 +238,7 @@ impl Setup {
         let default_timeout = 60 + spec.duration_s.unwrap_or(0) * sizes;
         let pair_timeout = Duration::from_secs(o.pair_timeout_s.unwrap_or(default_timeout));
         let test = spec.to_wire().unwrap_or(serde_json::Value::Null);
-        let options = serde_json::json!({
+        let mut options = serde_json::json!({
             "tool": o.tool.subcommand(),
             "tool_options": o.tool_args,
             "retest": o.retest,
@@ -252,6 +252,11 @@ impl Setup {
             "tx_memory": if inv.gpu.tx.is_some() { "GPU" } else { "system" },
             "rx_memory": if inv.gpu.rx.is_some() { "GPU" } else { "system" },
         });
+        // what a latency pair is judged by (a report made from the folder
+        // alone reads it back)
+        if spec.tool.is_latency() {
+            options["figure"] = o.figure.name().into();
+        }
         Setup {
             metric,
             rules,
@@ -267,6 +272,7 @@ impl Setup {
             size,
             rails: o.rails,
             test: self.test.clone(),
+            figure: o.figure,
             version: VERSION.into(),
             join_timeout: Duration::from_secs(o.join_timeout_s),
             step_timeout: self.pair_timeout,
