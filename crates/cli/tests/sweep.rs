@@ -1117,7 +1117,9 @@ fn thresholds_name_the_pairs_and_nodes_that_miss_them_with_their_own_exit_code()
         LIMIT,
     );
     assert!(
-        o.stdout.contains("thresholds: 15 pairs and 6 nodes missed them"),
+        o.stdout.contains(
+            "thresholds: at least 1000000000000.00 MB/s for every pair and node (--min-bw): 15 pairs and 6 nodes missed it\n  rank 0 ("
+        ),
         "{}",
         o.stdout
     );

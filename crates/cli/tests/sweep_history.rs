@@ -320,9 +320,22 @@ fn a_finished_sweeps_report_is_made_again_with_other_rules_running_nothing() {
     let o = run(&["sweep", "--report", &first, "--min-bw", "5000"], LIMIT);
     assert_eq!(o.code, Some(3), "{}", o.stderr);
     assert!(
-        o.stdout.contains("thresholds: 8 pairs and 1 nodes missed them"),
+        o.stdout.contains(
+            "thresholds: at least 5000.00 MB/s for every pair and node (--min-bw): 8 pairs and 1 node missed it\n"
+        ),
         "{}",
         o.stdout
+    );
+    // the node that missed it, with its median
+    let missed = o
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("thresholds:"))
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        missed.starts_with("  rank ") && missed.contains("): median ") && missed.ends_with(" MB/s"),
+        "{missed}"
     );
     let o = run(&["sweep", "--report", &first, "--baseline", &first, "--json"], LIMIT);
     assert_eq!(o.json()["baseline"]["compared_pairs"], 28);

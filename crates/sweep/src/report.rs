@@ -679,6 +679,35 @@ fn first_listed(items: impl Iterator<Item = String>, total: usize, more: impl Fn
     lines
 }
 
+/// `--min-bw`/`--max-lat` in the text summary: the limit, how many pairs
+/// and nodes missed it, and those nodes with their medians.
+fn threshold_text(o: &mut String, doc: &SweepDoc, names: &Names) {
+    let (word, limit, flag) = match doc.metric.better {
+        Better::Higher => ("at least", doc.limits.min_bw_mb_s, "--min-bw"),
+        Better::Lower => ("at most", doc.limits.max_lat_us, "--max-lat"),
+    };
+    let Some(limit) = limit else { return };
+    let v = &doc.verdict;
+    let count = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    let _ = writeln!(
+        o,
+        "thresholds: {word} {limit:.2} {} for every pair and node ({flag}): {} and {} missed it",
+        doc.metric.unit,
+        count(v.threshold_pairs.len(), "pair"),
+        count(v.threshold_nodes.len(), "node")
+    );
+    let nodes = v.threshold_nodes.iter().map(|&r| {
+        let median = doc.nodes.get(r).and_then(|n| n.median);
+        match median {
+            Some(m) => format!("{}: median {m:.2} {}", names.of(r), doc.metric.unit),
+            None => names.of(r).to_string(),
+        }
+    });
+    for l in first_listed(nodes, v.threshold_nodes.len(), |n| format!("... and {n} more nodes")) {
+        let _ = writeln!(o, "  {l}");
+    }
+}
+
 /// This sweep against its baseline, in the text summary.
 fn baseline_text(o: &mut String, c: &Comparison, names: &Names, unit: &str) {
     let _ = writeln!(o, "baseline: {}", baseline_line(c));
@@ -960,14 +989,7 @@ pub fn text(doc: &SweepDoc) -> String {
             })
             .collect(),
     );
-    if doc.limits.min_bw_mb_s.is_some() || doc.limits.max_lat_us.is_some() {
-        let _ = writeln!(
-            o,
-            "thresholds: {} pairs and {} nodes missed them",
-            doc.verdict.threshold_pairs.len(),
-            doc.verdict.threshold_nodes.len()
-        );
-    }
+    threshold_text(&mut o, doc, &names);
     if doc.nodes.len() <= 64 {
         let _ = writeln!(o, "node medians ({u}):");
         // one column for the names, however long (NIC, address, GPU)
