@@ -150,11 +150,8 @@ pub fn page(doc: &SweepDoc, pictures: &Pictures) -> String {
         problems.push(format!("{} below its baseline", count(v.regressed_links, "link")));
     }
     if !v.threshold_pairs.is_empty() || !v.threshold_nodes.is_empty() {
-        problems.push(format!(
-            "{} and {} below the threshold",
-            count(v.threshold_pairs.len(), "pair"),
-            count(v.threshold_nodes.len(), "node")
-        ));
+        let limit = report::threshold(doc).unwrap_or_default();
+        problems.push(format!("{} missed the threshold, {limit}", report::threshold_missed(v)));
     }
     if problems.is_empty() {
         let _ = writeln!(o, "<div class=\"verdict ok\">No slow link or node, no failure</div>");
@@ -466,7 +463,7 @@ fn baseline_section(o: &mut String, c: &Comparison, change: Option<&[u8]>, who: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::tests::doc_with;
+    use crate::report::tests::{doc_with, inputs, sweep_with};
 
     #[test]
     fn escapes_what_a_rank_sent() {
@@ -498,5 +495,20 @@ mod tests {
         assert!(!ok.contains("hosts to look at"));
         let lost = page(&doc_with(4, &[], &[], &[2]), &Pictures::default());
         assert!(lost.contains("<p>hosts to look at: host&lt;2&gt;</p>"), "{lost}");
+        // a threshold: what it was and who missed it
+        let d = report::build(report::Inputs {
+            limits: report::Limits {
+                min_bw_mb_s: Some(95.0),
+                max_lat_us: None,
+            },
+            ..inputs(sweep_with(4, &[((1, 2), 90.0)], &[], &[]), None)
+        });
+        let missed = page(&d, &Pictures::default());
+        assert!(
+            missed.contains(
+                "1 pair and 0 nodes missed the threshold, at least 95.00 MB/s for every pair and node (--min-bw)"
+            ),
+            "{missed}"
+        );
     }
 }

@@ -679,23 +679,32 @@ fn first_listed(items: impl Iterator<Item = String>, total: usize, more: impl Fn
     lines
 }
 
-/// `--min-bw`/`--max-lat` in the text summary: the limit, how many pairs
-/// and nodes missed it, and those nodes with their medians.
-fn threshold_text(o: &mut String, doc: &SweepDoc, names: &Names) {
+/// The sweep's threshold, when it has one: "at least 5000.00 MB/s for every
+/// pair and node (--min-bw)".
+pub(crate) fn threshold(doc: &SweepDoc) -> Option<String> {
     let (word, limit, flag) = match doc.metric.better {
         Better::Higher => ("at least", doc.limits.min_bw_mb_s, "--min-bw"),
         Better::Lower => ("at most", doc.limits.max_lat_us, "--max-lat"),
     };
-    let Some(limit) = limit else { return };
-    let v = &doc.verdict;
+    limit.map(|l| format!("{word} {l:.2} {} for every pair and node ({flag})", doc.metric.unit))
+}
+
+/// "3 pairs and 1 node": who missed the threshold.
+pub(crate) fn threshold_missed(v: &Verdict) -> String {
     let count = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
-    let _ = writeln!(
-        o,
-        "thresholds: {word} {limit:.2} {} for every pair and node ({flag}): {} and {} missed it",
-        doc.metric.unit,
+    format!(
+        "{} and {}",
         count(v.threshold_pairs.len(), "pair"),
         count(v.threshold_nodes.len(), "node")
-    );
+    )
+}
+
+/// `--min-bw`/`--max-lat` in the text summary: the limit, how many pairs
+/// and nodes missed it, and those nodes with their medians.
+fn threshold_text(o: &mut String, doc: &SweepDoc, names: &Names) {
+    let Some(limit) = threshold(doc) else { return };
+    let v = &doc.verdict;
+    let _ = writeln!(o, "thresholds: {limit}: {} missed it", threshold_missed(v));
     let nodes = v.threshold_nodes.iter().map(|&r| {
         let median = doc.nodes.get(r).and_then(|n| n.median);
         match median {
@@ -1115,7 +1124,7 @@ pub(crate) mod tests {
     }
 
     /// What `build_with` builds from.
-    fn inputs(sweep: Coordinated, baseline: Option<(&Baseline, f64)>) -> Inputs<'_> {
+    pub(crate) fn inputs(sweep: Coordinated, baseline: Option<(&Baseline, f64)>) -> Inputs<'_> {
         Inputs {
             sweep,
             metric: Metric {
