@@ -189,6 +189,31 @@ fn a_latency_sweep_judged_by_p99_says_so_everywhere() {
         summary.starts_with("fabdiag sweep: 3 nodes, 3 pairs in 3 rounds, write-lat 8 B, p99 (us, lower is better)\n"),
         "{summary}"
     );
+    // resumed with the mean: refused before anything runs, or one report
+    // would hold pairs judged by two figures
+    let mut mean = fabdiag(&[
+        "sweep",
+        "--coordinator",
+        &coord,
+        "-P",
+        "tcp",
+        "--lat",
+        "-s",
+        "8",
+        "-n",
+        "200",
+    ]);
+    // (rank 0 then tells the ranks that join why, for the join timeout)
+    mean.args(["--output", &dir, "--resume", "--join-timeout", "2"]);
+    mean.env("FABDIAG_RANK", "0").env("FABDIAG_SIZE", "3");
+    let o = Proc::spawn(&mut mean).wait(LIMIT);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(
+        o.one_line()
+            .ends_with("its pairs were judged by their p99; this sweep's by their mean (--figure)"),
+        "{}",
+        o.stderr
+    );
     // a report made again, from the document or from what the folder
     // recorded alone, is still of the p99
     std::fs::remove_file(format!("{dir}/sweep.json")).unwrap();

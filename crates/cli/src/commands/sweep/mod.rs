@@ -370,7 +370,7 @@ fn watch_stop() -> Stop {
 }
 
 /// The earlier results in DIR (for --resume), checked against this sweep.
-fn earlier(dir: &Path, size: usize, rails: usize, test: &serde_json::Value) -> Result<Vec<PairRecord>, SweepError> {
+fn earlier(dir: &Path, size: usize, o: &SweepOptions, test: &serde_json::Value) -> Result<Vec<PairRecord>, SweepError> {
     let bad = |reason: String| SweepError::Resume {
         path: dir.display().to_string(),
         reason,
@@ -384,9 +384,19 @@ fn earlier(dir: &Path, size: usize, rails: usize, test: &serde_json::Value) -> R
     }
     // (a folder from before --rails existed paired every rank)
     let theirs = meta["rails"].as_u64().unwrap_or(1);
-    if theirs != rails as u64 {
+    if theirs != o.rails as u64 {
         return Err(bad(format!(
-            "it holds a sweep on {theirs} rail(s); this one is on {rails} (--rails)"
+            "it holds a sweep on {theirs} rail(s); this one is on {} (--rails)",
+            o.rails
+        )));
+    }
+    // the same pairs judged by two figures would be one report of both
+    let theirs = Metric::figure_in(&meta["options"]);
+    if o.tool.is_latency() && theirs != o.figure {
+        return Err(bad(format!(
+            "its pairs were judged by their {}; this sweep's by their {} (--figure)",
+            theirs.name(),
+            o.figure.name()
         )));
     }
     reread::records(dir, size, bad)
@@ -398,7 +408,7 @@ fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<Pa
     };
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     if o.resume {
-        return earlier(&dir, size, o.rails, &setup.test).map_err(|e| e.to_string());
+        return earlier(&dir, size, o, &setup.test).map_err(|e| e.to_string());
     }
     if dir.join("pairs.jsonl").exists() {
         std::fs::remove_file(dir.join("pairs.jsonl")).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
