@@ -9,7 +9,7 @@ use crate::analysis::NodeRule;
 use crate::baseline::Comparison;
 use crate::coordinator::NodeStatus;
 use crate::picture::Pictures;
-use crate::report::{self, RetestVerdict, SweepDoc};
+use crate::report::{self, count, RetestVerdict, SweepDoc};
 use base64::Engine;
 use std::fmt::Write;
 
@@ -69,15 +69,6 @@ fn table(o: &mut String, head: &[&str], rows: Vec<Vec<String>>, empty: &str) {
         o.push_str("</tr>\n");
     }
     o.push_str("</table>\n");
-}
-
-/// "1 slow link", "2 slow links".
-fn count(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
 }
 
 fn num(v: f64) -> String {

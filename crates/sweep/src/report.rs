@@ -321,6 +321,15 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         .retain(|f| !cleared.iter().any(|r| r.node == Some(f.node)));
     an.slow_links
         .retain(|f| !cleared.iter().any(|r| r.node.is_none() && (r.a, r.b) == (f.a, f.b)));
+    // each slow link's figure as measured: the analysis works in f32, and
+    // its 207466.89 printed beside the pair's own 207466.88 read as two
+    // measurements
+    let measured = first_records(&s.pairs, an.slow_links.iter().map(|f| (f.a, f.b)));
+    for f in &mut an.slow_links {
+        if let Some(v) = measured.get(&(f.a, f.b)).and_then(|p| p.value) {
+            f.value = v;
+        }
+    }
     let slow: HashSet<usize> = an.slow_nodes.iter().map(|f| f.node).collect();
     // every node's measured and failed pairs, counted in one pass (a scan
     // of all pairs per node took 2 s at 1,000 nodes, and grows as N³)
@@ -689,9 +698,17 @@ pub(crate) fn threshold(doc: &SweepDoc) -> Option<String> {
     limit.map(|l| format!("{word} {l:.2} {} for every pair and node ({flag})", doc.metric.unit))
 }
 
+/// "1 pair", "3 pairs".
+pub(crate) fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 /// "3 pairs and 1 node": who missed the threshold.
 pub(crate) fn threshold_missed(v: &Verdict) -> String {
-    let count = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
     format!(
         "{} and {}",
         count(v.threshold_pairs.len(), "pair"),
@@ -1372,6 +1389,22 @@ pub(crate) mod tests {
             ],
             "{t}"
         );
+    }
+
+    /// A slow link's figure is the pair's own, not the analysis's f32 of
+    /// it: 300000.014 is 300000.0 in f32, and the two would print apart.
+    #[test]
+    fn a_slow_link_shows_the_figure_its_pair_measured() {
+        let mut s = sweep_with(6, &[], &[], &[]);
+        for p in &mut s.pairs {
+            p.value = Some(if (p.a, p.b) == (1, 4) { 300_000.014 } else { 1_000_000.0 });
+        }
+        let d = doc_of(&s);
+        assert_eq!(d.analysis.slow_links.len(), 1, "{:?}", d.analysis);
+        assert_eq!(d.analysis.slow_links[0].value, 300_000.014);
+        let t = text(&d);
+        assert!(section_of(&t, "slow links:")[0].contains(": 300000.01 MB/s ("), "{t}");
+        assert!(section_of(&t, "slowest pairs:")[0].ends_with(": 300000.01 MB/s"), "{t}");
     }
 
     /// On rails, each rail's median and slow ranks; a rail whose ranks
