@@ -265,11 +265,22 @@ pub struct Inputs<'a> {
     pub baseline: Option<(&'a Baseline, f64)>,
 }
 
-fn misses(limits: &Limits, better: Better, v: f64) -> bool {
-    match better {
-        Better::Higher => limits.min_bw_mb_s.is_some_and(|m| v < m),
-        Better::Lower => limits.max_lat_us.is_some_and(|m| v > m),
+impl Limits {
+    /// The limit on a metric where `better` wins: a floor on bandwidth or
+    /// a ceiling on latency, with its word and flag ("at least", "--min-bw").
+    fn applicable(&self, better: Better) -> Option<(f64, &'static str, &'static str)> {
+        match better {
+            Better::Higher => self.min_bw_mb_s.map(|m| (m, "at least", "--min-bw")),
+            Better::Lower => self.max_lat_us.map(|m| (m, "at most", "--max-lat")),
+        }
     }
+}
+
+fn misses(limits: &Limits, better: Better, v: f64) -> bool {
+    limits.applicable(better).is_some_and(|(m, _, _)| match better {
+        Better::Higher => v < m,
+        Better::Lower => v > m,
+    })
 }
 
 pub fn build(i: Inputs<'_>) -> SweepDoc {
@@ -279,8 +290,10 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
     // one matrix for the analysis and the document (N² cells)
     let m = s.matrix();
     let mut an = Analysis::of(&m, better, i.rules);
-    // each re-tested pair's figure in the sweep
-    let firsts = first_records(&s.pairs, s.retests.iter().map(|r| (r.a, r.b)));
+    // each re-tested pair's and each slow link's figure in the sweep, in
+    // one pass over the pairs
+    let keys = s.retests.iter().map(|r| (r.a, r.b));
+    let firsts = first_records(&s.pairs, keys.chain(an.slow_links.iter().map(|f| (f.a, f.b))));
     let retests = s
         .retests
         .iter()
@@ -324,9 +337,8 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
     // each slow link's figure as measured: the analysis works in f32, and
     // its 207466.89 printed beside the pair's own 207466.88 read as two
     // measurements
-    let measured = first_records(&s.pairs, an.slow_links.iter().map(|f| (f.a, f.b)));
     for f in &mut an.slow_links {
-        if let Some(v) = measured.get(&(f.a, f.b)).and_then(|p| p.value) {
+        if let Some(v) = firsts.get(&(f.a, f.b)).and_then(|p| p.value) {
             f.value = v;
         }
     }
@@ -691,11 +703,11 @@ fn first_listed(items: impl Iterator<Item = String>, total: usize, more: impl Fn
 /// The sweep's threshold, when it has one: "at least 5000.00 MB/s for every
 /// pair and node (--min-bw)".
 pub(crate) fn threshold(doc: &SweepDoc) -> Option<String> {
-    let (word, limit, flag) = match doc.metric.better {
-        Better::Higher => ("at least", doc.limits.min_bw_mb_s, "--min-bw"),
-        Better::Lower => ("at most", doc.limits.max_lat_us, "--max-lat"),
-    };
-    limit.map(|l| format!("{word} {l:.2} {} for every pair and node ({flag})", doc.metric.unit))
+    let (limit, word, flag) = doc.limits.applicable(doc.metric.better)?;
+    Some(format!(
+        "{word} {limit:.2} {} for every pair and node ({flag})",
+        doc.metric.unit
+    ))
 }
 
 /// "1 pair", "3 pairs".
