@@ -1062,8 +1062,10 @@ pub(crate) fn suspects_line(doc: &SweepDoc) -> String {
     };
     match unnamed {
         0 => format!("hosts to look at: {hosts}"),
-        1 => format!("hosts to look at: {hosts}; and 1 rank that never joined (no host known)"),
-        n => format!("hosts to look at: {hosts}; and {n} ranks that never joined (no host known)"),
+        n => format!(
+            "hosts to look at: {hosts}; and {} that never joined (no host known)",
+            count(n, "rank")
+        ),
     }
 }
 
