@@ -230,7 +230,7 @@ fn legacy_text_output_shape_on_both_sides() {
 fn a_client_reaches_the_server_by_ipv6_and_by_ipv4() {
     // one server socket takes both: the originals listened on IPv4 alone,
     // and a client given an IPv6 name was told no server was there
-    if !ipv6_loopback("a_client_reaches_the_server_by_ipv6_and_by_ipv4") {
+    if !ipv6_loopback() {
         return;
     }
     let _cpu = cpu();

@@ -40,32 +40,44 @@ fn with_libfabric_every_pair_tool_can_run() {
     let (o, j) = doctor(&[]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(j["libfabric"]["found"], true);
-    assert_eq!(j["libfabric"]["version"], "1.17");
-    assert!(
-        j["libfabric"]["path"].as_str().unwrap().contains("libfabric.so"),
-        "{}",
-        j["libfabric"]
-    );
-    let providers = provider_names(&j);
-    for p in ["tcp;ofi_rxm", "shm", "sockets"] {
-        assert!(providers.contains(&p), "{providers:?}");
+    let path = j["libfabric"]["path"].as_str().unwrap();
+    assert!(path.contains("libfabric.so"), "{}", j["libfabric"]);
+    // the version is the loaded library's own, as its fi_info tells it
+    // (Debian's fi_info comes with libfabric-bin, which CI installs)
+    match fi_info_api_version(path) {
+        Some(v) => assert_eq!(j["libfabric"]["version"], v.as_str()),
+        None => skipped(format!("no fi_info beside {path} to check doctor's version against")),
     }
-    let tcp = j["providers"]
+    let providers = provider_names(&j);
+    for p in ["tcp", "shm", "sockets"] {
+        assert!(
+            providers.iter().any(|n| n.split(';').next() == Some(p)),
+            "{p}: {providers:?}"
+        );
+    }
+    // tcp's RMA and atomics, natively or through ofi_rxm (2.x's native
+    // tcp has no atomics, 1.17's tcp is only ever seen through ofi_rxm)
+    let tcp: Vec<&Value> = j["providers"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|p| p["provider"] == "tcp;ofi_rxm")
-        .unwrap();
-    assert_eq!(
-        (&tcp["rma_write"], &tcp["atomic"]),
-        (&Value::Bool(true), &Value::Bool(true))
-    );
-    assert!(tcp["domains"].as_array().unwrap().iter().any(|d| d == "lo"), "{tcp}");
+        .filter(|p| tcp_family(p["provider"].as_str().unwrap()))
+        .collect();
+    for cap in ["rma_write", "atomic"] {
+        assert!(tcp.iter().any(|p| p[cap] == true), "{cap}: {tcp:?}");
+    }
+    for p in &tcp {
+        assert!(p["domains"].as_array().unwrap().iter().any(|d| d == "lo"), "{p}");
+    }
     for t in ["cxi_write_bw", "cxi_send_lat", "cxi_atomic_lat"] {
         let s = tool(&j, t);
         assert_eq!(s["runnable"], true, "{s}");
         assert!(
-            s["providers"].as_array().unwrap().iter().any(|p| p == "tcp;ofi_rxm"),
+            s["providers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| tcp_family(p.as_str().unwrap())),
             "{s}"
         );
     }
@@ -123,12 +135,22 @@ fn fi_provider_is_shown_with_the_providers_it_leaves() {
     let (o, j) = doctor(&[("FI_PROVIDER", "tcp")]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(j["libfabric"]["environment"]["FI_PROVIDER"], "tcp");
+    // tcp's alone: 'tcp;ofi_rxm' (1.17), with the native 'tcp' (2.x)
     let providers = provider_names(&j);
-    assert_eq!(providers, ["tcp;ofi_rxm"]);
+    assert!(
+        !providers.is_empty() && providers.iter().all(|p| tcp_family(p)),
+        "{providers:?}"
+    );
     let mut cmd = fabdiag(&["doctor"]);
     cmd.env("FI_PROVIDER", "tcp");
     let t = Proc::spawn(&mut cmd).wait(LIMIT);
-    assert!(t.stdout.contains("\n  environment: FI_PROVIDER=tcp"), "{}", t.stdout);
+    // (after FABDIAG_LIBFABRIC, where that chose the library)
+    let env = t
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("  environment: "))
+        .unwrap_or("");
+    assert!(env.ends_with(" FI_PROVIDER=tcp"), "{}", t.stdout);
 }
 
 #[test]

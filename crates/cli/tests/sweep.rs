@@ -136,7 +136,7 @@ fn four_ranks_on_loopback_test_every_pair_once_with_one_endpoint_each() {
 
 #[test]
 fn ranks_reach_rank_0_and_each_other_over_ipv6() {
-    if !ipv6_loopback("ranks_reach_rank_0_and_each_other_over_ipv6") {
+    if !ipv6_loopback() {
         return;
     }
     let _cpu = cpu();

@@ -309,13 +309,79 @@ pub fn signal_in_mask(pid: &str, field: &str, sig: Signal) -> bool {
 }
 
 /// Whether this machine's loopback answers on IPv6 (::1): a container may
-/// run with IPv6 off. Says so loudly when it does not.
-pub fn ipv6_loopback(test: &str) -> bool {
+/// run with IPv6 off. Says so loudly when it does not (through `skipped`:
+/// libtest would keep a passing test's `eprintln!` to itself).
+pub fn ipv6_loopback() -> bool {
     let ok = TcpListener::bind("[::1]:0").is_ok();
     if !ok {
-        eprintln!("SKIPPED {test}: this machine has no IPv6 loopback (::1)");
+        skipped("this machine has no IPv6 loopback (::1)");
     }
     ok
+}
+
+/// What the libfabric under test offers, as `fabdiag doctor --json` says
+/// (asked once per test process). Tests name providers from it rather than
+/// from Debian 1.17's list, so they also pass against the libfabric built
+/// for the GPU machine (2.x: `-P tcp` is the native RDM 'tcp' there, not
+/// 'tcp;ofi_rxm', and net, udp;ofi_rxd are gone).
+pub fn doctor_json() -> &'static serde_json::Value {
+    static DOCTOR: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    DOCTOR.get_or_init(|| {
+        let o = run(&["doctor", "--json"], LIMIT);
+        assert_eq!(o.code, Some(0), "fabdiag doctor: {}", o.stderr);
+        o.json()
+    })
+}
+
+/// The providers this libfabric lists, each as doctor reports it.
+pub fn providers_here() -> &'static [serde_json::Value] {
+    doctor_json()["providers"].as_array().map_or(&[], Vec::as_slice)
+}
+
+/// Whether `name` is tcp's: the core provider or a utility layered on it
+/// (what `-P tcp` may resolve to, by libfabric version).
+pub fn tcp_family(name: &str) -> bool {
+    name.split(';').next() == Some("tcp")
+}
+
+/// The full name of a provider here that does RMA writes but not on device
+/// memory (no FI_HMEM), tcp's first: what the "lacks FI_HMEM" tests pass
+/// as `-P`. None, said loudly, where every provider here has FI_HMEM.
+pub fn provider_without_hmem() -> Option<&'static str> {
+    let mut candidates: Vec<&serde_json::Value> = providers_here()
+        .iter()
+        .filter(|p| p["rma_write"] == true && p["hmem"] == false)
+        .collect();
+    candidates.sort_by_key(|p| !tcp_family(p["provider"].as_str().unwrap_or("")));
+    let found = candidates.first().and_then(|p| p["provider"].as_str());
+    if found.is_none() {
+        skipped("every provider of this libfabric with RMA writes has FI_HMEM");
+    }
+    found
+}
+
+/// The API version ("1.17") of the libfabric at `lib` (the file fabdiag
+/// loaded), as that build's own fi_info says: its `bin/` beside `lib/`,
+/// else the one on PATH for a system library. None where there is none.
+pub fn fi_info_api_version(lib: &str) -> Option<String> {
+    let dir = std::path::Path::new(lib).parent()?;
+    let beside = dir.parent()?.join("bin/fi_info");
+    let fi_info = if beside.exists() {
+        beside
+    } else if lib.starts_with("/usr/lib") {
+        "fi_info".into()
+    } else {
+        return None;
+    };
+    let o = Command::new(fi_info)
+        .arg("--version")
+        .env("LD_LIBRARY_PATH", dir)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    text.lines()
+        .find_map(|l| l.strip_prefix("libfabric api:"))
+        .map(|v| v.trim().to_string())
 }
 
 /// Runs to completion within `limit`.
