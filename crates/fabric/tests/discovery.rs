@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn missing_capability_is_named() {
-    // tcp (through ofi_rxm) cannot do RMA on device memory in libfabric
-    // 1.17, while shm can: the same query must fail only for tcp
+    // tcp cannot do RMA on device memory in libfabric 1.17 (through
+    // ofi_rxm) nor 2.6 (natively), while shm can: the same query must fail
+    // only for tcp
     let q = |p: &str| Query {
         provider: Some(p.into()),
         domain: None,
