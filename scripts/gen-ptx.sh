@@ -11,6 +11,7 @@
 # __nanosleep. The driver JITs the PTX for the GPU it runs on.
 set -euo pipefail
 NVRTC_VERSION=12.0.76
+NEWEST_NVCC=13.0.88
 ARCH=compute_70
 here=$(cd "$(dirname "$0")/.." && pwd)
 src=$here/crates/gpu/kernels/traffic.cu
@@ -53,4 +54,14 @@ PY
 for sm in sm_70 sm_90; do
   "$tmp/x/nvidia/cuda_nvcc/bin/ptxas" --gpu-name "$sm" -o /dev/null "$out"
 done
-echo "wrote $out (ptxas accepts it for sm_70 and sm_90)"
+# and the newest CUDA's ptxas (the GPU machines run CUDA 13): its JIT
+# must still take this older ISA, for Hopper and Blackwell (13 has no
+# Volta, so sm_75 is its oldest)
+python3 -m pip download --quiet --no-deps -d "$tmp/13" "nvidia-cuda-nvcc==$NEWEST_NVCC"
+python3 -m zipfile -e "$tmp"/13/*.whl "$tmp/13/x"
+ptxas13=$(find "$tmp/13/x" -name ptxas -type f | head -1)
+chmod +x "$ptxas13"
+for sm in sm_75 sm_90 sm_100 sm_120; do
+  "$ptxas13" --gpu-name "$sm" -o /dev/null "$out"
+done
+echo "wrote $out (ptxas $NVRTC_VERSION accepts it for sm_70 and sm_90, ptxas $NEWEST_NVCC for sm_75, sm_90, sm_100 and sm_120)"
