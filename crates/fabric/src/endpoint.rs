@@ -656,6 +656,26 @@ impl Endpoint {
         None
     }
 
+    /// A provider defect that crashes a process holding both ends of a
+    /// test (`--local`) once both ends send to each other more than the
+    /// bytes returned, with the reason. libfabric 2.5's rewritten shm
+    /// (2.5.0, 2.6.0 and its main branch of 2026-11 here; 2.4.0 and before
+    /// do not) dereferences a bad command pointer in `smr_progress_cmd`:
+    /// two shm endpoints of one process, each sending 8 KiB to the other
+    /// once, are enough in a plain C program (docs/known-defects.md).
+    /// Between two processes the same traffic runs.
+    pub fn known_same_process_defect(&self) -> Option<(u64, &'static str)> {
+        let shm = self.provider.split(';').any(|p| p == "shm");
+        let from_2_5 = crate::library_version_parts().is_ok_and(|v| v >= (2, 5));
+        (shm && from_2_5).then_some((
+            4096,
+            "libfabric 2.5 and later's shm crashes (SIGSEGV inside the provider) when two endpoints of one \
+             process both send over 4096 B to each other; run the server and the client as two processes \
+             (the same command without --local, once as the server and once with 127.0.0.1), or keep -s at \
+             4096 or below",
+        ))
+    }
+
     /// Does the provider support this atomic (fi_*atomicvalid)?
     pub fn atomic_valid(&self, spec: &AtomicSpec) -> Result<bool, FabricError> {
         let kind = spec.kind as i32;

@@ -116,10 +116,16 @@ pub fn library_path() -> Option<String> {
 
 /// libfabric's runtime version as "MAJOR.MINOR".
 pub fn library_version() -> Result<String, FabricError> {
+    let (major, minor) = library_version_parts()?;
+    Ok(format!("{major}.{minor}"))
+}
+
+/// libfabric's runtime version as (MAJOR, MINOR), for comparisons.
+pub(crate) fn library_version_parts() -> Result<(u32, u32), FabricError> {
     load()?;
     // SAFETY: load() succeeded, so the version entry point is resolved.
     let v = unsafe { ffi::fdg_lib_version() };
-    Ok(format!("{}.{}", v >> 16, v & 0xffff))
+    Ok((v >> 16, v & 0xffff))
 }
 
 /// The bytes this process may lock (RLIMIT_MEMLOCK's soft limit); None

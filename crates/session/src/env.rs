@@ -23,6 +23,10 @@ pub struct Env {
     /// `-t/-r` with the GPU type: which of this side's buffers are device
     /// memory (None: both in host memory).
     pub gpu: Option<GpuUse>,
+    /// Both ends of the test in this process (`--local`, set by
+    /// `session::local` itself): a provider defect of two endpoints of one
+    /// process applies.
+    pub same_process: bool,
     pub hooks: Hooks,
 }
 
@@ -58,6 +62,7 @@ impl Default for Env {
             svc_id: DEFAULT_SVC_ID,
             ignore_cpu_freq_mismatch: false,
             gpu: None,
+            same_process: false,
             hooks: Hooks::default(),
         }
     }

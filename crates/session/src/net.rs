@@ -42,6 +42,9 @@ pub trait Port {
     fn atomic_valid(&self, spec: &AtomicSpec) -> Result<bool, SessionError>;
     /// A provider defect that would crash the process on this atomic.
     fn atomic_defect(&self, spec: &AtomicSpec) -> Option<&'static str>;
+    /// A provider defect that crashes a process holding both ends of a
+    /// test once both send more than the bytes given to each other.
+    fn same_process_defect(&self) -> Option<(u64, &'static str)>;
     /// The Endpoint message that tells the peer our address and buffers.
     fn advertise(&self) -> Result<Message, SessionError>;
     /// Takes the peer's Endpoint message; returns our printable address
@@ -149,6 +152,9 @@ impl Port for FabricPort {
     fn atomic_defect(&self, spec: &AtomicSpec) -> Option<&'static str> {
         self.ep.known_atomic_defect(spec)
     }
+    fn same_process_defect(&self) -> Option<(u64, &'static str)> {
+        self.ep.known_same_process_defect()
+    }
 
     fn advertise(&self) -> Result<Message, SessionError> {
         let regions = [INITIATOR, TARGET]
@@ -243,6 +249,9 @@ impl<P: Port + ?Sized> Port for &mut P {
     }
     fn atomic_defect(&self, spec: &AtomicSpec) -> Option<&'static str> {
         (**self).atomic_defect(spec)
+    }
+    fn same_process_defect(&self) -> Option<(u64, &'static str)> {
+        (**self).same_process_defect()
     }
     fn advertise(&self) -> Result<Message, SessionError> {
         (**self).advertise()

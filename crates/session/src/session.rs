@@ -22,6 +22,7 @@ use crate::net::{FabricNet, Net, Port};
 use crate::outcome::{Failure, Report, SessionError};
 use crate::sink::{Event, Silent, Sink};
 use crate::spec::{ClockKind, TestSpec};
+use fabdiag_fabric::FabricError;
 use fabdiag_proto::Link;
 use fabdiag_proto::{Control, Hello, Listener, Message, Phase, ProtoError, MAGIC, PROTOCOL};
 use fabdiag_report::{Role, Row, RunDesc, Tool};
@@ -221,6 +222,10 @@ pub fn loopback(spec: TestSpec, env: &Env, sink: &mut dyn Sink) -> Result<Report
 
 /// `--local`: a server thread on a free loopback port and a client here.
 pub fn local(spec: TestSpec, env: &Env, sink: &mut dyn Sink) -> Result<Report, Failure> {
+    let env = &Env {
+        same_process: true,
+        ..env.clone()
+    };
     // the provider is checked before starting a server that would wait
     // forever (the client reuses what this check discovered)
     let mut net = FabricNet::default();
@@ -311,6 +316,9 @@ pub(crate) fn client_run(
     let r = (|| {
         let mut port = open(net, env.provider.as_deref(), fam, Role::Client, env, link)?;
         fam.check(&*port)?;
+        if env.same_process {
+            same_process_check(&spec, &*port)?;
+        }
         spec.provider = port.provider().into();
         link.send(
             Phase::Config,
@@ -321,6 +329,26 @@ pub(crate) fn client_run(
         Side::new(Role::Client, fam, &clock, env, link, sink).run(&mut *port, &mut p)
     })();
     p.conclude(r, link)
+}
+
+/// Refuses a run whose two ends, in this one process, would both send
+/// more than the provider's known defect allows (send-lat's ping-pong,
+/// `-b`): the process would die inside the provider with nothing said.
+fn same_process_check(spec: &TestSpec, port: &dyn Port) -> Result<(), SessionError> {
+    let two_way = spec.bidirectional || spec.tool == Tool::SendLat;
+    match port.same_process_defect() {
+        Some((limit, why)) if two_way && spec.max_size > limit => Err(FabricError::KnownDefect {
+            provider: port.provider().into(),
+            what: format!(
+                "{}{} over {limit} B with both ends in this process (--local)",
+                spec.tool.subcommand(),
+                if spec.bidirectional { " -b" } else { "" }
+            ),
+            why: why.into(),
+        }
+        .into()),
+        _ => Ok(()),
+    }
 }
 
 /// The server after the hello: takes the client's spec for `tool`, opens

@@ -136,6 +136,8 @@ struct FakeNet {
     fail_open: bool,
     /// Where this side says its buffers live (as a GPU side would).
     side: Option<SideMem>,
+    /// The provider's defect of two endpoints in one process, if any.
+    same_process_defect: Option<(u64, &'static str)>,
 }
 
 impl Net for FakeNet {
@@ -166,6 +168,7 @@ impl Net for FakeNet {
                 gpus_found: self.side.as_ref().map(|_| 2),
             },
             target: self.target.clone(),
+            same_process_defect: self.same_process_defect,
         }))
     }
 }
@@ -173,6 +176,7 @@ impl Net for FakeNet {
 struct FakePort {
     facts: MemFacts,
     target: Vec<u8>,
+    same_process_defect: Option<(u64, &'static str)>,
 }
 
 impl Port for FakePort {
@@ -193,6 +197,9 @@ impl Port for FakePort {
     }
     fn atomic_defect(&self, _: &AtomicSpec) -> Option<&'static str> {
         None
+    }
+    fn same_process_defect(&self) -> Option<(u64, &'static str)> {
+        self.same_process_defect
     }
     fn advertise(&self) -> Result<Message, SessionError> {
         Ok(Message::Endpoint {
@@ -503,6 +510,53 @@ fn a_peer_lost_after_the_first_size_keeps_that_size() {
     assert_eq!(f.side, Side::Peer, "{}", f.error);
     assert_eq!(f.rows.len(), 1, "size 8 finished before the loss");
     assert_eq!(f.rows[0].size(), 8);
+}
+
+/// A provider whose two endpoints in one process crash once both send
+/// over 4096 B (libfabric 2.5+'s shm): with both ends here (`--local`),
+/// send-lat and `-b` above that size are refused before the run, as
+/// unavailable and naming the defect; one-way tools, sizes within the
+/// limit, and two processes run.
+#[test]
+fn a_defect_of_two_endpoints_in_one_process_refuses_only_two_way_traffic_above_its_size() {
+    let defect = Some((4096, "it crashes"));
+    let net = || FakeNet {
+        same_process_defect: defect,
+        ..Default::default()
+    };
+    let local = || Env {
+        same_process: true,
+        ..Env::default()
+    };
+    let run = |tool: Tool, bidirectional: bool, max_size: u64, env: Env| {
+        let mut spec = bw_spec();
+        (spec.tool, spec.bidirectional, spec.max_size) = (tool, bidirectional, max_size);
+        spec.min_size = 4096.min(max_size);
+        pair(spec, link_pair(None, None), (net(), net()), (env.clone(), env))
+    };
+    for (tool, bidirectional) in [(Tool::SendLat, false), (Tool::WriteBw, true), (Tool::SendBw, true)] {
+        let c = expect_failure(run(tool, bidirectional, 8192, local()).client.0);
+        assert_eq!(
+            (c.side, c.kind, c.phase),
+            (Side::Local, FailureKind::Unavailable, Phase::Config)
+        );
+        assert_eq!(
+            c.error.to_string(),
+            format!(
+                "provider 'fake' cannot run {}{} over 4096 B with both ends in this process (--local) safely: it crashes",
+                tool.subcommand(),
+                if bidirectional { " -b" } else { "" }
+            )
+        );
+    }
+    // what stays allowed: one way, at the limit, or two processes (the
+    // fake send-lat server echoes nothing, so only its config is checked)
+    let ok = |p: Pair| p.client.0.is_ok() || p.client.1.phases.contains(&Phase::Run);
+    assert!(ok(run(Tool::WriteBw, false, 8192, local())));
+    assert!(ok(run(Tool::WriteLat, false, 8192, local())));
+    assert!(ok(run(Tool::WriteBw, true, 4096, local())));
+    assert!(ok(run(Tool::WriteBw, true, 8192, Env::default())));
+    assert!(ok(run(Tool::SendLat, false, 8192, Env::default())));
 }
 
 #[test]
