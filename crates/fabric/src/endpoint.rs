@@ -649,7 +649,7 @@ impl Endpoint {
     /// any such operation is posted; each entry was seen here.
     pub fn known_atomic_defect(&self, spec: &AtomicSpec) -> Option<&'static str> {
         let rxd = self.provider.split(';').any(|p| p == "ofi_rxd");
-        let v117 = crate::library_version().is_ok_and(|v| v == "1.17");
+        let v117 = crate::library_version_parts().is_ok_and(|v| v == (1, 17));
         if rxd && v117 && spec.kind != AtomicKind::Plain {
             return Some("fetching and compare atomics crash libfabric 1.17's ofi_rxd (SIGSEGV inside the provider)");
         }
