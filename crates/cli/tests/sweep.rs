@@ -1237,10 +1237,13 @@ impl Cluster {
         self.shape(&self.switch(), &format!("p{i}x{}", self.tag), rate);
     }
     fn rank(&self, r: usize, port: u16, extra: &[&str]) -> Command {
+        self.rank_at(r, &format!("{}:{port}", self.ip(0)), extra)
+    }
+    /// Rank `r` on node r, joining the coordinator at `coord`.
+    fn rank_at(&self, r: usize, coord: &str, extra: &[&str]) -> Command {
         let ns = self.node(r);
-        let coord = format!("{}:{port}", self.ip(0));
         let mut c = Command::new("ip");
-        c.args(["netns", "exec", &ns, bin(), "sweep", "--coordinator", &coord]);
+        c.args(["netns", "exec", &ns, bin(), "sweep", "--coordinator", coord]);
         c.args(extra);
         c.env("FABDIAG_RANK", r.to_string())
             .env("FABDIAG_SIZE", self.n.to_string())
@@ -1255,6 +1258,53 @@ impl Drop for Cluster {
             let _ = Command::new("ip").args(["netns", "del", &self.node(i)]).status();
         }
         let _ = Command::new("ip").args(["netns", "del", &self.switch()]).status();
+    }
+}
+
+/// A coordinator known only by its link-local address, named with its
+/// interface as on a management network without routed addresses
+/// (`[fe80::a:1%eth0]:PORT`): every rank joins through its own eth0, and
+/// the pair tests reach each other by the link-local addresses rank 0 saw,
+/// on the interface each rank reached rank 0 by (rank 0 cannot name it:
+/// interface numbers differ from host to host).
+#[test]
+fn ranks_meet_on_a_link_local_coordinator_named_with_its_interface() {
+    let _cpu = cpu();
+    if !ipv6_loopback() {
+        return;
+    }
+    let c = Cluster::new(3);
+    for i in 0..3 {
+        // nodad: usable at once, not after duplicate detection's second
+        let a = format!("fe80::a:{}/64", i + 1);
+        must(&["ip", "-n", &c.node(i), "addr", "add", &a, "dev", "eth0", "nodad"]);
+    }
+    // and the link-local address the kernel made itself past its duplicate
+    // detection: libfabric offers it too, and one still tentative cannot
+    // be bound (fi_endpoint: Cannot assign requested address), as on a
+    // node whose link has only just come up
+    until("settled link-local address (duplicate detection over)", || {
+        (0..3).all(|i| {
+            let o = Command::new("ip")
+                .args(["-n", &c.node(i), "-6", "addr", "show", "dev", "eth0", "tentative"])
+                .output()
+                .unwrap();
+            o.status.success() && o.stdout.is_empty()
+        })
+    });
+    let coord = format!("[fe80::a:1%eth0]:{}", free_port());
+    let args: &[&str] = &["-P", "tcp", "-s", "4096", "-n", "4", "--retest", "0"];
+    let others: Vec<Proc> = (1..3).map(|r| Proc::spawn(&mut c.rank_at(r, &coord, args))).collect();
+    let zero = Proc::spawn(&mut c.rank_at(0, &coord, &[args, &["--json"]].concat())).wait(LIMIT * 2);
+    for (i, p) in others.into_iter().enumerate() {
+        let o = p.wait(LIMIT);
+        assert_eq!(o.code, Some(0), "rank {}: {}", i + 1, o.stderr);
+    }
+    assert_eq!(zero.code, Some(0), "{}", zero.stderr);
+    let doc = zero.json();
+    assert_eq!(pairs_measured(&doc), 3, "{}", doc["pairs"]);
+    for node in doc["nodes"].as_array().unwrap() {
+        assert!(node["addr"].as_str().unwrap_or("").starts_with("[fe80::"), "{node}");
     }
 }
 

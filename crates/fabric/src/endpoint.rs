@@ -445,6 +445,10 @@ impl Endpoint {
     pub fn insert_peer(&mut self, raw: &[u8]) -> Result<PeerId, FabricError> {
         let own = self.name()?;
         check_peer_address(raw, own.len(), self.string_address, &self.provider)?;
+        let scoped = (!self.string_address)
+            .then(|| link_local_on_own_link(raw, &own))
+            .flatten();
+        let raw = scoped.as_deref().unwrap_or(raw);
         let mut a = 0u64;
         // SAFETY: av is live; raw holds at least one address of this
         // provider's format: as many bytes as ours, or for string addresses
@@ -816,6 +820,31 @@ impl Endpoint {
 /// (FI_ADDR_STR: shm) are read up to their NUL, and their length differs
 /// between endpoints: shm's holds the process id, so a 4-digit and a 5-digit
 /// pid give 18 and 19 bytes. Equal lengths would refuse a real peer there.
+/// A peer's link-local IPv6 socket address, made reachable from here.
+/// Its interface (scope id) is the peer's own interface number, which
+/// means nothing on this host (connect fails with EINVAL); a link-local
+/// peer is reachable only on the link this endpoint is bound to, so it
+/// takes our own address's scope. None when either is not a link-local
+/// sockaddr_in6, or ours has no scope: the peer's bytes are used as sent.
+fn link_local_on_own_link(peer: &[u8], own: &[u8]) -> Option<Vec<u8>> {
+    // struct sockaddr_in6: family (2, native order), port (2), flowinfo
+    // (4), address (16), scope id (4)
+    const ADDR: std::ops::Range<usize> = 8..24;
+    const SCOPE: std::ops::Range<usize> = 24..28;
+    let link_local_in6 = |a: &[u8]| {
+        a.len() >= SCOPE.end
+            && u16::from_ne_bytes([a[0], a[1]]) == libc::AF_INET6 as u16
+            && a[ADDR.start] == 0xfe
+            && a[ADDR.start + 1] & 0xc0 == 0x80
+    };
+    if !link_local_in6(peer) || !link_local_in6(own) || own[SCOPE].iter().all(|&b| b == 0) {
+        return None;
+    }
+    let mut fixed = peer.to_vec();
+    fixed[SCOPE].copy_from_slice(&own[SCOPE]);
+    Some(fixed)
+}
+
 fn check_peer_address(raw: &[u8], own_len: usize, string_address: bool, provider: &str) -> Result<(), FabricError> {
     if string_address {
         return match raw.iter().position(|&b| b == 0) {
@@ -836,4 +865,45 @@ fn check_peer_address(raw: &[u8], own_len: usize, string_address: bool, provider
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::link_local_on_own_link;
+
+    /// A sockaddr_in6 as a provider's fi_getname gives it.
+    fn in6(addr: [u16; 8], scope: u32) -> Vec<u8> {
+        let mut a = Vec::new();
+        a.extend_from_slice(&(libc::AF_INET6 as u16).to_ne_bytes());
+        a.extend_from_slice(&4000u16.to_be_bytes());
+        a.extend_from_slice(&[0; 4]);
+        addr.iter().for_each(|s| a.extend_from_slice(&s.to_be_bytes()));
+        a.extend_from_slice(&scope.to_ne_bytes());
+        a
+    }
+
+    #[test]
+    fn a_link_local_peer_takes_our_interface_and_nothing_else_changes() {
+        let (peer, own) = (
+            in6([0xfe80, 0, 0, 0, 0, 0, 0xa, 2], 7),
+            in6([0xfe80, 0, 0, 0, 0, 0, 0xa, 1], 3),
+        );
+        assert_eq!(
+            link_local_on_own_link(&peer, &own),
+            Some(in6([0xfe80, 0, 0, 0, 0, 0, 0xa, 2], 3))
+        );
+        // a routed peer, a peer seen through a routed address of ours, an
+        // IPv4 peer, and ours without an interface: the peer's bytes stand
+        let global = in6([0xfd00, 0, 0, 0, 0, 0, 0, 2], 0);
+        assert_eq!(link_local_on_own_link(&global, &own), None);
+        assert_eq!(link_local_on_own_link(&peer, &global), None);
+        assert_eq!(
+            link_local_on_own_link(&peer, &in6([0xfe80, 0, 0, 0, 0, 0, 0xa, 1], 0)),
+            None
+        );
+        let mut v4 = vec![0u8; 16];
+        v4[..2].copy_from_slice(&(libc::AF_INET as u16).to_ne_bytes());
+        assert_eq!(link_local_on_own_link(&v4, &own), None);
+        assert_eq!(link_local_on_own_link(&peer[..20], &own), None, "too short to be one");
+    }
 }

@@ -54,6 +54,48 @@ pub struct WorkerConfig {
     pub step_timeout: Duration,
 }
 
+/// The addresses of `HOST:PORT`, `[IPV6]:PORT` included. A link-local
+/// address names its interface (`[fe80::1%eth0]:47000`), which std's
+/// parser takes only as a number; the resolver (getaddrinfo) takes the
+/// name once the brackets are off, as the pair tools' `fe80::1%eth0` is.
+fn resolve(coordinator: &str) -> std::io::Result<Vec<SocketAddr>> {
+    match coordinator.to_socket_addrs() {
+        Ok(addrs) => Ok(addrs.collect()),
+        Err(e) => {
+            let bracketed = coordinator
+                .rsplit_once(':')
+                .and_then(|(h, p)| Some((h.strip_prefix('[')?.strip_suffix(']')?, p.parse::<u16>().ok()?)));
+            match bracketed {
+                Some(host_port) => Ok(host_port.to_socket_addrs()?.collect()),
+                None => Err(e),
+            }
+        }
+    }
+}
+
+/// The interface (scope id) of a link-local IPv6 address, as this rank
+/// reaches rank 0 through it; None for any other address.
+fn link_scope(a: SocketAddr) -> Option<u32> {
+    match a {
+        SocketAddr::V6(v6) if v6.ip().is_unicast_link_local() && v6.scope_id() != 0 => Some(v6.scope_id()),
+        _ => None,
+    }
+}
+
+/// A peer's address as this rank must dial it. Rank 0 names a link-local
+/// peer without an interface, since its own interface numbers mean nothing
+/// on another host; a link-local address is reachable only on the link
+/// this rank reached rank 0 by, so that interface (`scope`) is the one.
+fn scoped(peer_addr: String, scope: Option<u32>) -> String {
+    match (peer_addr.parse::<SocketAddr>(), scope) {
+        (Ok(SocketAddr::V6(mut v6)), Some(id)) if v6.ip().is_unicast_link_local() && v6.scope_id() == 0 => {
+            v6.set_scope_id(id);
+            v6.to_string()
+        }
+        _ => peer_addr,
+    }
+}
+
 /// What the rank did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkerEnd {
@@ -64,14 +106,10 @@ pub struct WorkerEnd {
 /// The connection to rank 0 (retried up to the join timeout), unbuffered
 /// and watched by the kernel like rank 0's end (`wire::watch_link`).
 fn connect(cfg: &WorkerConfig, stopped: &dyn Fn() -> Option<String>) -> Result<TcpStream, SweepError> {
-    let addrs: Vec<SocketAddr> = cfg
-        .coordinator
-        .to_socket_addrs()
-        .map_err(|e| SweepError::Resolve {
-            addr: cfg.coordinator.clone(),
-            reason: e.to_string(),
-        })?
-        .collect();
+    let addrs = resolve(&cfg.coordinator).map_err(|e| SweepError::Resolve {
+        addr: cfg.coordinator.clone(),
+        reason: e.to_string(),
+    })?;
     let start = Instant::now();
     let mut last = String::from("no address");
     while start.elapsed() < cfg.join_timeout {
@@ -141,6 +179,7 @@ pub fn work(
     stopped: &dyn Fn() -> Option<String>,
 ) -> Result<WorkerEnd, SweepError> {
     let s = connect(cfg, stopped)?;
+    let scope = s.local_addr().ok().and_then(link_scope);
     let io = |e: std::io::Error| SweepError::Lost(e.to_string());
     s.set_write_timeout(Some(cfg.idle_limit)).map_err(io)?;
     wire::send(&s, &join(cfg, runner.port(), None)).map_err(io)?;
@@ -195,7 +234,7 @@ pub fn work(
                     role,
                     me: cfg.rank,
                     peer,
-                    peer_addr,
+                    peer_addr: scoped(peer_addr, scope),
                 };
                 let out = runner.run(&order, Instant::now() + cfg.step_timeout);
                 end.tests += 1;
@@ -205,5 +244,30 @@ pub fn work(
             ToRank::Welcome { .. } | ToRank::Refused { .. } => continue,
         };
         wire::send(&s, &ToCoordinator::Done { step, outcome }).map_err(io)?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve;
+    use std::net::SocketAddr;
+
+    #[test]
+    fn a_coordinator_resolves_by_name_number_and_link_local_interface() {
+        let one = |a: &str| -> Vec<SocketAddr> { resolve(a).unwrap_or_else(|e| panic!("{a}: {e}")) };
+        assert_eq!(one("127.0.0.1:47000"), ["127.0.0.1:47000".parse().unwrap()]);
+        assert!(one("localhost:47000").iter().all(|a| a.ip().is_loopback()));
+        // a link-local address with its interface by name: the loopback
+        // interface is index 1 on Linux; std's own parser takes the number
+        let named = one("[fe80::1%lo]:47000");
+        assert_eq!(named, one("[fe80::1%1]:47000"));
+        let SocketAddr::V6(v6) = named[0] else {
+            panic!("{named:?}")
+        };
+        assert_eq!((v6.scope_id(), v6.port()), (1, 47000));
+        // what cannot resolve still fails, with the resolver's reason
+        for bad in ["[fe80::1%nosuchif0]:47000", "no-such-host.invalid:47000", "[::1]:port"] {
+            assert!(resolve(bad).is_err(), "{bad}");
+        }
     }
 }
