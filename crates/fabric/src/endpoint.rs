@@ -834,8 +834,7 @@ fn link_local_on_own_link(peer: &[u8], own: &[u8]) -> Option<Vec<u8>> {
     let link_local_in6 = |a: &[u8]| {
         a.len() >= SCOPE.end
             && u16::from_ne_bytes([a[0], a[1]]) == libc::AF_INET6 as u16
-            && a[ADDR.start] == 0xfe
-            && a[ADDR.start + 1] & 0xc0 == 0x80
+            && <[u8; 16]>::try_from(&a[ADDR]).is_ok_and(|ip| std::net::Ipv6Addr::from(ip).is_unicast_link_local())
     };
     if !link_local_in6(peer) || !link_local_in6(own) || own[SCOPE].iter().all(|&b| b == 0) {
         return None;
