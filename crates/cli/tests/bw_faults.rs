@@ -606,7 +606,7 @@ fn json_reports_a_failed_run() {
     // the size finished before the failure is kept, and only that one
     assert_eq!(j["results"][0]["size_bytes"], 4096);
     assert_eq!(j["results"].as_array().unwrap().len(), 1);
-    assert_eq!(j["config"]["provider"].as_str().unwrap().split(';').next(), Some("tcp"));
+    assert_eq!(core_provider(j["config"]["provider"].as_str().unwrap()), "tcp");
 }
 
 /// A peer that passes the hello and then dies or goes silent, in the

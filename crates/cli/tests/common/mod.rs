@@ -338,10 +338,10 @@ pub fn providers_here() -> &'static [serde_json::Value] {
     doctor_json()["providers"].as_array().map_or(&[], Vec::as_slice)
 }
 
-/// Whether `name` is tcp's: the core provider or a utility layered on it
+/// The core provider of `name`: "tcp" for "tcp;ofi_rxm" and for "tcp"
 /// (what `-P tcp` may resolve to, by libfabric version).
-pub fn tcp_family(name: &str) -> bool {
-    name.split(';').next() == Some("tcp")
+pub fn core_provider(name: &str) -> &str {
+    name.split(';').next().unwrap_or(name)
 }
 
 /// The full name of a provider here that does RMA writes but not on device
@@ -352,36 +352,12 @@ pub fn provider_without_hmem() -> Option<&'static str> {
         .iter()
         .filter(|p| p["rma_write"] == true && p["hmem"] == false)
         .collect();
-    candidates.sort_by_key(|p| !tcp_family(p["provider"].as_str().unwrap_or("")));
+    candidates.sort_by_key(|p| core_provider(p["provider"].as_str().unwrap_or("")) != "tcp");
     let found = candidates.first().and_then(|p| p["provider"].as_str());
     if found.is_none() {
         skipped("every provider of this libfabric with RMA writes has FI_HMEM");
     }
     found
-}
-
-/// The API version ("1.17") of the libfabric at `lib` (the file fabdiag
-/// loaded), as that build's own fi_info says: its `bin/` beside `lib/`,
-/// else the one on PATH for a system library. None where there is none.
-pub fn fi_info_api_version(lib: &str) -> Option<String> {
-    let dir = std::path::Path::new(lib).parent()?;
-    let beside = dir.parent()?.join("bin/fi_info");
-    let fi_info = if beside.exists() {
-        beside
-    } else if lib.starts_with("/usr/lib") {
-        "fi_info".into()
-    } else {
-        return None;
-    };
-    let o = Command::new(fi_info)
-        .arg("--version")
-        .env("LD_LIBRARY_PATH", dir)
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    text.lines()
-        .find_map(|l| l.strip_prefix("libfabric api:"))
-        .map(|v| v.trim().to_string())
 }
 
 /// Runs to completion within `limit`.
@@ -475,10 +451,15 @@ pub fn mid_run(tool: &str, victim_is_server: bool, sig: Signal, extra: &[&str]) 
 /// Runs `args` and checks: exit `code`, one line on stderr containing
 /// `message`. Returns that line.
 pub fn expect_failure(args: &[&str], code: i32, message: &str) -> String {
-    let o = run(args, LIMIT);
-    assert_eq!(o.code, Some(code), "{args:?}: {}", o.stderr);
+    failed_with(&run(args, LIMIT), code, message)
+}
+
+/// `o` ended with `code` and one line on stderr holding `message`; returns
+/// that line.
+pub fn failed_with(o: &Output, code: i32, message: &str) -> String {
+    assert_eq!(o.code, Some(code), "{}", o.stderr);
     let l = o.one_line().to_string();
-    assert!(l.contains(message), "{args:?}: {l}");
+    assert!(l.contains(message), "{l}");
     l
 }
 
