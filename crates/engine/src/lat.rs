@@ -99,6 +99,13 @@ impl LatFigure {
     pub fn parse(s: &str) -> Option<LatFigure> {
         LatFigure::ALL.into_iter().find(|f| f.name() == s)
     }
+
+    /// Every name, for messages: "mean, p50, p90, p99, p999 or max".
+    pub fn names() -> String {
+        let names: Vec<&str> = LatFigure::ALL.iter().map(|f| f.name()).collect();
+        let (last, rest) = names.split_last().map_or(("", &[][..]), |(l, r)| (*l, r));
+        format!("{} or {last}", rest.join(", "))
+    }
 }
 
 impl LatStats {

@@ -403,9 +403,7 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
             }
             W::Figure => {
                 o.figure = LatFigure::parse(&value).ok_or_else(|| {
-                    OptionError::Invalid(format!(
-                        "invalid --figure: '{value}' (mean, p50, p90, p99, p999 or max)"
-                    ))
+                    OptionError::Invalid(format!("invalid --figure: '{value}' ({})", LatFigure::names()))
                 })?
             }
             W::Coordinator => o.coordinator = Some(value),
