@@ -90,6 +90,9 @@ pub struct ProviderInfo {
     /// Addresses are NUL-terminated strings (FI_ADDR_STR, e.g. shm), whose
     /// length varies between endpoints (shm's name holds the process id).
     pub(crate) string_address: bool,
+    /// Every operation that completes must carry a struct fi_context the
+    /// provider may write into (FI_CONTEXT or FI_CONTEXT2: psm2, psm3, opx).
+    pub(crate) needs_context: bool,
 }
 
 /// An owned fi_info list; entries are opened by index.
@@ -185,6 +188,7 @@ fn getinfo(caps: u64, op_flags: u64, prov: Option<&str>) -> Result<InfoList, Fab
                 mr_mode: v.mr_mode,
                 mr_key_size: v.mr_key_size,
                 string_address: v.addr_format == consts::addr_str(),
+                needs_context: v.needs_context != 0,
             },
         ));
         // SAFETY: cur is valid; next is either null or the next entry.

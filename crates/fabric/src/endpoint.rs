@@ -6,6 +6,7 @@
 //! registered buffer: the buffers are dropped only after every handle that
 //! could still reach them is closed. Never prints.
 
+use crate::contexts::LentContexts;
 use crate::discovery::InfoList;
 use crate::{consts, ffi, FabricError, Memory};
 use std::ffi::CStr;
@@ -167,6 +168,10 @@ pub struct Endpoint {
     string_address: bool,
     /// Transmits are bound with FI_SELECTIVE_COMPLETION.
     selective: bool,
+    /// Contexts lent to the operations that complete, where the provider
+    /// requires a struct fi_context per operation (FI_CONTEXT) or a test
+    /// asked (`open_lending_contexts`); None: operations carry their tags.
+    contexts: Option<LentContexts>,
     scratch: Vec<ffi::RawCompletion>,
     leak: bool,
     hot: HotConsts,
@@ -200,7 +205,9 @@ impl HotConsts {
 impl Drop for Endpoint {
     fn drop(&mut self) {
         if self.leak {
+            // the lent contexts too: the provider may still write them
             std::mem::forget(std::mem::take(&mut self.regions));
+            std::mem::forget(self.contexts.take());
             return;
         }
         // MRs first (they may be bound to the endpoint), then the endpoint,
@@ -229,6 +236,28 @@ impl Endpoint {
     /// Opens entry `index` of `list` and registers `buffers` with it
     /// (device memory through FI_HMEM).
     pub fn open(list: &InfoList, index: usize, buffers: Vec<Memory>) -> Result<Self, FabricError> {
+        Self::open_with(list, index, buffers, None)
+    }
+
+    /// `open`, lending every operation that completes a context of
+    /// fabdiag's own, as a provider with FI_CONTEXT requires, whether or
+    /// not this one asks: `slots` of them (0: as many as the provider's
+    /// queues). How machines without such a provider test that path.
+    pub fn open_lending_contexts(
+        list: &InfoList,
+        index: usize,
+        buffers: Vec<Memory>,
+        slots: usize,
+    ) -> Result<Self, FabricError> {
+        Self::open_with(list, index, buffers, Some(slots))
+    }
+
+    fn open_with(
+        list: &InfoList,
+        index: usize,
+        buffers: Vec<Memory>,
+        lend: Option<usize>,
+    ) -> Result<Self, FabricError> {
         let info = list
             .raw(index)
             .ok_or_else(|| FabricError::Bounds(format!("no provider entry {index}")))?;
@@ -263,6 +292,13 @@ impl Endpoint {
             delivery_complete: pi.delivery_complete,
             string_address: pi.string_address,
             selective: false,
+            contexts: match lend {
+                Some(n) if n > 0 => Some(LentContexts::new(n, n)),
+                _ if pi.needs_context || lend.is_some() => {
+                    Some(LentContexts::new(context_slots(pi.tx_size), context_slots(pi.rx_size)))
+                }
+                _ => None,
+            },
             scratch: vec![ffi::RawCompletion::default(); 64],
             leak: false,
             hot: HotConsts::read(),
@@ -277,7 +313,8 @@ impl Endpoint {
         check("fi_domain", unsafe { ffi::fdg_domain(fabric, info, &mut e.domain) })?;
         // SAFETY: the domain was just opened.
         e.domain_h = Handle(unsafe { ffi::fdg_domain_fid(e.domain) });
-        let cq_size = (e.tx_size + e.rx_size) as usize;
+        // (psm3 gives both as u64::MAX: no limit of its own)
+        let cq_size = e.tx_size.saturating_add(e.rx_size).min(1 << 20) as usize;
         // SAFETY: domain is live; the CQ is owned by cq_h.
         check("fi_cq_open", unsafe { ffi::fdg_cq_open(e.domain, cq_size, &mut e.cq) })?;
         // SAFETY: the CQ was just opened.
@@ -537,6 +574,33 @@ impl Endpoint {
         flags
     }
 
+    /// The context to post an operation tagged `tag` with, and whether it
+    /// is a slot lent for it: the tag itself, unless the provider requires
+    /// FI_CONTEXT and the operation will complete. None: every slot is in
+    /// flight, so the operation waits as for a full queue.
+    fn op_context(&mut self, tag: u64, completes: bool, recv: bool) -> Option<(*mut c_void, bool)> {
+        match &mut self.contexts {
+            Some(c) if completes => c.take(tag, recv).map(|p| (p, true)),
+            _ => Some((tag as *mut c_void, false)),
+        }
+    }
+
+    /// `posted` for an operation posted with `op_context`'s answer: a slot
+    /// lent to an operation the provider did not take is free again.
+    fn posted_with(
+        &mut self,
+        call: &'static str,
+        rc: i32,
+        (context, lent): (*mut c_void, bool),
+    ) -> Result<Posted, FabricError> {
+        if rc != 0 && lent {
+            if let Some(c) = &mut self.contexts {
+                c.give_back(context);
+            }
+        }
+        self.posted(call, rc)
+    }
+
     fn posted(&self, call: &'static str, rc: i32) -> Result<Posted, FabricError> {
         if rc == 0 {
             Ok(Posted::Queued)
@@ -563,23 +627,15 @@ impl Endpoint {
         let (buf, desc) = self.local(id, off, len)?;
         let raddr = Self::remote(rem, roff, len)?;
         let flags = self.flags(f);
+        let Some(ctx) = self.op_context(context, self.completes(f), false) else {
+            return Ok(Posted::Busy);
+        };
         // SAFETY: buf..buf+len lies in a registered buffer owned by self and
         // kept alive until the endpoint is closed; ep is live; the remote
-        // range was bounds-checked against what the peer advertised.
-        let rc = unsafe {
-            ffi::fdg_write(
-                self.ep,
-                buf,
-                len as usize,
-                desc,
-                peer.0,
-                raddr,
-                rem.key,
-                flags,
-                context as *mut c_void,
-            )
-        };
-        self.posted("fi_writemsg", rc)
+        // range was bounds-checked against what the peer advertised; a lent
+        // context is ours until its completion is read.
+        let rc = unsafe { ffi::fdg_write(self.ep, buf, len as usize, desc, peer.0, raddr, rem.key, flags, ctx.0) };
+        self.posted_with("fi_writemsg", rc, ctx)
     }
 
     /// Reads `len` bytes from the peer's region into local region `id`.
@@ -597,22 +653,13 @@ impl Endpoint {
         let (buf, desc) = self.local(id, off, len)?;
         let raddr = Self::remote(rem, roff, len)?;
         let flags = consts::completion();
+        let Some(ctx) = self.op_context(context, true, false) else {
+            return Ok(Posted::Busy);
+        };
         // SAFETY: as in write(); the provider writes into buf..buf+len,
         // which is registered, in bounds and owned by self.
-        let rc = unsafe {
-            ffi::fdg_read(
-                self.ep,
-                buf,
-                len as usize,
-                desc,
-                peer.0,
-                raddr,
-                rem.key,
-                flags,
-                context as *mut c_void,
-            )
-        };
-        self.posted("fi_readmsg", rc)
+        let rc = unsafe { ffi::fdg_read(self.ep, buf, len as usize, desc, peer.0, raddr, rem.key, flags, ctx.0) };
+        self.posted_with("fi_readmsg", rc, ctx)
     }
 
     /// Sends `len` bytes (0 allowed) of local region `id` at `off`.
@@ -634,18 +681,26 @@ impl Endpoint {
             return self.posted("fi_inject", rc);
         }
         let flags = self.flags(f);
-        // SAFETY: buf..buf+len is in a registered buffer owned by self.
-        let rc = unsafe { ffi::fdg_send(self.ep, buf, len as usize, desc, peer.0, flags, context as *mut c_void) };
-        self.posted("fi_sendmsg", rc)
+        let Some(ctx) = self.op_context(context, true, false) else {
+            return Ok(Posted::Busy);
+        };
+        // SAFETY: buf..buf+len is in a registered buffer owned by self; a
+        // lent context is ours until its completion is read.
+        let rc = unsafe { ffi::fdg_send(self.ep, buf, len as usize, desc, peer.0, flags, ctx.0) };
+        self.posted_with("fi_sendmsg", rc, ctx)
     }
 
     /// Posts a receive of up to `len` bytes into local region `id` at `off`.
     pub fn recv(&mut self, id: RegionId, off: u64, len: u64, context: u64) -> Result<Posted, FabricError> {
         let (buf, desc) = self.local(id, off, len)?;
+        let Some(ctx) = self.op_context(context, true, true) else {
+            return Ok(Posted::Busy);
+        };
         // SAFETY: buf..buf+len is in a registered buffer owned by self and
-        // outlives the endpoint, so a late delivery cannot reach freed memory.
-        let rc = unsafe { ffi::fdg_recv(self.ep, buf, len as usize, desc, context as *mut c_void) };
-        self.posted("fi_recv", rc)
+        // outlives the endpoint, so a late delivery cannot reach freed
+        // memory; a lent context likewise (it is dropped with self).
+        let rc = unsafe { ffi::fdg_recv(self.ep, buf, len as usize, desc, ctx.0) };
+        self.posted_with("fi_recv", rc, ctx)
     }
 
     /// A provider defect that would crash the process on this atomic,
@@ -734,6 +789,9 @@ impl Endpoint {
             // a fetched value arrives with the completion anyway
             flags &= !consts::delivery_complete();
         }
+        let Some(ctx) = self.op_context(context, true, false) else {
+            return Ok(Posted::Busy);
+        };
         // SAFETY: buf, cmp and res point into registered buffers owned by
         // self, each with `n` bytes in bounds (checked by local()); the
         // remote range was checked against the peer's advertised region.
@@ -753,10 +811,10 @@ impl Endpoint {
                 raddr,
                 rem.key,
                 flags,
-                context as *mut c_void,
+                ctx.0,
             )
         };
-        self.posted("fi_atomicmsg", rc)
+        self.posted_with("fi_atomicmsg", rc, ctx)
     }
 
     /// Reads up to `out.len()` completions, driving progress. An error
@@ -769,8 +827,17 @@ impl Endpoint {
             let n = n as usize;
             let recv = self.hot.recv;
             for (o, s) in out.iter_mut().zip(&self.scratch[..n]) {
+                let context = match &mut self.contexts {
+                    None => s.context,
+                    Some(c) => c.complete(s.context).ok_or_else(|| {
+                        FabricError::Bounds(format!(
+                            "provider '{}' returned a completion for no operation in flight (context {:#x})",
+                            self.provider, s.context
+                        ))
+                    })?,
+                };
                 *o = Completion {
-                    context: s.context,
+                    context,
                     len: s.len,
                     is_recv: s.flags & recv != 0,
                 };
@@ -781,12 +848,25 @@ impl Endpoint {
         if -n != consts::eavail() {
             return Err(FabricError::call("fi_cq_read", n));
         }
-        let (mut err, mut perr, mut flags) = (0, 0, 0u64);
+        let (mut err, mut perr, mut flags, mut context) = (0, 0, 0u64, 0u64);
         let mut text = [0 as c_char; 256];
         // SAFETY: cq is live; outputs point to locals; text has its length.
-        let rc =
-            unsafe { ffi::fdg_cq_readerr(self.cq, &mut err, &mut perr, &mut flags, text.as_mut_ptr(), text.len()) };
+        let rc = unsafe {
+            ffi::fdg_cq_readerr(
+                self.cq,
+                &mut err,
+                &mut perr,
+                &mut flags,
+                &mut context,
+                text.as_mut_ptr(),
+                text.len(),
+            )
+        };
         check("fi_cq_readerr", rc)?;
+        // the failed operation is over: its slot is free
+        if let Some(c) = &mut self.contexts {
+            c.complete(context);
+        }
         // SAFETY: the shim NUL-terminates text (snprintf).
         let detail = unsafe { CStr::from_ptr(text.as_ptr()) }.to_string_lossy().into_owned();
         let op = if flags & consts::recv() != 0 {
@@ -842,6 +922,14 @@ fn link_local_on_own_link(peer: &[u8], own: &[u8]) -> Option<Vec<u8>> {
     let mut fixed = peer.to_vec();
     fixed[SCOPE].copy_from_slice(&own[SCOPE]);
     Some(fixed)
+}
+
+/// Slots to lend a queue of `size` entries when the provider requires
+/// FI_CONTEXT: one per entry, up to 16,384 (psm3 gives u64::MAX, no limit
+/// of its own; fabdiag never has more in flight: a list is at most 16,382
+/// operations and its receives two more).
+fn context_slots(size: u64) -> usize {
+    size.min(1 << 14) as usize
 }
 
 fn check_peer_address(raw: &[u8], own_len: usize, string_address: bool, provider: &str) -> Result<(), FabricError> {

@@ -60,6 +60,7 @@ pub struct InfoView {
     pub addr_format: u64,
     pub tx_op_flags: u64,
     pub data_progress: u32,
+    pub needs_context: u32,
 }
 
 #[repr(C)]
@@ -167,6 +168,7 @@ extern "C" {
         err: *mut c_int,
         prov_errno: *mut c_int,
         flags: *mut u64,
+        context: *mut u64,
         buf: *mut c_char,
         buflen: usize,
     ) -> c_int;

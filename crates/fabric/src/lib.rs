@@ -8,6 +8,7 @@
 //! the GPU runtime crate. This crate never prints and never exits.
 
 mod buffer;
+mod contexts;
 mod discovery;
 mod endpoint;
 mod error;

@@ -103,7 +103,9 @@ int fdg_getinfo(const struct fdg_hints *h, struct fi_info **out)
 	if (!hints)
 		return -FI_ENOMEM;
 	hints->caps = h->caps;
-	hints->mode = 0; /* we provide no per-op context or prefix space */
+	/* fabdiag lends every operation that completes a struct fi_context2
+	 * where the provider asks for one (contexts.rs); no prefix space */
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY |
@@ -141,7 +143,11 @@ struct fdg_info_view {
 	uint64_t addr_format;
 	uint64_t tx_op_flags;
 	uint32_t data_progress; /* 1 auto, 2 manual */
+	uint32_t needs_context; /* FI_CONTEXT or FI_CONTEXT2 in any mode */
 };
+
+/* contexts.rs lends 64 bytes per operation */
+_Static_assert(sizeof(struct fi_context2) <= 64, "fi_context2 grew");
 
 void fdg_info_view(const struct fi_info *i, struct fdg_info_view *v)
 {
@@ -157,6 +163,9 @@ void fdg_info_view(const struct fi_info *i, struct fdg_info_view *v)
 	v->tx_size = i->tx_attr ? i->tx_attr->size : 0;
 	v->tx_op_flags = i->tx_attr ? i->tx_attr->op_flags : 0;
 	v->rx_size = i->rx_attr ? i->rx_attr->size : 0;
+	v->needs_context = ((i->mode | (i->tx_attr ? i->tx_attr->mode : 0) |
+			     (i->rx_attr ? i->rx_attr->mode : 0)) &
+			    (FI_CONTEXT | FI_CONTEXT2)) != 0;
 	v->max_msg_size = i->ep_attr ? i->ep_attr->max_msg_size : 0;
 	v->addr_format = i->addr_format;
 }
@@ -418,7 +427,7 @@ long fdg_cq_read(struct fid_cq *cq, struct fdg_completion *out, size_t max)
 
 /* Fills a readable description of the pending error entry. */
 int fdg_cq_readerr(struct fid_cq *cq, int *err, int *prov_errno,
-		   uint64_t *flags, char *buf, size_t buflen)
+		   uint64_t *flags, uint64_t *context, char *buf, size_t buflen)
 {
 	struct fi_cq_err_entry e;
 	ssize_t n;
@@ -431,6 +440,7 @@ int fdg_cq_readerr(struct fid_cq *cq, int *err, int *prov_errno,
 	*err = e.err;
 	*prov_errno = e.prov_errno;
 	*flags = e.flags;
+	*context = (uint64_t)(uintptr_t)e.op_context;
 	s = fi_cq_strerror(cq, e.prov_errno, e.err_data, NULL, 0);
 	snprintf(buf, buflen, "%s", s ? s : "");
 	return 0;
