@@ -52,6 +52,11 @@ pub struct Hooks {
     /// as this interface (FI_HMEM_SYSTEM, or one claimed to see a libfabric
     /// refuse it): the GPU plumbing, tested without a GPU.
     pub host_as_gpu: Option<HmemIface>,
+    /// Lend every operation a context of fabdiag's own, as a provider with
+    /// FI_CONTEXT requires, this many slots (0: as many as the provider's
+    /// queues), whatever the provider: that path, tested without such a
+    /// provider.
+    pub lend_contexts: Option<usize>,
 }
 
 impl Default for Env {

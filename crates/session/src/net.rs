@@ -122,7 +122,10 @@ impl FabricNet {
         })?;
         let idx = provider::choose(list, near);
         let (buffers, memory) = memory::allocate(plan, env.gpu.as_ref(), env.hooks.host_as_gpu)?;
-        let ep = Endpoint::open(list, idx, buffers)?;
+        let ep = match env.hooks.lend_contexts {
+            Some(slots) => Endpoint::open_lending_contexts(list, idx, buffers, slots)?,
+            None => Endpoint::open(list, idx, buffers)?,
+        };
         Ok(FabricPort { ep, memory, peer: None })
     }
 }

@@ -55,7 +55,8 @@ pub fn utility_args<T>(
     }
 }
 
-/// Test hooks from the environment (they exist to prove checks can fail).
+/// Test hooks from the environment (they exist to prove checks can fail,
+/// or to run a path no provider here asks for).
 pub fn with_hooks(env: Env) -> Env {
     let amo_extra_iterations = std::env::var("FABDIAG_TEST_AMO_EXTRA_ITERATIONS")
         .ok()
@@ -64,11 +65,15 @@ pub fn with_hooks(env: Env) -> Env {
     let corrupt_offset = std::env::var("FABDIAG_TEST_CORRUPT_OFFSET")
         .ok()
         .and_then(|v| v.parse().ok());
+    let lend_contexts = std::env::var("FABDIAG_TEST_OP_CONTEXTS")
+        .ok()
+        .and_then(|v| v.parse().ok());
     Env {
         hooks: Hooks {
             amo_extra_iterations,
             corrupt_offset,
             host_as_gpu: host_as_gpu(),
+            lend_contexts,
         },
         ..env
     }

@@ -11,9 +11,12 @@
 //!   handed out twice in one test process.
 //! - `pair`, `both_exit`, `expect_failure`, `one_line` and the `scripted` peers are the
 //!   shapes every test file uses.
+//! - `netns::Netns`: two hosts joined by a veth pair, for what crosses a network.
 //! - `skipped()`: the one way a test says it (or part of it) did not run
 //!   here, and why, where a CI log shows it.
 #![allow(dead_code)]
+
+pub mod netns;
 
 pub use nix::sys::signal::Signal;
 use std::io::Read;
