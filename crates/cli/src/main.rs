@@ -19,6 +19,7 @@ mod commands;
 mod exit;
 mod output;
 mod signals;
+mod stuck;
 
 use fabdiag_report::Tool;
 use std::process::ExitCode;

@@ -7,6 +7,7 @@
 
 use crate::VERSION;
 use crate::{exit, signals};
+use fabdiag_fabric::StuckCall;
 use fabdiag_proto::Phase;
 use fabdiag_report::json::{render, Document, ErrorJson, RowJson, RunDocument, SCHEMA_VERSION};
 use fabdiag_report::threshold::{judge, Threshold};
@@ -116,19 +117,44 @@ pub fn early_failure(tool: &str, prog: &str, json: bool, code: u8, msg: &str) ->
 /// A stop signal during a pair tool: one line saying so, and with --json
 /// the document with every size measured before it.
 pub fn stopped(tool: &str, prog: &str, json: bool, role: Role, sig: &str, so_far: &SoFar) {
-    let when = match (so_far.phase, role) {
-        (Some(p), _) => format!(" during {p}"),
-        (None, Role::Server) => " while waiting for a client".into(),
-        (None, Role::Client) => String::new(),
-    };
-    let msg = match (so_far.phase, so_far.rows.len()) {
-        (None, 0) => format!("stopped by {sig}{when}"),
-        (_, n) => format!("stopped by {sig}{when} ({n} sizes measured)"),
-    };
+    let msg = format!("stopped by {sig}{}", so_far.when(role));
+    ended_early(tool, prog, json, role, "interrupted", msg, so_far);
+}
+
+/// A run whose provider call never returned (crate::stuck), said as a
+/// stop signal's report is, as a runtime failure.
+pub fn stuck(tool: &str, prog: &str, json: bool, role: Role, call: &StuckCall, so_far: &SoFar) {
+    let msg = crate::stuck::line(call, &so_far.when(role));
+    ended_early(tool, prog, json, role, exit::kind_name(exit::RUNTIME), msg, so_far);
+}
+
+/// The document of a run that ended early with nothing measured that
+/// this process can tell (a serve worker's stuck call).
+pub fn failure_document(tool: &str, role: Role, code: u8, msg: String) -> RunDocument {
+    failed_document(tool, role, None, &[], exit::kind_name(code), msg)
+}
+
+fn ended_early(tool: &str, prog: &str, json: bool, role: Role, kind: &str, msg: String, so_far: &SoFar) {
     eprintln!("{prog}: {msg}");
     if json {
-        let doc = failed_document(tool, role, so_far.run.clone(), &so_far.rows, "interrupted", msg);
+        let doc = failed_document(tool, role, so_far.run.clone(), &so_far.rows, kind, msg);
         print_stdout(&(render(&doc) + "\n"));
+    }
+}
+
+impl SoFar {
+    /// Where the run was, for a line about its early end: " during run (2
+    /// sizes measured)", or while it waited for a client.
+    fn when(&self, role: Role) -> String {
+        let place = match (self.phase, role) {
+            (Some(p), _) => format!(" during {p}"),
+            (None, Role::Server) => " while waiting for a client".into(),
+            (None, Role::Client) => String::new(),
+        };
+        match (self.phase, self.rows.len()) {
+            (None, 0) => place,
+            (_, n) => format!("{place} ({n} sizes measured)"),
+        }
     }
 }
 

@@ -531,6 +531,57 @@ fn a_stopped_client_keeps_the_sizes_it_measured() {
     }
 }
 
+/// A provider call that never returns (psm3's fi_writemsg polls inside
+/// for a peer that is gone, and the session's own limits run
+/// only between calls), made here by the test hook that keeps the
+/// client's 50,000th data call inside (a whole run makes more: its 89,600
+/// writes alone): the client says which call of which provider, keeps the
+/// sizes it finished and exits 2 soon after the guard's 10 s; the server
+/// then sees the client go.
+#[test]
+fn a_provider_call_that_never_returns_ends_the_run_keeping_what_was_measured() {
+    let _cpu = cpu();
+    let port = free_port();
+    let p = port.to_string();
+    let srv = server(&["write-bw", "-p", &p], port);
+    let args = [
+        "write-bw",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-P",
+        "tcp",
+        "-s",
+        "1024:65536",
+        "-n",
+        "50",
+        "--json",
+    ];
+    let started = std::time::Instant::now();
+    let c = Proc::spawn(fabdiag(&args).env("FABDIAG_TEST_STALL_DATA_CALL", "50000")).wait(LIMIT);
+    let took = started.elapsed();
+    let line = failed_with(&c, 2, "has not returned from fi_");
+    assert!(
+        line.contains("provider 'tcp") && line.contains(" for 10 s during run ("),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("sizes measured): it waits inside the call, for a peer or a link that is gone"),
+        "{line}"
+    );
+    let doc = c.json();
+    assert_eq!(doc["error"]["kind"], "runtime", "{doc}");
+    let measured = doc["results"].as_array().unwrap().len();
+    assert!(measured < 7, "the whole run finished: {doc}");
+    assert!(line.contains(&format!("({measured} sizes measured)")), "{line}");
+    assert!(
+        took >= Duration::from_secs(10) && took < Duration::from_secs(25),
+        "{took:?}"
+    );
+    let s = srv.wait(LIMIT);
+    assert_eq!(s.code, Some(2), "{}", s.stderr);
+}
+
 /// A server started with SIGINT ignored (a script's background job) keeps
 /// ignoring it, as it did before fabdiag watched for stop signals; SIGTERM
 /// still ends it, by that signal.

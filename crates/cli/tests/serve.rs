@@ -280,6 +280,32 @@ fn a_provider_crash_ends_only_its_test() {
     assert!(out.stderr.contains("crashed (signal 6) during run"), "{}", out.stderr);
 }
 
+/// A worker whose provider call never returns (the test hook keeps its
+/// 2,000th data call inside, as psm3 does for a peer that is gone) tells
+/// its server so after the guard's 10 s, as its test's outcome, and ends:
+/// the server logs it and goes on.
+#[test]
+fn a_worker_stuck_in_a_provider_call_reports_it_and_ends() {
+    let _cpu = cpu();
+    let s = Serve::start(&[("FABDIAG_TEST_STALL_DATA_CALL", "2000")]);
+    let o = s.client(&["read-bw", "-n", "1000", "-s", "8"]);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    let line = &s.wait_lines(2)[1];
+    assert_eq!(line["tool"], "cxi_read_bw", "{line}");
+    let e = line["error"]["message"].as_str().unwrap();
+    assert!(
+        e.starts_with("provider '") && e.contains("' has not returned from fi_") && e.contains(" for 10 s during "),
+        "{e}"
+    );
+    assert!(
+        e.ends_with(": it waits inside the call, for a peer or a link that is gone"),
+        "{e}"
+    );
+    let out = s.stop(Signal::SIGTERM);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("has not returned from fi_"), "{}", out.stderr);
+}
+
 #[test]
 fn a_busy_server_says_so_at_once() {
     let _cpu = cpu();

@@ -8,10 +8,12 @@
 
 use crate::contexts::LentContexts;
 use crate::discovery::InfoList;
+use crate::watch::{CallCount, CallWatcher, DataCall};
 use crate::{consts, ffi, FabricError, Memory};
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_void};
 use std::ptr;
+use std::sync::Arc;
 
 /// Index of a registered buffer of this endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,6 +175,8 @@ pub struct Endpoint {
     /// asked (`open_lending_contexts`); None: operations carry their tags.
     contexts: Option<LentContexts>,
     scratch: Vec<ffi::RawCompletion>,
+    /// Entries into and returns from data calls, for a `CallWatcher`.
+    calls: Arc<CallCount>,
     leak: bool,
     hot: HotConsts,
 }
@@ -300,6 +304,7 @@ impl Endpoint {
                 _ => None,
             },
             scratch: vec![ffi::RawCompletion::default(); 64],
+            calls: CallCount::new(&pi.provider),
             leak: false,
             hot: HotConsts::read(),
         };
@@ -419,6 +424,20 @@ impl Endpoint {
 
     pub fn provider(&self) -> &str {
         &self.provider
+    }
+
+    /// Lets `w` see a data call of this endpoint that does not return.
+    pub fn watched_by(&self, w: &CallWatcher) {
+        w.add(&self.calls);
+    }
+
+    /// Test hook: this endpoint's `nth` data call from now on (1: the
+    /// next) never returns, as psm3's fi_writemsg does when its peer is
+    /// gone; for testing what watches for that. Before `watched_by`.
+    pub fn stall_data_call(&mut self, nth: u64) -> Result<(), FabricError> {
+        Arc::get_mut(&mut self.calls)
+            .map(|c| c.stall_after(nth))
+            .ok_or_else(|| FabricError::Bounds("the stall test hook must be set before the endpoint is watched".into()))
     }
 
     pub fn domain(&self) -> &str {
@@ -630,11 +649,14 @@ impl Endpoint {
         let Some(ctx) = self.op_context(context, self.completes(f), false) else {
             return Ok(Posted::Busy);
         };
+        let ep = self.ep;
         // SAFETY: buf..buf+len lies in a registered buffer owned by self and
         // kept alive until the endpoint is closed; ep is live; the remote
         // range was bounds-checked against what the peer advertised; a lent
         // context is ours until its completion is read.
-        let rc = unsafe { ffi::fdg_write(self.ep, buf, len as usize, desc, peer.0, raddr, rem.key, flags, ctx.0) };
+        let rc = self.calls.around(DataCall::Write, || unsafe {
+            ffi::fdg_write(ep, buf, len as usize, desc, peer.0, raddr, rem.key, flags, ctx.0)
+        });
         self.posted_with("fi_writemsg", rc, ctx)
     }
 
@@ -656,9 +678,12 @@ impl Endpoint {
         let Some(ctx) = self.op_context(context, true, false) else {
             return Ok(Posted::Busy);
         };
+        let ep = self.ep;
         // SAFETY: as in write(); the provider writes into buf..buf+len,
         // which is registered, in bounds and owned by self.
-        let rc = unsafe { ffi::fdg_read(self.ep, buf, len as usize, desc, peer.0, raddr, rem.key, flags, ctx.0) };
+        let rc = self.calls.around(DataCall::Read, || unsafe {
+            ffi::fdg_read(ep, buf, len as usize, desc, peer.0, raddr, rem.key, flags, ctx.0)
+        });
         self.posted_with("fi_readmsg", rc, ctx)
     }
 
@@ -675,18 +700,24 @@ impl Endpoint {
     ) -> Result<Posted, FabricError> {
         let (buf, desc) = self.local(id, off, len)?;
         if !self.completes(f) {
+            let ep = self.ep;
             // SAFETY: buf..buf+len is in a buffer owned by self; an injected
             // payload is copied before fi_inject returns.
-            let rc = unsafe { ffi::fdg_inject(self.ep, buf, len as usize, peer.0) };
+            let rc = self.calls.around(DataCall::Inject, || unsafe {
+                ffi::fdg_inject(ep, buf, len as usize, peer.0)
+            });
             return self.posted("fi_inject", rc);
         }
         let flags = self.flags(f);
         let Some(ctx) = self.op_context(context, true, false) else {
             return Ok(Posted::Busy);
         };
+        let ep = self.ep;
         // SAFETY: buf..buf+len is in a registered buffer owned by self; a
         // lent context is ours until its completion is read.
-        let rc = unsafe { ffi::fdg_send(self.ep, buf, len as usize, desc, peer.0, flags, ctx.0) };
+        let rc = self.calls.around(DataCall::Send, || unsafe {
+            ffi::fdg_send(ep, buf, len as usize, desc, peer.0, flags, ctx.0)
+        });
         self.posted_with("fi_sendmsg", rc, ctx)
     }
 
@@ -696,10 +727,13 @@ impl Endpoint {
         let Some(ctx) = self.op_context(context, true, true) else {
             return Ok(Posted::Busy);
         };
+        let ep = self.ep;
         // SAFETY: buf..buf+len is in a registered buffer owned by self and
         // outlives the endpoint, so a late delivery cannot reach freed
         // memory; a lent context likewise (it is dropped with self).
-        let rc = unsafe { ffi::fdg_recv(self.ep, buf, len as usize, desc, ctx.0) };
+        let rc = self.calls.around(DataCall::Recv, || unsafe {
+            ffi::fdg_recv(ep, buf, len as usize, desc, ctx.0)
+        });
         self.posted_with("fi_recv", rc, ctx)
     }
 
@@ -792,12 +826,13 @@ impl Endpoint {
         let Some(ctx) = self.op_context(context, true, false) else {
             return Ok(Posted::Busy);
         };
+        let ep = self.ep;
         // SAFETY: buf, cmp and res point into registered buffers owned by
         // self, each with `n` bytes in bounds (checked by local()); the
         // remote range was checked against the peer's advertised region.
-        let rc = unsafe {
+        let rc = self.calls.around(DataCall::Atomic, || unsafe {
             ffi::fdg_atomic(
-                self.ep,
+                ep,
                 spec.kind as i32,
                 spec.datatype.0,
                 spec.op.0,
@@ -813,7 +848,7 @@ impl Endpoint {
                 flags,
                 ctx.0,
             )
-        };
+        });
         self.posted_with("fi_atomicmsg", rc, ctx)
     }
 
@@ -821,8 +856,9 @@ impl Endpoint {
     /// completion is returned as `FabricError::Completion`.
     pub fn poll(&mut self, out: &mut [Completion]) -> Result<usize, FabricError> {
         let max = out.len().min(self.scratch.len());
+        let (cq, out_ptr, calls) = (self.cq, self.scratch.as_mut_ptr(), &self.calls);
         // SAFETY: cq is live; scratch has at least `max` entries.
-        let n = unsafe { ffi::fdg_cq_read(self.cq, self.scratch.as_mut_ptr(), max) };
+        let n = calls.around(DataCall::CqRead, || unsafe { ffi::fdg_cq_read(cq, out_ptr, max) });
         if n >= 0 {
             let n = n as usize;
             let recv = self.hot.recv;

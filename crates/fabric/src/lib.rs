@@ -13,6 +13,7 @@ mod discovery;
 mod endpoint;
 mod error;
 mod ffi;
+mod watch;
 
 pub use buffer::{
     free_hugepages, hugepage_pool, page_size, DeviceMemory, HmemIface, HostAsDevice, HostBuffer, HugePageSize, Memory,
@@ -23,6 +24,7 @@ pub use endpoint::{
     PeerId, Posted, RegionId, RemoteRegion,
 };
 pub use error::FabricError;
+pub use watch::{CallWatcher, StuckCall};
 
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;

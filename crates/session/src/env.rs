@@ -3,7 +3,7 @@
 //! and the only way settings from the command line or the environment
 //! reach the library, which reads neither itself.
 
-use fabdiag_fabric::HmemIface;
+use fabdiag_fabric::{CallWatcher, HmemIface};
 use fabdiag_gpu::GpuKind;
 
 /// The originals' default service ID.
@@ -27,6 +27,9 @@ pub struct Env {
     /// `session::local` itself): a provider defect of two endpoints of one
     /// process applies.
     pub same_process: bool,
+    /// Where the endpoints this side opens are watched for a data call
+    /// that never returns (the caller polls it; None: not watched).
+    pub calls: Option<CallWatcher>,
     pub hooks: Hooks,
 }
 
@@ -57,6 +60,9 @@ pub struct Hooks {
     /// queues), whatever the provider: that path, tested without such a
     /// provider.
     pub lend_contexts: Option<usize>,
+    /// The endpoint's data call with this number (1: the first) never
+    /// returns, as a provider's that waits for a peer that is gone.
+    pub stall_data_call: Option<u64>,
 }
 
 impl Default for Env {
@@ -68,6 +74,7 @@ impl Default for Env {
             ignore_cpu_freq_mismatch: false,
             gpu: None,
             same_process: false,
+            calls: None,
             hooks: Hooks::default(),
         }
     }

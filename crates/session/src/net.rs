@@ -122,10 +122,16 @@ impl FabricNet {
         })?;
         let idx = provider::choose(list, near);
         let (buffers, memory) = memory::allocate(plan, env.gpu.as_ref(), env.hooks.host_as_gpu)?;
-        let ep = match env.hooks.lend_contexts {
+        let mut ep = match env.hooks.lend_contexts {
             Some(slots) => Endpoint::open_lending_contexts(list, idx, buffers, slots)?,
             None => Endpoint::open(list, idx, buffers)?,
         };
+        if let Some(nth) = env.hooks.stall_data_call {
+            ep.stall_data_call(nth)?;
+        }
+        if let Some(w) = &env.calls {
+            ep.watched_by(w);
+        }
         Ok(FabricPort { ep, memory, peer: None })
     }
 }

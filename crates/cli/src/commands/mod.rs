@@ -68,12 +68,16 @@ pub fn with_hooks(env: Env) -> Env {
     let lend_contexts = std::env::var("FABDIAG_TEST_OP_CONTEXTS")
         .ok()
         .and_then(|v| v.parse().ok());
+    let stall_data_call = std::env::var("FABDIAG_TEST_STALL_DATA_CALL")
+        .ok()
+        .and_then(|v| v.parse().ok());
     Env {
         hooks: Hooks {
             amo_extra_iterations,
             corrupt_offset,
             host_as_gpu: host_as_gpu(),
             lend_contexts,
+            stall_data_call,
         },
         ..env
     }

@@ -4,8 +4,8 @@
 //! runs here too: in this process, on one endpoint.
 
 use super::{load_libfabric, with_hooks};
-use crate::output::{early_failure, finish, print_stdout, stopped, Console, SoFar};
-use crate::{exit, signals, VERSION};
+use crate::output::{self, early_failure, finish, print_stdout, stopped, Console, SoFar};
+use crate::{exit, signals, stuck, VERSION};
 use fabdiag_options::{Action, OptionError, RunMode};
 use fabdiag_proto::{Listener, Phase};
 use fabdiag_report::{Role, Tool};
@@ -48,7 +48,12 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
     if let Err(e) = load_libfabric() {
         return early_failure(name, prog, json, exit::UNAVAILABLE, &e.to_string());
     }
-    let env = with_hooks(fabdiag_session::Env { gpu, ..inv.env.clone() });
+    let calls = fabdiag_fabric::CallWatcher::default();
+    let env = with_hooks(fabdiag_session::Env {
+        gpu,
+        calls: Some(calls.clone()),
+        ..inv.env.clone()
+    });
     let mut console = Console {
         prog: prog.into(),
         json: inv.json,
@@ -59,6 +64,19 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         console.warn(&format!(
             "warning: cannot watch for SIGINT/SIGTERM ({e}): a stop will lose this run's results"
         ));
+    }
+    let (tool_name, stuck_prog) = (name.to_string(), prog.to_string());
+    let kept = Arc::clone(&so_far);
+    let guarded = stuck::guard(calls, move |call| {
+        let s = signals::lock(&kept);
+        // finished: the outcome is being printed, and ends the process
+        if !s.finished {
+            output::stuck(&tool_name, &stuck_prog, inv.json, role, call, &s);
+        }
+        !s.finished
+    });
+    if !guarded {
+        console.warn("warning: cannot start the guard against a provider call that never returns");
     }
     let outcome = match inv.mode {
         _ if !tool.has_server() => fabdiag_session::loopback(inv.spec, &env, &mut console),

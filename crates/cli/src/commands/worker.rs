@@ -7,8 +7,8 @@
 //! ends only this process; the server logs it and serves the next client.
 
 use super::{load_libfabric, with_hooks};
-use crate::exit;
-use crate::output::conclude;
+use crate::output::{self, conclude};
+use crate::{exit, signals, stuck};
 use fabdiag_options::Action;
 use fabdiag_proto::Phase;
 use fabdiag_report::{text, Role};
@@ -18,6 +18,7 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
+use std::sync::{Arc, Mutex};
 
 /// The hidden subcommand `fabdiag serve` starts its workers with.
 pub const COMMAND: &str = "__serve-worker";
@@ -43,8 +44,16 @@ pub enum Line {
 }
 
 struct Reporter {
-    tool: Option<String>,
+    seen: Arc<Mutex<Seen>>,
     crash_at: Option<String>,
+}
+
+/// The tool and phase of the test so far, also for the guard against a
+/// stuck provider call (another thread).
+#[derive(Default)]
+struct Seen {
+    tool: Option<String>,
+    phase: Option<String>,
 }
 
 fn send(line: &Line) {
@@ -60,7 +69,7 @@ impl Sink for Reporter {
     fn event(&mut self, e: Event<'_>) {
         match e {
             Event::Accepted { tool, .. } => {
-                self.tool = Some(tool.original_name().into());
+                signals::lock(&self.seen).tool = Some(tool.original_name().into());
                 send(&Line::Accepted {
                     tool: tool.original_name().into(),
                 });
@@ -68,9 +77,14 @@ impl Sink for Reporter {
             Event::Phase(p) => {
                 let phase = p.to_string();
                 send(&Line::Phase { phase: phase.clone() });
+                let tool_now = {
+                    let mut seen = signals::lock(&self.seen);
+                    seen.phase = Some(phase.clone());
+                    seen.tool.clone()
+                };
                 if let Some(hook) = &self.crash_at {
                     let (at, tool) = hook.split_once(':').unwrap_or((hook, ""));
-                    if at == phase && (tool.is_empty() || self.tool.as_deref() == Some(tool)) {
+                    if at == phase && (tool.is_empty() || tool_now.as_deref() == Some(tool)) {
                         std::process::abort();
                     }
                 }
@@ -106,16 +120,37 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         }
         (false, _) => None,
     };
+    let calls = fabdiag_fabric::CallWatcher::default();
     let env = with_hooks(Env {
         provider: o.provider,
         device: o.device,
         gpu,
+        calls: Some(calls.clone()),
         ..Env::default()
     });
+    let seen = Arc::new(Mutex::new(Seen::default()));
     let mut reporter = Reporter {
-        tool: None,
+        seen: Arc::clone(&seen),
         crash_at: std::env::var(CRASH_HOOK).ok(),
     };
+    // a provider call that never returns: the server hears it as this
+    // test's outcome, and serves the next client
+    let watched = Arc::clone(&seen);
+    if !stuck::guard(calls, move |call| {
+        let seen = signals::lock(&watched);
+        let where_ = seen.phase.as_ref().map(|p| format!(" during {p}")).unwrap_or_default();
+        let msg = stuck::line(call, &where_);
+        let tool = seen.tool.clone().unwrap_or_default();
+        let doc = output::failure_document(&tool, Role::Server, exit::RUNTIME, msg.clone());
+        send(&Line::Done {
+            code: exit::RUNTIME,
+            summary: msg,
+            document: serde_json::to_value(&doc).unwrap_or(serde_json::Value::Null),
+        });
+        true
+    }) {
+        eprintln!("fabdiag serve: warning: cannot start the guard against a provider call that never returns");
+    }
     // the start-up a client would otherwise wait for (0.3 s with Debian's
     // libfabric 1.17: loading the library and the first fi_getinfo, whose
     // provider list is kept for the test), done while no client waits. A
@@ -138,7 +173,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         Ok(r) => text::summary(&r.run, &r.rows),
         Err(f) => f.to_string(),
     };
-    let tool = reporter.tool.clone().unwrap_or_default();
+    let tool = signals::lock(&seen).tool.clone().unwrap_or_default();
     let (doc, code, _) = conclude(&tool, Role::Server, outcome, None);
     send(&Line::Done {
         code,

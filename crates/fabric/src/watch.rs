@@ -1,0 +1,300 @@
+//! How another thread tells that a provider's data call has not returned.
+//! Some providers wait inside the call rather than answer EAGAIN: psm3
+//! polls inside fi_writemsg (psm3_am_request_short) for a peer that is
+//! gone, for good, so the caller's own time limits never run. Each endpoint counts its
+//! entries into and returns from its data calls (an odd count: inside
+//! one), and a `CallWatcher` polled from another thread names a call whose
+//! count stood still for too long.
+//!
+//! Only counts and compares: deciding what to say, printing and exiting
+//! are the caller's. The count costs the posting thread two plain stores
+//! a call (it is the only writer of its endpoint's count).
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+/// The data calls an endpoint makes, as named in messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum DataCall {
+    Write,
+    Read,
+    Send,
+    Inject,
+    Recv,
+    Atomic,
+    CqRead,
+}
+
+impl DataCall {
+    const ALL: [DataCall; 7] = [
+        DataCall::Write,
+        DataCall::Read,
+        DataCall::Send,
+        DataCall::Inject,
+        DataCall::Recv,
+        DataCall::Atomic,
+        DataCall::CqRead,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            DataCall::Write => "fi_writemsg",
+            DataCall::Read => "fi_readmsg",
+            DataCall::Send => "fi_sendmsg",
+            DataCall::Inject => "fi_inject",
+            DataCall::Recv => "fi_recv",
+            DataCall::Atomic => "fi_atomicmsg",
+            DataCall::CqRead => "fi_cq_read",
+        }
+    }
+}
+
+/// One endpoint's count of entries into and returns from its data calls.
+pub(crate) struct CallCount {
+    count: AtomicU64,
+    call: AtomicU8,
+    provider: String,
+    /// Test hook: the call whose entry makes the count this (odd) value
+    /// never returns; u64::MAX (even): none. Set before the count is
+    /// shared, so the posting path compares it with the count it already
+    /// holds (one instruction, not another atomic load).
+    stall_inside: u64,
+}
+
+impl CallCount {
+    pub(crate) fn new(provider: &str) -> Arc<CallCount> {
+        Arc::new(CallCount {
+            count: AtomicU64::new(0),
+            call: AtomicU8::new(0),
+            provider: provider.to_string(),
+            stall_inside: u64::MAX,
+        })
+    }
+
+    /// Test hook: the `nth` data call from now on (1: the next) stays
+    /// inside for good, as psm3's fi_writemsg does when its peer is gone.
+    pub(crate) fn stall_after(&mut self, nth: u64) {
+        let now = *self.count.get_mut();
+        self.stall_inside = now + 2 * (nth.max(1) - 1) + 1;
+    }
+
+    /// `f`, the provider call `call`, counted on the way in and out.
+    #[inline]
+    pub(crate) fn around<R>(&self, call: DataCall, f: impl FnOnce() -> R) -> R {
+        if self.enter(call) == self.stall_inside {
+            stall_forever();
+        }
+        let r = f();
+        self.leave();
+        r
+    }
+
+    /// Counts the way in; returns the count inside the call.
+    #[inline]
+    fn enter(&self, call: DataCall) -> u64 {
+        self.call.store(call as u8, Ordering::Relaxed);
+        self.bump()
+    }
+
+    #[inline]
+    fn leave(&self) {
+        self.bump();
+    }
+
+    #[inline]
+    fn bump(&self) -> u64 {
+        // one writer (the thread that owns the endpoint): no read-modify-
+        // write instruction needed; Release orders the call's name first
+        let n = self.count.load(Ordering::Relaxed).wrapping_add(1);
+        self.count.store(n, Ordering::Release);
+        n
+    }
+
+    /// The call in progress, if any, with the count that identifies it.
+    fn inside(&self) -> Option<(u64, &'static str)> {
+        let n = self.count.load(Ordering::Acquire);
+        let call = DataCall::ALL.get(usize::from(self.call.load(Ordering::Relaxed)))?;
+        (n % 2 == 1).then_some((n, call.name()))
+    }
+}
+
+/// The stall test hook's call, out of line: the posting path only
+/// compares the count it holds with `stall_inside`.
+#[cold]
+#[inline(never)]
+fn stall_forever() -> ! {
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// A data call that has not returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StuckCall {
+    pub provider: String,
+    pub call: &'static str,
+    /// How long it has been inside, as seen by the watcher's polls.
+    pub for_at_least: Duration,
+}
+
+impl std::fmt::Display for StuckCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "provider '{}' has not returned from {} for {} s",
+            self.provider,
+            self.call,
+            self.for_at_least.as_secs()
+        )
+    }
+}
+
+/// Watches the data calls of every endpoint added to it. Clones share
+/// what they watch: the session adds endpoints as it opens them, and a
+/// thread of the caller's polls `stuck`.
+#[derive(Clone, Default)]
+pub struct CallWatcher(Arc<Mutex<Vec<Watched>>>);
+
+struct Watched {
+    count: Weak<CallCount>,
+    /// The count last seen inside a call, and since when.
+    seen: Option<(u64, Instant)>,
+}
+
+impl CallWatcher {
+    pub(crate) fn add(&self, count: &Arc<CallCount>) {
+        let mut w = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        // endpoints closed since no longer count
+        w.retain(|x| x.count.strong_count() > 0);
+        w.push(Watched {
+            count: Arc::downgrade(count),
+            seen: None,
+        });
+    }
+
+    /// A call that has stayed inside the provider for `limit` or more
+    /// since an earlier poll first saw it there. Poll it more often than
+    /// `limit`: a call is timed from the first poll that sees it.
+    pub fn stuck(&self, limit: Duration) -> Option<StuckCall> {
+        self.stuck_at(limit, Instant::now())
+    }
+
+    fn stuck_at(&self, limit: Duration, now: Instant) -> Option<StuckCall> {
+        let mut w = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut found = None;
+        for x in w.iter_mut() {
+            let Some(count) = x.count.upgrade() else {
+                x.seen = None;
+                continue;
+            };
+            match count.inside() {
+                None => x.seen = None,
+                Some((n, call)) => {
+                    let since = match x.seen {
+                        Some((m, t)) if m == n => t,
+                        _ => {
+                            x.seen = Some((n, now));
+                            now
+                        }
+                    };
+                    let inside = now.saturating_duration_since(since);
+                    if inside >= limit && found.is_none() {
+                        found = Some(StuckCall {
+                            provider: count.provider.clone(),
+                            call,
+                            for_at_least: inside,
+                        });
+                    }
+                }
+            }
+        }
+        found
+    }
+}
+
+/// Clones watch the same endpoints: equal.
+impl PartialEq for CallWatcher {
+    fn eq(&self, other: &CallWatcher) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for CallWatcher {}
+
+impl std::fmt::Debug for CallWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallWatcher")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_that_stays_inside_is_named_once_it_passes_the_limit() {
+        let w = CallWatcher::default();
+        let c = CallCount::new("psm3");
+        w.add(&c);
+        let t0 = Instant::now();
+        let limit = Duration::from_secs(10);
+        assert_eq!(w.stuck_at(limit, t0), None, "not inside any call");
+        c.enter(DataCall::Write);
+        assert_eq!(w.stuck_at(limit, t0), None, "first seen now");
+        assert_eq!(w.stuck_at(limit, t0 + Duration::from_secs(9)), None);
+        let s = w.stuck_at(limit, t0 + Duration::from_secs(10)).expect("stuck");
+        assert_eq!((s.provider.as_str(), s.call), ("psm3", "fi_writemsg"));
+        assert_eq!(s.for_at_least, limit);
+    }
+
+    #[test]
+    fn calls_that_return_never_add_up_however_long_the_run() {
+        let w = CallWatcher::default();
+        let c = CallCount::new("tcp");
+        w.add(&c);
+        let t0 = Instant::now();
+        for s in 0..100 {
+            // a new call each poll, always inside one when polled
+            c.enter(DataCall::CqRead);
+            assert_eq!(w.stuck_at(Duration::from_secs(10), t0 + Duration::from_secs(s)), None);
+            c.leave();
+        }
+        // and a long wait outside any call is not a stuck call
+        assert_eq!(
+            w.stuck_at(Duration::from_secs(10), t0 + Duration::from_secs(1000)),
+            None
+        );
+    }
+
+    #[test]
+    fn a_closed_endpoint_is_no_longer_watched() {
+        let w = CallWatcher::default();
+        let c = CallCount::new("psm3");
+        w.add(&c);
+        c.enter(DataCall::Send);
+        let t0 = Instant::now();
+        assert_eq!(w.stuck_at(Duration::from_secs(1), t0), None);
+        drop(c);
+        assert_eq!(w.stuck_at(Duration::from_secs(1), t0 + Duration::from_secs(5)), None);
+    }
+
+    #[test]
+    fn clones_watch_the_same_endpoints() {
+        let w = CallWatcher::default();
+        let other = w.clone();
+        assert_eq!(w, other);
+        assert_ne!(w, CallWatcher::default());
+        let c = CallCount::new("psm3");
+        other.add(&c);
+        c.enter(DataCall::Recv);
+        let t0 = Instant::now();
+        w.stuck_at(Duration::from_secs(1), t0);
+        assert_eq!(
+            w.stuck_at(Duration::from_secs(1), t0 + Duration::from_secs(2))
+                .map(|s| s.call),
+            Some("fi_recv")
+        );
+    }
+}
