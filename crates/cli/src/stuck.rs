@@ -18,6 +18,9 @@ use std::time::Duration;
 /// shm's write-bw reaches on this 2-core VM).
 pub const STUCK_AFTER: Duration = Duration::from_secs(10);
 
+/// What a command says when the guard cannot start.
+pub const UNGUARDED: &str = "warning: cannot start the guard against a provider call that never returns";
+
 /// The line that says so: `where_` is where the run was (" during run
 /// (2 sizes measured)", or nothing).
 pub fn line(call: &StuckCall, where_: &str) -> String {

@@ -76,7 +76,7 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         !s.finished
     });
     if !guarded {
-        console.warn("warning: cannot start the guard against a provider call that never returns");
+        console.warn(stuck::UNGUARDED);
     }
     let outcome = match inv.mode {
         _ if !tool.has_server() => fabdiag_session::loopback(inv.spec, &env, &mut console),

@@ -56,6 +56,15 @@ struct Seen {
     phase: Option<String>,
 }
 
+/// The test's outcome, as the server logs it.
+fn done(code: u8, summary: String, doc: &fabdiag_report::json::RunDocument) {
+    send(&Line::Done {
+        code,
+        summary,
+        document: serde_json::to_value(doc).unwrap_or(serde_json::Value::Null),
+    });
+}
+
 fn send(line: &Line) {
     if let Ok(s) = serde_json::to_string(line) {
         let mut out = std::io::stdout().lock();
@@ -142,14 +151,10 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         let msg = stuck::line(call, &where_);
         let tool = seen.tool.clone().unwrap_or_default();
         let doc = output::failure_document(&tool, Role::Server, exit::RUNTIME, msg.clone());
-        send(&Line::Done {
-            code: exit::RUNTIME,
-            summary: msg,
-            document: serde_json::to_value(&doc).unwrap_or(serde_json::Value::Null),
-        });
+        done(exit::RUNTIME, msg, &doc);
         true
     }) {
-        eprintln!("fabdiag serve: warning: cannot start the guard against a provider call that never returns");
+        eprintln!("fabdiag serve: {}", stuck::UNGUARDED);
     }
     // the start-up a client would otherwise wait for (0.3 s with Debian's
     // libfabric 1.17: loading the library and the first fi_getinfo, whose
@@ -175,10 +180,6 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     };
     let tool = signals::lock(&seen).tool.clone().unwrap_or_default();
     let (doc, code, _) = conclude(&tool, Role::Server, outcome, None);
-    send(&Line::Done {
-        code,
-        summary,
-        document: serde_json::to_value(&doc).unwrap_or(serde_json::Value::Null),
-    });
+    done(code, summary, &doc);
     code
 }
