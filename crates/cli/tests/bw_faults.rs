@@ -480,6 +480,23 @@ fn killed_client_is_noticed_by_the_server() {
 /// size and `error.kind` "interrupted", the text rows already printed;
 /// then the process dies by the signal, as it would without fabdiag's
 /// watcher. The server, whose client vanished, says so as for a kill.
+/// A write-bw client of the server on `port` over tcp: these sizes, this
+/// many iterations.
+fn tcp_write_client<'a>(port: &'a str, sizes: &'a str, iterations: &'a str) -> Vec<&'a str> {
+    vec![
+        "write-bw",
+        "127.0.0.1",
+        "-p",
+        port,
+        "-P",
+        "tcp",
+        "-s",
+        sizes,
+        "-n",
+        iterations,
+    ]
+}
+
 #[test]
 fn a_stopped_client_keeps_the_sizes_it_measured() {
     let _cpu = cpu();
@@ -487,18 +504,7 @@ fn a_stopped_client_keeps_the_sizes_it_measured() {
         let port = free_port();
         let p = port.to_string();
         let mut srv = server(&["write-bw", "-p", &p], port);
-        let mut args = vec![
-            "write-bw",
-            "127.0.0.1",
-            "-p",
-            &p,
-            "-P",
-            "tcp",
-            "-s",
-            "1:1048576",
-            "-n",
-            "20",
-        ];
+        let mut args = tcp_write_client(&p, "1:1048576", "20");
         if json {
             args.push("--json");
         }
@@ -544,19 +550,8 @@ fn a_provider_call_that_never_returns_ends_the_run_keeping_what_was_measured() {
     let port = free_port();
     let p = port.to_string();
     let srv = server(&["write-bw", "-p", &p], port);
-    let args = [
-        "write-bw",
-        "127.0.0.1",
-        "-p",
-        &p,
-        "-P",
-        "tcp",
-        "-s",
-        "1024:65536",
-        "-n",
-        "50",
-        "--json",
-    ];
+    let mut args = tcp_write_client(&p, "1024:65536", "50");
+    args.push("--json");
     let started = std::time::Instant::now();
     let c = Proc::spawn(fabdiag(&args).env("FABDIAG_TEST_STALL_DATA_CALL", "50000")).wait(LIMIT);
     let took = started.elapsed();

@@ -255,22 +255,30 @@ fn garbage_and_strangers_are_turned_away() {
     assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
 }
 
+/// A server whose workers run with `hook`, after a read-bw client its
+/// worker failed (exit 2 on the client): the server, the client's
+/// outcome, and the error the server logged for that test.
+fn a_read_bw_worker_ended_by(hook: (&str, &str)) -> (Serve, Output, String) {
+    let s = Serve::start(&[hook]);
+    let o = s.client(&["read-bw", "-n", "1000", "-s", "8"]);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    let line = s.wait_lines(2)[1].clone();
+    assert_eq!(line["tool"], "cxi_read_bw", "{line}");
+    let e = line["error"]["message"].as_str().unwrap().to_string();
+    (s, o, e)
+}
+
 #[test]
 fn a_provider_crash_ends_only_its_test() {
     let _cpu = cpu();
     // the test hook aborts read_bw's worker as it starts running, as a
     // crash inside libfabric would
-    let s = Serve::start(&[("FABDIAG_TEST_CRASH_IN_PHASE", "run:cxi_read_bw")]);
-    let o = s.client(&["read-bw", "-n", "1000", "-s", "8"]);
-    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    let (s, o, e) = a_read_bw_worker_ended_by(("FABDIAG_TEST_CRASH_IN_PHASE", "run:cxi_read_bw"));
     assert!(
         o.one_line().contains("peer closed the control connection during"),
         "{}",
         o.stderr
     );
-    let line = &s.wait_lines(2)[1];
-    assert_eq!(line["tool"], "cxi_read_bw");
-    let e = line["error"]["message"].as_str().unwrap();
     assert_eq!(e, "the test's worker process crashed (signal 6) during run");
     let o = s.client(&["write-bw", "-n", "5"]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
@@ -287,12 +295,7 @@ fn a_provider_crash_ends_only_its_test() {
 #[test]
 fn a_worker_stuck_in_a_provider_call_reports_it_and_ends() {
     let _cpu = cpu();
-    let s = Serve::start(&[("FABDIAG_TEST_STALL_DATA_CALL", "2000")]);
-    let o = s.client(&["read-bw", "-n", "1000", "-s", "8"]);
-    assert_eq!(o.code, Some(2), "{}", o.stderr);
-    let line = &s.wait_lines(2)[1];
-    assert_eq!(line["tool"], "cxi_read_bw", "{line}");
-    let e = line["error"]["message"].as_str().unwrap();
+    let (s, _, e) = a_read_bw_worker_ended_by(("FABDIAG_TEST_STALL_DATA_CALL", "2000"));
     assert!(
         e.starts_with("provider '") && e.contains("' has not returned from fi_") && e.contains(" for 10 s during "),
         "{e}"

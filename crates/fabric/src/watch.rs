@@ -233,11 +233,17 @@ impl std::fmt::Debug for CallWatcher {
 mod tests {
     use super::*;
 
+    /// A watcher of one endpoint's count, of provider `provider`.
+    fn watching(provider: &str) -> (CallWatcher, Arc<CallCount>) {
+        let w = CallWatcher::default();
+        let c = CallCount::new(provider);
+        w.add(&c);
+        (w, c)
+    }
+
     #[test]
     fn a_call_that_stays_inside_is_named_once_it_passes_the_limit() {
-        let w = CallWatcher::default();
-        let c = CallCount::new("psm3");
-        w.add(&c);
+        let (w, c) = watching("psm3");
         let t0 = Instant::now();
         let limit = Duration::from_secs(10);
         assert_eq!(w.stuck_at(limit, t0), None, "not inside any call");
@@ -251,9 +257,7 @@ mod tests {
 
     #[test]
     fn calls_that_return_never_add_up_however_long_the_run() {
-        let w = CallWatcher::default();
-        let c = CallCount::new("tcp");
-        w.add(&c);
+        let (w, c) = watching("tcp");
         let t0 = Instant::now();
         for s in 0..100 {
             // a new call each poll, always inside one when polled
@@ -270,9 +274,7 @@ mod tests {
 
     #[test]
     fn a_closed_endpoint_is_no_longer_watched() {
-        let w = CallWatcher::default();
-        let c = CallCount::new("psm3");
-        w.add(&c);
+        let (w, c) = watching("psm3");
         c.enter(DataCall::Send);
         let t0 = Instant::now();
         assert_eq!(w.stuck_at(Duration::from_secs(1), t0), None);

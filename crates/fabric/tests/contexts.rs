@@ -4,7 +4,7 @@
 //! with, and the slots must bound what is in flight.
 
 use fabdiag_fabric::{
-    discover, Capability, Completion, Endpoint, HostBuffer, Memory, OpFlags, Posted, Query, RegionId,
+    discover, Capability, Completion, Endpoint, HostBuffer, InfoList, Memory, OpFlags, Posted, Query, RegionId,
 };
 use std::time::{Duration, Instant};
 
@@ -27,35 +27,42 @@ fn next_completion(a: &mut Endpoint, b: &mut Endpoint) -> Completion {
     }
 }
 
-/// Drives both ends once, while an operation waits to be accepted (no
-/// completion is due yet, so none is lost).
-fn progress(a: &mut Endpoint, b: &mut Endpoint) {
-    let mut c = [Completion::default(); 8];
-    a.poll(&mut c).unwrap();
-    b.poll(&mut c).unwrap();
+/// `prov`'s entries that can do `cap`.
+fn entries(prov: &str, cap: Capability) -> InfoList {
+    discover(&Query {
+        provider: Some(prov.into()),
+        domain: None,
+        capability: Some(cap),
+    })
+    .unwrap()
+}
+
+/// Posts with `post` until the provider accepts, driving both ends
+/// between tries: it may answer EAGAIN while it connects (shm maps the
+/// peer), which gives a lent slot back. No completion is due meanwhile,
+/// so none is lost.
+fn until_accepted(a: &mut Endpoint, b: &mut Endpoint, what: &str, mut post: impl FnMut(&mut Endpoint) -> Posted) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while post(a) == Posted::Busy {
+        let mut c = [Completion::default(); 8];
+        a.poll(&mut c).unwrap();
+        b.poll(&mut c).unwrap();
+        assert!(Instant::now() < deadline, "{what} was never accepted");
+    }
 }
 
 #[test]
 fn one_transmit_slot_holds_back_the_next_write_until_the_first_completes() {
     for prov in ["shm", "tcp"] {
-        let list = discover(&Query {
-            provider: Some(prov.into()),
-            domain: None,
-            capability: Some(Capability::RmaWrite),
-        })
-        .unwrap();
+        let list = entries(prov, Capability::RmaWrite);
         let mut a = Endpoint::open_lending_contexts(&list, 0, buffers(0xA5), 1).unwrap();
         let mut b = Endpoint::open(&list, 0, buffers(0)).unwrap();
         let peer = a.insert_peer(&b.name().unwrap()).unwrap();
         let target = b.remote_region(RegionId(0)).unwrap();
         let write = |a: &mut Endpoint, tag| a.write(RegionId(0), 0, 64, peer, &target, 0, OpFlags::default(), tag);
-        // the provider may answer EAGAIN while it connects (shm maps the
-        // peer): that gives the slot back, so retrying must succeed
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while write(&mut a, 41).unwrap() == Posted::Busy {
-            progress(&mut a, &mut b);
-            assert!(Instant::now() < deadline, "{prov}: the first write was never accepted");
-        }
+        until_accepted(&mut a, &mut b, &format!("{prov}: the first write"), |a| {
+            write(a, 41).unwrap()
+        });
         // its completion is not read yet, so its slot is still lent
         assert_eq!(write(&mut a, 42).unwrap(), Posted::Busy, "{prov}");
         assert_eq!(next_completion(&mut a, &mut b).context, 41, "{prov}");
@@ -71,12 +78,7 @@ fn one_transmit_slot_holds_back_the_next_write_until_the_first_completes() {
 #[test]
 fn a_send_and_its_receive_each_complete_with_their_own_tag() {
     for prov in ["shm", "tcp"] {
-        let list = discover(&Query {
-            provider: Some(prov.into()),
-            domain: None,
-            capability: Some(Capability::Msg),
-        })
-        .unwrap();
+        let list = entries(prov, Capability::Msg);
         let mut a = Endpoint::open_lending_contexts(&list, 0, buffers(0x5A), 2).unwrap();
         let mut b = Endpoint::open_lending_contexts(&list, 0, buffers(0), 2).unwrap();
         let peer = a.insert_peer(&b.name().unwrap()).unwrap();
@@ -89,11 +91,9 @@ fn a_send_and_its_receive_each_complete_with_their_own_tag() {
         }
         // both receive slots are lent: a third receive waits
         assert_eq!(b.recv(RegionId(0), 256, 128, 9).unwrap(), Posted::Busy, "{prov}");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while a.send(RegionId(0), 0, 100, peer, OpFlags::default(), 1234).unwrap() == Posted::Busy {
-            progress(&mut a, &mut b);
-            assert!(Instant::now() < deadline, "{prov}: the send was never accepted");
-        }
+        until_accepted(&mut a, &mut b, &format!("{prov}: the send"), |a| {
+            a.send(RegionId(0), 0, 100, peer, OpFlags::default(), 1234).unwrap()
+        });
         let sent = next_completion(&mut a, &mut b);
         assert_eq!((sent.context, sent.is_recv), (1234, false), "{prov}");
         let got = next_completion(&mut b, &mut a);
