@@ -5,9 +5,9 @@
 //! line and warnings to stderr. `finish` judges thresholds, prints the one
 //! error line and the JSON document, and picks the exit code.
 
+use crate::stuck::{self, Ended};
 use crate::VERSION;
 use crate::{exit, signals};
-use fabdiag_fabric::StuckCall;
 use fabdiag_proto::Phase;
 use fabdiag_report::json::{render, Document, ErrorJson, RowJson, RunDocument, SCHEMA_VERSION};
 use fabdiag_report::threshold::{judge, Threshold};
@@ -121,11 +121,22 @@ pub fn stopped(tool: &str, prog: &str, json: bool, role: Role, sig: &str, so_far
     ended_early(tool, prog, json, role, "interrupted", msg, so_far);
 }
 
-/// A run whose provider call never returned (crate::stuck), said as a
-/// stop signal's report is, as a runtime failure.
-pub fn stuck(tool: &str, prog: &str, json: bool, role: Role, call: &StuckCall, so_far: &SoFar) {
-    let msg = crate::stuck::line(call, &so_far.when(role));
-    ended_early(tool, prog, json, role, exit::kind_name(exit::RUNTIME), msg, so_far);
+/// A run the guard ended (crate::stuck): a provider call that never
+/// returned, said as a stop signal's report is, as a runtime failure; a
+/// peer lost while a call was held, as the session would have said it.
+/// Returns the exit code.
+pub fn guard_ended(tool: &str, prog: &str, json: bool, role: Role, ended: Ended, so_far: &SoFar) -> u8 {
+    match ended {
+        Ended::Stuck(call) => {
+            let msg = stuck::line(&call, &so_far.when(role));
+            ended_early(tool, prog, json, role, exit::kind_name(exit::RUNTIME), msg, so_far);
+            exit::RUNTIME
+        }
+        Ended::PeerLost(loss) => {
+            let f = stuck::lost(loss, so_far.phase, so_far.run.clone(), so_far.rows.clone());
+            finish(tool, prog, json, role, Err(f), None)
+        }
+    }
 }
 
 /// The document of a run that ended early with nothing measured that

@@ -1,14 +1,19 @@
 //! The guard of a run against a provider call that never returns: psm3
 //! polls inside fi_writemsg for a peer that is gone, so the
 //! session's own time limits, which run between calls, never come. A
-//! thread polls the endpoints the session opened and, once one has been
-//! inside a data call for `STUCK_AFTER`, has the command report it (a
+//! thread polls the endpoints the session opened and its control
+//! connections. A call inside for `ASK_PEER_AFTER` while the peer has
+//! closed the connection or fallen silent is the peer's loss, said as the
+//! session would have said it (a killed peer: at once, not after
+//! `STUCK_AFTER`); a call inside for `STUCK_AFTER` is a stuck call. Either way the command reports it (a
 //! pair tool: with what it measured, as a stop signal's report does; a
-//! serve worker: to its server) and ends the process with the runtime
-//! exit code. Never touches the fabric itself.
+//! serve worker: to its server) and the process ends with the exit code
+//! the report gives. Never touches the fabric itself.
 
-use crate::exit;
 use fabdiag_fabric::{CallWatcher, StuckCall};
+use fabdiag_proto::{PeerLoss, PeerWatch, Phase};
+use fabdiag_report::{Row, RunDesc};
+use fabdiag_session::{Failure, SessionError};
 use std::io::Write;
 use std::time::Duration;
 
@@ -17,6 +22,21 @@ use std::time::Duration;
 /// transfer, 4 GiB, is one memory copy: under a second at the 11 GB/s
 /// shm's write-bw reaches on this 2-core VM).
 pub const STUCK_AFTER: Duration = Duration::from_secs(10);
+
+/// A call inside this long while the control connection says the peer
+/// closed it or fell silent is held by that loss: a working call returns
+/// in microseconds, and the session, once back from it, would say the
+/// same.
+pub const ASK_PEER_AFTER: Duration = Duration::from_secs(1);
+
+/// Why the guard ends a run.
+pub enum Ended {
+    /// The peer was lost while a call was held inside the provider; said
+    /// as the session says a lost peer, since that is the fault to mend.
+    PeerLost(PeerLoss),
+    /// A call has been inside for `STUCK_AFTER`, with the peer there.
+    Stuck(StuckCall),
+}
 
 /// What a command says when the guard cannot start.
 pub const UNGUARDED: &str = "warning: cannot start the guard against a provider call that never returns";
@@ -27,21 +47,38 @@ pub fn line(call: &StuckCall, where_: &str) -> String {
     format!("{call}{where_}: it waits inside the call, for a peer or a link that is gone")
 }
 
-/// Starts the guard over the endpoints `calls` will be given; `report`
-/// says what a stuck call ended, or returns false when the outcome is
-/// already being told (then that ends the process). Returns false if the
-/// thread could not start (the run goes on unguarded).
-pub fn guard(calls: CallWatcher, report: impl Fn(&StuckCall) -> bool + Send + 'static) -> bool {
+/// The failure a lost peer is, as the session would have made it in
+/// `phase` (None: before any, which a data call never is: the run), with
+/// what was measured.
+pub fn lost(loss: PeerLoss, phase: Option<Phase>, run: Option<RunDesc>, rows: Vec<Row>) -> Failure {
+    let phase = phase.unwrap_or(Phase::Run);
+    Failure::new(phase, SessionError::Proto(loss.during(phase)), run, rows)
+}
+
+/// Starts the guard over the endpoints `calls` and the control
+/// connections `peer` will be given; `report` says why the run ended and
+/// returns the exit code to end with, or None when the outcome is already
+/// being told (then that ends the process). Returns false if the thread
+/// could not start (the run goes on unguarded).
+pub fn guard(calls: CallWatcher, peer: PeerWatch, report: impl Fn(Ended) -> Option<u8> + Send + 'static) -> bool {
     std::thread::Builder::new()
         .name("fabdiag-stuck".into())
         .spawn(move || loop {
             std::thread::sleep(Duration::from_millis(250));
-            let Some(call) = calls.stuck(STUCK_AFTER) else {
+            let Some(call) = calls.stuck(ASK_PEER_AFTER) else {
                 continue;
             };
-            if !report(&call) {
+            let ended = match peer.loss() {
+                // a peer that told its own failure may have given up on
+                // this side's held call (no completions for its 5 s): the
+                // held call is the fault to tell
+                Some(PeerLoss::Failed { .. }) | None if call.for_at_least < STUCK_AFTER => continue,
+                Some(PeerLoss::Failed { .. }) | None => Ended::Stuck(call),
+                Some(loss) => Ended::PeerLost(loss),
+            };
+            let Some(code) = report(ended) else {
                 return;
-            }
+            };
             let _ = std::io::stdout().flush();
             let _ = std::io::stderr().flush();
             // exit() runs libfabric's destructors while the stuck call is
@@ -53,7 +90,7 @@ pub fn guard(calls: CallWatcher, report: impl Fn(&StuckCall) -> bool + Send + 's
                 std::thread::sleep(Duration::from_secs(5));
                 let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
             });
-            std::process::exit(i32::from(exit::RUNTIME))
+            std::process::exit(i32::from(code))
         })
         .is_ok()
 }

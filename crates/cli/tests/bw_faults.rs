@@ -577,6 +577,55 @@ fn a_provider_call_that_never_returns_ends_the_run_keeping_what_was_measured() {
     assert_eq!(s.code, Some(2), "{}", s.stderr);
 }
 
+/// A peer lost while a provider call holds the run (psm3 holds
+/// fi_writemsg once its peer is gone; here the test hook holds the
+/// client's 50,000th data call) is told as the session tells a lost peer:
+/// a killed one at once, a stopped one after the silence limit (5 s), not
+/// as a stuck call after the guard's 10 s. The JSON document keeps the
+/// sizes finished before the hold.
+#[test]
+fn a_peer_lost_while_a_provider_call_holds_the_run_is_told_as_lost() {
+    let _cpu = cpu();
+    for (sig, says, within) in [
+        (
+            Signal::SIGKILL,
+            "peer closed the control connection during run",
+            Duration::from_secs(3),
+        ),
+        (
+            Signal::SIGSTOP,
+            "peer stopped answering during run (nothing heard for 5 s)",
+            Duration::from_secs(9),
+        ),
+    ] {
+        let port = free_port();
+        let p = port.to_string();
+        let mut srv = server(&["write-bw", "-p", &p], port);
+        let mut args = tcp_write_client(&p, "1024:65536", "50");
+        args.push("--json");
+        let cli = Proc::spawn(fabdiag(&args).env("FABDIAG_TEST_STALL_DATA_CALL", "50000"));
+        // (the client's main thread may sleep before the run: not the hook)
+        srv.wait_for("the table header", LIMIT, |out, _| out.contains("Size[B]"));
+        wait_stalled(cli.pid(), LIMIT);
+        let t0 = std::time::Instant::now();
+        srv.signal(sig);
+        let c = cli.wait(LIMIT);
+        let took = t0.elapsed();
+        let line = failed_with(&c, 2, says);
+        assert!(!line.contains("has not returned"), "{line}");
+        assert!(took < within, "{sig}: {took:?}");
+        let doc = c.json();
+        assert_eq!(doc["error"]["kind"], "runtime", "{doc}");
+        assert_eq!(doc["error"]["message"], says, "{doc}");
+        assert_eq!(doc["config"]["max_size_bytes"], 65536, "{doc}");
+        assert!(
+            doc["results"].as_array().unwrap().len() < 7,
+            "the whole run finished: {doc}"
+        );
+        // (a stopped server is killed as the test's processes are dropped)
+    }
+}
+
 /// A server started with SIGINT ignored (a script's background job) keeps
 /// ignoring it, as it did before fabdiag watched for stop signals; SIGTERM
 /// still ends it, by that signal.

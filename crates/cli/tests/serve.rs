@@ -309,6 +309,45 @@ fn a_worker_stuck_in_a_provider_call_reports_it_and_ends() {
     assert!(out.stderr.contains("has not returned from fi_"), "{}", out.stderr);
 }
 
+/// A worker held inside a provider call when its client is killed (the
+/// test hook holds its 2,000th data call, as psm3 holds one whose peer is
+/// gone) tells its server the client is gone at once, not a stuck call
+/// after the guard's 10 s.
+#[test]
+fn a_worker_held_in_a_provider_call_tells_of_its_lost_client_at_once() {
+    let _cpu = cpu();
+    let s = Serve::start(&[("FABDIAG_TEST_STALL_DATA_CALL", "2000")]);
+    let p = s.port.to_string();
+    let mut cli = Proc::spawn(&mut fabdiag(&[
+        "read-bw",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-n",
+        "1000",
+        "-s",
+        "8",
+    ]));
+    cli.wait_for("the table header", LIMIT, |out, _| out.contains("Size[B]"));
+    // the worker serving it (the spare beside it waits for a connection)
+    let t0 = Instant::now();
+    while !workers(s.proc.pid()).into_iter().any(stalled) {
+        assert!(t0.elapsed() < LIMIT, "no worker held in the stall hook");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let t0 = Instant::now();
+    cli.signal(Signal::SIGKILL);
+    let line = s.wait_lines(2)[1].clone();
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    assert_eq!(line["tool"], "cxi_read_bw", "{line}");
+    assert_eq!(
+        line["error"]["message"], "peer closed the control connection during run",
+        "{line}"
+    );
+    let out = s.stop(Signal::SIGTERM);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+}
+
 #[test]
 fn a_busy_server_says_so_at_once() {
     let _cpu = cpu();

@@ -6,16 +6,17 @@
 
 use crate::frame::{read_frame, write_frame};
 use crate::listen::{listen_any, listen_on, plain};
+use crate::liveness::{PeerLoss, PeerWatch, Shared};
 use crate::message::{ErrorClass, Hello, Message, Phase, MAGIC, PROTOCOL};
 use crate::{ProtoError, HEARTBEAT, SILENCE_LIMIT};
 use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -28,25 +29,6 @@ enum Incoming {
     Eof,
     Broken(String),
     Garbage(String),
-}
-
-struct Shared {
-    epoch: Instant,
-    last_heard_ms: AtomicU64,
-    heartbeat_on: AtomicBool,
-    stop: AtomicBool,
-}
-
-impl Shared {
-    fn heard(&self) {
-        self.last_heard_ms
-            .store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
-    }
-
-    fn silence(&self) -> Duration {
-        let now = self.epoch.elapsed().as_millis() as u64;
-        Duration::from_millis(now.saturating_sub(self.last_heard_ms.load(Ordering::Relaxed)))
-    }
 }
 
 /// One established control connection.
@@ -107,12 +89,7 @@ impl Control {
             .set_write_timeout(Some(SILENCE_LIMIT))
             .map_err(|e| io_phase(phase, &e))?;
         let mut reader = stream.try_clone().map_err(|e| io_phase(phase, &e))?;
-        let shared = Arc::new(Shared {
-            epoch: Instant::now(),
-            last_heard_ms: AtomicU64::new(0),
-            heartbeat_on: AtomicBool::new(false),
-            stop: AtomicBool::new(false),
-        });
+        let shared = Arc::new(Shared::new());
         let (tx, rx) = mpsc::channel();
         let sh = Arc::clone(&shared);
         thread::Builder::new()
@@ -134,6 +111,17 @@ impl Control {
                         _ => Incoming::Broken(e.to_string()),
                     },
                 };
+                // for a thread that watches while the session cannot look
+                match &ev {
+                    Incoming::Msg(Message::Error { phase, message, kind }) => sh.lose(PeerLoss::Failed {
+                        phase: *phase,
+                        message: message.clone(),
+                        kind: *kind,
+                    }),
+                    Incoming::Eof => sh.lose(PeerLoss::Closed),
+                    Incoming::Broken(reason) => sh.lose(PeerLoss::Broken(reason.clone())),
+                    Incoming::Msg(_) | Incoming::Garbage(_) => {}
+                }
                 let last = !matches!(ev, Incoming::Msg(_));
                 if tx.send(ev).is_err() || last || sh.stop.load(Ordering::Relaxed) {
                     return;
@@ -186,6 +174,12 @@ impl Control {
     /// that introduced itself on the stream first); the hello is next.
     pub fn client(stream: TcpStream) -> Result<Self, ProtoError> {
         Self::start(stream, Role::Client)
+    }
+
+    /// Lets `watch` tell from another thread that this connection's peer
+    /// is gone, until this side closes it.
+    pub fn watched_by(&self, watch: &PeerWatch) {
+        watch.add(&self.shared);
     }
 
     pub fn role(&self) -> Role {
@@ -587,5 +581,101 @@ mod tests {
         let l = Listener::bind(0).unwrap();
         let again = Listener::bind(l.port());
         assert!(matches!(again, Err(ProtoError::PortInUse { .. })));
+    }
+
+    /// A client and the server's side of its connection, both past the
+    /// hello.
+    fn pair() -> (Control, Control) {
+        let l = Listener::bind_loopback().unwrap();
+        let port = l.port();
+        let t = thread::spawn(move || {
+            let mut c = connect("127.0.0.1", port).unwrap();
+            c.handshake(&hello("cxi_write_bw", "0.1.0")).unwrap();
+            c
+        });
+        let (s, _) = l.accept(Some("cxi_write_bw"), "0.1.0", &mut |_| {}).unwrap();
+        (t.join().unwrap(), s)
+    }
+
+    /// What `watch` reports once it reports anything (within 2 s).
+    fn loss_seen(watch: &PeerWatch) -> Option<PeerLoss> {
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < Duration::from_secs(2) {
+            if let Some(l) = watch.loss() {
+                return Some(l);
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    #[test]
+    fn another_thread_sees_the_peer_close_or_fail_but_not_our_own_close() {
+        let (client, server) = pair();
+        let watch = PeerWatch::default();
+        server.watched_by(&watch);
+        assert_eq!(watch.loss(), None, "both ends are there");
+        drop(client);
+        assert_eq!(loss_seen(&watch), Some(PeerLoss::Closed));
+        assert!(matches!(
+            loss_seen(&watch).map(|l| l.during(Phase::Run)),
+            Some(ProtoError::Closed { phase: Phase::Run })
+        ));
+
+        // the peer's own error is kept over its closing after it
+        let (client, server) = pair();
+        let watch = PeerWatch::default();
+        server.watched_by(&watch);
+        client.send_error(Phase::PreRun, "no memory", ErrorClass::Unavailable);
+        drop(client);
+        let lost = loss_seen(&watch);
+        assert_eq!(
+            lost,
+            Some(PeerLoss::Failed {
+                phase: Phase::PreRun,
+                message: "no memory".into(),
+                kind: ErrorClass::Unavailable,
+            })
+        );
+        // and the message is the one the session would have said
+        let said = lost.map(|l| l.during(Phase::Run).to_string());
+        assert_eq!(said.as_deref(), Some("peer failed during pre-run: no memory"));
+
+        // a connection this side closed is not a lost peer
+        let (client, server) = pair();
+        let watch = PeerWatch::default();
+        client.watched_by(&watch);
+        drop(client);
+        thread::sleep(Duration::from_millis(300));
+        assert_eq!(watch.loss(), None);
+        drop(server);
+    }
+
+    /// A peer that said hello and then nothing (no heartbeats: it never
+    /// started them) is lost once `SILENCE_LIMIT` has passed.
+    #[test]
+    fn another_thread_sees_a_silent_peer_after_the_silence_limit() {
+        let l = Listener::bind_loopback().unwrap();
+        let port = l.port();
+        let quiet = thread::spawn(move || {
+            let c = connect("127.0.0.1", port).unwrap();
+            c.send(Phase::Hello, &Message::Hello(hello("cxi_write_bw", "0.1.0")))
+                .unwrap();
+            thread::sleep(SILENCE_LIMIT + Duration::from_secs(2));
+        });
+        let (s, _) = l.accept(Some("cxi_write_bw"), "0.1.0", &mut |_| {}).unwrap();
+        let watch = PeerWatch::default();
+        s.watched_by(&watch);
+        let t0 = std::time::Instant::now();
+        while watch.loss().is_none() && t0.elapsed() < SILENCE_LIMIT + Duration::from_secs(2) {
+            thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(watch.loss(), Some(PeerLoss::Silent { secs: 5 }));
+        assert!(
+            t0.elapsed() >= SILENCE_LIMIT - Duration::from_millis(500),
+            "{:?}",
+            t0.elapsed()
+        );
+        quiet.join().unwrap();
     }
 }

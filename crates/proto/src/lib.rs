@@ -14,6 +14,7 @@ mod error;
 mod frame;
 mod link;
 mod listen;
+mod liveness;
 mod message;
 
 pub use channel::{connect, Control, Listener, Rejection, Role};
@@ -21,6 +22,7 @@ pub use error::ProtoError;
 pub use frame::{read_frame, write_frame, MAX_FRAME};
 pub use link::{Alone, Link};
 pub use listen::{listen_any, listen_on, plain};
+pub use liveness::{PeerLoss, PeerWatch};
 pub use message::{ErrorClass, Hello, MemoryDesc, Message, Phase, RegionDesc, MAGIC, PROTOCOL};
 
 use std::time::Duration;

@@ -5,6 +5,7 @@
 
 use fabdiag_fabric::{CallWatcher, HmemIface};
 use fabdiag_gpu::GpuKind;
+use fabdiag_proto::PeerWatch;
 
 /// The originals' default service ID.
 pub const DEFAULT_SVC_ID: u32 = 1;
@@ -30,6 +31,10 @@ pub struct Env {
     /// Where the endpoints this side opens are watched for a data call
     /// that never returns (the caller polls it; None: not watched).
     pub calls: Option<CallWatcher>,
+    /// Where the control connections this side makes or accepts are
+    /// watched for a peer that is gone, by a thread that can look while
+    /// this one is held inside a provider call (None: not watched).
+    pub peer: Option<PeerWatch>,
     pub hooks: Hooks,
 }
 
@@ -75,6 +80,7 @@ impl Default for Env {
             gpu: None,
             same_process: false,
             calls: None,
+            peer: None,
             hooks: Hooks::default(),
         }
     }

@@ -62,10 +62,18 @@ pub(crate) fn client_on(
     let (fam, clock) = prepare(&spec, env, net, sink)?;
     sink.event(Event::Phase(Phase::Connect));
     let mut ctl = connect().map_err(|e| Failure::early(Phase::Connect, e))?;
+    watch_peer(&ctl, env);
     sink.event(Event::Phase(Phase::Hello));
     ctl.handshake(&hello(spec.tool))
         .map_err(|e| Failure::early(Phase::Hello, e))?;
     client_run(spec, &*fam, clock, env, net, &mut ctl, sink)
+}
+
+/// Has `env`'s peer watch (if any) look after `ctl`.
+fn watch_peer(ctl: &Control, env: &Env) {
+    if let Some(w) = &env.peer {
+        ctl.watched_by(w);
+    }
 }
 
 /// Can this machine run `spec` as `env` asks: the spec valid, the
@@ -196,6 +204,7 @@ fn serve_control(
         ctl.send_error(Phase::Hello, &e.to_string(), e.kind());
         return Err(Failure::early(Phase::Hello, e));
     };
+    watch_peer(&ctl, env);
     sink.event(Event::Accepted {
         peer: ctl.peer_addr(),
         tool,

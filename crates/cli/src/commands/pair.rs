@@ -49,9 +49,11 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         return early_failure(name, prog, json, exit::UNAVAILABLE, &e.to_string());
     }
     let calls = fabdiag_fabric::CallWatcher::default();
+    let peer = fabdiag_proto::PeerWatch::default();
     let env = with_hooks(fabdiag_session::Env {
         gpu,
         calls: Some(calls.clone()),
+        peer: Some(peer.clone()),
         ..inv.env.clone()
     });
     let mut console = Console {
@@ -67,13 +69,10 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
     }
     let (tool_name, stuck_prog) = (name.to_string(), prog.to_string());
     let kept = Arc::clone(&so_far);
-    let guarded = stuck::guard(calls, move |call| {
+    let guarded = stuck::guard(calls, peer, move |ended| {
         let s = signals::lock(&kept);
         // finished: the outcome is being printed, and ends the process
-        if !s.finished {
-            output::stuck(&tool_name, &stuck_prog, inv.json, role, call, &s);
-        }
-        !s.finished
+        (!s.finished).then(|| output::guard_ended(&tool_name, &stuck_prog, inv.json, role, ended, &s))
     });
     if !guarded {
         console.warn(stuck::UNGUARDED);

@@ -53,7 +53,7 @@ struct Reporter {
 #[derive(Default)]
 struct Seen {
     tool: Option<String>,
-    phase: Option<String>,
+    phase: Option<Phase>,
 }
 
 /// The test's outcome, as the server logs it.
@@ -88,7 +88,7 @@ impl Sink for Reporter {
                 send(&Line::Phase { phase: phase.clone() });
                 let tool_now = {
                     let mut seen = signals::lock(&self.seen);
-                    seen.phase = Some(phase.clone());
+                    seen.phase = Some(p);
                     seen.tool.clone()
                 };
                 if let Some(hook) = &self.crash_at {
@@ -130,11 +130,13 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         (false, _) => None,
     };
     let calls = fabdiag_fabric::CallWatcher::default();
+    let peer = fabdiag_proto::PeerWatch::default();
     let env = with_hooks(Env {
         provider: o.provider,
         device: o.device,
         gpu,
         calls: Some(calls.clone()),
+        peer: Some(peer.clone()),
         ..Env::default()
     });
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -142,17 +144,29 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         seen: Arc::clone(&seen),
         crash_at: std::env::var(CRASH_HOOK).ok(),
     };
-    // a provider call that never returns: the server hears it as this
-    // test's outcome, and serves the next client
+    // a provider call that never returns, or that holds the test after
+    // its client is gone: the server hears it as this test's outcome, and
+    // serves the next client
     let watched = Arc::clone(&seen);
-    if !stuck::guard(calls, move |call| {
+    if !stuck::guard(calls, peer, move |ended| {
         let seen = signals::lock(&watched);
-        let where_ = seen.phase.as_ref().map(|p| format!(" during {p}")).unwrap_or_default();
-        let msg = stuck::line(call, &where_);
         let tool = seen.tool.clone().unwrap_or_default();
-        let doc = output::failure_document(&tool, Role::Server, exit::RUNTIME, msg.clone());
-        done(exit::RUNTIME, msg, &doc);
-        true
+        let (doc, code, msg) = match ended {
+            stuck::Ended::Stuck(call) => {
+                let where_ = seen.phase.map(|p| format!(" during {p}")).unwrap_or_default();
+                let msg = stuck::line(&call, &where_);
+                let doc = output::failure_document(&tool, Role::Server, exit::RUNTIME, msg.clone());
+                (doc, exit::RUNTIME, msg)
+            }
+            stuck::Ended::PeerLost(loss) => {
+                let f = stuck::lost(loss, seen.phase, None, Vec::new());
+                let msg = f.to_string();
+                let (doc, code, _) = conclude(&tool, Role::Server, Err(f), None);
+                (doc, code, msg)
+            }
+        };
+        done(code, msg, &doc);
+        Some(code)
     }) {
         eprintln!("fabdiag serve: {}", stuck::UNGUARDED);
     }

@@ -451,6 +451,32 @@ pub fn mid_run(tool: &str, victim_is_server: bool, sig: Signal, extra: &[&str]) 
     (out, took)
 }
 
+/// Waits until process `pid`'s main thread sleeps inside the stall test
+/// hook (`FABDIAG_TEST_STALL_DATA_CALL`: a data call that never returns,
+/// which sleeps in a loop; a running test's main thread polls and never
+/// sleeps, though it may before the run); panics past `limit`. The kernel names where a thread waits in
+/// /proc/PID/wchan.
+pub fn wait_stalled(pid: u32, limit: Duration) {
+    let t0 = Instant::now();
+    while !stalled(pid) {
+        assert!(
+            t0.elapsed() < limit,
+            "process {pid} not held in the stall hook within {limit:?} (its wchan: '{}')",
+            wchan(pid)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Is process `pid`'s main thread asleep (see `wait_stalled`)?
+pub fn stalled(pid: u32) -> bool {
+    wchan(pid).contains("nanosleep")
+}
+
+fn wchan(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default()
+}
+
 /// Runs `args` and checks: exit `code`, one line on stderr containing
 /// `message`. Returns that line.
 pub fn expect_failure(args: &[&str], code: i32, message: &str) -> String {
