@@ -529,7 +529,10 @@ fn a_stopped_client_keeps_the_sizes_it_measured() {
         } else {
             rows(&c.stdout)
         };
-        assert!(measured >= 3, "{sig}: {measured} sizes kept");
+        // the server prints size k's row on the client's results for k, and
+        // the client keeps its row for k once it has the server's, so it
+        // may be a row behind: it had begun size 3, so finished size 2
+        assert!(measured >= 2, "{sig}: {measured} sizes kept");
         assert!(line.ends_with(&format!("({measured} sizes measured)")), "{line}");
         let s = srv.wait(LIMIT);
         assert_eq!(s.code, Some(2), "{}", s.stderr);

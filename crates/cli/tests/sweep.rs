@@ -417,6 +417,100 @@ fn a_silent_rank_is_lost_soon_after_its_partner_reports_it() {
     }
 }
 
+/// The hook that holds an endpoint's 40th data call inside for good, as
+/// psm3 holds one whose peer is gone: within a rank's first tests as a
+/// client (each makes hundreds), whatever the schedule.
+const HELD: (&str, &str) = ("FABDIAG_TEST_STALL_DATA_CALL", "40");
+
+/// The pairs of rank `r`, run, whose error names a provider call held
+/// inside.
+fn held_pairs(doc: &Value, r: u64) -> Vec<String> {
+    doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| (p["a"] == r || p["b"] == r) && p["untested"] == false)
+        .filter_map(|p| p["error"].as_str())
+        .filter(|e| e.contains("has not returned from fi_"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether a lost node's reason says it left, held inside a provider call.
+fn left_held(node: &Value) -> bool {
+    node["reason"]
+        .as_str()
+        .is_some_and(|r| r.starts_with("left the sweep: provider '") && r.contains(" has not returned from fi_"))
+}
+
+/// A rank held inside a provider call gives its part up after the guard's
+/// 10 s: it answers that pair test with the held call, tells rank 0 it
+/// leaves and why, says so in one line and exits 2, so rank 0 records
+/// why and the other ranks' pairs complete. (Before, such a rank never exited, and its launcher never
+/// returned.)
+#[test]
+fn a_rank_held_inside_a_provider_call_leaves_saying_why() {
+    let _cpu = cpu();
+    let coord = format!("127.0.0.1:{}", free_port());
+    let others: Vec<Proc> = [1, 3]
+        .iter()
+        .map(|&r| Proc::spawn(&mut rank(r, 4, &coord, &[])))
+        .collect();
+    let held = Proc::spawn(rank(2, 4, &coord, &[]).env(HELD.0, HELD.1));
+    let zero = Proc::spawn(&mut rank(0, 4, &coord, &["--json"])).wait(LIMIT * 2);
+    let h = held.wait(LIMIT);
+    assert_eq!(h.code, Some(2), "{}", h.stderr);
+    let line = h.one_line();
+    assert!(
+        line.starts_with("fabdiag sweep: rank 2: provider '")
+            && line.contains(" has not returned from fi_")
+            && line.contains(" for 10 s in the pair test with rank ")
+            && line.ends_with("; this rank leaves the sweep"),
+        "{line}"
+    );
+    assert_eq!(zero.code, Some(2), "{}", zero.stderr);
+    let doc = zero.json();
+    assert_eq!(doc["nodes"][2]["status"], "lost", "{}", doc["nodes"][2]);
+    assert!(left_held(&doc["nodes"][2]), "{}", doc["nodes"][2]);
+    assert!(measured_without(&doc, 2), "{}", doc["pairs"]);
+    assert_eq!(held_pairs(&doc, 2).len(), 1, "{}", doc["pairs"]);
+    for p in others {
+        let o = p.wait(LIMIT);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+    }
+}
+
+/// Rank 0's own rank held inside a provider call gives its part up the
+/// same way; the sweep goes on without it, and rank 0 still writes the
+/// report (rank 0 lost, its held pair's error, every other pair
+/// measured). Before, a held rank 0 held the whole sweep for good.
+#[test]
+fn rank_0_held_inside_a_provider_call_still_reports_the_sweep() {
+    let _cpu = cpu();
+    let dir = tempdir("sweepheld0");
+    let coord = format!("127.0.0.1:{}", free_port());
+    let others: Vec<Proc> = (1..4).map(|r| Proc::spawn(&mut rank(r, 4, &coord, &[]))).collect();
+    let zero = Proc::spawn(rank(0, 4, &coord, &["--json", "--output", &dir]).env(HELD.0, HELD.1)).wait(LIMIT * 2);
+    assert_eq!(zero.code, Some(2), "{}", zero.stderr);
+    assert!(
+        zero.stderr.contains("fabdiag sweep: rank 0: provider '")
+            && zero.stderr.contains("; this rank leaves the sweep"),
+        "{}",
+        zero.stderr
+    );
+    let doc = zero.json();
+    assert_eq!(doc["nodes"][0]["status"], "lost", "{}", doc["nodes"][0]);
+    assert!(left_held(&doc["nodes"][0]), "{}", doc["nodes"][0]);
+    assert!(measured_without(&doc, 0), "{}", doc["pairs"]);
+    assert_eq!(held_pairs(&doc, 0).len(), 1, "{}", doc["pairs"]);
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(format!("{dir}/sweep.json")).unwrap()).unwrap();
+    assert_eq!(kept["nodes"][0]["status"], "lost");
+    for p in others {
+        let o = p.wait(LIMIT);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+    }
+}
+
 /// `--output` on a full disk (a 16 KiB tmpfs): one line naming the file
 /// and the first pair it could not record, nothing written after that
 /// (so every line there but a torn last one is readable by --resume), the

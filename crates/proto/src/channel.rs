@@ -89,7 +89,7 @@ impl Control {
             .set_write_timeout(Some(SILENCE_LIMIT))
             .map_err(|e| io_phase(phase, &e))?;
         let mut reader = stream.try_clone().map_err(|e| io_phase(phase, &e))?;
-        let shared = Arc::new(Shared::new());
+        let shared = Arc::new(Shared::new(stream.try_clone().map_err(|e| io_phase(phase, &e))?));
         let (tx, rx) = mpsc::channel();
         let sh = Arc::clone(&shared);
         thread::Builder::new()
@@ -649,6 +649,19 @@ mod tests {
         thread::sleep(Duration::from_millis(300));
         assert_eq!(watch.loss(), None);
         drop(server);
+
+        // hung up from another thread: the peer hears it at once, though
+        // the connection's owner never closed it
+        let (client, mut server) = pair();
+        let watch = PeerWatch::default();
+        client.watched_by(&watch);
+        watch.hang_up();
+        assert_eq!(watch.loss(), None, "not a lost peer: this side hung up");
+        let t0 = std::time::Instant::now();
+        let err = server.expect(Phase::Run).unwrap_err();
+        assert!(matches!(err, ProtoError::Closed { phase: Phase::Run }), "{err}");
+        assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+        drop(client);
     }
 
     /// A peer that said hello and then nothing (no heartbeats: it never

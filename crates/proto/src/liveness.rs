@@ -11,6 +11,7 @@
 
 use crate::message::{ErrorClass, Phase};
 use crate::{ProtoError, SILENCE_LIMIT};
+use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -54,16 +55,19 @@ pub(crate) struct Shared {
     pub(crate) heartbeat_on: AtomicBool,
     pub(crate) stop: AtomicBool,
     lost: Mutex<Option<PeerLoss>>,
+    /// The connection, for `PeerWatch::hang_up`.
+    conn: TcpStream,
 }
 
 impl Shared {
-    pub(crate) fn new() -> Shared {
+    pub(crate) fn new(conn: TcpStream) -> Shared {
         Shared {
             epoch: Instant::now(),
             last_heard_ms: AtomicU64::new(0),
             heartbeat_on: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             lost: Mutex::new(None),
+            conn,
         }
     }
 
@@ -118,6 +122,17 @@ impl PeerWatch {
     pub fn loss(&self) -> Option<PeerLoss> {
         let w = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         w.iter().find_map(|s| s.loss())
+    }
+
+    /// Closes every connection still open on this side, for a thread that
+    /// cannot: its peer hears it at once (heartbeats alone would keep it
+    /// waiting) and the thread's own next use fails.
+    pub fn hang_up(&self) {
+        let mut w = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        for s in w.drain(..) {
+            s.stop.store(true, Ordering::Relaxed);
+            let _ = s.conn.shutdown(Shutdown::Both);
+        }
     }
 }
 

@@ -845,20 +845,37 @@ impl Coordinator<'_> {
                 } else {
                     tick + Duration::from_secs(1)
                 };
+                // an answer with an error gives the rank's partner only
+                // the grace left
+                let mut answered = |outcome: SideOutcome, waiting: &mut Waiting| {
+                    if outcome.error.is_some() {
+                        if let Some(p) = partner[rank].filter(|&p| waiting.is(p)) {
+                            graces.push(Reverse((Instant::now() + PARTNER_GRACE, p, rank)));
+                        }
+                    }
+                    answers[rank] = Some(outcome);
+                    waiting.settle(rank);
+                };
                 let lost = match wire::recv::<ToCoordinator>(conn, Some(until)) {
                     Ok(ToCoordinator::Done { step: s, outcome }) if pending && s == step => {
                         let node = &mut self.ranks[rank].node;
                         // cumulative on the rank; an idle answer carries none
                         node.endpoint_opens = node.endpoint_opens.max(outcome.opens);
                         node.endpoint_open_s = node.endpoint_open_s.max(outcome.open_s);
-                        if outcome.error.is_some() {
-                            if let Some(p) = partner[rank].filter(|&p| waiting.is(p)) {
-                                graces.push(Reverse((Instant::now() + PARTNER_GRACE, p, rank)));
-                            }
-                        }
-                        answers[rank] = Some(outcome);
-                        waiting.settle(rank);
+                        answered(outcome, &mut waiting);
                         None
+                    }
+                    // (held inside a provider call: its reason answers the
+                    // pair test it was in)
+                    Ok(ToCoordinator::Leave { step: s, reason }) => {
+                        if pending && s == Some(step) {
+                            let outcome = SideOutcome {
+                                error: Some(reason.clone()),
+                                ..SideOutcome::default()
+                            };
+                            answered(outcome, &mut waiting);
+                        }
+                        Some(format!("left the sweep: {reason}"))
                     }
                     // a late answer to an earlier step, or a stray join
                     Ok(_) => None,

@@ -47,6 +47,14 @@ pub enum ToCoordinator {
         step: u64,
         outcome: SideOutcome,
     },
+    /// The rank gives up its part, and why (a provider call holds it for
+    /// good); `reason` is also its answer to `step`, the pair test it was
+    /// in, if any. Its connection closes next.
+    Leave {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<u64>,
+        reason: String,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -235,6 +243,15 @@ mod tests {
         };
         send(&a, &m).unwrap();
         assert_eq!(recv::<ToRank>(&b, None).unwrap(), m);
+        // a leave answers the step it names, if any
+        for step in [Some(4), None] {
+            let leave = ToCoordinator::Leave {
+                step,
+                reason: "provider 'psm3' has not returned from fi_writemsg for 10 s".into(),
+            };
+            send(&b, &leave).unwrap();
+            assert_eq!(recv::<ToCoordinator>(&a, None).unwrap(), leave);
+        }
         let t = Instant::now();
         let r = recv::<ToRank>(&b, Some(Instant::now() + Duration::from_millis(50)));
         assert!(matches!(r, Err(ReadFail::Timeout)), "{r:?}");

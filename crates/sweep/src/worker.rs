@@ -5,12 +5,15 @@
 //! obeys one more order, then answers the next one so and leaves. A rank
 //! that cannot start at all says why in its join (`tell_unable`) and
 //! leaves. Every wait is bounded: a coordinator that goes silent for
-//! longer than the idle limit ends this rank with an error. Never prints.
+//! longer than the idle limit ends this rank with an error. A `Lifeline`
+//! lets another thread answer and leave for the rank when a provider call
+//! holds its own thread. Never prints.
 
 use crate::error::SweepError;
 use crate::wire::{self, PairRole, ReadFail, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
 use fabdiag_engine::lat::LatFigure;
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Runs pair tests for a worker: the real one over libfabric, or a
@@ -52,6 +55,79 @@ pub struct WorkerConfig {
     pub idle_limit: Duration,
     /// One pair test's limit.
     pub step_timeout: Duration,
+    /// Where another thread can end this rank's part (None: nowhere).
+    pub lifeline: Option<Lifeline>,
+}
+
+/// Lets another thread end this rank's part in the sweep while the
+/// rank's own thread is held inside a provider call for good (psm3 holds
+/// one whose peer is gone; the binary's guard finds it): it answers the
+/// pair test in progress with the error and closes the connection to
+/// rank 0, so rank 0 hears why at once and goes on without this rank.
+/// Clones share one connection and state.
+#[derive(Clone, Default)]
+pub struct Lifeline(Arc<Mutex<Line>>);
+
+#[derive(Default)]
+struct Line {
+    conn: Option<TcpStream>,
+    /// The pair test in progress: its step and peer.
+    pair: Option<(u64, usize)>,
+    cut: bool,
+}
+
+impl Lifeline {
+    fn line(&self) -> MutexGuard<'_, Line> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Tells rank 0 this rank leaves, for the reason `reason` makes of the
+    /// pair test in progress (its step and peer; None: none), which also
+    /// answers that test, and closes the connection; returns the reason.
+    pub fn cut(&self, reason: impl FnOnce(Option<(u64, usize)>) -> String) -> String {
+        let mut line = self.line();
+        line.cut = true;
+        let pair = line.pair.take();
+        let reason = reason(pair);
+        if let Some(conn) = line.conn.take() {
+            let leave = ToCoordinator::Leave {
+                step: pair.map(|(step, _)| step),
+                reason: reason.clone(),
+            };
+            let _ = wire::send(&conn, &leave);
+            let _ = conn.shutdown(Shutdown::Both);
+        }
+        reason
+    }
+
+    fn attach(&self, conn: &TcpStream) -> Result<(), SweepError> {
+        let clone = conn.try_clone().map_err(|e| SweepError::Lost(e.to_string()))?;
+        self.line().conn = Some(clone);
+        Ok(())
+    }
+
+    fn begin(&self, step: u64, peer: usize) {
+        self.line().pair = Some((step, peer));
+    }
+
+    /// This rank's own message to rank 0, never mixed with `cut`'s: sent
+    /// under the same lock, and not at all once cut.
+    fn send(&self, conn: &TcpStream, msg: &ToCoordinator) -> Result<(), SweepError> {
+        let mut line = self.line();
+        if line.cut {
+            return Err(SweepError::Lost(
+                "this rank gave up its part: a provider call held it".into(),
+            ));
+        }
+        line.pair = None;
+        wire::send(conn, msg).map_err(|e| SweepError::Lost(e.to_string()))
+    }
+}
+
+impl std::fmt::Debug for Lifeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Lifeline")
+    }
 }
 
 /// The addresses of `HOST:PORT`, `[IPV6]:PORT` included. A link-local
@@ -182,7 +258,13 @@ pub fn work(
     let scope = s.local_addr().ok().and_then(link_scope);
     let io = |e: std::io::Error| SweepError::Lost(e.to_string());
     s.set_write_timeout(Some(cfg.idle_limit)).map_err(io)?;
-    wire::send(&s, &join(cfg, runner.port(), None)).map_err(io)?;
+    let line = cfg.lifeline.clone().unwrap_or_default();
+    // (a second descriptor for the connection: only where a guard may
+    // need it, not for every stand-in rank of a simulation)
+    if cfg.lifeline.is_some() {
+        line.attach(&s)?;
+    }
+    line.send(&s, &join(cfg, runner.port(), None))?;
     let lost = |e: ReadFail| SweepError::Lost(e.to_string());
     match wire::recv::<ToRank>(&s, Some(Instant::now() + cfg.join_timeout + cfg.idle_limit)).map_err(lost)? {
         ToRank::Welcome { test, figure } => runner.configure(&test, figure).map_err(SweepError::Config)?,
@@ -217,7 +299,7 @@ pub fn work(
                 error: Some(format!("rank {} was stopped by {why}", cfg.rank)),
                 ..SideOutcome::default()
             };
-            let _ = wire::send(&s, &ToCoordinator::Done { step: *step, outcome });
+            let _ = line.send(&s, &ToCoordinator::Done { step: *step, outcome });
             return Err(SweepError::Stopped(why));
         }
         let (step, outcome) = match msg {
@@ -236,6 +318,7 @@ pub fn work(
                     peer,
                     peer_addr: scoped(peer_addr, scope),
                 };
+                line.begin(step, peer);
                 let out = runner.run(&order, Instant::now() + cfg.step_timeout);
                 end.tests += 1;
                 end.failed += u64::from(out.error.is_some());
@@ -243,7 +326,7 @@ pub fn work(
             }
             ToRank::Welcome { .. } | ToRank::Refused { .. } => continue,
         };
-        wire::send(&s, &ToCoordinator::Done { step, outcome }).map_err(io)?;
+        line.send(&s, &ToCoordinator::Done { step, outcome })?;
     }
 }
 

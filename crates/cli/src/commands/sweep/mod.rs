@@ -26,10 +26,12 @@ use std::io::BufWriter;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use watch::Watch;
 
+mod guard;
 mod watch;
 
 /// Slow links or nodes were found (and nothing worse).
@@ -295,6 +297,7 @@ impl Setup {
             join_timeout: Duration::from_secs(o.join_timeout_s),
             idle_limit: self.pair_timeout + Duration::from_secs(30),
             step_timeout: self.pair_timeout,
+            lifeline: None,
         }
     }
 }
@@ -610,53 +613,82 @@ struct Led {
     recorded: bool,
 }
 
-/// Rank 0: the coordinator in a thread, its own rank here.
+/// Rank 0's coordinator thread, taken by whichever thread collects its
+/// sweep: rank 0's own, once its pair tests end, or its guard's, when a
+/// provider call holds rank 0's own thread for good.
+#[derive(Clone, Default)]
+struct Coordinator(Arc<Mutex<Option<CoordThread>>>);
+
+type CoordThread = JoinHandle<(Result<Coordinated, SweepError>, Option<String>)>;
+
+impl Coordinator {
+    /// The sweep it led, once it has; None when another thread took it.
+    fn collect(&self, prog: &str) -> Option<Result<Led, String>> {
+        let thread = self.0.lock().unwrap_or_else(PoisonError::into_inner).take()?;
+        Some(match thread.join() {
+            Ok((Ok(sweep), out_error)) => {
+                if let Some(e) = &out_error {
+                    eprintln!("{prog}: {e}");
+                }
+                Ok(Led {
+                    sweep,
+                    recorded: out_error.is_none(),
+                })
+            }
+            Ok((Err(e), _)) => Err(e.to_string()),
+            Err(_) => Err("the coordinator thread panicked".into()),
+        })
+    }
+}
+
+impl Coordinator {
+    /// Starts rank 0's coordinator in a thread, its progress watched as
+    /// `o` asks.
+    fn start(&self, o: &SweepOptions, cfg: CoordConfig, listener: TcpListener, stop: &Stop) -> Result<(), String> {
+        let sched = Schedule::on_rails(cfg.size, cfg.rails).ok();
+        let (rounds, pairs) = sched.map_or((0, 0), |s| (s.rounds(), s.total_pairs()));
+        let mut watch = Watch::new(o.output.as_deref().map(Path::new), rounds, pairs, stop.clone())?;
+        let thread = std::thread::Builder::new()
+            .name("fabdiag-coordinator".into())
+            .spawn(move || {
+                let r = coordinator::coordinate(listener, &cfg, &mut watch);
+                if let Some(b) = &watch.bar {
+                    b.finish_and_clear();
+                }
+                (r, watch.out_error)
+            })
+            .map_err(|e| format!("cannot start the coordinator: {e}"))?;
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(thread);
+        Ok(())
+    }
+}
+
+/// Rank 0, its coordinator started: its own rank here until the
+/// coordinator says Finish; then the sweep, unless another thread took it
+/// (None).
 fn lead(
     prog: &str,
-    o: &SweepOptions,
-    cfg: CoordConfig,
-    listener: TcpListener,
     mine: WorkerConfig,
     runner: &mut dyn PairRunner,
-    stop: &Stop,
-) -> Result<Led, String> {
-    let sched = Schedule::on_rails(cfg.size, cfg.rails).ok();
-    let (rounds, pairs) = sched.map_or((0, 0), |s| (s.rounds(), s.total_pairs()));
-    let mut watch = Watch::new(o.output.as_deref().map(Path::new), rounds, pairs, stop.clone())?;
-    let coord = std::thread::Builder::new()
-        .name("fabdiag-coordinator".into())
-        .spawn(move || {
-            let r = coordinator::coordinate(listener, &cfg, &mut watch);
-            if let Some(b) = &watch.bar {
-                b.finish_and_clear();
-            }
-            (r, watch.out_error)
-        })
-        .map_err(|e| format!("cannot start the coordinator: {e}"))?;
+    coord: &Coordinator,
+) -> Option<Result<Led, String>> {
     // rank 0's own pair tests run on until its coordinator says Finish;
     // a coordinator that ended before this rank joined (stopped during
     // the join) is not waited for: the join would retry for its timeout
     if let Ok(ms) = std::env::var(OWN_JOIN_DELAY_HOOK).unwrap_or_default().parse::<u64>() {
         std::thread::sleep(Duration::from_millis(ms));
     }
-    let ended = || coord.is_finished().then(|| "its coordinator ended".to_string());
+    let ended = || {
+        let slot = coord.0.lock().unwrap_or_else(PoisonError::into_inner);
+        // (taken: the guard gave this rank's part up, and concludes)
+        let done = slot.as_ref().is_none_or(JoinHandle::is_finished);
+        done.then(|| "its coordinator ended".to_string())
+    };
     match worker::work(&mine, runner, &ended) {
         Ok(_) | Err(SweepError::Stopped(_)) => {}
         Err(e) => eprintln!("{prog}: rank 0: {e}"),
     }
-    match coord.join() {
-        Ok((Ok(sweep), out_error)) => {
-            if let Some(e) = &out_error {
-                eprintln!("{prog}: {e}");
-            }
-            Ok(Led {
-                sweep,
-                recorded: out_error.is_none(),
-            })
-        }
-        Ok((Err(e), _)) => Err(e.to_string()),
-        Err(_) => Err("the coordinator thread panicked".into()),
-    }
+    coord.collect(prog)
 }
 
 /// This rank's own pair-test settings: libfabric loaded, and its NIC
@@ -740,7 +772,12 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
         Err(m) => return fail(&who, exit::USAGE, &m),
     };
     let mut mine = setup.worker_config(o, l.rank, l.size, coordinator.clone());
-    let prepared = on_its_rail(&sched, &l).and_then(|()| own_env(o, l.local_rank.unwrap_or(0), &mut mine));
+    // a provider call that holds this rank's pair test for good
+    let guarded = guard::Guarded::default();
+    mine.lifeline = Some(guarded.lifeline.clone());
+    let prepared = on_its_rail(&sched, &l)
+        .and_then(|()| own_env(o, l.local_rank.unwrap_or(0), &mut mine))
+        .map(|env| guarded.env(env));
     if l.rank != 0 {
         let ready = prepared.and_then(|env| {
             FabricRunner::new(env, 0).map_err(|e| (exit::RUNTIME, format!("cannot listen for pair tests: {e}")))
@@ -757,6 +794,9 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
                 return code;
             }
         };
+        if !guarded.start(who.clone(), || Some(exit::RUNTIME)) {
+            eprintln!("{who}: {}", crate::stuck::UNGUARDED);
+        }
         return match worker::work(&mine, &mut runner, &|| stop.why()) {
             Ok(_) => stop.end(&who, exit::OK),
             Err(SweepError::Stopped(_)) => stop.end(&who, exit::RUNTIME),
@@ -803,19 +843,59 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
         }
     };
     let cfg = setup.coord_config(o, l.size, earlier);
-    match lead(prog, o, cfg, listener, mine, &mut runner, &stop) {
-        Ok(c) => {
-            let code = conclude(
-                prog,
-                o,
-                setup,
-                c,
-                Versions::here(fabdiag_fabric::library_version().ok()),
-                baseline.as_ref(),
-            );
-            stop.end(prog, code)
-        }
-        Err(m) => fail(&who, exit::RUNTIME, &m),
+    let coord = Coordinator::default();
+    let baseline = Arc::new(baseline);
+    // held for good, rank 0's own rank gives its part up and the sweep
+    // goes on without it; the guard then reports what the coordinator
+    // finishes
+    let (c, p, oo, su, b, w) = (
+        coord.clone(),
+        prog.to_string(),
+        o.clone(),
+        setup.clone(),
+        Arc::clone(&baseline),
+        who.clone(),
+    );
+    let guarded = guarded.start(who.clone(), move || {
+        c.collect(&p)
+            .map(|led| report_led(&p, &w, &oo, &su, led, b.as_ref().as_ref()))
+    });
+    if !guarded {
+        eprintln!("{who}: {}", crate::stuck::UNGUARDED);
+    }
+    let led = match coord.start(o, cfg, listener, &stop) {
+        Ok(()) => lead(prog, mine, &mut runner, &coord),
+        Err(m) => Some(Err(m)),
+    };
+    match led {
+        Some(led) => stop.end(prog, report_led(prog, &who, o, setup, led, baseline.as_ref().as_ref())),
+        // the guard took the sweep: it reports it and ends the process
+        None => loop {
+            std::thread::park();
+        },
+    }
+}
+
+/// Rank 0's report of the sweep it led, or why there is none; the exit
+/// code.
+fn report_led(
+    prog: &str,
+    who: &str,
+    o: &SweepOptions,
+    setup: &Setup,
+    led: Result<Led, String>,
+    baseline: Option<&Baseline>,
+) -> u8 {
+    match led {
+        Ok(c) => conclude(
+            prog,
+            o,
+            setup,
+            c,
+            Versions::here(fabdiag_fabric::library_version().ok()),
+            baseline,
+        ),
+        Err(m) => fail(who, exit::RUNTIME, &m),
     }
 }
 
@@ -894,15 +974,14 @@ fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
     }
     let mine = setup.worker_config(o, 0, n, addr);
     let mut runner = sim;
-    let outcome = lead(
-        prog,
-        o,
-        setup.coord_config(o, n, earlier),
-        listener,
-        mine,
-        &mut runner,
-        &stop,
-    );
+    let coord = Coordinator::default();
+    let outcome = coord
+        .start(o, setup.coord_config(o, n, earlier), listener, &stop)
+        // (no guard here takes the sweep: stand-in ranks make no provider call)
+        .and_then(|()| {
+            lead(prog, mine, &mut runner, &coord)
+                .unwrap_or_else(|| Err("the coordinator was taken by another thread".into()))
+        });
     over.store(true, Ordering::SeqCst);
     for (i, h) in ranks.into_iter().enumerate() {
         if let Ok(Err(e)) = h.join() {
