@@ -1,14 +1,15 @@
 //! The guard of a run against a provider call that never returns: psm3
-//! polls inside fi_writemsg for a peer that is gone, so the
-//! session's own time limits, which run between calls, never come. A
-//! thread polls the endpoints the session opened and its control
-//! connections. A call inside for `ASK_PEER_AFTER` while the peer has
-//! closed the connection or fallen silent is the peer's loss, said as the
-//! session would have said it (a killed peer: at once, not after
-//! `STUCK_AFTER`); a call inside for `STUCK_AFTER` is a stuck call. Either way the command reports it (a
-//! pair tool: with what it measured, as a stop signal's report does; a
-//! serve worker: to its server) and the process ends with the exit code
-//! the report gives. Never touches the fabric itself.
+//! polls inside fi_writemsg for a peer that is gone, so the session's own
+//! time limits, which run between calls, never come. A thread polls the
+//! endpoints the session opened and its control connections. A call
+//! inside for `ASK_PEER_AFTER` while the peer has closed the connection
+//! or fallen silent is the peer's loss, said as the session would have
+//! said it (a killed peer: at once, not after `STUCK_AFTER`); a call
+//! inside for `STUCK_AFTER` is a stuck call. Either way the command
+//! reports it (a pair tool: with what it measured, as a stop signal's
+//! report does; a serve worker: to its server; a sweep rank: to rank 0)
+//! and the process ends with the exit code the report gives. Never
+//! touches the fabric itself.
 
 use fabdiag_fabric::{CallWatcher, StuckCall};
 use fabdiag_proto::{PeerLoss, PeerWatch, Phase};

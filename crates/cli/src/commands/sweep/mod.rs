@@ -639,9 +639,7 @@ impl Coordinator {
             Err(_) => Err("the coordinator thread panicked".into()),
         })
     }
-}
 
-impl Coordinator {
     /// Starts rank 0's coordinator in a thread, its progress watched as
     /// `o` asks.
     fn start(&self, o: &SweepOptions, cfg: CoordConfig, listener: TcpListener, stop: &Stop) -> Result<(), String> {
@@ -844,23 +842,18 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
     };
     let cfg = setup.coord_config(o, l.size, earlier);
     let coord = Coordinator::default();
-    let baseline = Arc::new(baseline);
+    let reporting = Arc::new(Reporting {
+        prog: prog.to_string(),
+        who: who.clone(),
+        o: o.clone(),
+        setup: setup.clone(),
+        baseline,
+    });
     // held for good, rank 0's own rank gives its part up and the sweep
     // goes on without it; the guard then reports what the coordinator
     // finishes
-    let (c, p, oo, su, b, w) = (
-        coord.clone(),
-        prog.to_string(),
-        o.clone(),
-        setup.clone(),
-        Arc::clone(&baseline),
-        who.clone(),
-    );
-    let guarded = guarded.start(who.clone(), move || {
-        c.collect(&p)
-            .map(|led| report_led(&p, &w, &oo, &su, led, b.as_ref().as_ref()))
-    });
-    if !guarded {
+    let (c, r) = (coord.clone(), Arc::clone(&reporting));
+    if !guarded.start(who.clone(), move || c.collect(&r.prog).map(|led| r.report(led))) {
         eprintln!("{who}: {}", crate::stuck::UNGUARDED);
     }
     let led = match coord.start(o, cfg, listener, &stop) {
@@ -868,7 +861,7 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
         Err(m) => Some(Err(m)),
     };
     match led {
-        Some(led) => stop.end(prog, report_led(prog, &who, o, setup, led, baseline.as_ref().as_ref())),
+        Some(led) => stop.end(prog, reporting.report(led)),
         // the guard took the sweep: it reports it and ends the process
         None => loop {
             std::thread::park();
@@ -876,26 +869,30 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
     }
 }
 
-/// Rank 0's report of the sweep it led, or why there is none; the exit
-/// code.
-fn report_led(
-    prog: &str,
-    who: &str,
-    o: &SweepOptions,
-    setup: &Setup,
-    led: Result<Led, String>,
-    baseline: Option<&Baseline>,
-) -> u8 {
-    match led {
-        Ok(c) => conclude(
-            prog,
-            o,
-            setup,
-            c,
-            Versions::here(fabdiag_fabric::library_version().ok()),
-            baseline,
-        ),
-        Err(m) => fail(who, exit::RUNTIME, &m),
+/// What rank 0 reports the sweep it led with: its own thread, or its
+/// guard's when a provider call holds that thread.
+struct Reporting {
+    prog: String,
+    who: String,
+    o: SweepOptions,
+    setup: Setup,
+    baseline: Option<Baseline>,
+}
+
+impl Reporting {
+    /// The report of `led`, or why there is none; the exit code.
+    fn report(&self, led: Result<Led, String>) -> u8 {
+        match led {
+            Ok(c) => conclude(
+                &self.prog,
+                &self.o,
+                &self.setup,
+                c,
+                Versions::here(fabdiag_fabric::library_version().ok()),
+                self.baseline.as_ref(),
+            ),
+            Err(m) => fail(&self.who, exit::RUNTIME, &m),
+        }
     }
 }
 
