@@ -681,11 +681,15 @@ fn json_reports_a_failed_run() {
     let port = free_port();
     let p = port.to_string();
     let mut srv = server(&["write-bw", "-p", &p], port);
+    // (-P tcp: the document's provider is the one asked for, whatever
+    // this libfabric's best)
     let cli = Proc::spawn(&mut fabdiag(&[
         "write-bw",
         "127.0.0.1",
         "-p",
         &p,
+        "-P",
+        "tcp",
         "-D",
         "2",
         "-s",
