@@ -164,6 +164,7 @@ impl SoFar {
         };
         match (self.phase, self.rows.len()) {
             (None, 0) => place,
+            (_, 1) => format!("{place} (1 size measured)"),
             (_, n) => format!("{place} ({n} sizes measured)"),
         }
     }
