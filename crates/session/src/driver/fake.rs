@@ -247,20 +247,25 @@ fn hot_loop_send_lat() {
     assert_eq!(pings(n, 8).0, n);
 }
 
-/// send_bw's receiver pauses after an empty poll only in the middle of a
-/// batch: once its first message is in and while two or more are to come.
-/// The first (or the post-run barrier, which ends the client's timing)
-/// and the last (whose arrival sends the response the sender waits for)
-/// are polled for at full speed. No other passive side pauses.
+/// send_bw's receiver on shm pauses after an empty poll only in the middle
+/// of a batch: once its first message is in and while two or more are to
+/// come. The first (or the post-run barrier, which ends the client's
+/// timing) and the last (whose arrival sends the response the sender
+/// waits for) are polled for at full speed. No other passive side pauses,
+/// nor send_bw's receiver on another provider.
 #[test]
-fn only_send_bw_receiver_pauses_and_never_for_a_batch_end() {
+fn only_send_bw_receiver_on_shm_pauses_and_never_for_a_batch_end() {
     use super::{SyncHost, SEND_BW_IDLE_PAUSE};
     let passive = |op, list, echo| DriverConfig {
         activity: Activity::Passive,
         echo,
         ..config(op, list, 64)
     };
-    let mut w = FakeWire::new(Peer::Quiet);
+    let shm = || FakeWire {
+        provider: "shm",
+        ..FakeWire::new(Peer::Quiet)
+    };
+    let mut w = shm();
     let mut link = Alone::default();
     let mut d = FabricDriver::new(&mut w, &mut link, target(), passive(Op::Send, 3, false)).unwrap();
     let mut seen = vec![d.idle_pause()];
@@ -282,9 +287,21 @@ fn only_send_bw_receiver_pauses_and_never_for_a_batch_end() {
         passive(Op::Read, 64, false),
         config(Op::Send, 64, 64),
     ] {
-        let mut w = FakeWire::new(Peer::Quiet);
+        let mut w = shm();
         let mut link = Alone::default();
         let d = FabricDriver::new(&mut w, &mut link, target(), cfg).unwrap();
         assert_eq!(d.idle_pause(), z);
+    }
+    // psm3's receives move their data in this side's polls: no pause
+    for provider in ["psm3", "tcp;ofi_rxm", "fake"] {
+        let mut w = FakeWire {
+            provider,
+            ..FakeWire::new(Peer::Quiet)
+        };
+        let mut link = Alone::default();
+        let mut d = FabricDriver::new(&mut w, &mut link, target(), passive(Op::Send, 3, false)).unwrap();
+        d.ep.arrives(64);
+        assert_eq!(d.progress().unwrap(), 1);
+        assert_eq!(d.idle_pause(), z, "{provider}");
     }
 }

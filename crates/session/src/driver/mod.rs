@@ -106,8 +106,17 @@ pub struct DriverConfig {
 /// `-l 2` never pause. The other tools never pause: their peer's
 /// operations (RMA writes with delivery complete, reads, atomics) complete
 /// only through this side's progress, and a pause made write-bw slower
-/// (0.43 to 0.33 M writes/s, shm, 64 B).
+/// (0.43 to 0.33 M writes/s, shm, 64 B). Only on shm, whose lock it works
+/// around: on psm3 a receive moves its data in this side's polls, which
+/// return nothing until it is in, and the pause cut send-bw at 64 KiB
+/// from 3.6 to 2.3 GB/s (window 64; README, "Speed"); on tcp it changed
+/// nothing measurable.
 pub const SEND_BW_IDLE_PAUSE: Duration = Duration::from_micros(2);
+
+/// The provider whose receives the pause helps (`SEND_BW_IDLE_PAUSE`).
+fn pauses_when_idle(provider: &str) -> bool {
+    provider.split(';').next() == Some("shm")
+}
 
 /// Everything a session does with a driver: the engine's two methods, the
 /// atomic tools' settling of the target, and the link for trading verdicts.
@@ -161,6 +170,9 @@ pub struct FabricDriver<'a, W: Wire + ?Sized = Endpoint> {
     /// send_bw's receiver: messages still to come in the current batch (a
     /// countdown, so the per-message path has no division).
     batch_left: u64,
+    /// Its pause after an empty poll mid-batch: `SEND_BW_IDLE_PAUSE` on
+    /// shm, none elsewhere.
+    mid_batch_pause: Duration,
     iteration: u64,
     responses_owed: u64,
     recv_slot_len: u64,
@@ -226,6 +238,11 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
     ) -> Result<Self, DriveError> {
         let inject_max = inject_limit(&cfg, &*ep);
         let batch_left = cfg.list_size;
+        let mid_batch_pause = if pauses_when_idle(ep.provider()) {
+            SEND_BW_IDLE_PAUSE
+        } else {
+            Duration::ZERO
+        };
         let mut d = FabricDriver {
             ep,
             link,
@@ -239,6 +256,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
             rx_responses: 0,
             base_data: 0,
             batch_left,
+            mid_batch_pause,
             base_responses: 0,
             iteration: 0,
             responses_owed: 0,

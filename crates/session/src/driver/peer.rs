@@ -4,7 +4,7 @@
 //! may need it). Written once for every driver through `SyncHost`, which
 //! the fabric driver and the tests' fake drivers implement.
 
-use super::{DriveError, FabricDriver, Wire, SEND_BW_IDLE_PAUSE};
+use super::{DriveError, FabricDriver, Wire};
 use fabdiag_engine::lat::wait_gap;
 use fabdiag_engine::{Activity, Measure, SyncPoint};
 use fabdiag_proto::Link;
@@ -152,7 +152,7 @@ impl<W: Wire + ?Sized> SyncHost for FabricDriver<'_, W> {
         // keeps batch_left at list_size), so this is its middle of a batch:
         // the first message in, two or more still to come.
         if 1 < self.batch_left && self.batch_left < self.cfg.list_size {
-            SEND_BW_IDLE_PAUSE
+            self.mid_batch_pause
         } else {
             Duration::ZERO
         }

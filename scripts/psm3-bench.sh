@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# fabdiag side by side with fabtests over psm3 (its sockets HAL) between
+# two network namespaces joined by a veth pair (198.18.7.0/24): send-bw
+# against fi_rdm_bw and write-bw against fi_rma_bw -o write, same size,
+# window and number of operations, runs alternating, medians in MB/s and
+# the ratio fabdiag / fabtests (above 1: fabdiag is faster). Not a test:
+# the numbers depend on the machine and its load.
+#
+# usage (as root): scripts/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]
+#   LIBFABRIC_SO  a libfabric.so.1 with psm3 (scripts/psm3-check.sh builds
+#                 one: /tmp/libfabric-psm3/lib/libfabric.so.1)
+#   FABTESTS_BIN  fabtests' binaries built against the same libfabric
+#   RUNS 5, SIZE 65536, WINDOW 64 by default; 20,000 operations a run
+set -euo pipefail
+cd "$(dirname "$0")/.."
+LIB="${1:?usage: scripts/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]}"
+FT="${2:?usage: scripts/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]}"
+RUNS="${3:-5}"
+SIZE="${4:-65536}"
+WINDOW="${5:-64}"
+OPS=20000
+BIN="${FABDIAG_BIN:-target/release/fabdiag}"
+[ -x "$BIN" ] || cargo build --release --locked -q
+for t in fi_rdm_bw fi_rma_bw; do
+    [ -x "$FT/$t" ] || { echo "psm3-bench.sh: no $t in $FT" >&2; exit 1; }
+done
+A=fdpb-a B=fdpb-b
+cleanup() { ip netns del "$A" 2>/dev/null || true; ip netns del "$B" 2>/dev/null || true; }
+trap cleanup EXIT
+cleanup
+ip netns add "$A"
+ip netns add "$B"
+ip link add fdpb-va type veth peer name fdpb-vb
+ip link set fdpb-va netns "$A"
+ip link set fdpb-vb netns "$B"
+ip -n "$A" addr add 198.18.7.1/24 dev fdpb-va
+ip -n "$B" addr add 198.18.7.2/24 dev fdpb-vb
+for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
+ip -n "$A" link set fdpb-va up
+ip -n "$B" link set fdpb-vb up
+export FABDIAG_LIBFABRIC="$LIB" LD_LIBRARY_PATH="$(dirname "$LIB")"
+
+fabdiag_mb() { # tool [-b] -> MB/s at SIZE, this side's own direction
+    ip netns exec "$A" "$BIN" "$1" -p 47950 -P psm3 >/dev/null 2>&1 &
+    sleep 0.7
+    ip netns exec "$B" "$BIN" "$@" 198.18.7.1 -p 47950 -P psm3 -s "$SIZE" -l "$WINDOW" \
+        -n $((OPS / WINDOW)) --buf-sz "$SIZE" --json |
+        python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][-1]; print("%.1f" % (r["ops"]*r["size_bytes"]*1000/r["elapsed_ns"]))'
+    wait
+}
+fabtests_mb() { # binary [args] -> MB/s at SIZE
+    local t="$1"; shift
+    ip netns exec "$A" timeout 120 "$FT/$t" -p psm3 -e rdm "$@" -S "$SIZE" -I "$OPS" -W "$WINDOW" >/dev/null 2>&1 &
+    sleep 1
+    ip netns exec "$B" timeout 120 "$FT/$t" -p psm3 -e rdm "$@" -S "$SIZE" -I "$OPS" -W "$WINDOW" 198.18.7.1 |
+        awk 'NR > 1 {print $5}'
+    wait
+}
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+row() { # label "fabdiag tool and args" fabtests-binary [fabtests args]
+    local label="$1" tool="$2" t="$3"; shift 3
+    local f="" p=""
+    for _ in $(seq "$RUNS"); do
+        # shellcheck disable=SC2086 # the tool and its flags, split on purpose
+        f+="$(fabdiag_mb $tool)"$'\n'
+        p+="$(fabtests_mb "$t" "$@")"$'\n'
+    done
+    local fm pm
+    fm=$(printf '%s' "$f" | median)
+    pm=$(printf '%s' "$p" | median)
+    printf '%-8s %-13s %9s  %-24s %9s %6.2f\n' "$label" "$tool" "$fm" "$t $*" "$pm" "$(echo "$fm / $pm" | bc -l)"
+}
+
+echo "psm3 (sockets HAL) over a veth pair, $SIZE B, window $WINDOW, $OPS operations a run, medians of $RUNS alternating runs ($(date -u +%F), $(nproc) cores)"
+printf '%-8s %-13s %9s  %-24s %9s %6s\n' "row" "fabdiag" "MB/s" "fabtests" "MB/s" "ratio"
+# one way, each window closed by the receiver's answer (fabdiag: empty,
+# fabtests: its acknowledgement)
+row sends send-bw fi_rdm_bw
+# both sides writing at once, delivery complete, each its own direction
+# (fi_rma_bw runs the same loop on both sides)
+row writes "write-bw -b" fi_rma_bw -o write -U
