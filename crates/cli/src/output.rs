@@ -121,28 +121,64 @@ pub fn stopped(tool: &str, prog: &str, json: bool, role: Role, sig: &str, so_far
     ended_early(tool, prog, json, role, "interrupted", msg, so_far);
 }
 
-/// A run the guard ended (crate::stuck): a provider call that never
-/// returned, said as a stop signal's report is, as a runtime failure; a
-/// peer lost while a call was held, as the session would have said it.
-/// Returns the exit code.
-pub fn guard_ended(tool: &str, prog: &str, json: bool, role: Role, ended: Ended, so_far: &SoFar) -> u8 {
+/// What the guard's ending of a run (crate::stuck) amounts to: its
+/// document, exit code and one line. A provider call that never returned
+/// is a runtime failure said with `where_` (" during run (2 sizes
+/// measured)"); a peer lost while a call was held, the failure the session
+/// would have made of it in `phase`. Either keeps `run` and `rows`.
+pub fn guard_ended(
+    tool: &str,
+    role: Role,
+    ended: Ended,
+    where_: &str,
+    phase: Option<Phase>,
+    run: Option<RunDesc>,
+    rows: &[Row],
+) -> (RunDocument, u8, String) {
     match ended {
         Ended::Stuck(call) => {
-            let msg = stuck::line(&call, &so_far.when(role));
-            ended_early(tool, prog, json, role, exit::kind_name(exit::RUNTIME), msg, so_far);
-            exit::RUNTIME
+            let msg = stuck::line(&call, where_);
+            let kind = exit::kind_name(exit::RUNTIME);
+            (
+                failed_document(tool, role, run, rows, kind, msg.clone()),
+                exit::RUNTIME,
+                msg,
+            )
         }
         Ended::PeerLost(loss) => {
-            let f = stuck::lost(loss, so_far.phase, so_far.run.clone(), so_far.rows.clone());
-            finish(tool, prog, json, role, Err(f), None)
+            let f = stuck::lost(loss, phase, run, rows.to_vec());
+            let msg = f.to_string();
+            let (doc, code, _) = conclude(tool, role, Err(f), None);
+            (doc, code, msg)
         }
     }
 }
 
-/// The document of a run that ended early with nothing measured that
-/// this process can tell (a serve worker's stuck call).
-pub fn failure_document(tool: &str, role: Role, code: u8, msg: String) -> RunDocument {
-    failed_document(tool, role, None, &[], exit::kind_name(code), msg)
+/// A pair tool's run that the guard ended, told as a stop signal's is:
+/// the line, the JSON document with what was measured; the exit code.
+pub fn guard_ended_here(tool: &str, prog: &str, json: bool, role: Role, ended: Ended, so_far: &SoFar) -> u8 {
+    let (doc, code, msg) = guard_ended(
+        tool,
+        role,
+        ended,
+        &so_far.when(role),
+        so_far.phase,
+        so_far.run.clone(),
+        &so_far.rows,
+    );
+    tell(prog, json, Some(&msg), &doc);
+    code
+}
+
+/// A pair tool's outcome told: its one line on stderr, if any, and with
+/// --json its document on stdout.
+fn tell(prog: &str, json: bool, line: Option<&str>, doc: &RunDocument) {
+    if let Some(l) = line {
+        eprintln!("{prog}: {l}");
+    }
+    if json {
+        print_stdout(&(render(doc) + "\n"));
+    }
 }
 
 fn ended_early(tool: &str, prog: &str, json: bool, role: Role, kind: &str, msg: String, so_far: &SoFar) {
@@ -246,11 +282,6 @@ pub fn finish(
     threshold: Option<Threshold>,
 ) -> u8 {
     let (doc, code, line) = conclude(tool, role, outcome, threshold);
-    if let Some(l) = line {
-        eprintln!("{prog}: {l}");
-    }
-    if json {
-        print_stdout(&(render(&doc) + "\n"));
-    }
+    tell(prog, json, line.as_deref(), &doc);
     code
 }

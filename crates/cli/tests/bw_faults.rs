@@ -483,6 +483,20 @@ fn measured_note(sizes: usize) -> String {
     }
 }
 
+/// A write-bw server, and its JSON client over tcp (7 sizes, 1 KiB to 64
+/// KiB, 50 iterations) whose 50,000th data call the test hook holds inside
+/// for good, as psm3 holds one whose peer is gone (a whole run makes more:
+/// its 89,600 writes alone).
+fn server_and_held_client() -> (Proc, Proc) {
+    let port = free_port();
+    let p = port.to_string();
+    let srv = server(&["write-bw", "-p", &p], port);
+    let mut args = tcp_write_client(&p, "1024:65536", "50");
+    args.push("--json");
+    let cli = Proc::spawn(fabdiag(&args).env("FABDIAG_TEST_STALL_DATA_CALL", "50000"));
+    (srv, cli)
+}
+
 /// A write-bw client of the server on `port` over tcp: these sizes, this
 /// many iterations.
 fn tcp_write_client<'a>(port: &'a str, sizes: &'a str, iterations: &'a str) -> Vec<&'a str> {
@@ -558,14 +572,10 @@ fn a_stopped_client_keeps_the_sizes_it_measured() {
 #[test]
 fn a_provider_call_that_never_returns_ends_the_run_keeping_what_was_measured() {
     let _cpu = cpu();
-    let port = free_port();
-    let p = port.to_string();
-    let srv = server(&["write-bw", "-p", &p], port);
-    let mut args = tcp_write_client(&p, "1024:65536", "50");
-    args.push("--json");
-    let started = std::time::Instant::now();
-    let c = Proc::spawn(fabdiag(&args).env("FABDIAG_TEST_STALL_DATA_CALL", "50000")).wait(LIMIT);
-    let took = started.elapsed();
+    let (srv, cli) = server_and_held_client();
+    let c = cli.wait(LIMIT);
+    // (from the client's start)
+    let took = c.elapsed;
     let line = failed_with(&c, 2, "has not returned from fi_");
     assert!(
         line.contains("provider 'tcp") && line.contains(" for 10 s during run ("),
@@ -609,12 +619,7 @@ fn a_peer_lost_while_a_provider_call_holds_the_run_is_told_as_lost() {
             Duration::from_secs(9),
         ),
     ] {
-        let port = free_port();
-        let p = port.to_string();
-        let mut srv = server(&["write-bw", "-p", &p], port);
-        let mut args = tcp_write_client(&p, "1024:65536", "50");
-        args.push("--json");
-        let cli = Proc::spawn(fabdiag(&args).env("FABDIAG_TEST_STALL_DATA_CALL", "50000"));
+        let (mut srv, cli) = server_and_held_client();
         // (the client's main thread may sleep before the run: not the hook)
         srv.wait_for("the table header", LIMIT, |out, _| out.contains("Size[B]"));
         wait_stalled(cli.pid(), LIMIT);

@@ -422,25 +422,30 @@ fn a_silent_rank_is_lost_soon_after_its_partner_reports_it() {
 /// client (each makes hundreds), whatever the schedule.
 const HELD: (&str, &str) = ("FABDIAG_TEST_STALL_DATA_CALL", "40");
 
-/// The pairs of rank `r`, run, whose error names a provider call held
-/// inside.
-fn held_pairs(doc: &Value, r: u64) -> Vec<String> {
-    doc["pairs"]
+/// Rank 0's report of a sweep that rank `r`, held inside a provider call,
+/// left: `r` lost with the held call as its reason, that call the error of
+/// exactly one pair run with it, and every pair without it measured.
+fn held_rank_left(doc: &Value, r: u64) {
+    let node = &doc["nodes"][r as usize];
+    assert_eq!(node["status"], "lost", "{node}");
+    let why = node["reason"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("left the sweep: provider '") && why.contains(" has not returned from fi_"),
+        "{node}"
+    );
+    assert!(measured_without(doc, r), "{}", doc["pairs"]);
+    let held = doc["pairs"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|p| (p["a"] == r || p["b"] == r) && p["untested"] == false)
-        .filter_map(|p| p["error"].as_str())
-        .filter(|e| e.contains("has not returned from fi_"))
-        .map(str::to_string)
-        .collect()
-}
-
-/// Whether a lost node's reason says it left, held inside a provider call.
-fn left_held(node: &Value) -> bool {
-    node["reason"]
-        .as_str()
-        .is_some_and(|r| r.starts_with("left the sweep: provider '") && r.contains(" has not returned from fi_"))
+        .filter(|p| {
+            p["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("has not returned from fi_"))
+        })
+        .count();
+    assert_eq!(held, 1, "{}", doc["pairs"]);
 }
 
 /// A rank held inside a provider call gives its part up after the guard's
@@ -469,11 +474,7 @@ fn a_rank_held_inside_a_provider_call_leaves_saying_why() {
         "{line}"
     );
     assert_eq!(zero.code, Some(2), "{}", zero.stderr);
-    let doc = zero.json();
-    assert_eq!(doc["nodes"][2]["status"], "lost", "{}", doc["nodes"][2]);
-    assert!(left_held(&doc["nodes"][2]), "{}", doc["nodes"][2]);
-    assert!(measured_without(&doc, 2), "{}", doc["pairs"]);
-    assert_eq!(held_pairs(&doc, 2).len(), 1, "{}", doc["pairs"]);
+    held_rank_left(&zero.json(), 2);
     for p in others {
         let o = p.wait(LIMIT);
         assert_eq!(o.code, Some(0), "{}", o.stderr);
@@ -498,11 +499,7 @@ fn rank_0_held_inside_a_provider_call_still_reports_the_sweep() {
         "{}",
         zero.stderr
     );
-    let doc = zero.json();
-    assert_eq!(doc["nodes"][0]["status"], "lost", "{}", doc["nodes"][0]);
-    assert!(left_held(&doc["nodes"][0]), "{}", doc["nodes"][0]);
-    assert!(measured_without(&doc, 0), "{}", doc["pairs"]);
-    assert_eq!(held_pairs(&doc, 0).len(), 1, "{}", doc["pairs"]);
+    held_rank_left(&zero.json(), 0);
     let kept: Value = serde_json::from_str(&std::fs::read_to_string(format!("{dir}/sweep.json")).unwrap()).unwrap();
     assert_eq!(kept["nodes"][0]["status"], "lost");
     for p in others {

@@ -72,7 +72,7 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
     let guarded = stuck::guard(calls, peer, move |ended| {
         let s = signals::lock(&kept);
         // finished: the outcome is being printed, and ends the process
-        (!s.finished).then(|| output::guard_ended(&tool_name, &stuck_prog, inv.json, role, ended, &s))
+        (!s.finished).then(|| output::guard_ended_here(&tool_name, &stuck_prog, inv.json, role, ended, &s))
     });
     if !guarded {
         console.warn(stuck::UNGUARDED);

@@ -151,20 +151,9 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     if !stuck::guard(calls, peer, move |ended| {
         let seen = signals::lock(&watched);
         let tool = seen.tool.clone().unwrap_or_default();
-        let (doc, code, msg) = match ended {
-            stuck::Ended::Stuck(call) => {
-                let where_ = seen.phase.map(|p| format!(" during {p}")).unwrap_or_default();
-                let msg = stuck::line(&call, &where_);
-                let doc = output::failure_document(&tool, Role::Server, exit::RUNTIME, msg.clone());
-                (doc, exit::RUNTIME, msg)
-            }
-            stuck::Ended::PeerLost(loss) => {
-                let f = stuck::lost(loss, seen.phase, None, Vec::new());
-                let msg = f.to_string();
-                let (doc, code, _) = conclude(&tool, Role::Server, Err(f), None);
-                (doc, code, msg)
-            }
-        };
+        // (what the test measured is its client's to tell)
+        let where_ = seen.phase.map(|p| format!(" during {p}")).unwrap_or_default();
+        let (doc, code, msg) = output::guard_ended(&tool, Role::Server, ended, &where_, seen.phase, None, &[]);
         done(code, msg, &doc);
         Some(code)
     }) {
