@@ -43,6 +43,6 @@ impl Argv {
             let json = text.iter().any(|a| a == "--json");
             return output::early_failure(tool, prog, json, exit::USAGE, &msg);
         }
-        f(prog, &text)
+        output::stdout_verdict(prog, f(prog, &text))
     }
 }

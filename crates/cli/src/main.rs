@@ -30,6 +30,12 @@ fn main() -> ExitCode {
     ExitCode::from(run())
 }
 
+/// What fabdiag itself prints (its overview, its version) and its exit code.
+fn own(text: &str) -> u8 {
+    output::print_stdout(text);
+    output::stdout_verdict("fabdiag", exit::OK)
+}
+
 fn run() -> u8 {
     let argv = args::Argv::from_env();
     // installed under an original name (a symlink): behave as that tool
@@ -42,19 +48,12 @@ fn run() -> u8 {
         return argv.with(&argv.name, &argv.name, 1, commands::host_traffic::run);
     }
     let Some(cmd) = argv.first() else {
-        output::print_stdout(&fabdiag_report::support::overview(VERSION));
-        return exit::OK;
+        return own(&fabdiag_report::support::overview(VERSION));
     };
     let sub = |name: &str| format!("fabdiag {name}");
     match cmd.as_str() {
-        "-h" | "--help" | "help" => {
-            output::print_stdout(&fabdiag_report::support::overview(VERSION));
-            exit::OK
-        }
-        "-V" | "--version" => {
-            output::print_stdout(&format!("fabdiag {VERSION}\n"));
-            exit::OK
-        }
+        "-h" | "--help" | "help" => own(&fabdiag_report::support::overview(VERSION)),
+        "-V" | "--version" => own(&format!("fabdiag {VERSION}\n")),
         "providers" => argv.with("fabdiag providers", "providers", 2, commands::probe::providers),
         "doctor" => argv.with("fabdiag doctor", "doctor", 2, commands::doctor::run),
         commands::doctor::PROBE => commands::doctor::probe(),

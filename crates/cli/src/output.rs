@@ -14,13 +14,63 @@ use fabdiag_report::threshold::{judge, Threshold};
 use fabdiag_report::{legacy, text, Role, Row, RunDesc};
 use fabdiag_session::{Event, Failure, Report, Sink};
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Why standard output lost something: its first failed write, other
+/// than a reader that went away. Kept here, once per process, because
+/// stdout is one per process and is written from the main thread, a stop
+/// signal's thread and the stuck-call guard alike, whichever of them then
+/// decides the exit code.
+static STDOUT_LOST: OnceLock<String> = OnceLock::new();
 
 pub fn print_stdout(s: &str) {
+    write_stdout(|o| o.write_all(s.as_bytes()));
+}
+
+/// Writes to stdout with `f`, then flushes. A closed pipe (`| head`) is
+/// the reader's choice and is not an error; any other failure (a full
+/// disk, an I/O error) is kept for `stdout_verdict`: the output is
+/// incomplete, so the run must not look like a success.
+pub fn write_stdout(f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
     let mut o = std::io::stdout().lock();
-    // A closed stdout (e.g. `| head`) must not turn into a panic.
-    let _ = o.write_all(s.as_bytes());
-    let _ = o.flush();
+    let written = f(&mut o).and_then(|()| o.flush());
+    if let Err(e) = written {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let _ = STDOUT_LOST.set(e.to_string());
+        }
+    }
+}
+
+/// The line that says stdout lost output, if it did.
+pub fn stdout_lost() -> Option<String> {
+    STDOUT_LOST
+        .get()
+        .map(|e| format!("cannot write to standard output ({e}): the output is incomplete"))
+}
+
+/// Says as `prog` that stdout lost output, if it did (before an exit
+/// that is not a success anyway: a stop, a stuck call).
+pub fn tell_stdout_lost(prog: &str) {
+    if let Some(l) = stdout_lost() {
+        eprintln!("{prog}: {l}");
+    }
+}
+
+/// A command's exit code, once its output is written: if stdout lost
+/// any, one line says so and a success becomes a runtime failure (any
+/// other code already says the run did not succeed, and is kept).
+pub fn stdout_verdict(prog: &str, code: u8) -> u8 {
+    match stdout_lost() {
+        None => code,
+        Some(l) => {
+            eprintln!("{prog}: {l}");
+            if code == exit::OK {
+                exit::RUNTIME
+            } else {
+                code
+            }
+        }
+    }
 }
 
 /// A pair tool's console: text tables, or quiet for JSON. It also keeps
@@ -167,6 +217,7 @@ pub fn guard_ended_here(tool: &str, prog: &str, json: bool, role: Role, ended: E
         &so_far.rows,
     );
     tell(prog, json, Some(&msg), &doc);
+    tell_stdout_lost(prog);
     code
 }
 
@@ -187,6 +238,7 @@ fn ended_early(tool: &str, prog: &str, json: bool, role: Role, kind: &str, msg: 
         let doc = failed_document(tool, role, so_far.run.clone(), &so_far.rows, kind, msg);
         print_stdout(&(render(&doc) + "\n"));
     }
+    tell_stdout_lost(prog);
 }
 
 impl SoFar {

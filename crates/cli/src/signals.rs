@@ -92,6 +92,7 @@ impl Stop {
         match self.signal() {
             Some(sig) => {
                 eprintln!("{who}: stopped by {sig}");
+                crate::output::tell_stdout_lost(who);
                 die_by(sig)
             }
             None => code,

@@ -55,7 +55,7 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ("1", "Invalid option or argument (as the originals)."),
     (
         "2",
-        "The run failed: the peer died or went silent, a fabric or control-protocol error, the port in use, no server, a data check (--verify, or an atomic target's final value) failed.",
+        "The run failed: the peer died or went silent, a fabric or control-protocol error, the port in use, no server, a data check (--verify, or an atomic target's final value) failed; or standard output could not be written (a full disk).",
     ),
     ("3", "The run completed but --min-bw or --max-lat was missed."),
     (
@@ -70,7 +70,7 @@ const OVERVIEW_EXIT_STATUS: &[(&str, &str)] = &[
     ("1", "Invalid option or argument (as the originals)."),
     (
         "2",
-        "The run failed: a peer died or went silent, a fabric, GPU or control-protocol error, the port in use, no server, a data check failed; for a sweep, pairs failed or ranks were lost.",
+        "The run failed: a peer died or went silent, a fabric, GPU or control-protocol error, the port in use, no server, a data check failed; for a sweep, pairs failed or ranks were lost; or standard output could not be written (a full disk: one line says so, and a failure's own code is kept).",
     ),
     (
         "3",
@@ -86,7 +86,7 @@ const OVERVIEW_EXIT_STATUS: &[(&str, &str)] = &[
 const SERVE_EXIT_STATUS: &[(&str, &str)] = &[
     ("0", "Stopped by SIGINT or SIGTERM (the test in progress ended, its client told)."),
     ("1", "Invalid option or argument."),
-    ("2", "It cannot listen (the port in use) or watch for signals."),
+    ("2", "It cannot listen (the port in use) or watch for signals, or its log could not be written to standard output."),
     (
         "4",
         "This machine cannot serve what it was started with: libfabric missing, the -P provider or -d domain absent, no GPU runtime or no such GPU for -t/-r.",
@@ -101,7 +101,7 @@ const SWEEP_EXIT_STATUS: &[(&str, &str)] = &[
     ),
     (
         "2",
-        "Pairs failed or ranks were missing or lost; the coordinator cannot be reached or listen; the output directory cannot be written.",
+        "Pairs failed or ranks were missing or lost; the coordinator cannot be reached or listen; the output directory or standard output cannot be written.",
     ),
     ("3", "A pair or node missed --min-bw or --max-lat."),
     (
@@ -116,7 +116,7 @@ const TRAFFIC_EXIT_STATUS: &[(&str, &str)] = &[
     ("1", "Invalid option or argument (as the original); -d names no GPU here."),
     (
         "2",
-        "A test failed: a CUDA error (a kernel fault, a device reset), a wait past its time-out, or a data check that found a wrong byte.",
+        "A test failed: a CUDA error (a kernel fault, a device reset), a wait past its time-out, or a data check that found a wrong byte; or standard output could not be written.",
     ),
     ("3", "A test completed below --min-tile-bandwidth or --min-host-bandwidth."),
     (

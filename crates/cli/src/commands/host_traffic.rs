@@ -76,6 +76,7 @@ fn watch_stops(prog: &str, json: bool, kept: &Arc<Mutex<Kept>>) -> nix::Result<(
         if json {
             print_document(&k.config, &k.repeats, Some(&line));
         }
+        crate::output::tell_stdout_lost(&prog);
     })
 }
 

@@ -42,6 +42,7 @@ impl Guarded {
             // would keep it waiting while rank 0 concludes)
             peer.hang_up();
             eprintln!("{who}: {said}; this rank leaves the sweep");
+            crate::output::tell_stdout_lost(&who);
             then()
         })
     }

@@ -6,7 +6,7 @@
 //! rank fails on its own; the exit code says what the sweep found.
 
 use super::{load_libfabric, with_hooks};
-use crate::output::print_stdout;
+use crate::output::{print_stdout, write_stdout};
 use crate::signals::Stop;
 use crate::{exit, VERSION};
 use fabdiag_options::sweep::{OutlierReference, SweepOptions};
@@ -491,8 +491,14 @@ fn conclude(
         }
     }
     if o.json {
-        // a closed stdout (`| head`) is not an error of the sweep's
-        let _ = json_to(BufWriter::new(std::io::stdout().lock()), &doc);
+        // streamed: a 10,000-rank document need not be held twice
+        write_stdout(|o| {
+            use std::io::Write;
+            let mut w = BufWriter::new(o);
+            serde_json::to_writer_pretty(&mut w, &doc)?;
+            w.write_all(b"\n")?;
+            w.flush()
+        });
     } else {
         print_stdout(&text);
     }
