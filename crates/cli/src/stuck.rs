@@ -4,8 +4,8 @@
 //! endpoints the session opened and its control connections. A call
 //! inside for `ASK_PEER_AFTER` while the peer has closed the connection
 //! or fallen silent is the peer's loss, said as the session would have
-//! said it (a killed peer: at once, not after `STUCK_AFTER`); a call
-//! inside for `STUCK_AFTER` is a stuck call. Either way the command
+//! said it (a killed peer: at once, not after `stuck_after`); a call
+//! inside for `stuck_after` its batch is a stuck call. Either way the command
 //! reports it (a pair tool: with what it measured, as a stop signal's
 //! report does; a serve worker: to its server; a sweep rank: to rank 0)
 //! and the process ends with the exit code the report gives. Never
@@ -18,11 +18,19 @@ use fabdiag_session::{Failure, SessionError};
 use std::io::Write;
 use std::time::Duration;
 
-/// Twice the session's limit on a run without completions (5 s): no
-/// single call of a working provider takes that long (the largest
-/// transfer, 4 GiB, is one memory copy: under a second at the 11 GB/s
-/// shm's write-bw reaches on this 2-core VM).
-pub const STUCK_AFTER: Duration = Duration::from_secs(10);
+/// How long a call may stay inside the provider before it is stuck, when
+/// its endpoint's batch may have `work_bytes` in flight: twice the
+/// session's limit on a run without completions for that batch (5 s plus
+/// the batch at 100 MB/s), so 10 s for small batches. A working provider
+/// can hold one call for as long as the whole batch takes to move: shm
+/// (1.17) posts under its peer's lock, and the peer's progress holds that
+/// lock while it copies every queued operation in full. With `-s 1G` and
+/// 256 writes queued (`write-bw --local -P shm`), calls were held over
+/// 10 s in 3 runs of 10 on this 2-core VM, and a flat 10 s told those
+/// healthy runs as stuck.
+pub fn stuck_after(work_bytes: u64) -> Duration {
+    2 * fabdiag_session::stall_limit(work_bytes)
+}
 
 /// A call inside this long while the control connection says the peer
 /// closed it or fell silent is held by that loss: a working call returns
@@ -35,7 +43,8 @@ pub enum Ended {
     /// The peer was lost while a call was held inside the provider; said
     /// as the session says a lost peer, since that is the fault to mend.
     PeerLost(PeerLoss),
-    /// A call has been inside for `STUCK_AFTER`, with the peer there.
+    /// A call has been inside for `stuck_after` its batch, with the peer
+    /// there.
     Stuck(StuckCall),
 }
 
@@ -73,7 +82,7 @@ pub fn guard(calls: CallWatcher, peer: PeerWatch, report: impl Fn(Ended) -> Opti
                 // a peer that told its own failure may have given up on
                 // this side's held call (no completions for its 5 s): the
                 // held call is the fault to tell
-                Some(PeerLoss::Failed { .. }) | None if call.for_at_least < STUCK_AFTER => continue,
+                Some(PeerLoss::Failed { .. }) | None if call.for_at_least < stuck_after(call.work_bytes) => continue,
                 Some(PeerLoss::Failed { .. }) | None => Ended::Stuck(call),
                 Some(loss) => Ended::PeerLost(loss),
             };
@@ -94,4 +103,26 @@ pub fn guard(calls: CallWatcher, peer: PeerWatch, report: impl Fn(Ended) -> Opti
             std::process::exit(i32::from(code))
         })
         .is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_may_be_held_as_long_as_its_batch_takes_at_the_floor() {
+        // small batches: twice the session's 5 s
+        assert_eq!(stuck_after(0), Duration::from_secs(10));
+        assert_eq!(stuck_after(64 * 65536), Duration::from_micros(10_083_886));
+        // 256 writes of 1 GiB: 2 × (5 s + 274.9 GB at 100 MB/s)
+        let big = stuck_after(256 << 30);
+        assert!(
+            big > Duration::from_secs(5_000) && big < Duration::from_secs(6_000),
+            "{big:?}"
+        );
+        // and never less than the session's own limit for the batch
+        for b in [0, 1 << 20, 1 << 30, 1 << 40] {
+            assert!(stuck_after(b) >= fabdiag_session::stall_limit(b) + Duration::from_secs(5));
+        }
+    }
 }

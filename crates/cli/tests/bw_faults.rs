@@ -598,6 +598,40 @@ fn a_provider_call_that_never_returns_ends_the_run_keeping_what_was_measured() {
     assert_eq!(s.code, Some(2), "{}", s.stderr);
 }
 
+/// A working provider may hold one call for as long as its batch takes to
+/// move (shm 1.17 posts under its peer's lock, which the peer's progress
+/// holds while it copies every queued write in full: with 256 writes of
+/// 1 GiB, over 10 s). So a call is stuck only after twice the session's
+/// limit for its batch: the same 12 s hold (the test hook keeps the
+/// client's 200th data call inside, then lets it return) ends a run of
+/// 64 KiB writes as a stuck call at 10 s, and lets a run of 16 MiB writes
+/// in windows of 64 (1 GiB in flight: 31 s allowed) finish.
+#[test]
+fn a_call_held_while_a_large_batch_moves_is_not_stuck() {
+    let _cpu = cpu();
+    for (size, stuck) in [("65536", true), ("16777216", false)] {
+        let port = free_port();
+        let p = port.to_string();
+        let srv = server(&["write-bw", "-p", &p], port);
+        let mut args = tcp_write_client(&p, size, "4");
+        args.extend(["-l", "64", "--buf-sz", size]);
+        let c = Proc::spawn(fabdiag(&args).env("FABDIAG_TEST_STALL_DATA_CALL", "200:12")).wait(LIMIT);
+        let s = srv.wait(LIMIT);
+        if stuck {
+            let line = failed_with(&c, 2, "has not returned from fi_");
+            assert!(line.contains(" for 10 s during run"), "{line}");
+            assert!(c.elapsed < Duration::from_secs(12), "{:?}", c.elapsed);
+            assert_eq!(s.code, Some(2), "{}", s.stderr);
+        } else {
+            assert_eq!((c.code, c.stderr.as_str()), (Some(0), ""), "-s {size}");
+            assert_eq!(s.code, Some(0), "{}", s.stderr);
+            // the hold happened, and the run went on after it
+            assert!(c.elapsed >= Duration::from_secs(12), "{:?}", c.elapsed);
+            assert!(c.stdout.contains(&format!("{size:>12}         256 ")), "{}", c.stdout);
+        }
+    }
+}
+
 /// A peer lost while a provider call holds the run (psm3 holds
 /// fi_writemsg once its peer is gone; here the test hook holds the
 /// client's 50,000th data call) is told as the session tells a lost peer:

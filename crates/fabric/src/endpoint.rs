@@ -14,6 +14,7 @@ use std::ffi::CStr;
 use std::os::raw::{c_char, c_void};
 use std::ptr;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Index of a registered buffer of this endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -431,12 +432,19 @@ impl Endpoint {
         w.add(&self.calls);
     }
 
+    /// Says how many bytes the batch now starting may have in flight at
+    /// once (a watcher weighs a held call by it: see crate::watch).
+    pub fn expect_work(&self, bytes: u64) {
+        self.calls.expect_work(bytes);
+    }
+
     /// Test hook: this endpoint's `nth` data call from now on (1: the
-    /// next) never returns, as psm3's fi_writemsg does when its peer is
-    /// gone; for testing what watches for that. Before `watched_by`.
-    pub fn stall_data_call(&mut self, nth: u64) -> Result<(), FabricError> {
+    /// next) stays inside for `hold`, or never returns (None) as psm3's
+    /// fi_writemsg does when its peer is gone; for testing what watches
+    /// for that. Before `watched_by`.
+    pub fn stall_data_call(&mut self, nth: u64, hold: Option<Duration>) -> Result<(), FabricError> {
         Arc::get_mut(&mut self.calls)
-            .map(|c| c.stall_after(nth))
+            .map(|c| c.stall_after(nth, hold))
             .ok_or_else(|| FabricError::Bounds("the stall test hook must be set before the endpoint is watched".into()))
     }
 

@@ -6,6 +6,13 @@
 //! one), and a `CallWatcher` polled from another thread names a call whose
 //! count stood still for too long.
 //!
+//! A working provider may also hold a call for long: shm (1.17) takes its
+//! peer's lock to post, and the peer's progress holds that lock while it
+//! copies every queued operation in full, so with a window of large
+//! writes queued a post waits for all of them. So each endpoint also says
+//! how many bytes its current batch may have in flight (`expect_work`),
+//! and a call is named with that figure, for the caller to judge by.
+//!
 //! Only counts and compares: deciding what to say, printing and exiting
 //! are the caller's. The count costs the posting thread two plain stores
 //! a call (it is the only writer of its endpoint's count).
@@ -55,12 +62,16 @@ impl DataCall {
 pub(crate) struct CallCount {
     count: AtomicU64,
     call: AtomicU8,
+    /// Bytes the current batch may have in flight (0: not said).
+    work: AtomicU64,
     provider: String,
     /// Test hook: the call whose entry makes the count this (odd) value
     /// never returns; u64::MAX (even): none. Set before the count is
     /// shared, so the posting path compares it with the count it already
     /// holds (one instruction, not another atomic load).
     stall_inside: u64,
+    /// Test hook: how long that call stays inside (None: for good).
+    stall_for: Option<Duration>,
 }
 
 impl CallCount {
@@ -68,23 +79,32 @@ impl CallCount {
         Arc::new(CallCount {
             count: AtomicU64::new(0),
             call: AtomicU8::new(0),
+            work: AtomicU64::new(0),
             provider: provider.to_string(),
             stall_inside: u64::MAX,
+            stall_for: None,
         })
     }
 
     /// Test hook: the `nth` data call from now on (1: the next) stays
-    /// inside for good, as psm3's fi_writemsg does when its peer is gone.
-    pub(crate) fn stall_after(&mut self, nth: u64) {
+    /// inside for `hold`, or for good (None) as psm3's fi_writemsg does
+    /// when its peer is gone.
+    pub(crate) fn stall_after(&mut self, nth: u64, hold: Option<Duration>) {
         let now = *self.count.get_mut();
         self.stall_inside = now + 2 * (nth.max(1) - 1) + 1;
+        self.stall_for = hold;
+    }
+
+    /// The bytes the batch now starting may have in flight at once.
+    pub(crate) fn expect_work(&self, bytes: u64) {
+        self.work.store(bytes, Ordering::Relaxed);
     }
 
     /// `f`, the provider call `call`, counted on the way in and out.
     #[inline]
     pub(crate) fn around<R>(&self, call: DataCall, f: impl FnOnce() -> R) -> R {
         if self.enter(call) == self.stall_inside {
-            stall_forever();
+            stall(self.stall_for);
         }
         let r = f();
         self.leave();
@@ -124,9 +144,12 @@ impl CallCount {
 /// compares the count it holds with `stall_inside`.
 #[cold]
 #[inline(never)]
-fn stall_forever() -> ! {
-    loop {
-        std::thread::sleep(Duration::from_secs(1));
+fn stall(hold: Option<Duration>) {
+    match hold {
+        Some(d) => std::thread::sleep(d),
+        None => loop {
+            std::thread::sleep(Duration::from_secs(1));
+        },
     }
 }
 
@@ -137,6 +160,9 @@ pub struct StuckCall {
     pub call: &'static str,
     /// How long it has been inside, as seen by the watcher's polls.
     pub for_at_least: Duration,
+    /// The bytes its endpoint's batch may have in flight (0: not said):
+    /// what a working provider may be moving while it holds the call.
+    pub work_bytes: u64,
 }
 
 impl std::fmt::Display for StuckCall {
@@ -205,6 +231,7 @@ impl CallWatcher {
                             provider: count.provider.clone(),
                             call,
                             for_at_least: inside,
+                            work_bytes: count.work.load(Ordering::Relaxed),
                         });
                     }
                 }
@@ -270,6 +297,46 @@ mod tests {
             w.stuck_at(Duration::from_secs(10), t0 + Duration::from_secs(1000)),
             None
         );
+    }
+
+    #[test]
+    fn a_held_call_carries_the_work_its_batch_may_have_in_flight() {
+        let (w, c) = watching("shm");
+        c.expect_work(256 << 30);
+        c.enter(DataCall::Write);
+        let t0 = Instant::now();
+        assert_eq!(w.stuck_at(Duration::from_secs(1), t0), None);
+        let s = w
+            .stuck_at(Duration::from_secs(1), t0 + Duration::from_secs(2))
+            .expect("held");
+        assert_eq!((s.call, s.work_bytes), ("fi_writemsg", 256 << 30));
+        // the next batch says its own
+        c.leave();
+        c.expect_work(4096);
+        c.enter(DataCall::CqRead);
+        w.stuck_at(Duration::from_secs(1), t0);
+        let s = w
+            .stuck_at(Duration::from_secs(1), t0 + Duration::from_secs(2))
+            .expect("held");
+        assert_eq!((s.call, s.work_bytes), ("fi_cq_read", 4096));
+    }
+
+    #[test]
+    fn the_hook_holds_its_call_for_a_while_or_for_good() {
+        let mut c = CallCount::new("tcp");
+        Arc::get_mut(&mut c)
+            .expect("not shared yet")
+            .stall_after(2, Some(Duration::from_millis(300)));
+        let t0 = Instant::now();
+        c.around(DataCall::Send, || ());
+        assert!(t0.elapsed() < Duration::from_millis(200), "the first call is not held");
+        c.around(DataCall::Send, || ());
+        assert!(
+            t0.elapsed() >= Duration::from_millis(300),
+            "the second is held, then returns"
+        );
+        c.around(DataCall::Send, || ());
+        assert!(t0.elapsed() < Duration::from_millis(600), "the third is not held");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use fabdiag_fabric::{CallWatcher, HmemIface};
 use fabdiag_gpu::GpuKind;
 use fabdiag_proto::PeerWatch;
+use std::time::Duration;
 
 /// The originals' default service ID.
 pub const DEFAULT_SVC_ID: u32 = 1;
@@ -66,8 +67,17 @@ pub struct Hooks {
     /// provider.
     pub lend_contexts: Option<usize>,
     /// The endpoint's data call with this number (1: the first) never
-    /// returns, as a provider's that waits for a peer that is gone.
-    pub stall_data_call: Option<u64>,
+    /// returns, as a provider's that waits for a peer that is gone, or
+    /// returns only after a while, as a working provider's may.
+    pub stall_data_call: Option<StallHook>,
+}
+
+/// Which data call the stall hook holds inside the provider, and for how
+/// long (None: for good).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StallHook {
+    pub nth: u64,
+    pub hold: Option<Duration>,
 }
 
 impl Default for Env {

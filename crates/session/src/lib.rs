@@ -28,8 +28,8 @@ mod station;
 #[cfg(test)]
 mod tests;
 
-pub use driver::{DriveError, LatClock};
-pub use env::{Env, GpuUse, Hooks, DEFAULT_SVC_ID};
+pub use driver::{stall_limit, DriveError, LatClock};
+pub use env::{Env, GpuUse, Hooks, StallHook, DEFAULT_SVC_ID};
 pub use fabdiag_proto::{Alone, Link};
 pub use family::capability;
 pub use outcome::{Failure, FailureKind, Report, SessionError, Side};

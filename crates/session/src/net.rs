@@ -126,8 +126,8 @@ impl FabricNet {
             Some(slots) => Endpoint::open_lending_contexts(list, idx, buffers, slots)?,
             None => Endpoint::open(list, idx, buffers)?,
         };
-        if let Some(nth) = env.hooks.stall_data_call {
-            ep.stall_data_call(nth)?;
+        if let Some(h) = env.hooks.stall_data_call {
+            ep.stall_data_call(h.nth, h.hold)?;
         }
         if let Some(w) = &env.calls {
             ep.watched_by(w);

@@ -68,9 +68,17 @@ pub fn with_hooks(env: Env) -> Env {
     let lend_contexts = std::env::var("FABDIAG_TEST_OP_CONTEXTS")
         .ok()
         .and_then(|v| v.parse().ok());
-    let stall_data_call = std::env::var("FABDIAG_TEST_STALL_DATA_CALL")
-        .ok()
-        .and_then(|v| v.parse().ok());
+    // N (held for good) or N:SECONDS (held that long, then it returns)
+    let stall_data_call = std::env::var("FABDIAG_TEST_STALL_DATA_CALL").ok().and_then(|v| {
+        let (nth, hold) = match v.split_once(':') {
+            Some((n, s)) => (n, Some(std::time::Duration::try_from_secs_f64(s.parse().ok()?).ok()?)),
+            None => (v.as_str(), None),
+        };
+        Some(fabdiag_session::StallHook {
+            nth: nth.parse().ok()?,
+            hold,
+        })
+    });
     Env {
         hooks: Hooks {
             amo_extra_iterations,

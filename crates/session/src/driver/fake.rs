@@ -33,6 +33,8 @@ pub(crate) struct FakeWire {
     pub posted: u64,
     pub tx_completions: u64,
     pub recvs_posted: u64,
+    /// What the driver said each batch may have in flight, in turn.
+    pub work: Vec<u64>,
 }
 
 impl FakeWire {
@@ -46,6 +48,7 @@ impl FakeWire {
             posted: 0,
             tx_completions: 0,
             recvs_posted: 0,
+            work: Vec::new(),
         }
     }
 
@@ -108,6 +111,9 @@ impl Wire for FakeWire {
         Ok(n)
     }
     fn leak_on_drop(&mut self) {}
+    fn expect_work(&mut self, bytes: u64) {
+        self.work.push(bytes);
+    }
 }
 
 fn config(op: Op, list: u64, max_size: u64) -> DriverConfig {
@@ -185,6 +191,19 @@ fn pings(iterations: u64, size: u64) -> (u64, FakeWire) {
 fn every_write_is_posted_and_completed_once() {
     let (ops, w) = writes(10, 16, 64);
     assert_eq!((ops, w.posted, w.tx_completions), (160, 160, 160));
+}
+
+/// Before a size's operations, the endpoint hears what its batch may have
+/// in flight (the size times the window), so what watches its calls can
+/// give a call held by a provider moving that much its time.
+#[test]
+fn each_size_tells_the_endpoint_its_batch() {
+    let (_, w) = writes(2, 16, 4096);
+    assert_eq!(w.work, [16 * 4096]);
+    let (_, w) = send_batches(2, 64, 1 << 30);
+    assert_eq!(w.work, [64 << 30]);
+    let (_, w) = pings(3, 8);
+    assert_eq!(w.work, [8]);
 }
 
 #[test]

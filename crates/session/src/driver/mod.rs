@@ -13,6 +13,7 @@ mod fake;
 mod lat;
 pub(crate) mod peer;
 mod watch;
+pub use watch::stall_limit;
 pub(crate) mod wire;
 
 pub use lat::LatClock;
@@ -473,6 +474,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
 
     fn start_size(&mut self, size: u64) {
         self.current_size = size;
+        self.ep.expect_work(size.saturating_mul(self.cfg.list_size));
         self.echoes_sent = 0;
         self.base_data = self.rx_data;
         self.batch_left = self.cfg.list_size;

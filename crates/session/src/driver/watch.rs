@@ -13,16 +13,20 @@ use std::time::{Duration, Instant};
 /// Empty polls between two looks at the clock and the control connection.
 const IDLE_POLLS: u32 = 64;
 
+/// Time without any completion after which the peer counts as gone, for
+/// a batch of `batch_bytes`: 5 s plus the time the batch would take at
+/// 100 MB/s.
+pub fn stall_limit(batch_bytes: u64) -> Duration {
+    Duration::from_secs(5) + Duration::from_micros(batch_bytes / 100)
+}
+
 impl<W: Wire + ?Sized> FabricDriver<'_, W> {
     /// The stall clock starts again at the next look (a new wait begins).
     pub(super) fn rearm_watch(&mut self) {
         self.watch_seen = u64::MAX;
     }
-    /// Time without any completion after which the peer counts as gone:
-    /// 5 s plus the time one batch would take at 100 MB/s.
     fn stall_limit(&self) -> Duration {
-        let batch = self.current_size.saturating_mul(self.cfg.list_size);
-        Duration::from_secs(5) + Duration::from_micros(batch / 100)
+        stall_limit(self.current_size.saturating_mul(self.cfg.list_size))
     }
 
     /// Called while waiting on the fabric with nothing completed.

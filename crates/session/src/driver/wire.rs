@@ -53,6 +53,9 @@ pub trait Wire {
     fn poll(&mut self, out: &mut [Completion]) -> Result<usize, FabricError>;
     /// Never close what this endpoint holds (a run that failed).
     fn leak_on_drop(&mut self);
+    /// The bytes the batch now starting may have in flight at once (what
+    /// watches the endpoint's calls weighs a held call by).
+    fn expect_work(&mut self, _bytes: u64) {}
 }
 
 /// Our initiator (TX) buffer.
@@ -103,5 +106,8 @@ impl Wire for Endpoint {
     }
     fn leak_on_drop(&mut self) {
         Endpoint::leak_on_drop(self)
+    }
+    fn expect_work(&mut self, bytes: u64) {
+        Endpoint::expect_work(self, bytes)
     }
 }
