@@ -1011,6 +1011,28 @@ fn plan_and_simulation_need_no_fabric() {
     assert_eq!(doc["overhead"]["steps"].as_array().unwrap().len(), 63);
 }
 
+/// A round's default limit allows its pair test's data at 100 MB/s, its
+/// iterations at 1 ms and operations at 10 µs, or a duration run's whole
+/// duration, plus a minute: a flat minute lost every healthy rank of a
+/// sweep moving more (the default atomic-bw took 246 s over tcp here, the
+/// default write-bw's 16.7 GB take 143 s on 1 GbE). `--pair-timeout` wins.
+#[test]
+fn a_rounds_default_limit_allows_the_pair_tests_data_at_the_floor() {
+    for (extra, limit) in [
+        (&[][..], 231),
+        (&["-s", "1048576", "-n", "100"][..], 328),
+        (&["--lat"][..], 60),
+        (&["--tool", "atomic-bw"][..], 493),
+        (&["-D", "5", "-s", "1024:4096"][..], 75),
+        (&["--tool", "atomic-bw", "--pair-timeout", "7"][..], 7),
+    ] {
+        let args = [&["sweep", "--simulate", "2", "--sim-pair-ms", "0", "--json"][..], extra].concat();
+        let o = run(&args, LIMIT);
+        assert_eq!(o.code, Some(0), "{extra:?}: {}", o.stderr);
+        assert_eq!(o.json()["options"]["pair_timeout_s"], limit, "{extra:?}");
+    }
+}
+
 /// `--rails K`: only ranks on one rail (rank mod K) are paired, all rails
 /// in the same rounds; rails that do not fit the ranks are refused.
 #[test]

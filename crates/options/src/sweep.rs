@@ -151,7 +151,7 @@ const TABLE: &[(W, &str, Option<&str>, &str)] = &[
         W::PairTimeout,
         "pair-timeout",
         Some("SECS"),
-        "How long one round may take before a silent rank is lost (default: 60, more with -D)",
+        "How long one round may take before a silent rank is lost (default: 60 plus what the pair test may take on a slow working link: its -D duration per size, or its data at 100 MB/s)",
     ),
     (
         W::Simulate,

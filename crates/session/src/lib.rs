@@ -37,5 +37,8 @@ pub use probe::{atomic_support, provider_caps, providers, AtomicSupport};
 pub use provider::{candidates, choose, PREFERENCE};
 pub use session::{check, check_server, client, hello, local, loopback, serve_one, serve_stream, VERSION};
 pub use sink::{Event, Silent, Sink};
-pub use spec::{ClockKind, SpecError, TestSpec, AMO_STRIDE, MAX_LIST, MAX_SIZE};
+pub use spec::{
+    at_floor, ClockKind, SpecError, TestSpec, AMO_STRIDE, FLOOR_BYTES_PER_S, FLOOR_PER_ITERATION, FLOOR_PER_OP,
+    MAX_LIST, MAX_SIZE,
+};
 pub use station::{reusable, Station, StationStats};

@@ -7,6 +7,7 @@
 //! sides: a peer is not trusted to be sane. Nothing here does I/O.
 
 use fabdiag_engine::amo::{validate as amo_rules, AmoOp, AmoType, CswapOp};
+use fabdiag_engine::bw::sizes;
 use fabdiag_engine::{LatConfig, Mode};
 use fabdiag_fabric::HugePageSize;
 use fabdiag_report::{Family, Tool};
@@ -20,6 +21,21 @@ pub const MAX_LIST: u64 = 65532 / 4 - 1;
 /// Slot size of the atomic tools (spec §3.4): operand at +0, compare
 /// operand at +16.
 pub const AMO_STRIDE: u64 = 64;
+
+/// The slowest rate a link that works is expected to keep: the time
+/// limits on a run that is slow but alive allow its data at this rate.
+pub const FLOOR_BYTES_PER_S: u64 = 100_000_000;
+/// And what one operation may cost such a link beside its bytes
+/// (100,000 operations a second).
+pub const FLOOR_PER_OP: Duration = Duration::from_micros(10);
+/// And one iteration whose operations wait for the last one's end (a
+/// latency round trip, a bandwidth window).
+pub const FLOOR_PER_ITERATION: Duration = Duration::from_millis(1);
+
+/// How long `bytes` take at `FLOOR_BYTES_PER_S`.
+pub fn at_floor(bytes: u64) -> Duration {
+    Duration::from_micros(bytes / (FLOOR_BYTES_PER_S / 1_000_000))
+}
 
 /// How latency is timed (`-c`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,6 +157,33 @@ impl TestSpec {
             Some(s) => Mode::Duration(s),
             None => Mode::Iterations(self.iterations),
         }
+    }
+
+    /// How long the run may take on a link that is slow but works: a
+    /// duration run, its duration per size; an iteration run, per size its
+    /// iterations at `FLOOR_PER_ITERATION` (and the gap after each), its
+    /// operations at `FLOOR_PER_OP` and their bytes at `FLOOR_BYTES_PER_S`
+    /// (twice where data goes both ways: `-b`, the latency tools' round
+    /// trips).
+    pub fn longest_run(&self) -> Duration {
+        let sizes = sizes(self.min_size, self.max_size);
+        if let Some(d) = self.duration_s {
+            return Duration::from_secs(d.saturating_mul(sizes.len() as u64));
+        }
+        let ways: u64 = if self.bidirectional || self.tool.is_latency() {
+            2
+        } else {
+            1
+        };
+        let iterations = self.iterations.saturating_add(self.warmup);
+        let ops = iterations.saturating_mul(self.list_size);
+        let times = |d: Duration, n: u64| d.saturating_mul(u32::try_from(n).unwrap_or(u32::MAX));
+        let fixed = times(FLOOR_PER_ITERATION + Duration::from_micros(self.gap_us), iterations)
+            .saturating_add(times(FLOOR_PER_OP, ops));
+        sizes.into_iter().fold(Duration::ZERO, |t, size| {
+            t.saturating_add(fixed)
+                .saturating_add(at_floor(ops.saturating_mul(size).saturating_mul(ways)))
+        })
     }
 
     pub fn lat_config(&self) -> LatConfig {
@@ -336,5 +379,60 @@ mod tests {
         );
         let bad = json!({"tool": "cxi_frob_bw", "iterations": 1, "duration_s": null});
         assert!(TestSpec::from_wire(bad).unwrap_err().0.contains("unknown tool"));
+    }
+
+    /// What a sweep allows a pair test beside its minute of set-up.
+    #[test]
+    fn the_longest_run_allows_the_data_at_the_floor_rate() {
+        let spec = |tool, n, list, min, max| TestSpec {
+            iterations: n,
+            list_size: list,
+            min_size: min,
+            max_size: max,
+            ..TestSpec::new(tool)
+        };
+        // write-bw as a sweep runs it by default: 1000 windows of 256 × 64 KiB
+        let w = spec(Tool::WriteBw, 1000, 256, 65536, 65536);
+        let data = Duration::from_micros(256_000 * 65536 / 100);
+        let fixed = Duration::from_millis(1000) + Duration::from_micros(10 * 256_000);
+        assert_eq!(w.longest_run(), data + fixed);
+        assert_eq!(w.longest_run().as_secs(), 171);
+        // both ways: the data twice
+        let b = TestSpec {
+            bidirectional: true,
+            ..w.clone()
+        };
+        assert_eq!(b.longest_run(), 2 * data + fixed);
+        // every size of a range, and the gap after each iteration
+        let r = TestSpec {
+            gap_us: 100,
+            ..spec(Tool::WriteBw, 10, 1, 8, 32)
+        };
+        let per = |size: u64| Duration::from_micros(10 * 1100 + 10 * 10) + Duration::from_micros(10 * size / 100);
+        assert_eq!(r.longest_run(), per(8) + per(16) + per(32));
+        // a latency round trip carries its size both ways; warm-ups count
+        let l = TestSpec {
+            warmup: 10,
+            ..spec(Tool::SendLat, 100, 1, 1 << 20, 1 << 20)
+        };
+        assert_eq!(
+            l.longest_run(),
+            Duration::from_micros(110 * 1010) + Duration::from_micros(110 * 2 * (1 << 20) / 100)
+        );
+        // the default atomic-bw over tcp took 246 s on this VM (0.17 M ops/s)
+        let a = TestSpec {
+            warmup: 10,
+            ..spec(Tool::AtomicBw, 10_000, 4096, 8, 8)
+        };
+        assert!(a.longest_run() > Duration::from_secs(400), "{:?}", a.longest_run());
+        // a duration run: its duration per size
+        let d = TestSpec {
+            duration_s: Some(5),
+            ..spec(Tool::ReadBw, 1, 1, 1024, 4096)
+        };
+        assert_eq!(d.longest_run(), Duration::from_secs(15));
+        // the largest run the options allow does not overflow
+        let huge = spec(Tool::WriteBw, u64::MAX, MAX_LIST, MAX_SIZE, MAX_SIZE);
+        assert!(huge.longest_run() > Duration::from_secs(u64::from(u32::MAX)));
     }
 }

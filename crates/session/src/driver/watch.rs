@@ -15,9 +15,9 @@ const IDLE_POLLS: u32 = 64;
 
 /// Time without any completion after which the peer counts as gone, for
 /// a batch of `batch_bytes`: 5 s plus the time the batch would take at
-/// 100 MB/s.
+/// the floor rate (100 MB/s).
 pub fn stall_limit(batch_bytes: u64) -> Duration {
-    Duration::from_secs(5) + Duration::from_micros(batch_bytes / 100)
+    Duration::from_secs(5) + crate::spec::at_floor(batch_bytes)
 }
 
 impl<W: Wire + ?Sized> FabricDriver<'_, W> {

@@ -229,16 +229,14 @@ impl Setup {
             node_fraction: o.node_fraction,
         };
         let limits = inv.threshold.map(limits_of).unwrap_or_default();
-        // a duration run lasts that long per size; give a round the whole
-        // of it and a minute for set-up and stragglers
-        let mut sizes = 1u64;
-        let mut s = spec.min_size.max(1);
-        while s < spec.max_size {
-            s = s.saturating_mul(2);
-            sizes += 1;
-        }
-        let default_timeout = 60 + spec.duration_s.unwrap_or(0) * sizes;
-        let pair_timeout = Duration::from_secs(o.pair_timeout_s.unwrap_or(default_timeout));
+        // a round gets the whole of what its pair test may take on a link
+        // that is slow but works (a duration run: its duration per size;
+        // an iteration run: its data at 100 MB/s and 1 ms an operation),
+        // and a minute for set-up and stragglers. A flat minute made every
+        // healthy rank of a sweep that moves more than a minute of data
+        // "stopped answering".
+        let default_timeout = Duration::from_secs(60).saturating_add(spec.longest_run());
+        let pair_timeout = o.pair_timeout_s.map_or(default_timeout, Duration::from_secs);
         let test = spec.to_wire().unwrap_or(serde_json::Value::Null);
         let mut options = serde_json::json!({
             "tool": o.tool.subcommand(),
