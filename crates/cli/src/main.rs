@@ -14,6 +14,16 @@
 //!   serve:     listener ─> one worker process per test (session::serve_stream)
 //! ```
 
+/// `eprintln!` that never panics: with its reader gone (a closed pipe, a
+/// dropped ssh session) stderr fails with EPIPE, on which `eprintln!`
+/// panics, and a panic there left a command half done, or the thread
+/// that takes SIGTERM dead and the process deaf to it.
+macro_rules! tell {
+    ($($arg:tt)*) => {
+        $crate::output::print_stderr(&format!($($arg)*))
+    };
+}
+
 mod args;
 mod commands;
 mod exit;
@@ -79,7 +89,7 @@ fn run() -> u8 {
                 commands::pair::run(tool, prog, a)
             }),
             None => {
-                eprintln!("fabdiag: unknown command '{other}' (try fabdiag -h)");
+                tell!("fabdiag: unknown command '{other}' (try fabdiag -h)");
                 exit::USAGE
             }
         },

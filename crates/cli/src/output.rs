@@ -23,6 +23,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// decides the exit code.
 static STDOUT_LOST: OnceLock<String> = OnceLock::new();
 
+/// One line on stderr (`tell!`); a stderr that cannot be written is let
+/// be: there is nobody left to tell.
+pub fn print_stderr(line: &str) {
+    let mut e = std::io::stderr().lock();
+    let _ = writeln!(e, "{line}");
+}
+
 pub fn print_stdout(s: &str) {
     write_stdout(|o| o.write_all(s.as_bytes()));
 }
@@ -52,7 +59,7 @@ pub fn stdout_lost() -> Option<String> {
 /// that is not a success anyway: a stop, a stuck call).
 pub fn tell_stdout_lost(prog: &str) {
     if let Some(l) = stdout_lost() {
-        eprintln!("{prog}: {l}");
+        tell!("{prog}: {l}");
     }
 }
 
@@ -63,7 +70,7 @@ pub fn stdout_verdict(prog: &str, code: u8) -> u8 {
     match stdout_lost() {
         None => code,
         Some(l) => {
-            eprintln!("{prog}: {l}");
+            tell!("{prog}: {l}");
             if code == exit::OK {
                 exit::RUNTIME
             } else {
@@ -101,7 +108,7 @@ impl Console {
     }
 
     pub fn warn(&self, message: &str) {
-        eprintln!("{}: {message}", self.prog);
+        tell!("{}: {message}", self.prog);
     }
 }
 
@@ -115,7 +122,7 @@ impl Sink for Console {
             _ => {}
         }
         match e {
-            Event::Listening(port) if self.json => eprintln!("{}", legacy::listening(port)),
+            Event::Listening(port) if self.json => tell!("{}", legacy::listening(port)),
             Event::Listening(port) => print_stdout(&format!("{}\n", legacy::listening(port))),
             Event::Warning(w) => self.warn(w),
             // the server keeps listening after turning a stranger away; say why
@@ -152,7 +159,7 @@ fn rows_json(rows: &[Row]) -> Vec<RowJson> {
 /// A failure before any run: one line on stderr, and a JSON document on
 /// stdout when --json was asked for (even if the options were bad).
 pub fn early_failure(tool: &str, prog: &str, json: bool, code: u8, msg: &str) -> u8 {
-    eprintln!("{prog}: {msg}");
+    tell!("{prog}: {msg}");
     if json {
         let mut doc = document(tool, None);
         doc.error = Some(ErrorJson {
@@ -225,7 +232,7 @@ pub fn guard_ended_here(tool: &str, prog: &str, json: bool, role: Role, ended: E
 /// --json its document on stdout.
 fn tell(prog: &str, json: bool, line: Option<&str>, doc: &RunDocument) {
     if let Some(l) = line {
-        eprintln!("{prog}: {l}");
+        tell!("{prog}: {l}");
     }
     if json {
         print_stdout(&(render(doc) + "\n"));
@@ -233,7 +240,7 @@ fn tell(prog: &str, json: bool, line: Option<&str>, doc: &RunDocument) {
 }
 
 fn ended_early(tool: &str, prog: &str, json: bool, role: Role, kind: &str, msg: String, so_far: &SoFar) {
-    eprintln!("{prog}: {msg}");
+    tell!("{prog}: {msg}");
     if json {
         let doc = failed_document(tool, role, so_far.run.clone(), &so_far.rows, kind, msg);
         print_stdout(&(render(&doc) + "\n"));

@@ -51,7 +51,10 @@ pub fn report_on_stop<T: Send + 'static>(
 ) -> nix::Result<()> {
     on_stop(move |sig| {
         let k = lock(&kept);
-        report(&k, sig);
+        // a report that fails halfway must not keep the process from the
+        // end the signal asked for: this thread is the only one that
+        // takes SIGINT and SIGTERM
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| report(&k, sig)));
         drop(k);
         die_by(sig)
     })
@@ -91,7 +94,7 @@ impl Stop {
     pub fn end(&self, who: &str, code: u8) -> u8 {
         match self.signal() {
             Some(sig) => {
-                eprintln!("{who}: stopped by {sig}");
+                tell!("{who}: stopped by {sig}");
                 crate::output::tell_stdout_lost(who);
                 die_by(sig)
             }

@@ -20,7 +20,7 @@ pub fn completions(prog: &str, args: &[String]) -> u8 {
             exit::OK
         }
         None => {
-            eprintln!("{prog}: no tool named '{name}' {usage}");
+            tell!("{prog}: no tool named '{name}' {usage}");
             exit::USAGE
         }
     }
@@ -33,13 +33,13 @@ pub fn manpages(prog: &str, args: &[String]) -> u8 {
     };
     let dir = std::path::Path::new(&dir);
     if let Err(e) = std::fs::create_dir_all(dir) {
-        eprintln!("{prog}: cannot create {}: {e}", dir.display());
+        tell!("{prog}: cannot create {}: {e}", dir.display());
         return exit::RUNTIME;
     }
     for page in fabdiag_options::man::pages(VERSION) {
         let path = dir.join(format!("{}.1", page.name));
         if let Err(e) = std::fs::write(&path, page.roff) {
-            eprintln!("{prog}: cannot write {}: {e}", path.display());
+            tell!("{prog}: cannot write {}: {e}", path.display());
             return exit::RUNTIME;
         }
     }

@@ -72,7 +72,7 @@ fn watch_stops(prog: &str, json: bool, kept: &Arc<Mutex<Kept>>) -> nix::Result<(
         }
         let done = k.repeats.iter().map(Vec::len).sum();
         let line = stop_line(sig.as_str(), &k.when, done);
-        eprintln!("{prog}: {line}");
+        tell!("{prog}: {line}");
         if json {
             print_document(&k.config, &k.repeats, Some(&line));
         }
@@ -85,7 +85,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     let json = args.iter().any(|a| a == "-j" || a == "--json-output");
     let kept = Arc::new(Mutex::new(Kept::default()));
     let fail = |code: u8, msg: &str| -> u8 {
-        eprintln!("{prog}: {msg}");
+        tell!("{prog}: {msg}");
         if json {
             print_document(&signals::lock(&kept).config, &[], Some(msg));
         }
@@ -104,10 +104,10 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         Err(m) => return fail(exit::USAGE, &format!("{m} (see -h)")),
     };
     if let Err(e) = watch_stops(prog, o.json, &kept) {
-        eprintln!("{prog}: warning: cannot watch for SIGINT/SIGTERM ({e}): a stop will lose this run's results");
+        tell!("{prog}: warning: cannot watch for SIGINT/SIGTERM ({e}): a stop will lose this run's results");
     }
     for n in &o.notes {
-        eprintln!("{prog}: {n}");
+        tell!("{prog}: {n}");
     }
     signals::lock(&kept).config = vec![
         ("number_of_ipus", "1".into()),
@@ -174,7 +174,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         ]);
     }
     if o.verbose {
-        eprintln!(
+        tell!(
             "{prog}: {} ({}), {} SMs, L2 {} MiB, {} copy engines; {} blocks x {} threads over {} MiB of tiles in {} KiB slices, host chunks of {} MiB over {} MiB",
             dev.name,
             dev.pci_bus_id,
@@ -245,7 +245,7 @@ fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, kept: &Mutex<Kept>
                     let msg = format!("{}: {e}", test.description());
                     if o.dump_tiles {
                         for (b, done) in s.tile_overview().iter().enumerate() {
-                            eprintln!("{prog}: tile {b}: {done} of {} transfers", o.iterations);
+                            tell!("{prog}: tile {b}: {done} of {} transfers", o.iterations);
                         }
                     }
                     failure = Some(msg);
@@ -288,7 +288,7 @@ fn run_tests(prog: &str, o: &TrafficOptions, s: &mut Session, kept: &Mutex<Kept>
         (None, None) => (exit::OK, None),
     };
     if let Some(l) = &line {
-        eprintln!("{prog}: {l}");
+        tell!("{prog}: {l}");
     }
     if o.json {
         print_document(&config, &repeats, line.as_deref());

@@ -49,7 +49,7 @@ pub fn utility_args<T>(
             Err(crate::exit::OK)
         }
         Err(OptionError::Invalid(m) | OptionError::Unavailable(m)) => {
-            eprintln!("{prog}: {m}");
+            tell!("{prog}: {m}");
             Err(crate::exit::USAGE)
         }
     }

@@ -18,7 +18,7 @@ pub fn providers(prog: &str, args: &[String]) -> u8 {
             exit::OK
         }
         Err(e) => {
-            eprintln!("{prog}: {e}");
+            tell!("{prog}: {e}");
             exit::UNAVAILABLE
         }
     }
@@ -34,13 +34,13 @@ pub fn atomic_support(prog: &str, args: &[String]) -> u8 {
         Err(code) => return code,
     };
     if let Err(e) = load_libfabric() {
-        eprintln!("{prog}: {e}");
+        tell!("{prog}: {e}");
         return exit::UNAVAILABLE;
     }
     let support = match fabdiag_session::atomic_support(provider.as_deref()) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{prog}: {e}");
+            tell!("{prog}: {e}");
             return if e.is_unavailable() {
                 exit::UNAVAILABLE
             } else {
@@ -50,7 +50,7 @@ pub fn atomic_support(prog: &str, args: &[String]) -> u8 {
     };
     // a provider that cannot be asked makes the answer incomplete
     for (p, e) in &support.unreachable {
-        eprintln!("{prog}: {p}: {e}");
+        tell!("{prog}: {p}: {e}");
     }
     let code = if support.unreachable.is_empty() {
         exit::OK

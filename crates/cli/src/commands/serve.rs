@@ -118,7 +118,7 @@ impl Server {
         match outcome {
             Ok(summary) if !self.json => print_stdout(&format!("{t} {who}: {summary}\n")),
             Ok(_) => {}
-            Err(error) => eprintln!("{}: {t} {who}: {error}", self.prog),
+            Err(error) => tell!("{}: {t} {who}: {error}", self.prog),
         }
         if self.json {
             let mut line = Map::new();
@@ -218,7 +218,7 @@ impl Server {
     /// a worker started for it).
     fn next_spare(&self, args: &[String]) -> Option<Spare> {
         self.spare(args)
-            .map_err(|e| eprintln!("{}: cannot start a worker process: {e}", self.prog))
+            .map_err(|e| tell!("{}: cannot start a worker process: {e}", self.prog))
             .ok()
     }
 
@@ -334,7 +334,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         served: 0,
     };
     let mut spare = server.next_spare(&worker_args);
-    eprintln!(
+    tell!(
         "{prog}: listening on port {} for clients of every tool, one test at a time",
         listener.port()
     );
@@ -351,7 +351,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             if let Some(s) = spare.take() {
                 s.discard();
             }
-            eprintln!("{prog}: stopped by {name} after {} connections", server.served);
+            tell!("{prog}: stopped by {name} after {} connections", server.served);
             return exit::OK;
         }
         if let Some(w) = running.as_mut() {
@@ -370,7 +370,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                     let _ = w.child.kill();
                 }
                 Ok(None) => {}
-                Err(e) => eprintln!("{prog}: cannot watch the test's worker: {e}"),
+                Err(e) => tell!("{prog}: cannot watch the test's worker: {e}"),
             }
         }
         match listener.try_accept_stream() {
@@ -393,7 +393,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             },
             Ok(None) => std::thread::sleep(TICK),
             Err(e) => {
-                eprintln!("{prog}: {e}");
+                tell!("{prog}: {e}");
                 std::thread::sleep(TICK);
             }
         }

@@ -98,7 +98,7 @@ impl Sink for Reporter {
                     }
                 }
             }
-            Event::Warning(w) => eprintln!("fabdiag serve: {w}"),
+            Event::Warning(w) => tell!("fabdiag serve: {w}"),
             _ => {}
         }
     }
@@ -115,7 +115,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     let o = match fabdiag_options::serve::serve(args) {
         Ok(Action::Run(o)) => o,
         _ => {
-            eprintln!("{prog}: {COMMAND} is started by fabdiag serve, with its options");
+            tell!("{prog}: {COMMAND} is started by fabdiag serve, with its options");
             return exit::USAGE;
         }
     };
@@ -124,7 +124,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     let gpu = match (o.gpu.any(), o.gpu.kind) {
         (true, Some(kind)) => Some(super::gpu::on(&o.gpu, kind)),
         (true, None) => {
-            eprintln!("{prog}: {COMMAND} needs -g with -t/-r (fabdiag serve passes it)");
+            tell!("{prog}: {COMMAND} needs -g with -t/-r (fabdiag serve passes it)");
             return exit::USAGE;
         }
         (false, _) => None,
@@ -157,7 +157,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         done(code, msg, &doc);
         Some(code)
     }) {
-        eprintln!("fabdiag serve: {}", stuck::UNGUARDED);
+        tell!("fabdiag serve: {}", stuck::UNGUARDED);
     }
     // the start-up a client would otherwise wait for (0.3 s with Debian's
     // libfabric 1.17: loading the library and the first fi_getinfo, whose

@@ -41,7 +41,7 @@ impl Guarded {
             // the pair's partner hears this side go at once (its heartbeats
             // would keep it waiting while rank 0 concludes)
             peer.hang_up();
-            eprintln!("{who}: {said}; this rank leaves the sweep");
+            tell!("{who}: {said}; this rank leaves the sweep");
             crate::output::tell_stdout_lost(&who);
             then()
         })

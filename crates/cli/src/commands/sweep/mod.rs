@@ -42,7 +42,7 @@ pub const OUTLIERS: u8 = 5;
 const OWN_JOIN_DELAY_HOOK: &str = "FABDIAG_TEST_OWN_JOIN_DELAY_MS";
 
 fn fail(prog: &str, code: u8, msg: &str) -> u8 {
-    eprintln!("{prog}: {msg}");
+    tell!("{prog}: {msg}");
     code
 }
 
@@ -365,7 +365,7 @@ fn plan(prog: &str, o: &SweepOptions, setup: &Setup) -> u8 {
 /// order (the others), and reports.
 fn watch_stop() -> Stop {
     Stop::watch().unwrap_or_else(|e| {
-        eprintln!("fabdiag sweep: warning: cannot watch for SIGINT/SIGTERM ({e}): a stop loses the report");
+        tell!("fabdiag sweep: warning: cannot watch for SIGINT/SIGTERM ({e}): a stop loses the report");
         Stop::default()
     })
 }
@@ -483,7 +483,7 @@ fn conclude(
         match written {
             Ok(()) => draw = true,
             Err(m) => {
-                eprintln!("{prog}: {m}");
+                tell!("{prog}: {m}");
                 code = exit::RUNTIME;
             }
         }
@@ -521,7 +521,7 @@ fn conclude(
             }
         });
         if let Err(m) = drawn {
-            eprintln!("{prog}: {m}");
+            tell!("{prog}: {m}");
             code = exit::RUNTIME;
         }
     }
@@ -632,7 +632,7 @@ impl Coordinator {
         Some(match thread.join() {
             Ok((Ok(sweep), out_error)) => {
                 if let Some(e) = &out_error {
-                    eprintln!("{prog}: {e}");
+                    tell!("{prog}: {e}");
                 }
                 Ok(Led {
                     sweep,
@@ -688,7 +688,7 @@ fn lead(
     };
     match worker::work(&mine, runner, &ended) {
         Ok(_) | Err(SweepError::Stopped(_)) => {}
-        Err(e) => eprintln!("{prog}: rank 0: {e}"),
+        Err(e) => tell!("{prog}: rank 0: {e}"),
     }
     coord.collect(prog)
 }
@@ -791,13 +791,13 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
                 // rank 0 names why in its report as soon as it hears,
                 // instead of "never joined" after the join timeout
                 if let Err(e) = worker::tell_unable(&mine, &m, &|| stop.why()) {
-                    eprintln!("{who}: could not tell rank 0: {e}");
+                    tell!("{who}: could not tell rank 0: {e}");
                 }
                 return code;
             }
         };
         if !guarded.start(who.clone(), || Some(exit::RUNTIME)) {
-            eprintln!("{who}: {}", crate::stuck::UNGUARDED);
+            tell!("{who}: {}", crate::stuck::UNGUARDED);
         }
         return match worker::work(&mine, &mut runner, &|| stop.why()) {
             Ok(_) => stop.end(&who, exit::OK),
@@ -858,7 +858,7 @@ fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup) -> u8 {
     // finishes
     let (c, r) = (coord.clone(), Arc::clone(&reporting));
     if !guarded.start(who.clone(), move || c.collect(&r.prog).map(|led| r.report(led))) {
-        eprintln!("{who}: {}", crate::stuck::UNGUARDED);
+        tell!("{who}: {}", crate::stuck::UNGUARDED);
     }
     let led = match coord.start(o, cfg, listener, &stop) {
         Ok(()) => lead(prog, mine, &mut runner, &coord),
@@ -986,7 +986,7 @@ fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
     over.store(true, Ordering::SeqCst);
     for (i, h) in ranks.into_iter().enumerate() {
         if let Ok(Err(e)) = h.join() {
-            eprintln!("{prog}: simulated rank {}: {e}", i + 1);
+            tell!("{prog}: simulated rank {}: {e}", i + 1);
         }
     }
     match outcome {

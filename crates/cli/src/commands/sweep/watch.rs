@@ -30,7 +30,7 @@ impl Lines {
         let every = match std::env::var("FABDIAG_PROGRESS_SECS") {
             Err(_) => PROGRESS_EVERY,
             Ok(v) => v.trim().parse::<u64>().map(Duration::from_secs).unwrap_or_else(|_| {
-                eprintln!(
+                tell!(
                     "fabdiag sweep: warning: FABDIAG_PROGRESS_SECS={v:?} is not a whole number of seconds; a progress line every {} s",
                     PROGRESS_EVERY.as_secs()
                 );
@@ -162,7 +162,7 @@ impl Observer for Watch {
                 StepKind::Round => ("round", String::new()),
                 StepKind::Retest => ("re-test", String::new()),
             };
-            eprintln!(
+            tell!(
                 "fabdiag sweep: {what} {} of {of}; {}, {}/{} pairs done, {} failed; {} elapsed{left}",
                 index + 1,
                 self.ranks,

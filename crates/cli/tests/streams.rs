@@ -1,7 +1,9 @@
-//! Standard output that cannot be written: a full disk (`/dev/full`) or an
-//! I/O error loses what a run shows, so the run must not end as a success
-//! (one line says so, exit 2; a failure's own code is kept). A reader that
-//! went away (`| head`) is the reader's choice: no line, the run's own code.
+//! Standard output and error that cannot be written. A full disk
+//! (`/dev/full`) or an I/O error on stdout loses what a run shows, so the
+//! run must not end as a success (one line says so, exit 2; a failure's
+//! own code is kept). A reader that went away (`| head`, a dropped ssh
+//! session) is the reader's choice: on stdout no line and the run's own
+//! code; on stderr the same, and SIGTERM still ends the process.
 
 mod common;
 use common::*;
@@ -12,10 +14,12 @@ use std::process::{Child, Command, Stdio};
 /// `child` waited for (at most LIMIT), its stderr collected; its exit
 /// code, or 128 + the signal that ended it.
 fn ended(mut child: Child) -> (Option<i32>, String) {
-    let mut err = child.stderr.take().expect("stderr piped");
+    let err = child.stderr.take();
     let reader = std::thread::spawn(move || {
         let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
+        if let Some(mut e) = err {
+            let _ = e.read_to_string(&mut s);
+        }
         s
     });
     let started = std::time::Instant::now();
@@ -55,8 +59,9 @@ fn to_full_disk(args: &[&str]) -> (Option<i32>, String) {
     ended(spawn_to_full_disk(args))
 }
 
-/// fabdiag `args` with its stdout a pipe whose reader has gone.
-fn to_closed_pipe(args: &[&str]) -> (Option<i32>, String) {
+/// fabdiag `args` started with its stdout (`stdout`) or its stderr a
+/// pipe whose reader has gone; the other is piped (and read by `ended`).
+fn spawn_reader_gone(args: &[&str], stdout: bool) -> Child {
     let mut child = Command::new(bin())
         .args(args)
         .stdin(Stdio::null())
@@ -64,8 +69,37 @@ fn to_closed_pipe(args: &[&str]) -> (Option<i32>, String) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    drop(child.stdout.take());
-    ended(child)
+    if stdout {
+        drop(child.stdout.take());
+    } else {
+        drop(child.stderr.take());
+    }
+    child
+}
+
+/// fabdiag `args` with its stdout a pipe whose reader has gone.
+fn to_closed_pipe(args: &[&str]) -> (Option<i32>, String) {
+    ended(spawn_reader_gone(args, true))
+}
+
+/// fabdiag `args` started with its stderr a pipe whose reader has gone.
+fn spawn_unheard(args: &[&str]) -> Child {
+    spawn_reader_gone(args, false)
+}
+
+/// Waits (SHORT at most) until `child` listens on `port`; kills it and
+/// fails if it does not.
+fn until_listening(child: &mut Child, port: u16) {
+    let started = std::time::Instant::now();
+    while !listening(port) {
+        let gone = child.try_wait().expect("wait").is_some();
+        if gone || started.elapsed() > SHORT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the server never listened on {port} (ended: {gone})");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 /// Whether a socket listens on TCP `port` (IPv4 or dual-stack IPv6).
@@ -151,15 +185,7 @@ fn a_stopped_server_says_its_output_was_lost_too() {
     let mut child = spawn_to_full_disk(&["write-bw", "-P", "tcp", "-p", &p]);
     // listening (its "Listening" line already lost) is seen in /proc, not
     // by connecting: a probe would be turned away with a line of its own
-    let started = std::time::Instant::now();
-    while !listening(port) {
-        assert!(
-            child.try_wait().expect("wait").is_none(),
-            "the server ended before listening"
-        );
-        assert!(started.elapsed() < SHORT, "the server never listened on {port}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    until_listening(&mut child, port);
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), Signal::SIGTERM);
     let (code, stderr) = ended(child);
     assert_eq!(code, Some(128 + Signal::SIGTERM as i32), "{stderr}");
@@ -170,4 +196,37 @@ fn a_stopped_server_says_its_output_was_lost_too() {
         "{stderr}"
     );
     assert!(lines[1].contains(LOST), "{stderr}");
+}
+
+/// Nobody reads stderr any more: each command still ends with its own
+/// exit code (not a panic's 101, which `eprintln!` gave on EPIPE), and a
+/// server waiting for a client still ends by SIGTERM (the thread that
+/// takes the signal once died writing its line, leaving the process deaf
+/// to SIGINT and SIGTERM until killed).
+#[test]
+fn a_stderr_nobody_reads_changes_no_outcome() {
+    let _cpu = cpu();
+    let closed = free_port().to_string();
+    for (args, code) in [
+        (&["write-bw", "-s", "0"][..], 1),
+        (&["write-bw", "127.0.0.1", "-p", &closed, "-P", "tcp"], 2),
+        (
+            &["write-bw", "--local", "-P", "tcp", "-n", "20", "--min-bw", "999999"],
+            3,
+        ),
+        (&["write-bw", "--local", "-P", "nosuch"], 4),
+        (
+            &["sweep", "--simulate", "4", "--sim-pair-ms", "0", "--sim-slow", "1"],
+            5,
+        ),
+    ] {
+        let (got, _) = ended(spawn_unheard(args));
+        assert_eq!(got, Some(code), "{args:?}");
+    }
+    let port = free_port();
+    let mut child = spawn_unheard(&["write-bw", "-P", "tcp", "-p", &port.to_string()]);
+    until_listening(&mut child, port);
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), Signal::SIGTERM);
+    let (got, _) = ended(child);
+    assert_eq!(got, Some(128 + Signal::SIGTERM as i32));
 }
