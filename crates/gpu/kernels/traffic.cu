@@ -6,7 +6,9 @@
 //
 // mix/pattern_vec and slot_of must stay identical to
 // crates/traffic/src/pattern.rs: the host checks what these kernels
-// write, and these kernels check what the host wrote.
+// write, and these kernels check what the host wrote. The tests in
+// crates/traffic/tests/kernels_on_cpu.rs build this file as host C++ and
+// check that, the tile walk and the checks, without a GPU.
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
@@ -29,11 +31,17 @@ __device__ __forceinline__ u64 slot_of(u64 q, u64 slots) {
     return (q * SLOT_STRIDE) & (slots - 1);
 }
 
+// On the GPU the global nanosecond timer; the CPU build of these kernels
+// (crates/traffic/tests/kernels_on_cpu.rs) brings a clock of its own.
+#ifdef __CUDA_ARCH__
 __device__ __forceinline__ u64 globaltimer_ns() {
     u64 t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
 }
+#else
+u64 globaltimer_ns();
+#endif
 
 // Holds its stream until the host releases it (*flag != 0), so the copy
 // stream and the kernel stream start together once everything is queued.

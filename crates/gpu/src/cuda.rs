@@ -17,6 +17,13 @@ use std::time::{Duration, Instant};
 /// The kernels' PTX (crates/gpu/kernels/traffic.cu, scripts/gen-ptx.sh).
 pub const TRAFFIC_PTX: &str = include_str!("../kernels/traffic.ptx");
 
+/// Blocks and threads of the grid-stride kernels (fill, verify), and the
+/// threads of verify_tiles (one block per tile block): the CPU build of
+/// the kernels (crates/traffic/tests/kernels_on_cpu.rs) runs them so.
+pub const STRIDE_GRID: u32 = 1024;
+pub const STRIDE_BLOCK: u32 = 256;
+pub const VERIFY_TILES_BLOCK: u32 = 256;
+
 fn call(name: &'static str, e: DriverError) -> GpuError {
     let msg = e
         .error_string()
@@ -599,8 +606,8 @@ impl Kernels {
         self.launch(
             self.fill,
             s,
-            1024,
-            256,
+            STRIDE_GRID,
+            STRIDE_BLOCK,
             vec![Arg::U64(p), Arg::U64(first_vec), Arg::U64(len / 16), Arg::U32(seed)],
         )
     }
@@ -625,8 +632,8 @@ impl Kernels {
         self.launch(
             self.verify,
             s,
-            1024,
-            256,
+            STRIDE_GRID,
+            STRIDE_BLOCK,
             vec![
                 Arg::U64(p),
                 Arg::U64(first_vec),
@@ -658,7 +665,7 @@ impl Kernels {
             self.verify_tiles,
             s,
             blocks,
-            256,
+            VERIFY_TILES_BLOCK,
             vec![
                 Arg::U64(region),
                 Arg::U64(block_region),

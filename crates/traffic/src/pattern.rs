@@ -98,8 +98,9 @@ mod tests {
 
     #[test]
     fn known_values_shared_with_the_kernels() {
-        // the kernels' pattern_vec must give these (checked on a GPU by
-        // the GPU test path); a change here needs the same change there
+        // the kernels' pattern_vec must give these (checked on the CPU by
+        // tests/kernels_on_cpu.rs, and on a GPU by the GPU test path); a
+        // change here needs the same change there
         assert_eq!(vector(0, 0), [0, 0, 0xA5A5_A5A5, 0x5A5A_5A5A]);
         assert_eq!(vector(1, 2), KNOWN_1_2);
     }
