@@ -7,6 +7,7 @@
 //! words the GPU polls are atomics. Never prints; decides nothing about
 //! what is measured.
 
+use crate::launch::{self, Arg, Kernel, Launch, TileWalk};
 use crate::GpuError;
 use cudarc::driver::{result, sys, DriverError};
 use std::ffi::{c_void, CString};
@@ -16,13 +17,6 @@ use std::time::{Duration, Instant};
 
 /// The kernels' PTX (crates/gpu/kernels/traffic.cu, scripts/gen-ptx.sh).
 pub const TRAFFIC_PTX: &str = include_str!("../kernels/traffic.ptx");
-
-/// Blocks and threads of the grid-stride kernels (fill, verify), and the
-/// threads of verify_tiles (one block per tile block): the CPU build of
-/// the kernels (crates/traffic/tests/kernels_on_cpu.rs) runs them so.
-pub const STRIDE_GRID: u32 = 1024;
-pub const STRIDE_BLOCK: u32 = 256;
-pub const VERIFY_TILES_BLOCK: u32 = 256;
 
 fn call(name: &'static str, e: DriverError) -> GpuError {
     let msg = e
@@ -466,18 +460,8 @@ impl Drop for Event {
 pub struct Kernels {
     ctx: Arc<Context>,
     module: sys::CUmodule,
-    gate: sys::CUfunction,
-    tile_write: sys::CUfunction,
-    tile_read: sys::CUfunction,
-    fill: sys::CUfunction,
-    verify: sys::CUfunction,
-    verify_tiles: sys::CUfunction,
-}
-
-/// One kernel argument, by value (the launch copies them).
-enum Arg {
-    U64(u64),
-    U32(u32),
+    /// In the order of `Kernel::ALL`.
+    functions: Vec<sys::CUfunction>,
 }
 
 impl Kernels {
@@ -487,108 +471,91 @@ impl Kernels {
         // SAFETY: src is NUL-terminated PTX text, as cuModuleLoadData takes.
         let module = unsafe { result::module::load_data(src.as_ptr() as *const c_void) }
             .map_err(|e| call("cuModuleLoadData", e))?;
-        let f = |name: &str| -> Result<sys::CUfunction, GpuError> {
-            let n = CString::new(name).map_err(|_| GpuError::Bounds("kernel name".into()))?;
-            // SAFETY: module was just loaded and is unloaded only on drop.
-            unsafe { result::module::get_function(module, n) }.map_err(|e| call("cuModuleGetFunction", e))
+        let functions = Kernel::ALL
+            .iter()
+            .map(|k| {
+                let n = CString::new(k.name()).map_err(|_| GpuError::Bounds("kernel name".into()))?;
+                // SAFETY: module was just loaded and is unloaded only on drop.
+                unsafe { result::module::get_function(module, n) }.map_err(|e| call("cuModuleGetFunction", e))
+            })
+            .collect::<Result<_, _>>();
+        let functions = match functions {
+            Ok(f) => f,
+            Err(e) => {
+                // SAFETY: loaded above, and not kept anywhere.
+                let _ = unsafe { result::module::unload(module) };
+                return Err(e);
+            }
         };
         Ok(Kernels {
             ctx: ctx.clone(),
             module,
-            gate: f("gate")?,
-            tile_write: f("tile_write")?,
-            tile_read: f("tile_read")?,
-            fill: f("fill")?,
-            verify: f("verify")?,
-            verify_tiles: f("verify_tiles")?,
+            functions,
         })
     }
 
-    fn launch(
-        &self,
-        f: sys::CUfunction,
-        s: &Stream,
-        grid: u32,
-        block: u32,
-        mut args: Vec<Arg>,
-    ) -> Result<(), GpuError> {
+    /// Launches `l` on `s`.
+    fn launch(&self, l: Launch, s: &Stream) -> Result<(), GpuError> {
+        let f = Kernel::ALL
+            .iter()
+            .position(|k| *k == l.kernel)
+            .and_then(|i| self.functions.get(i))
+            .copied()
+            .ok_or_else(|| GpuError::Bounds(format!("kernel {} not loaded", l.kernel.name())))?;
         self.ctx.bind()?;
-        let mut ptrs: Vec<*mut c_void> = args
+        let mut values = l.args;
+        let mut ptrs: Vec<*mut c_void> = values
             .iter_mut()
             .map(|a| match a {
-                Arg::U64(x) => x as *mut u64 as *mut c_void,
+                Arg::Ptr(x) | Arg::U64(x) => x as *mut u64 as *mut c_void,
                 Arg::U32(x) => x as *mut u32 as *mut c_void,
             })
             .collect();
         // SAFETY: f is a kernel of this module; every parameter is passed
-        // by value with the width the kernel declares (u64 for pointers and
-        // 64-bit counts, u32 for seeds), and the driver copies them before
-        // cuLaunchKernel returns. Device addresses passed in were bounds-
-        // checked by the callers below against live allocations that
-        // outlive the stream's work (callers wait on the stream).
-        unsafe { result::launch_kernel(f, (grid, 1, 1), (block, 1, 1), 0, s.raw, &mut ptrs) }
+        // by value with the width the kernel declares (launch.rs's test
+        // checks each launch against the PTX), and the driver copies them
+        // before cuLaunchKernel returns. Device addresses in the launch
+        // were bounds-checked by the callers below against live
+        // allocations that outlive the stream's work (callers wait on the
+        // stream).
+        unsafe { result::launch_kernel(f, (l.grid, 1, 1), (l.block, 1, 1), 0, s.raw, &mut ptrs) }
             .map_err(|e| call("cuLaunchKernel", e))
     }
 
     /// Holds `s` until `gate` word `flag` is set or `max_ns` passes
     /// (then `timed_out` is set).
     pub fn gate(&self, s: &Stream, words: &Words, flag: usize, timed_out: usize, max_ns: u64) -> Result<(), GpuError> {
-        self.launch(
-            self.gate,
-            s,
-            1,
-            1,
-            vec![
-                Arg::U64(words.device(flag)?),
-                Arg::U64(max_ns),
-                Arg::U64(words.device(timed_out)?),
-            ],
-        )
+        self.launch(launch::gate(words.device(flag)?, max_ns, words.device(timed_out)?), s)
     }
 
-    /// The tile work over `region` (`blocks` × `block_region` bytes from
-    /// offset 0 of `mem`); reads count mismatches into `words[counter]`;
-    /// `progress` words (one per block, from index `progress`) may be None.
+    /// The tile work over `walk` (its region from offset 0 of `mem`);
+    /// reads count mismatches into `words[counter]`; `progress` words (one
+    /// per block, from index `progress`) may be None.
     #[allow(clippy::too_many_arguments)]
     pub fn tile(
         &self,
         s: &Stream,
         write: bool,
         mem: &DeviceMem,
-        blocks: u32,
-        threads: u32,
-        block_region: u64,
-        piece: u64,
-        iterations: u64,
-        seed: u32,
+        walk: TileWalk,
         words: &Words,
         counter: usize,
         progress: Option<usize>,
     ) -> Result<(), GpuError> {
-        let region = mem.at(0, u64::from(blocks) * block_region)?;
+        let walk = TileWalk {
+            region: mem.at(0, u64::from(walk.blocks) * walk.block_region)?,
+            ..walk
+        };
         let prog = match progress {
             Some(p) => {
                 // every block's word must be there
-                words.device(p + blocks as usize - 1)?;
+                words.device(p + walk.blocks as usize - 1)?;
                 words.device(p)?
             }
             None => 0,
         };
-        let mut args = vec![
-            Arg::U64(region),
-            Arg::U64(block_region),
-            Arg::U64(piece),
-            Arg::U64(iterations),
-            Arg::U32(seed),
-        ];
-        if write {
-            args.push(Arg::U64(prog));
-            self.launch(self.tile_write, s, blocks, threads, args)
-        } else {
-            args.push(Arg::U64(words.device(counter)?));
-            args.push(Arg::U64(prog));
-            self.launch(self.tile_read, s, blocks, threads, args)
-        }
+        let mismatches = if write { 0 } else { words.device(counter)? };
+        self.launch(launch::tile(&walk, write, mismatches, prog), s)
     }
 
     /// Vectors of `mem` from byte `off`, `len` bytes, get the pattern of
@@ -602,14 +569,7 @@ impl Kernels {
         first_vec: u64,
         seed: u32,
     ) -> Result<(), GpuError> {
-        let p = mem.at(off, len)?;
-        self.launch(
-            self.fill,
-            s,
-            STRIDE_GRID,
-            STRIDE_BLOCK,
-            vec![Arg::U64(p), Arg::U64(first_vec), Arg::U64(len / 16), Arg::U32(seed)],
-        )
+        self.launch(launch::fill(mem.at(off, len)?, len, first_vec, seed), s)
     }
 
     /// Counts vectors of `mem[off..off+len]` off the pattern into
@@ -628,21 +588,15 @@ impl Kernels {
         count: usize,
         first: usize,
     ) -> Result<(), GpuError> {
-        let p = mem.at(off, len)?;
-        self.launch(
-            self.verify,
-            s,
-            STRIDE_GRID,
-            STRIDE_BLOCK,
-            vec![
-                Arg::U64(p),
-                Arg::U64(first_vec),
-                Arg::U64(len / 16),
-                Arg::U32(seed),
-                Arg::U64(words.device(count)?),
-                Arg::U64(words.device(first)?),
-            ],
-        )
+        let l = launch::verify(
+            mem.at(off, len)?,
+            len,
+            first_vec,
+            seed,
+            words.device(count)?,
+            words.device(first)?,
+        );
+        self.launch(l, s)
     }
 
     /// After tile writes: the first `pieces` pieces of every block's walk.
@@ -651,30 +605,19 @@ impl Kernels {
         &self,
         s: &Stream,
         mem: &DeviceMem,
-        blocks: u32,
-        block_region: u64,
-        piece: u64,
+        walk: TileWalk,
         pieces: u64,
-        seed: u32,
         words: &Words,
         count: usize,
         first: usize,
     ) -> Result<(), GpuError> {
-        let region = mem.at(0, u64::from(blocks) * block_region)?;
+        let walk = TileWalk {
+            region: mem.at(0, u64::from(walk.blocks) * walk.block_region)?,
+            ..walk
+        };
         self.launch(
-            self.verify_tiles,
+            launch::verify_tiles(&walk, pieces, words.device(count)?, words.device(first)?),
             s,
-            blocks,
-            VERIFY_TILES_BLOCK,
-            vec![
-                Arg::U64(region),
-                Arg::U64(block_region),
-                Arg::U64(piece),
-                Arg::U64(pieces),
-                Arg::U32(seed),
-                Arg::U64(words.device(count)?),
-                Arg::U64(words.device(first)?),
-            ],
         )
     }
 }

@@ -4,13 +4,15 @@
 //! an ordinal, a UUID or a PCI bus id, through a small dlopen wrapper of
 //! its own: cudarc 0.19 panics when libcuda or one of its symbols is
 //! missing, and discovery must answer those cases with an error. Everything
-//! past discovery (memory, streams, events, kernels) is `cuda`, on cudarc;
+//! past discovery (memory, streams, events, kernels) is `cuda`, on cudarc,
+//! which launches the kernels `launch` describes as plain data;
 //! `numa` places host memory. Like the fabric crate it holds `unsafe`
 //! (each block with a SAFETY note); it never prints and never exits.
 
 pub mod cuda;
 mod dl;
 pub mod hip;
+pub mod launch;
 pub mod numa;
 pub mod ze;
 

@@ -5,6 +5,7 @@
 //! the tile region, split into one power-of-two slice per thread block and
 //! sized to several times the L2 cache, so tiles measure device memory.
 
+use fabdiag_gpu::launch::TileWalk;
 use thiserror::Error;
 
 /// Bytes one tile transfer moves (the original's "4KB transfers").
@@ -123,6 +124,20 @@ impl Plan {
     /// the first `min(slots, this)` of them in visiting order.
     pub fn pieces_per_block(&self) -> u64 {
         self.iterations.saturating_mul(TRANSFER / self.piece)
+    }
+
+    /// The tile kernels' walk for a test with `seed`, over the tile region
+    /// at offset 0 of the device buffer (its address is the launcher's).
+    pub fn walk(&self, seed: u32) -> TileWalk {
+        TileWalk {
+            region: 0,
+            blocks: self.blocks,
+            threads: self.threads,
+            block_region: self.block_region,
+            piece: self.piece,
+            iterations: self.iterations,
+            seed,
+        }
     }
 
     /// Where the host region starts in the device buffer (after the tiles').

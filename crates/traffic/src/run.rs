@@ -25,14 +25,14 @@ const GATE_NS: u64 = 10_000_000_000;
 const POLL: Duration = Duration::from_micros(100);
 
 // The mapped words: the gate, its two time-out flags, counters, then one
-// progress word per block.
-const FLAG: usize = 0;
-const GATE_TIMEOUT_COPY: usize = 1;
-const GATE_TIMEOUT_TILE: usize = 2;
-const TILE_BAD: usize = 3;
-const CHECK_COUNT: usize = 4;
-const CHECK_FIRST: usize = 5;
-const PROGRESS: usize = 6;
+// progress word per block (public for the kernels' CPU tests).
+pub const FLAG: usize = 0;
+pub const GATE_TIMEOUT_COPY: usize = 1;
+pub const GATE_TIMEOUT_TILE: usize = 2;
+pub const TILE_BAD: usize = 3;
+pub const CHECK_COUNT: usize = 4;
+pub const CHECK_FIRST: usize = 5;
+pub const PROGRESS: usize = 6;
 
 #[derive(Debug, Error)]
 pub enum RunError {
@@ -156,12 +156,7 @@ impl Session {
                 &self.tiles,
                 dir == Dir::Write,
                 &self.dev,
-                p.blocks,
-                p.threads,
-                p.block_region,
-                p.piece,
-                p.iterations,
-                seed,
+                p.walk(seed),
                 &self.words,
                 TILE_BAD,
                 Some(PROGRESS),
@@ -304,11 +299,8 @@ impl Session {
                 self.kernels.verify_tiles(
                     &self.tiles,
                     &self.dev,
-                    p.blocks,
-                    p.block_region,
-                    p.piece,
+                    p.walk(seed),
                     p.pieces_per_block(),
-                    seed,
                     &self.words,
                     CHECK_COUNT,
                     CHECK_FIRST,

@@ -1,21 +1,26 @@
 // Runs the host-traffic kernels (crates/gpu/kernels/traffic.cu, the very
 // source the committed PTX is made from) on the CPU, one thread after
 // another, for kernels_on_cpu.rs; built there with AddressSanitizer, so a
-// kernel that touches memory outside what it was given fails the test.
-// Each command prints what the kernels left as `name value ...` lines.
+// kernel that touches memory outside the device buffer fails the test.
 //
-//   fill GRID BLOCK SEED FIRST NVEC OUT    pattern into NVEC vectors, to OUT
-//   verify GRID BLOCK SEED FIRST IN        check IN's vectors
-//   tiles BLOCKS THREADS VT_BLOCK BLOCK_REGION PIECE ITER PIECES SEED OUT [BYTE]
-//       tile_write over a zeroed region (to OUT), then verify_tiles and
-//       tile_read; with BYTE, that byte flipped and both again
-//   gate FLAG MAX_NS                       the start gate with *flag = FLAG
+//   harness DEV_BYTES WORDS    a zeroed "device" buffer and mapped words,
+// then one command a line on stdin:
+//   call KERNEL GRID BLOCK ARG...  a launch as crates/gpu/src/launch.rs
+//       makes it; ARG: d:OFFSET (device address), w:INDEX (a word's
+//       address), z (none), u64:N, u32:N; each checked against the kind
+//       the kernel declares
+//   load OFFSET FILE / save OFFSET LEN FILE   device bytes from / to FILE
+//   flip OFFSET                    invert one device byte
+//   set INDEX VALUE / words        set a word / print `words W0 W1 ...`
 #include "cuda_shim.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <iostream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "traffic.cu"
@@ -26,6 +31,41 @@ u64 globaltimer_ns() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
+}
+
+[[noreturn]] static void fail(const std::string &why) {
+    std::cerr << "harness: " << why << "\n";
+    exit(2);
+}
+
+static unsigned char *dev;
+static u64 dev_bytes;
+static u64 *words;
+static u64 nwords;
+
+// One argument as the kernel receives it.
+struct Val {
+    char kind; // 'p' pointer, 'q' u64, 'l' u32
+    u64 v;
+    void *p;
+};
+
+static Val parse(const std::string &t) {
+    auto num = [&](size_t at) { return strtoull(t.c_str() + at, nullptr, 0); };
+    if (t == "z") return {'p', 0, nullptr};
+    if (t.rfind("d:", 0) == 0) {
+        u64 off = num(2);
+        if (off >= dev_bytes) fail("device address past the buffer: " + t);
+        return {'p', 0, dev + off};
+    }
+    if (t.rfind("w:", 0) == 0) {
+        u64 i = num(2);
+        if (i >= nwords) fail("no such word: " + t);
+        return {'p', 0, &words[i]};
+    }
+    if (t.rfind("u64:", 0) == 0) return {'q', num(4), nullptr};
+    if (t.rfind("u32:", 0) == 0) return {'l', num(4), nullptr};
+    fail("bad argument " + t);
 }
 
 template <class F> static void launch(unsigned grid, unsigned block, F kernel) {
@@ -40,98 +80,103 @@ template <class F> static void launch(unsigned grid, unsigned block, F kernel) {
     }
 }
 
-static u64 num(const char *s) { return strtoull(s, nullptr, 0); }
-
-// Exactly `bytes` long, so AddressSanitizer sees any access past it.
-static uint4 *alloc(u64 bytes) {
-    void *p = calloc(1, bytes ? bytes : 1);
-    if (!p) {
-        fprintf(stderr, "harness: cannot allocate %llu bytes\n", bytes);
-        exit(2);
+static void call(const std::string &name, unsigned grid, unsigned block, const std::vector<Val> &a) {
+    // the kinds each kernel declares, in order
+    auto want = [&](const char *kinds) {
+        if (a.size() != strlen(kinds)) fail(name + ": wrong number of arguments");
+        for (size_t i = 0; i < a.size(); ++i)
+            if (a[i].kind != kinds[i]) fail(name + ": argument " + std::to_string(i) + " of the wrong kind");
+    };
+    auto P = [&](size_t i) { return a[i].p; };
+    auto Q = [&](size_t i) { return a[i].v; };
+    auto L = [&](size_t i) { return (u32)a[i].v; };
+    if (name == "gate") {
+        want("pqp");
+        launch(grid, block, [&] { gate((volatile u32 *)P(0), Q(1), (volatile u32 *)P(2)); });
+    } else if (name == "tile_write") {
+        want("pqqqlp");
+        launch(grid, block, [&] { tile_write((uint4 *)P(0), Q(1), Q(2), Q(3), L(4), (volatile u64 *)P(5)); });
+    } else if (name == "tile_read") {
+        want("pqqqlpp");
+        launch(grid, block,
+               [&] { tile_read((const uint4 *)P(0), Q(1), Q(2), Q(3), L(4), (u64 *)P(5), (volatile u64 *)P(6)); });
+    } else if (name == "fill") {
+        want("pqql");
+        launch(grid, block, [&] { fill((uint4 *)P(0), Q(1), Q(2), L(3)); });
+    } else if (name == "verify") {
+        want("pqqlpp");
+        launch(grid, block, [&] { verify((const uint4 *)P(0), Q(1), Q(2), L(3), (u64 *)P(4), (u64 *)P(5)); });
+    } else if (name == "verify_tiles") {
+        want("pqqqlpp");
+        launch(grid, block,
+               [&] { verify_tiles((const uint4 *)P(0), Q(1), Q(2), Q(3), L(4), (u64 *)P(5), (u64 *)P(6)); });
+    } else {
+        fail("no kernel " + name);
     }
-    return (uint4 *)p;
 }
 
-static void save(const char *path, const void *p, u64 bytes) {
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(p, 1, bytes, f) != bytes || fclose(f) != 0) {
-        fprintf(stderr, "harness: cannot write %s\n", path);
-        exit(2);
-    }
-}
-
-static std::vector<unsigned char> load(const char *path) {
-    std::vector<unsigned char> v;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "harness: cannot read %s\n", path);
-        exit(2);
-    }
-    int c;
-    while ((c = fgetc(f)) != EOF) v.push_back((unsigned char)c);
-    fclose(f);
-    return v;
+static void range(u64 off, u64 len) {
+    if (off > dev_bytes || len > dev_bytes - off) fail("range past the device buffer");
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) return 2;
-    const char *cmd = argv[1];
-    if (!strcmp(cmd, "fill") && argc == 8) {
-        unsigned grid = num(argv[2]), block = num(argv[3]);
-        u32 seed = num(argv[4]);
-        u64 first = num(argv[5]), n = num(argv[6]);
-        uint4 *buf = alloc(n * 16);
-        launch(grid, block, [&] { fill(buf, first, n, seed); });
-        save(argv[7], buf, n * 16);
-        free(buf);
-        return 0;
-    }
-    if (!strcmp(cmd, "verify") && argc == 7) {
-        unsigned grid = num(argv[2]), block = num(argv[3]);
-        u32 seed = num(argv[4]);
-        u64 first = num(argv[5]);
-        std::vector<unsigned char> in = load(argv[6]);
-        u64 n = in.size() / 16;
-        uint4 *buf = alloc(n * 16);
-        memcpy(buf, in.data(), n * 16);
-        u64 bad = 0, first_bad = ~0ull;
-        launch(grid, block, [&] { verify(buf, first, n, seed, &bad, &first_bad); });
-        printf("verify %llu %llu\n", bad, first_bad);
-        free(buf);
-        return 0;
-    }
-    if (!strcmp(cmd, "tiles") && (argc == 11 || argc == 12)) {
-        unsigned blocks = num(argv[2]), threads = num(argv[3]), vt_block = num(argv[4]);
-        u64 block_region = num(argv[5]), piece = num(argv[6]), iterations = num(argv[7]), pieces = num(argv[8]);
-        u32 seed = num(argv[9]);
-        u64 bytes = blocks * block_region;
-        uint4 *region = alloc(bytes);
-        u64 *progress = (u64 *)calloc(blocks, sizeof(u64));
-        launch(blocks, threads, [&] { tile_write(region, block_region, piece, iterations, seed, progress); });
-        printf("progress");
-        for (unsigned b = 0; b < blocks; ++b) printf(" %llu", progress[b]);
-        printf("\n");
-        save(argv[10], region, bytes);
-        for (int round = 0; round < (argc == 12 ? 2 : 1); ++round) {
-            if (round == 1) ((unsigned char *)region)[num(argv[11])] ^= 0xff;
-            u64 bad = 0, first_bad = ~0ull, read_bad = 0;
-            launch(blocks, vt_block,
-                   [&] { verify_tiles(region, block_region, piece, pieces, seed, &bad, &first_bad); });
-            launch(blocks, threads,
-                   [&] { tile_read(region, block_region, piece, iterations, seed, &read_bad, progress); });
-            printf("verify_tiles %llu %llu\ntile_read %llu\n", bad, first_bad, read_bad);
+    if (argc != 3) fail("usage: harness DEV_BYTES WORDS");
+    dev_bytes = strtoull(argv[1], nullptr, 0);
+    nwords = strtoull(argv[2], nullptr, 0);
+    // exactly this long, so AddressSanitizer sees any access past it
+    dev = (unsigned char *)calloc(1, dev_bytes);
+    words = (u64 *)calloc(nwords, sizeof(u64));
+    if (!dev || !words) fail("cannot allocate");
+    std::string line;
+    while (std::getline(std::cin, line)) {
+        std::istringstream in(line);
+        std::string cmd;
+        in >> cmd;
+        if (cmd == "call") {
+            std::string name, t;
+            unsigned grid, block;
+            in >> name >> grid >> block;
+            std::vector<Val> args;
+            while (in >> t) args.push_back(parse(t));
+            call(name, grid, block, args);
+        } else if (cmd == "load") {
+            u64 off;
+            std::string path;
+            in >> off >> path;
+            FILE *f = fopen(path.c_str(), "rb");
+            if (!f) fail("cannot read " + path);
+            std::vector<unsigned char> v;
+            int c;
+            while ((c = fgetc(f)) != EOF) v.push_back((unsigned char)c);
+            fclose(f);
+            range(off, v.size());
+            memcpy(dev + off, v.data(), v.size());
+        } else if (cmd == "save") {
+            u64 off, len;
+            std::string path;
+            in >> off >> len >> path;
+            range(off, len);
+            FILE *f = fopen(path.c_str(), "wb");
+            if (!f || fwrite(dev + off, 1, len, f) != len || fclose(f) != 0) fail("cannot write " + path);
+        } else if (cmd == "flip") {
+            u64 off;
+            in >> off;
+            range(off, 1);
+            dev[off] ^= 0xff;
+        } else if (cmd == "set") {
+            u64 i, v;
+            in >> i >> v;
+            if (i >= nwords) fail("no such word");
+            words[i] = v;
+        } else if (cmd == "words") {
+            std::cout << "words";
+            for (u64 i = 0; i < nwords; ++i) std::cout << " " << words[i];
+            std::cout << "\n";
+        } else if (!cmd.empty()) {
+            fail("unknown command " + cmd);
         }
-        free(progress);
-        free(region);
-        return 0;
     }
-    if (!strcmp(cmd, "gate") && argc == 4) {
-        u32 flag = num(argv[2]), timed_out = 0;
-        u64 max_ns = num(argv[3]);
-        launch(1, 1, [&] { gate(&flag, max_ns, &timed_out); });
-        printf("timed_out %u\n", timed_out);
-        return 0;
-    }
-    fprintf(stderr, "harness: bad command line\n");
-    return 2;
+    free(dev);
+    free(words);
+    return 0;
 }
