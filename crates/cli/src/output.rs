@@ -56,7 +56,7 @@ pub fn stdout_lost() -> Option<String> {
 }
 
 /// Says as `prog` that stdout lost output, if it did (before an exit
-/// that is not a success anyway: a stop, a stuck call).
+/// that is not a success anyway: a stop signal's, the stuck-call guard's).
 pub fn tell_stdout_lost(prog: &str) {
     if let Some(l) = stdout_lost() {
         tell!("{prog}: {l}");
@@ -67,16 +67,10 @@ pub fn tell_stdout_lost(prog: &str) {
 /// any, one line says so and a success becomes a runtime failure (any
 /// other code already says the run did not succeed, and is kept).
 pub fn stdout_verdict(prog: &str, code: u8) -> u8 {
-    match stdout_lost() {
-        None => code,
-        Some(l) => {
-            tell!("{prog}: {l}");
-            if code == exit::OK {
-                exit::RUNTIME
-            } else {
-                code
-            }
-        }
+    tell_stdout_lost(prog);
+    match STDOUT_LOST.get() {
+        Some(_) if code == exit::OK => exit::RUNTIME,
+        _ => code,
     }
 }
 
@@ -224,7 +218,6 @@ pub fn guard_ended_here(tool: &str, prog: &str, json: bool, role: Role, ended: E
         &so_far.rows,
     );
     tell(prog, json, Some(&msg), &doc);
-    tell_stdout_lost(prog);
     code
 }
 
@@ -245,7 +238,6 @@ fn ended_early(tool: &str, prog: &str, json: bool, role: Role, kind: &str, msg: 
         let doc = failed_document(tool, role, so_far.run.clone(), &so_far.rows, kind, msg);
         print_stdout(&(render(&doc) + "\n"));
     }
-    tell_stdout_lost(prog);
 }
 
 impl SoFar {

@@ -42,13 +42,16 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// On the first SIGINT or SIGTERM: `report` what `kept` holds (under its
-/// lock, so the command cannot change it midway), then die by the signal.
+/// lock, so the command cannot change it midway), say as `who` if stdout
+/// lost output, then die by the signal.
 /// For a command that keeps its results as it goes (the pair tools,
 /// host-traffic); `report` decides whether anything is left to say.
 pub fn report_on_stop<T: Send + 'static>(
+    who: &str,
     kept: Arc<Mutex<T>>,
     report: impl FnOnce(&T, Signal) + Send + 'static,
 ) -> nix::Result<()> {
+    let who = who.to_string();
     on_stop(move |sig| {
         let k = lock(&kept);
         // a report that fails halfway must not keep the process from the
@@ -56,6 +59,7 @@ pub fn report_on_stop<T: Send + 'static>(
         // takes SIGINT and SIGTERM
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| report(&k, sig)));
         drop(k);
+        crate::output::tell_stdout_lost(&who);
         die_by(sig)
     })
 }

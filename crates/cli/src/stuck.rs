@@ -68,9 +68,15 @@ pub fn lost(loss: PeerLoss, phase: Option<Phase>, run: Option<RunDesc>, rows: Ve
 /// Starts the guard over the endpoints `calls` and the control
 /// connections `peer` will be given; `report` says why the run ended and
 /// returns the exit code to end with, or None when the outcome is already
-/// being told (then that ends the process). Returns false if the thread
-/// could not start (the run goes on unguarded).
-pub fn guard(calls: CallWatcher, peer: PeerWatch, report: impl Fn(Ended) -> Option<u8> + Send + 'static) -> bool {
+/// being told (then that ends the process); the guard then says as `who`
+/// if stdout lost output. Returns false if the thread could not start
+/// (the run goes on unguarded).
+pub fn guard(
+    who: String,
+    calls: CallWatcher,
+    peer: PeerWatch,
+    report: impl Fn(Ended) -> Option<u8> + Send + 'static,
+) -> bool {
     std::thread::Builder::new()
         .name("fabdiag-stuck".into())
         .spawn(move || loop {
@@ -89,6 +95,7 @@ pub fn guard(calls: CallWatcher, peer: PeerWatch, report: impl Fn(Ended) -> Opti
             let Some(code) = report(ended) else {
                 return;
             };
+            crate::output::tell_stdout_lost(&who);
             let _ = std::io::stdout().flush();
             let _ = std::io::stderr().flush();
             // exit() runs libfabric's destructors while the stuck call is

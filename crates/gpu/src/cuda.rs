@@ -460,7 +460,8 @@ impl Drop for Event {
 pub struct Kernels {
     ctx: Arc<Context>,
     module: sys::CUmodule,
-    /// In the order of `Kernel::ALL`.
+    /// In the order of `Kernel::ALL` (its declaration order): `kernel as
+    /// usize` finds one.
     functions: Vec<sys::CUfunction>,
 }
 
@@ -496,10 +497,9 @@ impl Kernels {
 
     /// Launches `l` on `s`.
     fn launch(&self, l: Launch, s: &Stream) -> Result<(), GpuError> {
-        let f = Kernel::ALL
-            .iter()
-            .position(|k| *k == l.kernel)
-            .and_then(|i| self.functions.get(i))
+        let f = self
+            .functions
+            .get(l.kernel as usize)
             .copied()
             .ok_or_else(|| GpuError::Bounds(format!("kernel {} not loaded", l.kernel.name())))?;
         self.ctx.bind()?;
@@ -542,10 +542,7 @@ impl Kernels {
         counter: usize,
         progress: Option<usize>,
     ) -> Result<(), GpuError> {
-        let walk = TileWalk {
-            region: mem.at(0, u64::from(walk.blocks) * walk.block_region)?,
-            ..walk
-        };
+        let walk = placed(mem, walk)?;
         let prog = match progress {
             Some(p) => {
                 // every block's word must be there
@@ -611,15 +608,20 @@ impl Kernels {
         count: usize,
         first: usize,
     ) -> Result<(), GpuError> {
-        let walk = TileWalk {
-            region: mem.at(0, u64::from(walk.blocks) * walk.block_region)?,
-            ..walk
-        };
+        let walk = placed(mem, walk)?;
         self.launch(
             launch::verify_tiles(&walk, pieces, words.device(count)?, words.device(first)?),
             s,
         )
     }
+}
+
+/// `walk` over the tile region at offset 0 of `mem` (bounds-checked).
+fn placed(mem: &DeviceMem, walk: TileWalk) -> Result<TileWalk, GpuError> {
+    Ok(TileWalk {
+        region: mem.at(0, u64::from(walk.blocks) * walk.block_region)?,
+        ..walk
+    })
 }
 
 impl Drop for Kernels {

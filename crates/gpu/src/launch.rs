@@ -185,6 +185,15 @@ mod tests {
             .collect()
     }
 
+    /// cuda.rs keeps the loaded kernels in this order and finds one by
+    /// `kernel as usize`.
+    #[test]
+    fn all_lists_the_kernels_in_declaration_order() {
+        for (i, k) in Kernel::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i, "{}", k.name());
+        }
+    }
+
     /// Every launch fabdiag makes passes as many arguments as its kernel
     /// declares, each of the declared width (a short or misplaced one is
     /// CUDA_ERROR_INVALID_VALUE at best, a wild pointer at worst).

@@ -62,8 +62,8 @@ fn during(test: &str, repeat: usize, repeats: usize) -> String {
 /// thread): the first one prints what `kept` holds, then ends the process
 /// by it.
 fn watch_stops(prog: &str, json: bool, kept: &Arc<Mutex<Kept>>) -> nix::Result<()> {
-    let prog = prog.to_string();
-    signals::report_on_stop(Arc::clone(kept), move |k: &Kept, sig| {
+    let who = prog.to_string();
+    signals::report_on_stop(prog, Arc::clone(kept), move |k: &Kept, sig| {
         if k.finished {
             return;
         }
@@ -72,11 +72,10 @@ fn watch_stops(prog: &str, json: bool, kept: &Arc<Mutex<Kept>>) -> nix::Result<(
         }
         let done = k.repeats.iter().map(Vec::len).sum();
         let line = stop_line(sig.as_str(), &k.when, done);
-        tell!("{prog}: {line}");
+        tell!("{who}: {line}");
         if json {
             print_document(&k.config, &k.repeats, Some(&line));
         }
-        crate::output::tell_stdout_lost(&prog);
     })
 }
 

@@ -36,7 +36,7 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
     // mid-run reports the sizes measured, then ends the process by it
     let so_far = Arc::new(Mutex::new(SoFar::default()));
     let (tool_name, stop_prog, stop_json) = (name.to_string(), prog.to_string(), inv.json);
-    let watching = signals::report_on_stop(Arc::clone(&so_far), move |s: &SoFar, sig| {
+    let watching = signals::report_on_stop(prog, Arc::clone(&so_far), move |s: &SoFar, sig| {
         if !s.finished {
             stopped(&tool_name, &stop_prog, stop_json, role, sig.as_str(), s);
         }
@@ -69,7 +69,7 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
     }
     let (tool_name, stuck_prog) = (name.to_string(), prog.to_string());
     let kept = Arc::clone(&so_far);
-    let guarded = stuck::guard(calls, peer, move |ended| {
+    let guarded = stuck::guard(prog.into(), calls, peer, move |ended| {
         let s = signals::lock(&kept);
         // finished: the outcome is being printed, and ends the process
         (!s.finished).then(|| output::guard_ended_here(&tool_name, &stuck_prog, inv.json, role, ended, &s))

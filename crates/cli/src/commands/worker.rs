@@ -148,7 +148,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     // its client is gone: the server hears it as this test's outcome, and
     // serves the next client
     let watched = Arc::clone(&seen);
-    if !stuck::guard(calls, peer, move |ended| {
+    if !stuck::guard("fabdiag serve".into(), calls, peer, move |ended| {
         let seen = signals::lock(&watched);
         let tool = seen.tool.clone().unwrap_or_default();
         // (what the test measured is its client's to tell)

@@ -36,13 +36,12 @@ impl Guarded {
     /// another thread is ending the process). False if it cannot start.
     pub fn start(self, who: String, then: impl Fn() -> Option<u8> + Send + 'static) -> bool {
         let Guarded { calls, peer, lifeline } = self;
-        stuck::guard(calls, peer.clone(), move |ended| {
+        stuck::guard(who.clone(), calls, peer.clone(), move |ended| {
             let said = lifeline.cut(|pair| said(ended, pair));
             // the pair's partner hears this side go at once (its heartbeats
             // would keep it waiting while rank 0 concludes)
             peer.hang_up();
             tell!("{who}: {said}; this rank leaves the sweep");
-            crate::output::tell_stdout_lost(&who);
             then()
         })
     }

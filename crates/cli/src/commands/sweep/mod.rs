@@ -231,7 +231,8 @@ impl Setup {
         let limits = inv.threshold.map(limits_of).unwrap_or_default();
         // a round gets the whole of what its pair test may take on a link
         // that is slow but works (a duration run: its duration per size;
-        // an iteration run: its data at 100 MB/s and 1 ms an operation),
+        // an iteration run: its data at 100 MB/s, 1 ms an iteration and
+        // 10 µs an operation: TestSpec::longest_run),
         // and a minute for set-up and stragglers. A flat minute made every
         // healthy rank of a sweep that moves more than a minute of data
         // "stopped answering".
@@ -476,7 +477,6 @@ fn conclude(
     if let Some(dir) = dir {
         let path = dir.join("sweep.json");
         let written = std::fs::File::create(&path)
-            .map_err(|e| e.to_string())
             .and_then(|f| json_to(BufWriter::new(f), &doc))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
             .and_then(|()| write(dir, "summary.txt", text.as_bytes()));
@@ -489,14 +489,7 @@ fn conclude(
         }
     }
     if o.json {
-        // streamed: a 10,000-rank document need not be held twice
-        write_stdout(|o| {
-            use std::io::Write;
-            let mut w = BufWriter::new(o);
-            serde_json::to_writer_pretty(&mut w, &doc)?;
-            w.write_all(b"\n")?;
-            w.flush()
-        });
+        write_stdout(|o| json_to(BufWriter::new(o), &doc));
     } else {
         print_stdout(&text);
     }
@@ -529,9 +522,10 @@ fn conclude(
 }
 
 /// `doc` as pretty JSON and a newline into `w`.
-fn json_to(mut w: impl std::io::Write, doc: &SweepDoc) -> Result<(), String> {
-    serde_json::to_writer_pretty(&mut w, doc).map_err(|e| e.to_string())?;
-    w.write_all(b"\n").and_then(|()| w.flush()).map_err(|e| e.to_string())
+fn json_to(mut w: impl std::io::Write, doc: &SweepDoc) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut w, doc)?;
+    w.write_all(b"\n")?;
+    w.flush()
 }
 
 /// The HTML page and the pictures, drawn in a thread with a deadline: a
