@@ -30,6 +30,15 @@ fn call(name: &'static str, e: DriverError) -> GpuError {
     }
 }
 
+/// An allocation's failure, with its size (an out-of-memory names what
+/// was asked for).
+fn sized(e: GpuError, bytes: u64) -> GpuError {
+    match e {
+        GpuError::Call { call, code, msg } => GpuError::Alloc { call, bytes, code, msg },
+        other => other,
+    }
+}
+
 /// One GPU's primary context, current on whichever thread uses it.
 pub struct Context {
     dev: sys::CUdevice,
@@ -123,7 +132,7 @@ impl DeviceMem {
     pub fn new(ctx: &Arc<Context>, len: u64) -> Result<DeviceMem, GpuError> {
         ctx.bind()?;
         // SAFETY: a plain allocation; the pointer is freed once, on drop.
-        let ptr = unsafe { result::malloc_sync(len as usize) }.map_err(|e| call("cuMemAlloc", e))?;
+        let ptr = unsafe { result::malloc_sync(len as usize) }.map_err(|e| sized(call("cuMemAlloc", e), len))?;
         Ok(DeviceMem {
             ctx: ctx.clone(),
             ptr,
@@ -201,7 +210,8 @@ impl HostMem {
         let flags = sys::CU_MEMHOSTALLOC_PORTABLE | if mapped { sys::CU_MEMHOSTALLOC_DEVICEMAP } else { 0 };
         let _policy = node.map(crate::numa::Preferred::set).transpose()?;
         // SAFETY: a plain allocation, freed once on drop.
-        let raw = unsafe { result::malloc_host(len as usize, flags) }.map_err(|e| call("cuMemHostAlloc", e))?;
+        let raw =
+            unsafe { result::malloc_host(len as usize, flags) }.map_err(|e| sized(call("cuMemHostAlloc", e), len))?;
         let ptr = raw as *mut u8;
         // SAFETY: the allocation is len bytes and ours alone; zeroing it
         // also places its pages (on the preferred node).
@@ -430,7 +440,10 @@ impl Event {
         match unsafe { result::event::query(self.raw) } {
             Ok(()) => Ok(true),
             Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_READY)) => Ok(false),
-            Err(e) => Err(call("cuEventQuery", e)),
+            Err(e) => Err(match call("cuEventQuery", e) {
+                GpuError::Call { code, msg, .. } => GpuError::Fault { code, msg },
+                other => other,
+            }),
         }
     }
 

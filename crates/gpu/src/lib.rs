@@ -168,6 +168,18 @@ pub enum GpuError {
     NoDevices,
     #[error("no GPU '{wanted}'; GPUs present: {present}")]
     UnknownDevice { wanted: String, present: String },
+    /// Work queued on the GPU failed (a kernel's illegal access, an ECC
+    /// error, a lost device): the driver reports it at the next point the
+    /// host looks, and the context is unusable from then on.
+    #[error("the GPU failed while running queued work: {msg} (CUDA error {code}); nothing more can run on it in this process")]
+    Fault { code: i32, msg: String },
+    #[error("{call} of {bytes} bytes failed: {msg} (CUDA error {code})")]
+    Alloc {
+        call: &'static str,
+        bytes: u64,
+        code: i32,
+        msg: String,
+    },
     #[error("out of bounds: {0}")]
     Bounds(String),
     #[error("{what} did not finish within {secs} s (a hung kernel or a lost GPU); --no-timeout waits forever")]

@@ -299,6 +299,8 @@ pub fn text(d: &Doctor) -> String {
     o.push_str("\ntools\n");
     for t in &d.tools {
         match &t.reason {
+            // host-traffic needs a GPU, not a provider
+            None if t.providers.is_empty() => o.push_str(&format!("  {:<20} yes\n", t.tool)),
             None => o.push_str(&format!("  {:<20} yes ({})\n", t.tool, t.providers.join(", "))),
             Some(r) => o.push_str(&format!("  {:<20} no: {r}\n", t.tool)),
         }

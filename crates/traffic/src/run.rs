@@ -102,6 +102,16 @@ impl Session {
         self.ctx.ordinal()
     }
 
+    /// Ends the session without freeing what it holds on the GPU, for a
+    /// process about to exit after a failed test. A test that timed out
+    /// may leave work queued that never ends, and the driver's frees and
+    /// context release wait for queued work (cuMemFree synchronises), so
+    /// dropping the session then would hang the process; the memory goes
+    /// with the process instead.
+    pub fn abandon(self) {
+        std::mem::forget(self);
+    }
+
     fn set(&self, i: usize, v: u64) {
         if let Some(w) = self.words.get(i) {
             w.store(v, Ordering::SeqCst);
@@ -129,7 +139,8 @@ impl Session {
     }
 
     /// Runs one test. `seed` makes its data its own; `duration_s` is how
-    /// long a host-only test streams; `progress` hears 0.0..1.0.
+    /// long a host-only test streams; `progress` hears 0.0..1.0. Errors
+    /// do not name the test: the caller files them under it.
     pub fn run(
         &mut self,
         test: TrafficTest,
@@ -181,7 +192,7 @@ impl Session {
         if test.host.is_some() {
             // keep HOST_SLOTS chunks in flight until the test's time is up
             let mut retired = 0usize;
-            poll_until(&test.description(), t0, lim, POLL, || -> Result<bool, RunError> {
+            poll_until("the test", t0, lim, POLL, || -> Result<bool, RunError> {
                 self.check_gates()?;
                 let over = match test.tile {
                     Some(_) => tile_end.done()?,
@@ -202,7 +213,7 @@ impl Session {
             self.copies.finish(lim, "the host copies")?;
         }
         if test.tile.is_some() {
-            poll_until(&format!("{}'s tile work", test.description()), t0, lim, POLL, || {
+            poll_until("the tile work", t0, lim, POLL, || {
                 progress(self.tile_progress());
                 tile_end.done()
             })?;
@@ -285,13 +296,12 @@ impl Session {
     /// device, or the host buffer.
     fn check(&mut self, test: TrafficTest, seed: u32, chunks: u64, lim: Option<Duration>) -> Result<(), RunError> {
         let p = self.plan;
-        let what = test.description();
         match test.tile {
             Some(Dir::Read) => {
                 let bad = self.word(TILE_BAD);
                 if bad != 0 {
                     return Err(RunError::Data(format!(
-                        "{what}: tile reads found {bad} 4-byte words that differ from what was written to device memory"
+                        "tile reads found {bad} 4-byte words that differ from what was written to device memory"
                     )));
                 }
             }
@@ -306,7 +316,7 @@ impl Session {
                     CHECK_FIRST,
                 )?;
                 self.tiles.finish(lim, "checking the tile writes")?;
-                self.device_verdict(&what, "tile writes", 0)?;
+                self.device_verdict("tile writes", 0)?;
             }
             None => {}
         }
@@ -328,13 +338,13 @@ impl Session {
                     CHECK_FIRST,
                 )?;
                 self.tiles.finish(lim, "checking the host writes")?;
-                self.device_verdict(&what, "host writes", p.host_offset())?;
+                self.device_verdict("host writes", p.host_offset())?;
             }
             Some(Dir::Read) => {
                 let bytes = self.host.bytes(lim)?;
                 if let Some(m) = pattern::first_mismatch(&bytes[..used as usize], seed, first) {
                     return Err(RunError::Data(format!(
-                        "{what}: host reads: byte {} of the host buffer holds 0x{:02x}, the GPU's memory held 0x{:02x}",
+                        "host reads: byte {} of the host buffer holds 0x{:02x}, the GPU's memory held 0x{:02x}",
                         m.offset, m.found, m.expected
                     )));
                 }
@@ -344,14 +354,14 @@ impl Session {
         Ok(())
     }
 
-    fn device_verdict(&self, what: &str, whose: &str, base: u64) -> Result<(), RunError> {
+    fn device_verdict(&self, whose: &str, base: u64) -> Result<(), RunError> {
         let bad = self.word(CHECK_COUNT);
         if bad == 0 {
             return Ok(());
         }
         let first = self.word(CHECK_FIRST);
         Err(RunError::Data(format!(
-            "{what}: {whose}: {bad} 16-byte vectors of device memory differ from the pattern, the first at byte {}",
+            "{whose}: {bad} 16-byte vectors of device memory differ from the pattern, the first at byte {}",
             base + first.saturating_mul(VEC)
         )))
     }

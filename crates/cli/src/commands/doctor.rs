@@ -236,17 +236,19 @@ fn tools(lib: &Libfabric, providers: &[fabdiag_report::doctor::ProviderCaps], gp
             }
         })
         .collect();
-    let nvidia = gpus.iter().find(|g| g.kind == "NVIDIA");
-    let reason = match nvidia.and_then(|g| g.error.clone()) {
-        Some(e) => e,
-        None => "the CUDA measurement is not in this build yet".into(),
+    // host-traffic needs an NVIDIA GPU, not libfabric
+    let reason = match gpus.iter().find(|g| g.kind == "NVIDIA") {
+        Some(GpuRuntime { error: Some(e), .. }) => Some(e.clone()),
+        Some(g) if g.devices.is_empty() => Some(fabdiag_gpu::GpuError::NoDevices.to_string()),
+        Some(_) => None,
+        None => Some("no NVIDIA runtime was looked for".into()),
     };
     out.push(ToolStatus {
         tool: "gc-hosttraffictest".into(),
         command: "fabdiag host-traffic".into(),
-        runnable: false,
+        runnable: reason.is_none(),
         providers: Vec::new(),
-        reason: Some(reason),
+        reason,
     });
     out
 }

@@ -188,7 +188,12 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             p.host_region >> 20
         );
     }
-    run_tests(prog, &o, &mut s, &kept)
+    let code = run_tests(prog, &o, &mut s, &kept);
+    if code == exit::RUNTIME {
+        // a failed test may have left work on the GPU that never ends
+        s.abandon();
+    }
+    code
 }
 
 /// The original's JSON document, on stdout.

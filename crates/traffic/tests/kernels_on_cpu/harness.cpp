@@ -25,7 +25,7 @@
 
 #include "traffic.cu"
 
-cpu_dim3 threadIdx, blockIdx, blockDim, gridDim;
+thread_local cpu_dim3 threadIdx, blockIdx, blockDim, gridDim;
 
 u64 globaltimer_ns() {
     timespec ts;
