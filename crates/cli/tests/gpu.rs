@@ -160,7 +160,7 @@ fn a_stopped_host_traffic_run_keeps_the_finished_tests() {
     let error = doc["error"].as_str().unwrap_or_default();
     assert!(error.starts_with("stopped by SIGINT "), "{doc}");
     assert!(error.ends_with(&format!("({n} tests finished)")), "{doc}");
-    assert_eq!(o.one_line(), error);
+    assert_eq!(o.one_line(), format!("fabdiag host-traffic: {error}"));
     assert!(doc["configuration"]["gpu_name"].is_string(), "{doc}");
 }
 
