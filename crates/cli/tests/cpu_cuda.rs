@@ -161,7 +161,8 @@ fn gpu_faults_are_one_line_each_and_keep_the_tests_before_them() {
         ("ecc:1", 0, "the GPU failed while running queued work: uncorrectable ECC error encountered (CUDA error 214)"),
         ("corrupt:htod", 1, "data check failed: host writes: 4 16-byte vectors of device memory differ from the pattern, the first at byte "),
         ("corrupt:dtoh", 0, "data check failed: host reads: byte 524288 of the host buffer holds 0x"),
-        ("gate-timeout", 0, "the start gate timed out: the host copy stream was not released within 10 s"),
+        // (either stream's gate may be seen first)
+        ("gate-timeout", 0, "the start gate timed out: the "),
     ];
     let order = [
         "host_from_buffer_from_tile",

@@ -33,8 +33,9 @@
 //   gate-timeout          the start gate gives up at once, as if its 10 s
 //                         had passed unreleased
 //   corrupt:htod|dtoh     each async copy that way flips one byte
-// Anything it does not model is refused with CUDA_ERROR_NOT_SUPPORTED and
-// a line on stderr, so a new call fabdiag makes is noticed, not faked.
+// A device attribute it does not model is refused with
+// CUDA_ERROR_NOT_SUPPORTED and a line on stderr, and a call it lacks is a
+// missing symbol: a new call fabdiag makes is noticed, not faked.
 
 #include "cuda_shim.h"
 
@@ -194,7 +195,7 @@ struct Stream {
             {
                 std::unique_lock<std::mutex> g(s->m);
                 s->cv.wait(g, [&] { return !s->queue.empty() || s->destroyed; });
-                if (s->queue.empty()) return;
+                if (s->queue.empty()) break;
                 f = std::move(s->queue.front());
                 s->queue.pop_front();
                 s->busy = true;
@@ -207,6 +208,14 @@ struct Stream {
             }
             s->cv.notify_all();
         }
+        // destroyed and drained: frees no longer wait for it
+        std::lock_guard<std::mutex> g(drv().lock);
+        auto &v = s->ctx->streams;
+        for (auto it = v.begin(); it != v.end(); ++it)
+            if (*it == s) {
+                v.erase(it);
+                break;
+            }
     }
 };
 
@@ -596,19 +605,13 @@ CUresult cuStreamDestroy_v2(void *h) {
     auto *sh = static_cast<StreamHandle *>(h);
     auto s = sh->s;
     delete sh;
-    // queued work still runs, as on the real driver
+    // queued work still runs, and frees still wait for it, as on the
+    // real driver; the stream's thread leaves the context when it is done
     {
         std::lock_guard<std::mutex> g(s->m);
         s->destroyed = true;
     }
     s->cv.notify_all();
-    std::lock_guard<std::mutex> g(drv().lock);
-    auto &v = s->ctx->streams;
-    for (auto it = v.begin(); it != v.end(); ++it)
-        if (*it == s) {
-            v.erase(it);
-            break;
-        }
     return OK;
 }
 
