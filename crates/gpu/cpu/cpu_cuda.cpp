@@ -1,7 +1,9 @@
-// A CPU stand-in for the part of the CUDA driver API fabdiag uses, built
-// by the tests as libcuda.so.1 and found through LD_LIBRARY_PATH, so the
-// real fabdiag binary runs its GPU paths end to end where there is no GPU
-// (crates/cli/tests/cpu_cuda.rs; built by fabdiag-testkit::cpu_cuda).
+// A CPU stand-in for the part of the CUDA driver API fabdiag uses, and for
+// the driver and runtime calls libfabric's CUDA support makes, built as
+// libcuda.so.1 (also linked as libcudart.so) by scripts/build-cpu-cuda.sh
+// and found through LD_LIBRARY_PATH, so the real fabdiag binary runs its
+// GPU paths end to end where there is no GPU: crates/cli/tests/cpu_cuda.rs
+// in CI, and scripts/cuda-standin-check.sh with a CUDA-enabled libfabric.
 //
 // It is a test double, never a measurement: its "device memory" is host
 // memory, its copy engines are memcpy, its kernels are
@@ -16,6 +18,9 @@
 //   recorded, finished timing events; frees that wait for queued work, as
 //   the real driver's do. Each broken rule is the real driver's error
 //   code.
+// - libfabric's CUDA paths: pointer attributes, address ranges, copies,
+//   and IPC handles, with device memory in shared memory (a memfd) that a
+//   peer process maps, as CUDA IPC maps a peer's device memory.
 // - The committed PTX: cuModuleLoadData refuses an image whose .entry
 //   parameters differ from the kernels compiled here (the same source).
 // - Faults a real GPU can have, on demand (FABDIAG_CPU_CUDA_FAULT), each
@@ -25,7 +30,9 @@
 //   that corrupt one byte.
 //
 // Settings (environment): FABDIAG_CPU_CUDA_DEVICES (1), _MEMORY (bytes,
-// 1 GiB), _SMS (4), _L2 (bytes, 1 MiB), _COPY_ENGINES (2), _FAULT (none):
+// 1 GiB), _SMS (4), _L2 (bytes, 1 MiB), _COPY_ENGINES (2), _TRACE (a file
+// that gets a line for each IPC handle opened, so a check can tell which
+// way libfabric moved device memory), _FAULT (none):
 //   oom                   cuMemAlloc fails: CUDA_ERROR_OUT_OF_MEMORY
 //   illegal-address:NAME  kernel NAME faults: CUDA_ERROR_ILLEGAL_ADDRESS
 //   ecc:N                 the N-th launch fails: CUDA_ERROR_ECC_UNCORRECTABLE
@@ -55,6 +62,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "traffic.cu"
 
@@ -87,8 +98,15 @@ enum : CUresult {
     NOT_SUPPORTED = 801,
 };
 
-// The attributes fabdiag asks for (cuda.h's CUdevice_attribute).
-enum { ATTR_MULTIPROCESSOR_COUNT = 16, ATTR_L2_CACHE_SIZE = 38, ATTR_ASYNC_ENGINE_COUNT = 40 };
+// The attributes asked for (cuda.h's CUdevice_attribute): fabdiag's, and
+// libfabric's CUDA support's.
+enum {
+    ATTR_MULTIPROCESSOR_COUNT = 16,
+    ATTR_L2_CACHE_SIZE = 38,
+    ATTR_ASYNC_ENGINE_COUNT = 40,
+    ATTR_UNIFIED_ADDRESSING = 41,
+    ATTR_DMA_BUF_SUPPORTED = 124,
+};
 
 // cuMemHostAlloc's flags.
 enum { HOSTALLOC_PORTABLE = 1, HOSTALLOC_DEVICEMAP = 2, HOSTALLOC_WRITECOMBINED = 4 };
@@ -110,6 +128,16 @@ static bool fault_is(const char *kind, const char *name) {
 
 static void say(const std::string &s) { fprintf(stderr, "cpu-cuda: %s\n", s.c_str()); }
 
+// A line in the FABDIAG_CPU_CUDA_TRACE file, if one is named.
+static void trace(const std::string &s) {
+    const char *path = getenv("FABDIAG_CPU_CUDA_TRACE");
+    if (!path || !*path) return;
+    if (FILE *f = fopen(path, "a")) {
+        fprintf(f, "%d %s\n", (int)getpid(), s.c_str());
+        fclose(f);
+    }
+}
+
 // ---- contexts, memory, streams, events --------------------------------
 
 struct Stream;
@@ -127,6 +155,10 @@ struct Alloc {
     u64 len;
     bool device;  // device memory, else page-locked host memory
     bool mapped;  // host memory the GPU can address
+    int device_ordinal = 0;
+    int fd = -1;          // device memory: its memfd, for IPC handles
+    bool owned = true;    // false: registered host memory, or opened by IPC
+    bool ipc = false;     // mapped from another process's handle
 };
 
 // Heap-allocated and never freed: stream threads may still be running
@@ -426,6 +458,12 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
     case ATTR_ASYNC_ENGINE_COUNT:
         *v = (int)setting("FABDIAG_CPU_CUDA_COPY_ENGINES", 2);
         return OK;
+    case ATTR_UNIFIED_ADDRESSING:
+        *v = 1;
+        return OK;
+    case ATTR_DMA_BUF_SUPPORTED:
+        *v = 0;
+        return OK;
     }
     say("device attribute " + std::to_string(attr) + " is not modelled");
     return NOT_SUPPORTED;
@@ -473,6 +511,8 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
     return OK;
 }
 
+// Device memory is a shared mapping of a memfd, so another process can
+// open it from an IPC handle, as CUDA IPC lets a peer map device memory.
 static CUresult allocate(u64 len, bool device, bool mapped, void **out) {
     if (len == 0) return INVALID_VALUE;
     u64 rounded = (len + 4095) / 4096 * 4096;
@@ -482,12 +522,29 @@ static CUresult allocate(u64 len, bool device, bool mapped, void **out) {
             return OUT_OF_MEMORY;
         drv().device_bytes += rounded;
     }
-    void *p = aligned_alloc(4096, rounded);
-    if (!p) return OUT_OF_MEMORY;
+    void *p = nullptr;
+    int fd = -1;
+    if (device) {
+        fd = memfd_create("cpu-cuda-device-memory", MFD_CLOEXEC);
+        if (fd >= 0 && ftruncate(fd, (off_t)rounded) == 0)
+            p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) p = nullptr;
+    } else {
+        p = aligned_alloc(4096, rounded);
+    }
+    if (!p) {
+        if (fd >= 0) close(fd);
+        std::lock_guard<std::mutex> g(drv().lock);
+        if (device) drv().device_bytes -= rounded;
+        return OUT_OF_MEMORY;
+    }
     // device memory holds garbage until written, as on a GPU
     memset(p, device ? 0xd5 : 0, rounded);
     std::lock_guard<std::mutex> g(drv().lock);
-    drv().allocs[(u64)p] = Alloc{len, device, mapped};
+    Alloc a{len, device, mapped};
+    a.device_ordinal = current ? current->device : 0;
+    a.fd = fd;
+    drv().allocs[(u64)p] = a;
     *out = p;
     return OK;
 }
@@ -498,10 +555,16 @@ static CUresult release(u64 p, bool device) {
     sync_context(c);
     std::lock_guard<std::mutex> g(drv().lock);
     auto it = drv().allocs.find(p);
-    if (it == drv().allocs.end() || it->second.device != device) return INVALID_VALUE;
-    if (device) drv().device_bytes -= (it->second.len + 4095) / 4096 * 4096;
+    if (it == drv().allocs.end() || it->second.device != device || !it->second.owned) return INVALID_VALUE;
+    u64 rounded = (it->second.len + 4095) / 4096 * 4096;
+    if (device) {
+        drv().device_bytes -= rounded;
+        munmap((void *)p, rounded);
+        close(it->second.fd);
+    } else {
+        free((void *)p);
+    }
     drv().allocs.erase(it);
-    free((void *)p);
     return OK;
 }
 
@@ -792,6 +855,355 @@ CUresult cuLaunchKernel(Function *f, unsigned gx, unsigned gy, unsigned gz, unsi
                 k->thread(a.data());
             }
     });
+    return OK;
+}
+
+
+// ---- what libfabric's CUDA support calls ---------------------------------
+// libfabric (built --with-cuda --enable-cuda-dlopen) opens libcudart.so and
+// libcuda.so.1 and resolves these; libcudart.so is a link to this file, so
+// the runtime calls share the driver's memory and contexts.
+
+CUresult cuGetErrorName(CUresult e, const char **s) {
+    static const std::map<int, const char *> names = {
+        {OK, "CUDA_SUCCESS"},
+        {INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE"},
+        {OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+        {NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED"},
+        {INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE"},
+        {INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE"},
+        {INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT"},
+        {ECC_UNCORRECTABLE, "CUDA_ERROR_ECC_UNCORRECTABLE"},
+        {INVALID_PTX, "CUDA_ERROR_INVALID_PTX"},
+        {INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE"},
+        {NOT_FOUND, "CUDA_ERROR_NOT_FOUND"},
+        {NOT_READY, "CUDA_ERROR_NOT_READY"},
+        {ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+        {NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
+    };
+    auto it = names.find(e);
+    if (!s) return INVALID_VALUE;
+    *s = it == names.end() ? nullptr : it->second;
+    return it == names.end() ? INVALID_VALUE : OK;
+}
+
+// The allocation holding p, if any (a copy of its record and its base).
+static bool find_alloc(u64 p, u64 *base, Alloc *out) {
+    std::lock_guard<std::mutex> g(drv().lock);
+    auto &m = drv().allocs;
+    auto it = m.upper_bound(p);
+    if (it == m.begin()) return false;
+    --it;
+    if (p - it->first >= it->second.len) return false;
+    *base = it->first;
+    *out = it->second;
+    return true;
+}
+
+// One attribute of the memory at p into data; false when it is not
+// modelled.
+enum {
+    PTR_CONTEXT = 1,
+    PTR_MEMORY_TYPE = 2,
+    PTR_DEVICE_POINTER = 3,
+    PTR_HOST_POINTER = 4,
+    PTR_SYNC_MEMOPS = 6,
+    PTR_BUFFER_ID = 7,
+    PTR_IS_MANAGED = 8,
+    PTR_DEVICE_ORDINAL = 9,
+    PTR_IS_LEGACY_CUDA_IPC_CAPABLE = 10,
+    PTR_RANGE_START_ADDR = 11,
+    PTR_RANGE_SIZE = 12,
+    PTR_MAPPED = 13,
+};
+enum { MEMORYTYPE_HOST = 1, MEMORYTYPE_DEVICE = 2 };
+
+static bool attribute(int attr, bool found, u64 base, const Alloc &a, u64 p, void *data) {
+    switch (attr) {
+    case PTR_CONTEXT:
+        *(void **)data = found ? drv().primary[(size_t)a.device_ordinal] : nullptr;
+        return true;
+    case PTR_MEMORY_TYPE:
+        *(unsigned *)data = !found ? 0 : a.device ? MEMORYTYPE_DEVICE : MEMORYTYPE_HOST;
+        return true;
+    case PTR_DEVICE_POINTER:
+    case PTR_HOST_POINTER:
+        *(void **)data = found ? (void *)p : nullptr;
+        return true;
+    case PTR_SYNC_MEMOPS:
+    case PTR_IS_MANAGED:
+        *(unsigned *)data = 0;
+        return true;
+    case PTR_BUFFER_ID:
+        *(u64 *)data = found ? base : 0;
+        return true;
+    case PTR_DEVICE_ORDINAL:
+        *(int *)data = found ? a.device_ordinal : -2;
+        return true;
+    case PTR_IS_LEGACY_CUDA_IPC_CAPABLE:
+    case PTR_MAPPED:
+        *(unsigned *)data = found && a.device;
+        return true;
+    case PTR_RANGE_START_ADDR:
+        *(u64 *)data = found ? base : 0;
+        return true;
+    case PTR_RANGE_SIZE:
+        *(size_t *)data = found ? a.len : 0;
+        return true;
+    }
+    say("pointer attribute " + std::to_string(attr) + " is not modelled");
+    return false;
+}
+
+CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
+    if (!drv().initialised) return NOT_INITIALIZED;
+    u64 base;
+    Alloc a;
+    // memory the driver does not know is an error here (not in the plural)
+    if (!find_alloc(p, &base, &a)) return INVALID_VALUE;
+    return attribute(attr, true, base, a, p, data) ? OK : NOT_SUPPORTED;
+}
+
+CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, CUdeviceptr p) {
+    if (!drv().initialised) return NOT_INITIALIZED;
+    u64 base = 0;
+    Alloc a{0, false, false};
+    bool found = find_alloc(p, &base, &a);
+    for (unsigned i = 0; i < n; ++i)
+        if (!attribute(attrs[i], found, base, a, p, data[i])) return NOT_SUPPORTED;
+    return OK;
+}
+
+CUresult cuPointerSetAttribute(const void *, int attr, CUdeviceptr p) {
+    if (!drv().initialised) return NOT_INITIALIZED;
+    if (attr != PTR_SYNC_MEMOPS) return NOT_SUPPORTED;
+    return inside(p, 1, true) ? OK : INVALID_VALUE;
+}
+
+CUresult cuDeviceCanAccessPeer(int *can, CUdevice d, CUdevice peer) {
+    if (!valid_device(d) || !valid_device(peer)) return INVALID_DEVICE;
+    *can = d != peer;
+    return OK;
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p) {
+    Context *c;
+    if (CUresult r = ctx_now(&c)) return r;
+    u64 b;
+    Alloc a;
+    if (!find_alloc(p, &b, &a) || !a.device) return NOT_FOUND;
+    if (base) *base = b;
+    if (size) *size = a.len;
+    return OK;
+}
+
+CUresult cuStreamSynchronize(void *sh) {
+    Context *c;
+    if (CUresult r = ctx_now(&c)) return r;
+    std::shared_ptr<Stream> s;
+    if (CUresult r = stream_of(sh, c, &s)) return r;
+    s->drain();
+    return c->sticky.load();
+}
+
+CUresult cuEventSynchronize(void *h) {
+    std::shared_ptr<Event> e;
+    if (CUresult r = event_of(h, &e)) return r;
+    for (;;) {
+        if (CUresult r = e->ctx->sticky.load()) return r;
+        {
+            std::lock_guard<std::mutex> g(e->m);
+            if (e->state != 1) return OK;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr src, size_t len, void *sh) {
+    if (!inside(src, len, true)) return INVALID_VALUE;
+    return copy_async((void *)d, (const void *)src, len, d, sh, false);
+}
+
+// libfabric built against headers that name these without _v2
+CUresult cuStreamDestroy(void *h) { return cuStreamDestroy_v2(h); }
+CUresult cuEventDestroy(void *h) { return cuEventDestroy_v2(h); }
+CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr p) {
+    return cuMemGetAddressRange_v2(base, size, p);
+}
+CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr src, size_t len, void *sh) {
+    return cuMemcpyDtoDAsync_v2(d, src, len, sh);
+}
+
+CUresult cuMemGetHandleForAddressRange(void *, CUdeviceptr, size_t, int, unsigned long long) {
+    // dma-buf is reported unsupported (attribute 124), so never asked
+    return NOT_SUPPORTED;
+}
+
+// The runtime API. Its errors (cudaError_t) share the driver's numbers
+// for the ones used here, except "no device".
+enum { cudaErrorNoDevice = 100, cudaMemcpyDefault = 4 };
+static thread_local int runtime_device = 0;
+
+// The runtime works in the primary context of its current device, made
+// current on first use, as libcudart does.
+static CUresult runtime_context() {
+    if (CUresult r = cuInit(0)) return r;
+    if (!valid_device(runtime_device)) return INVALID_DEVICE;
+    Context *c = drv().primary[(size_t)runtime_device];
+    if (current != c) {
+        Context *got;
+        if (CUresult r = cuDevicePrimaryCtxRetain(&got, runtime_device)) return r;
+        current = got;
+    }
+    return OK;
+}
+
+int cudaGetDeviceCount(int *n) {
+    if (CUresult r = cuInit(0)) return r;
+    *n = (int)drv().primary.size();
+    return *n == 0 ? (int)cudaErrorNoDevice : (int)OK;
+}
+
+int cudaGetDevice(int *d) {
+    *d = runtime_device;
+    return OK;
+}
+
+int cudaSetDevice(int d) {
+    if (CUresult r = cuInit(0)) return r;
+    if (!valid_device(d)) return INVALID_DEVICE;
+    runtime_device = d;
+    return runtime_context();
+}
+
+int cudaMalloc(void **p, size_t len) {
+    if (CUresult r = runtime_context()) return r;
+    CUdeviceptr d;
+    if (CUresult r = cuMemAlloc_v2(&d, len)) return r;
+    *p = (void *)d;
+    return OK;
+}
+
+int cudaFree(void *p) {
+    if (!p) return OK;
+    if (CUresult r = runtime_context()) return r;
+    return cuMemFree_v2((CUdeviceptr)p);
+}
+
+int cudaHostAlloc(void **p, size_t len, unsigned flags) {
+    if (CUresult r = runtime_context()) return r;
+    return cuMemHostAlloc(p, len, flags);
+}
+
+int cudaFreeHost(void *p) {
+    if (CUresult r = runtime_context()) return r;
+    return cuMemFreeHost(p);
+}
+
+// Registered host memory is known to the driver (pinned) but not owned.
+int cudaHostRegister(void *p, size_t len, unsigned) {
+    if (CUresult r = runtime_context()) return r;
+    if (!p || !len) return INVALID_VALUE;
+    std::lock_guard<std::mutex> g(drv().lock);
+    Alloc a{len, false, true};
+    a.owned = false;
+    if (!drv().allocs.emplace((u64)p, a).second) return 712;  // cudaErrorHostMemoryAlreadyRegistered
+    return OK;
+}
+
+int cudaHostUnregister(void *p) {
+    std::lock_guard<std::mutex> g(drv().lock);
+    auto it = drv().allocs.find((u64)p);
+    if (it == drv().allocs.end() || it->second.owned || it->second.device) return 713;  // NotRegistered
+    drv().allocs.erase(it);
+    return OK;
+}
+
+// Synchronous, and (cudaMemcpyDefault) either way: the pointers say which.
+int cudaMemcpy(void *dst, const void *src, size_t len, int kind) {
+    if (CUresult r = runtime_context()) return r;
+    if (kind < 0 || kind > cudaMemcpyDefault) return INVALID_VALUE;
+    sync_context(current);
+    if (CUresult r = current->sticky.load()) return r;
+    memmove(dst, src, len);
+    return OK;
+}
+
+int cudaDeviceSynchronize() {
+    if (CUresult r = runtime_context()) return r;
+    sync_context(current);
+    return current->sticky.load();
+}
+
+const char *cudaGetErrorName(int e) {
+    const char *s = nullptr;
+    if (e == cudaErrorNoDevice) return "cudaErrorNoDevice";
+    cuGetErrorName(e, &s);
+    return s ? s : "cudaErrorUnknown";
+}
+
+const char *cudaGetErrorString(int e) {
+    const char *s = nullptr;
+    if (e == cudaErrorNoDevice) return "no CUDA-capable device is detected";
+    cuGetErrorString(e, &s);
+    return s ? s : "unknown error";
+}
+
+// An IPC handle (64 bytes, as cudaIpcMemHandle_t): the owner's pid and
+// its memfd, and where in the allocation the pointer is.
+struct IpcHandle {
+    u64 magic;
+    u64 pid;
+    u64 fd;
+    u64 len;
+    u64 offset;
+    u64 pad[3];
+};
+static const u64 IPC_MAGIC = 0xc0da1bcc5eed0001ull;
+static_assert(sizeof(IpcHandle) == 64, "cudaIpcMemHandle_t is 64 bytes");
+
+int cudaIpcGetMemHandle(IpcHandle *h, void *p) {
+    if (CUresult r = runtime_context()) return r;
+    u64 base;
+    Alloc a;
+    if (!find_alloc((u64)p, &base, &a) || !a.device || a.ipc) return INVALID_VALUE;
+    *h = IpcHandle{IPC_MAGIC, (u64)getpid(), (u64)a.fd, a.len, (u64)p - base, {0, 0, 0}};
+    return OK;
+}
+
+// Maps the owner's memory through /proc/PID/fd (same user, as CUDA IPC
+// needs the same node); the process that made the handle cannot open it,
+// as on the real driver.
+int cudaIpcOpenMemHandle(void **out, IpcHandle h, unsigned) {
+    if (CUresult r = runtime_context()) return r;
+    if (h.magic != IPC_MAGIC) return INVALID_VALUE;
+    if (h.pid == (u64)getpid()) return INVALID_CONTEXT;
+    std::string path = "/proc/" + std::to_string(h.pid) + "/fd/" + std::to_string(h.fd);
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) return INVALID_VALUE;
+    u64 rounded = (h.len + 4095) / 4096 * 4096;
+    void *p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return OUT_OF_MEMORY;
+    Alloc a{h.len, true, false};
+    a.device_ordinal = runtime_device;
+    a.owned = false;
+    a.ipc = true;
+    std::lock_guard<std::mutex> g(drv().lock);
+    drv().allocs[(u64)p] = a;
+    // the pointer at the same offset as the one the handle was made for
+    *out = (char *)p + h.offset;
+    trace("ipc-open " + std::to_string(h.pid) + " " + std::to_string(h.len));
+    return OK;
+}
+
+int cudaIpcCloseMemHandle(void *p) {
+    u64 base;
+    Alloc a;
+    if (!find_alloc((u64)p, &base, &a) || !a.ipc) return INVALID_VALUE;
+    std::lock_guard<std::mutex> g(drv().lock);
+    drv().allocs.erase(base);
+    munmap((void *)base, (a.len + 4095) / 4096 * 4096);
     return OK;
 }
 

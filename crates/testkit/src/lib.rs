@@ -17,36 +17,23 @@ pub fn skipped(why: impl std::fmt::Display) {
 }
 
 /// Builds the CPU stand-in for the CUDA driver (crates/gpu/cpu/cpu_cuda.cpp)
-/// into `dir` as libcuda.so.1 and libcuda.so, and gives back `dir`: put it
+/// into `dir` with scripts/build-cpu-cuda.sh, and gives back `dir`: put it
 /// on LD_LIBRARY_PATH and fabdiag's GPU paths run without a GPU (what the
 /// stand-in is and is not: its file's header). Needs a C++ compiler
 /// (build-essential, which scripts/install-deps.sh installs); without one
 /// it fails, saying so.
 pub fn cpu_cuda(dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
-    let gpu = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpu");
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
-    let lib = dir.join("libcuda.so.1");
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let o = std::process::Command::new(&cxx)
-        .args(["-std=c++17", "-O2", "-g", "-shared", "-fPIC", "-pthread"])
-        .args(["-Wall", "-Wextra", "-Werror", "-Wno-unknown-pragmas", "-I"])
-        .arg(gpu.join("cpu"))
-        .arg("-I")
-        .arg(gpu.join("kernels"))
-        .arg(gpu.join("cpu/cpu_cuda.cpp"))
-        .arg("-o")
-        .arg(&lib)
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/build-cpu-cuda.sh");
+    let o = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(dir)
         .output()
-        .map_err(|e| format!("cannot run the C++ compiler '{cxx}' ({e}): install build-essential"))?;
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
     if !o.status.success() {
         return Err(format!(
-            "the CPU stand-in for the CUDA driver does not build:\n{}",
+            "the CPU stand-in for the CUDA driver does not build (a C++ compiler is needed: install build-essential):\n{}",
             String::from_utf8_lossy(&o.stderr)
         ));
     }
-    // cudarc opens libcuda.so first, fabdiag's discovery libcuda.so.1
-    let link = dir.join("libcuda.so");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink("libcuda.so.1", &link).map_err(|e| format!("cannot link {}: {e}", link.display()))?;
     Ok(dir.to_path_buf())
 }
