@@ -109,6 +109,15 @@ pub trait DeviceMemory: Send {
     fn iface(&self) -> HmemIface;
     /// The device the memory belongs to (CUDA ordinal, Level Zero index).
     fn device(&self) -> i32;
+    /// Registered with FI_HMEM_DEVICE_ONLY: memory from the runtime's
+    /// device allocation whose peer is another process. shm then moves it
+    /// device to device through the runtime's IPC; without the flag it
+    /// copies through host memory in small pieces. A process cannot open
+    /// its own IPC handle (CUDA answers "invalid device context"), so a
+    /// peer in the same process must leave it off.
+    fn device_only(&self) -> bool {
+        false
+    }
     /// Copies bytes `off..off + out.len()` to the host.
     fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String>;
     /// Copies `data` into the memory at `off`.

@@ -374,6 +374,7 @@ impl Endpoint {
                         d.len() as usize,
                         d.iface().code(),
                         d.device(),
+                        i32::from(d.device_only()),
                         i as u64 + 1,
                         &mut mr,
                         &mut desc,

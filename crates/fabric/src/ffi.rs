@@ -119,6 +119,7 @@ extern "C" {
         len: usize,
         iface: c_int,
         device: c_int,
+        device_only: c_int,
         requested_key: u64,
         mr: *mut *mut FidMr,
         desc: *mut *mut c_void,

@@ -282,11 +282,13 @@ int fdg_mr_reg(struct fid_domain *domain, struct fid_ep *ep, int bind_ep,
 
 /* The same for device memory (fi_mr(3) FI_HMEM): fi_mr_regattr with the
  * memory interface (0 system, 1 CUDA, 2 ROCr, 3 Level Zero) and the
- * device. */
+ * device; device_only adds FI_HMEM_DEVICE_ONLY (memory from the runtime's
+ * device allocation: shm then moves it between processes through the
+ * runtime's IPC rather than copies through host memory). */
 int fdg_mr_reg_hmem(struct fid_domain *domain, struct fid_ep *ep, int bind_ep,
 		    void *buf, size_t len, int iface, int device,
-		    uint64_t requested_key, struct fid_mr **mr, void **desc,
-		    uint64_t *key)
+		    int device_only, uint64_t requested_key,
+		    struct fid_mr **mr, void **desc, uint64_t *key)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct fi_mr_attr attr;
@@ -315,7 +317,7 @@ int fdg_mr_reg_hmem(struct fid_domain *domain, struct fid_ep *ep, int bind_ep,
 	default:
 		return -FI_EINVAL;
 	}
-	ret = fi_mr_regattr(domain, &attr, 0, mr);
+	ret = fi_mr_regattr(domain, &attr, device_only ? FI_HMEM_DEVICE_ONLY : 0, mr);
 	if (ret)
 		return ret;
 	return fdg_mr_finish(ep, bind_ep, mr, desc, key);

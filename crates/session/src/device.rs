@@ -17,6 +17,8 @@ use std::sync::Arc;
 struct OnGpu<B: Buffer> {
     buf: B,
     iface: HmemIface,
+    /// FI_HMEM_DEVICE_ONLY (see DeviceMemory::device_only).
+    device_only: bool,
 }
 
 impl<B: Buffer> DeviceMemory for OnGpu<B> {
@@ -31,6 +33,9 @@ impl<B: Buffer> DeviceMemory for OnGpu<B> {
     }
     fn device(&self) -> i32 {
         self.buf.device()
+    }
+    fn device_only(&self) -> bool {
+        self.device_only
     }
     fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String> {
         self.buf.read(off, out).map_err(|e| e.to_string())
@@ -72,8 +77,14 @@ fn range(index: u32, count: u32) -> FabricError {
 }
 
 /// `len` bytes on GPU `index` of type `kind`, and how many GPUs of that
-/// type this machine has (the banner's `Found N GPU(s)`).
-pub fn allocate(kind: GpuKind, index: u32, len: u64) -> Result<(Box<dyn DeviceMemory>, u32), FabricError> {
+/// type this machine has (the banner's `Found N GPU(s)`). `peer_elsewhere`:
+/// the peer is another process (registration with FI_HMEM_DEVICE_ONLY).
+pub fn allocate(
+    kind: GpuKind,
+    index: u32,
+    len: u64,
+    peer_elsewhere: bool,
+) -> Result<(Box<dyn DeviceMemory>, u32), FabricError> {
     let count = fabdiag_gpu::device_count(kind).map_err(no_gpu)?;
     if index >= count {
         return Err(range(index, count));
@@ -89,6 +100,7 @@ pub fn allocate(kind: GpuKind, index: u32, len: u64) -> Result<(Box<dyn DeviceMe
             Box::new(OnGpu {
                 buf: DeviceMem::new(&ctx, len).map_err(alloc)?,
                 iface: HmemIface::Cuda,
+                device_only: peer_elsewhere,
             })
         }
         GpuKind::Amd => Box::new(OnGpu {
@@ -96,10 +108,12 @@ pub fn allocate(kind: GpuKind, index: u32, len: u64) -> Result<(Box<dyn DeviceMe
                 .alloc(index, len)
                 .map_err(alloc)?,
             iface: HmemIface::Rocr,
+            device_only: peer_elsewhere,
         }),
         GpuKind::Intel => Box::new(OnGpu {
             buf: LevelZero::load().map_err(no_gpu)?.alloc(index, len).map_err(alloc)?,
             iface: HmemIface::Ze,
+            device_only: peer_elsewhere,
         }),
     };
     Ok((mem, count))

@@ -29,6 +29,11 @@ pub struct Env {
     /// `session::local` itself): a provider defect of two endpoints of one
     /// process applies.
     pub same_process: bool,
+    /// The peer's memory is in this process (`--local`, gpu-loopback-bw;
+    /// set by `session::local` and `session::loopback`): device memory is
+    /// registered without FI_HMEM_DEVICE_ONLY, as a process cannot open
+    /// its own GPU IPC handle.
+    pub peer_in_process: bool,
     /// Where the endpoints this side opens are watched for a data call
     /// that never returns (the caller polls it; None: not watched).
     pub calls: Option<CallWatcher>,
@@ -89,6 +94,7 @@ impl Default for Env {
             ignore_cpu_freq_mismatch: false,
             gpu: None,
             same_process: false,
+            peer_in_process: false,
             calls: None,
             peer: None,
             hooks: Hooks::default(),

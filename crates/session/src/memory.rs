@@ -124,11 +124,13 @@ pub fn side_of(d: Option<&fabdiag_proto::MemoryDesc>) -> SideMem {
 /// GPU where `gpu` puts them (only buffers this side uses; an unused one
 /// stays a host page), in host memory otherwise. Huge pages (host buffers
 /// only, as in the originals) are counted and checked free before
-/// anything is mapped.
+/// anything is mapped. `peer_elsewhere`: the peer is another process (see
+/// fabdiag_fabric::DeviceMemory::device_only).
 pub fn allocate(
     plan: &MemoryPlan,
     gpu: Option<&GpuUse>,
     host_as_gpu: Option<HmemIface>,
+    peer_elsewhere: bool,
 ) -> Result<(Vec<Memory>, MemFacts), FabricError> {
     let page = page_size();
     let bufs = [plan.initiator, plan.target];
@@ -169,7 +171,7 @@ pub fn allocate(
             let (mut mem, found) = if let Some(iface) = host_as_gpu {
                 crate::device::host_as_gpu(index, b.len, iface)?
             } else {
-                crate::device::allocate(g.kind, index, b.len)?
+                crate::device::allocate(g.kind, index, b.len, peer_elsewhere)?
             };
             // the initial contents, written through the GPU runtime
             let mut host = vec![0u8; b.len as usize];
@@ -317,7 +319,13 @@ mod tests {
 
     #[test]
     fn a_side_registers_one_page_for_a_buffer_it_does_not_use() {
-        let (bufs, facts) = allocate(&MemoryPlan::roles(3 * page_size() + 1, true, false, None), None, None).unwrap();
+        let (bufs, facts) = allocate(
+            &MemoryPlan::roles(3 * page_size() + 1, true, false, None),
+            None,
+            None,
+            true,
+        )
+        .unwrap();
         assert_eq!(bufs[0].len(), 4 * page_size());
         assert_eq!(bufs[1].len(), page_size());
         assert!(bufs[0].host().unwrap().iter().all(|&b| b == INITIATOR_FILL));
@@ -380,7 +388,7 @@ mod tests {
             tx: Some(0),
             rx: Some(0),
         };
-        let (bufs, facts) = allocate(&p, Some(&gpu), None).unwrap();
+        let (bufs, facts) = allocate(&p, Some(&gpu), None, true).unwrap();
         assert!(bufs.iter().all(|b| matches!(b, Memory::Host(_))));
         assert_eq!(facts.side, SideMem::system());
         for slot in bufs[1].host().unwrap().chunks_exact(AMO_STRIDE as usize) {

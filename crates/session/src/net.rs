@@ -121,7 +121,7 @@ impl FabricNet {
             cap,
         })?;
         let idx = provider::choose(list, near);
-        let (buffers, memory) = memory::allocate(plan, env.gpu.as_ref(), env.hooks.host_as_gpu)?;
+        let (buffers, memory) = memory::allocate(plan, env.gpu.as_ref(), env.hooks.host_as_gpu, !env.peer_in_process)?;
         let mut ep = match env.hooks.lend_contexts {
             Some(slots) => Endpoint::open_lending_contexts(list, idx, buffers, slots)?,
             None => Endpoint::open(list, idx, buffers)?,

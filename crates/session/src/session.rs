@@ -216,6 +216,10 @@ fn serve_control(
 /// peer process and no control connection; `Alone` answers as a peer that
 /// initiates nothing, so the client's choreography runs unchanged.
 pub fn loopback(spec: TestSpec, env: &Env, sink: &mut dyn Sink) -> Result<Report, Failure> {
+    let env = &Env {
+        peer_in_process: true,
+        ..env.clone()
+    };
     let mut net = FabricNet::default();
     let (fam, clock) = prepare(&spec, env, &mut net, sink)?;
     client_run(
@@ -233,6 +237,7 @@ pub fn loopback(spec: TestSpec, env: &Env, sink: &mut dyn Sink) -> Result<Report
 pub fn local(spec: TestSpec, env: &Env, sink: &mut dyn Sink) -> Result<Report, Failure> {
     let env = &Env {
         same_process: true,
+        peer_in_process: true,
         ..env.clone()
     };
     // the provider is checked before starting a server that would wait
