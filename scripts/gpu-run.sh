@@ -104,8 +104,20 @@ for s in $steps; do
       run "$n" 120 "$F" gpu-loopback-bw -P shm -g Nvidia $m
     done ;;
   pairs)
+    # two processes, as on a cluster: device memory registered with
+    # FI_HMEM_DEVICE_ONLY, which shm moves through CUDA IPC; then the same
+    # in one process (--local), where a process cannot open its own IPC
+    # handle and shm copies through host bounce buffers: the two figures
+    # side by side show what the path costs
+    port=49196
     for t in write-bw read-bw send-bw; do
-      run "$t-gpu-shm" 120 "$F" "$t" --local -P shm -s 4096:4194304 -n 200 -t 0 -r 0
+      "$F" "$t" -P shm -p $port -t 0 -r 0 >"$LOGS/$t-gpu-shm-server.txt" 2>&1 &
+      srv=$!
+      listening $port "$srv"
+      run "$t-gpu-shm" 120 "$F" "$t" 127.0.0.1 -p $port -P shm -s 4096:4194304 -n 200 -t 0 -r 0
+      wait "$srv"; log "$t-gpu-shm-server rc=$?"
+      port=$((port + 1))
+      run "$t-gpu-shm-local" 120 "$F" "$t" --local -P shm -s 4096:4194304 -n 200 -t 0 -r 0
       run "$t-gpu-tcp" 120 "$F" "$t" --local -P tcp -s 4096:4194304 -n 200 -t 0 -r 0
     done
     # send-lat as two processes: with both ends in one (--local), libfabric

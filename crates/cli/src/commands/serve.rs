@@ -6,7 +6,10 @@
 //! while no test runs, so its libfabric start-up is done before its client
 //! arrives; none is started during a test, whose CPUs it would take. One
 //! test runs at a time: a client that arrives meanwhile is told at once
-//! that the server is busy. Every connection ends in one log line (text)
+//! that the server is busy, unless the test is over and only its worker's
+//! exit is left (freeing a GPU context or much memory takes a moment):
+//! that client is served next, so clients run back to back by a script
+//! are not turned away. Every connection ends in one log line (text)
 //! or one JSON line (`--json`); SIGINT and SIGTERM stop the server
 //! cleanly.
 
@@ -339,6 +342,9 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         listener.port()
     );
     let mut running: Option<Running> = None;
+    // a client that came as the running test ended: served once its
+    // worker is gone
+    let mut next: Option<(TcpStream, SocketAddr)> = None;
     loop {
         if let Some(sig) = stop.signal() {
             let name = sig.as_str();
@@ -347,6 +353,12 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                 if let Ok(status) = w.child.wait() {
                     server.finished(w, status, Some(name));
                 }
+            }
+            if let Some((stream, peer)) = next.take() {
+                let msg = format!("fabdiag serve on port {} was stopped by {name}", listener.port());
+                server.served += 1;
+                server.log(peer, None, Err(&format!("turned away: {msg}")), None);
+                turn_away(stream, msg);
             }
             if let Some(s) = spare.take() {
                 s.discard();
@@ -373,8 +385,19 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                 Err(e) => tell!("{prog}: cannot watch the test's worker: {e}"),
             }
         }
+        if running.is_none() {
+            if let Some((stream, peer)) = next.take() {
+                match server.start(spare.take(), stream, peer, &worker_args) {
+                    Ok(w) => running = Some(w),
+                    Err(e) => server.log(peer, None, Err(&format!("cannot start a worker process: {e}")), None),
+                }
+            }
+        }
         match listener.try_accept_stream() {
             Ok(Some((stream, peer))) => match &running {
+                // the test is over, its worker only exiting (bounded by
+                // LINGER): this client is next
+                Some(w) if w.done_at.is_some() && next.is_none() => next = Some((stream, peer)),
                 Some(w) => {
                     let what = w.tool.as_deref().map_or("a".to_string(), |t| format!("a {t}"));
                     let msg = format!(

@@ -25,6 +25,9 @@ pub const COMMAND: &str = "__serve-worker";
 /// Test hook: the worker aborts (as a provider crash would end it) when it
 /// enters this phase, e.g. "run", or "run:cxi_read_bw" for one tool only.
 pub const CRASH_HOOK: &str = "FABDIAG_TEST_CRASH_IN_PHASE";
+/// Test hook: the worker takes this many milliseconds to exit after its
+/// test is done, as one does that releases a GPU context or much memory.
+pub const EXIT_DELAY_HOOK: &str = "FABDIAG_TEST_WORKER_EXIT_DELAY_MS";
 
 /// A line from a worker to its server.
 #[derive(Debug, Serialize, Deserialize)]
@@ -184,5 +187,8 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     let tool = signals::lock(&seen).tool.clone().unwrap_or_default();
     let (doc, code, _) = conclude(&tool, Role::Server, outcome, None);
     done(code, summary, &doc);
+    if let Some(ms) = std::env::var(EXIT_DELAY_HOOK).ok().and_then(|v| v.parse().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
     code
 }
