@@ -376,14 +376,14 @@ fn a_busy_server_says_so_at_once() {
 }
 
 /// A client that comes as the last test ends, while its worker is still
-/// exiting (a worker that frees a GPU context takes a moment; the hook
-/// makes it 2 s), is served next rather than turned away: scripts run
-/// clients back to back. One that comes mid-test is still turned away at
-/// once (above).
+/// tearing down and exiting (one that frees a GPU context takes a moment;
+/// the hook makes it 2 s), is served next rather than turned away:
+/// scripts run clients back to back. One that comes mid-test is still
+/// turned away at once (above).
 #[test]
 fn a_client_right_after_a_test_is_served_while_its_worker_exits() {
     let _cpu = cpu();
-    let s = Serve::start(&[("FABDIAG_TEST_WORKER_EXIT_DELAY_MS", "2000")]);
+    let s = Serve::start(&[("FABDIAG_TEST_WORKER_TEARDOWN_MS", "2000")]);
     for _ in 0..2 {
         let o = s.client(&["write-lat", "-n", "20"]);
         assert_eq!(o.code, Some(0), "{}", o.stderr);

@@ -31,7 +31,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// How often the server looks at its port, its worker and its signals.
 const TICK: Duration = Duration::from_millis(20);
-/// How long a worker may linger after reporting its test done.
+/// How long a worker may linger once its measurement is over (closing its
+/// endpoint, freeing its buffers and a GPU context, exiting).
 const LINGER: Duration = Duration::from_secs(5);
 
 /// The next test's worker, started before its client: warming up, then
@@ -62,7 +63,7 @@ impl Spare {
             tool: None,
             phase: Phase::Hello.to_string(),
             done: None,
-            done_at: None,
+            over_at: None,
         })
     }
 }
@@ -75,7 +76,11 @@ struct Running {
     tool: Option<String>,
     phase: String,
     done: Option<(u8, String, Value)>,
-    done_at: Option<Instant>,
+    /// When its measurement ended (its worker reached teardown, or
+    /// reported the test done): from then a new client waits for the
+    /// worker to exit rather than being turned away, and the worker has
+    /// LINGER to do so.
+    over_at: Option<Instant>,
 }
 
 impl Running {
@@ -88,14 +93,19 @@ impl Running {
     fn take(&mut self, line: Line) {
         match line {
             Line::Accepted { tool } => self.tool = Some(tool),
-            Line::Phase { phase } => self.phase = phase,
+            Line::Phase { phase } => {
+                if phase == Phase::Teardown.to_string() {
+                    self.over_at.get_or_insert_with(Instant::now);
+                }
+                self.phase = phase;
+            }
             Line::Done {
                 code,
                 summary,
                 document,
             } => {
                 self.done = Some((code, summary, document));
-                self.done_at = Some(Instant::now());
+                self.over_at.get_or_insert_with(Instant::now);
             }
         }
     }
@@ -378,7 +388,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                     }
                 }
                 // done, but not gone: whatever holds it, the test is over
-                Ok(None) if w.done_at.is_some_and(|t| t.elapsed() > LINGER) => {
+                Ok(None) if w.over_at.is_some_and(|t| t.elapsed() > LINGER) => {
                     let _ = w.child.kill();
                 }
                 Ok(None) => {}
@@ -397,7 +407,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             Ok(Some((stream, peer))) => match &running {
                 // the test is over, its worker only exiting (bounded by
                 // LINGER): this client is next
-                Some(w) if w.done_at.is_some() && next.is_none() => next = Some((stream, peer)),
+                Some(w) if w.over_at.is_some() && next.is_none() => next = Some((stream, peer)),
                 Some(w) => {
                     let what = w.tool.as_deref().map_or("a".to_string(), |t| format!("a {t}"));
                     let msg = format!(

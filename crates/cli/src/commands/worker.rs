@@ -25,9 +25,10 @@ pub const COMMAND: &str = "__serve-worker";
 /// Test hook: the worker aborts (as a provider crash would end it) when it
 /// enters this phase, e.g. "run", or "run:cxi_read_bw" for one tool only.
 pub const CRASH_HOOK: &str = "FABDIAG_TEST_CRASH_IN_PHASE";
-/// Test hook: the worker takes this many milliseconds to exit after its
-/// test is done, as one does that releases a GPU context or much memory.
-pub const EXIT_DELAY_HOOK: &str = "FABDIAG_TEST_WORKER_EXIT_DELAY_MS";
+/// Test hook: the worker takes this many milliseconds over its teardown
+/// once the test is measured, as one does that frees a GPU context or
+/// much memory.
+pub const TEARDOWN_DELAY_HOOK: &str = "FABDIAG_TEST_WORKER_TEARDOWN_MS";
 
 /// A line from a worker to its server.
 #[derive(Debug, Serialize, Deserialize)]
@@ -102,6 +103,17 @@ impl Sink for Reporter {
                 }
             }
             Event::Warning(w) => tell!("fabdiag serve: {w}"),
+            // measured: what is left is closing the endpoint and freeing
+            // the buffers, which the server need not wait for to take its
+            // next client
+            Event::End { .. } => {
+                send(&Line::Phase {
+                    phase: Phase::Teardown.to_string(),
+                });
+                if let Some(ms) = std::env::var(TEARDOWN_DELAY_HOOK).ok().and_then(|v| v.parse().ok()) {
+                    std::thread::sleep(std::time::Duration::from_millis(ms));
+                }
+            }
             _ => {}
         }
     }
@@ -187,8 +199,5 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     let tool = signals::lock(&seen).tool.clone().unwrap_or_default();
     let (doc, code, _) = conclude(&tool, Role::Server, outcome, None);
     done(code, summary, &doc);
-    if let Some(ms) = std::env::var(EXIT_DELAY_HOOK).ok().and_then(|v| v.parse().ok()) {
-        std::thread::sleep(std::time::Duration::from_millis(ms));
-    }
     code
 }
