@@ -62,21 +62,6 @@ fn traffic(args: &[&str], fault: &str) -> Output {
     run_on_cpu(&args, &[("FABDIAG_CPU_CUDA_FAULT", fault)], Duration::from_secs(60))
 }
 
-/// A repeat's tests, in the order they ran.
-fn tests_of(doc: &Value, repeat: usize) -> Vec<(String, Value)> {
-    doc[format!("repeat_{repeat}")]
-        .as_object()
-        .map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-        .unwrap_or_default()
-}
-
-fn num(v: &Value, key: &str) -> f64 {
-    v[key]
-        .as_str()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("{key} in {v}"))
-}
-
 /// The original's text line of a finished test: its description, each
 /// figure in Gbps with two decimals, its duration.
 fn finished_line(line: &str) -> bool {
@@ -128,13 +113,17 @@ fn tile_only_and_host_only_tests_account_for_every_byte_in_each_repeat() {
     assert_eq!(doc["configuration"]["gpu_name"], "fabdiag CPU stand-in 0 (not a GPU)");
     assert_eq!(doc["configuration"]["tiles_per_ipu"], "2");
     for rep in 0..2 {
-        let t = tests_of(&doc, rep);
+        let t = traffic_tests(&doc, rep);
         let names: Vec<&str> = t.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, ["buffer_from_tile", "buffer_to_tile"], "repeat {rep}");
         for (name, v) in &t {
             assert!(v.get("error").is_none(), "{name}: {v}");
-            assert_eq!(num(v, "tile_data_transferred_bytes") as u64, TILE_BYTES, "{name}");
-            assert!(num(v, "tile_transfer_speed_gbps") > 0.0, "{name}: {v}");
+            assert_eq!(
+                traffic_num(v, "tile_data_transferred_bytes") as u64,
+                TILE_BYTES,
+                "{name}"
+            );
+            assert!(traffic_num(v, "tile_transfer_speed_gbps") > 0.0, "{name}: {v}");
             assert!(v.get("host_data_transferred_bytes").is_none(), "{name}: {v}");
         }
     }
@@ -142,13 +131,13 @@ fn tile_only_and_host_only_tests_account_for_every_byte_in_each_repeat() {
     // host-only tests stream for --test-duration, in whole chunks
     let o = traffic(&["--host", "-j"], "");
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    let t = tests_of(&o.json(), 0);
+    let t = traffic_tests(&o.json(), 0);
     let names: Vec<&str> = t.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(names, ["host_to_buffer", "host_from_buffer"]);
     for (name, v) in &t {
-        let bytes = num(v, "host_data_transferred_bytes") as u64;
+        let bytes = traffic_num(v, "host_data_transferred_bytes") as u64;
         assert!(bytes > 0 && bytes.is_multiple_of(65536), "{name}: {bytes}");
-        let d = num(v, "duration_seconds");
+        let d = traffic_num(v, "duration_seconds");
         assert!((0.9..30.0).contains(&d), "{name}: {d} s for a 1 s test");
     }
 }
@@ -182,16 +171,20 @@ fn gpu_faults_are_one_line_each_and_keep_the_tests_before_them() {
             "{fault}: {line}"
         );
         let doc = o.json();
-        let t = tests_of(&doc, 0);
+        let t = traffic_tests(&doc, 0);
         assert_eq!(t.len(), before + 1, "{fault}: {doc}");
         for (i, (name, v)) in t.iter().enumerate() {
             assert_eq!(name, order[i], "{fault}");
             if i < before {
                 assert!(v.get("error").is_none(), "{fault}: {v}");
-                assert_eq!(num(v, "tile_data_transferred_bytes") as u64, TILE_BYTES, "{fault}");
+                assert_eq!(
+                    traffic_num(v, "tile_data_transferred_bytes") as u64,
+                    TILE_BYTES,
+                    "{fault}"
+                );
             } else {
                 assert!(v["error"].as_str().is_some_and(|e| e.contains(says)), "{fault}: {v}");
-                assert_eq!(num(v, "tile_data_transferred_bytes"), 0.0, "{fault}");
+                assert_eq!(traffic_num(v, "tile_data_transferred_bytes"), 0.0, "{fault}");
             }
         }
         assert!(

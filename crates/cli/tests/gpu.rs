@@ -9,7 +9,6 @@
 mod common;
 use common::*;
 use nix::sys::signal::Signal;
-use serde_json::Value;
 use std::time::Duration;
 
 const GPU_LIMIT: Duration = Duration::from_secs(300);
@@ -39,20 +38,6 @@ fn require_hmem_libfabric() {
     );
 }
 
-fn tests_of(doc: &Value, repeat: usize) -> Vec<(String, Value)> {
-    doc[format!("repeat_{repeat}")]
-        .as_object()
-        .map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-        .unwrap_or_default()
-}
-
-fn num(v: &Value, key: &str) -> f64 {
-    v[key]
-        .as_str()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("{key} in {v}"))
-}
-
 #[test]
 #[ignore = "needs an NVIDIA GPU (scripts/gpu-run.sh)"]
 fn host_traffic_measures_the_four_simultaneous_tests_with_checked_data() {
@@ -66,7 +51,7 @@ fn host_traffic_measures_the_four_simultaneous_tests_with_checked_data() {
     let cfg = &doc["configuration"];
     let tiles: f64 = cfg["tiles_per_ipu"].as_str().unwrap().parse().unwrap();
     let chunk: f64 = cfg["host_chunk_bytes"].as_str().unwrap().parse().unwrap();
-    let tests = tests_of(&doc, 0);
+    let tests = traffic_tests(&doc, 0);
     let keys: Vec<&str> = tests.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(
         keys,
@@ -79,12 +64,16 @@ fn host_traffic_measures_the_four_simultaneous_tests_with_checked_data() {
     );
     for (k, t) in &tests {
         assert!(t.get("error").is_none(), "{k}: {t}");
-        assert_eq!(num(t, "tile_data_transferred_bytes"), tiles * 20000.0 * 4096.0, "{k}");
-        let host = num(t, "host_data_transferred_bytes");
+        assert_eq!(
+            traffic_num(t, "tile_data_transferred_bytes"),
+            tiles * 20000.0 * 4096.0,
+            "{k}"
+        );
+        let host = traffic_num(t, "host_data_transferred_bytes");
         assert!(host > 0.0 && (host / chunk).fract() == 0.0, "{k}: {host}");
-        assert!(num(t, "duration_seconds") > 0.0, "{k}");
+        assert!(traffic_num(t, "duration_seconds") > 0.0, "{k}");
         assert!(
-            num(t, "host_transfer_speed_gbps") > 1.0 && num(t, "tile_transfer_speed_gbps") > 1.0,
+            traffic_num(t, "host_transfer_speed_gbps") > 1.0 && traffic_num(t, "tile_transfer_speed_gbps") > 1.0,
             "{k}: {t}"
         );
     }
@@ -108,8 +97,8 @@ fn host_traffic_tile_only_host_only_repeats_and_thresholds() {
     );
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let doc = o.json();
-    for (k, t) in tests_of(&doc, 1) {
-        assert!((num(&t, "duration_seconds") - 1.0).abs() < 0.5, "{k}: {t}");
+    for (k, t) in traffic_tests(&doc, 1) {
+        assert!((traffic_num(&t, "duration_seconds") - 1.0).abs() < 0.5, "{k}: {t}");
     }
     assert!(doc["statistics"]["host_to_buffer"]["host_transfer_speed_gbps"]["median"].is_string());
     let o = run(
@@ -155,7 +144,7 @@ fn a_stopped_host_traffic_run_keeps_the_finished_tests() {
     let o = p.wait(SHORT);
     assert_eq!((o.code, o.signal), (None, Some(Signal::SIGINT as i32)), "{}", o.stderr);
     let doc = o.json();
-    let n: usize = (0..5).map(|r| tests_of(&doc, r).len()).sum();
+    let n: usize = (0..5).map(|r| traffic_tests(&doc, r).len()).sum();
     assert!(n >= 1, "{doc}");
     let error = doc["error"].as_str().unwrap_or_default();
     assert!(error.starts_with("stopped by SIGINT "), "{doc}");

@@ -7,8 +7,8 @@
 //
 // It is a test double, never a measurement: its "device memory" is host
 // memory, its copy engines are memcpy, its kernels are
-// crates/gpu/kernels/traffic.cu compiled as host C++ (cuda_shim.h), each
-// stream a thread that runs its queue in order. Figures from it mean
+// crates/gpu/kernels/traffic.cu compiled as host C++ (kernels_on_cpu.h),
+// each stream a thread that runs its queue in order. Figures from it mean
 // nothing and no test reads them as speed. What it is for:
 //
 // - fabdiag's use of the driver, held to the driver's rules: cuInit
@@ -44,7 +44,7 @@
 // CUDA_ERROR_NOT_SUPPORTED and a line on stderr, and a call it lacks is a
 // missing symbol: a new call fabdiag makes is noticed, not faked.
 
-#include "cuda_shim.h"
+#include "kernels_on_cpu.h"
 
 #include <atomic>
 #include <chrono>
@@ -66,16 +66,6 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#include "traffic.cu"
-
-thread_local cpu_dim3 threadIdx, blockIdx, blockDim, gridDim;
-
-u64 globaltimer_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
-}
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -186,18 +176,35 @@ static CUresult ctx_now(Context **out) {
     return current->sticky.load();
 }
 
-// The allocation holding [p, p + len) that is device memory (`device`)
-// or that the GPU can reach (device or mapped host memory).
-static bool inside(u64 p, u64 len, bool device_only) {
+// The allocation holding p, if any (a copy of its record and its base).
+static bool find_alloc(u64 p, u64 *base, Alloc *out) {
     std::lock_guard<std::mutex> g(drv().lock);
     auto &m = drv().allocs;
     auto it = m.upper_bound(p);
     if (it == m.begin()) return false;
     --it;
-    const Alloc &a = it->second;
-    if (device_only ? !a.device : !(a.device || a.mapped)) return false;
-    return p - it->first <= a.len && len <= a.len - (p - it->first);
+    if (p - it->first >= it->second.len) return false;
+    *base = it->first;
+    *out = it->second;
+    return true;
 }
+
+// Is [p, p + len) inside one allocation that is device memory
+// (`device_only`), or that the GPU can reach (device or mapped host
+// memory)?
+static bool inside(u64 p, u64 len, bool device_only) {
+    u64 base;
+    Alloc a;
+    if (!find_alloc(p, &base, &a)) return false;
+    if (device_only ? !a.device : !(a.device || a.mapped)) return false;
+    return len <= a.len - (p - base);
+}
+
+// Bytes an allocation of `len` takes: whole pages.
+static u64 pages(u64 len) { return (len + 4095) / 4096 * 4096; }
+
+// The device memory there is (FABDIAG_CPU_CUDA_MEMORY).
+static u64 memory_bytes() { return setting("FABDIAG_CPU_CUDA_MEMORY", 1ull << 30); }
 
 struct Stream {
     Context *ctx;
@@ -309,40 +316,13 @@ static CUresult stream_of(void *h, Context *c, std::shared_ptr<Stream> *out) {
 
 // ---- kernels -------------------------------------------------------------
 
-// A kernel compiled here: its parameters ('p' pointer, 'q' u64, 'l' u32)
-// and how to run one thread of it from cuLaunchKernel's parameter array.
-struct Kernel {
-    const char *name;
-    const char *params;
-    void (*thread)(void **a);
-};
-
-#define P(i) (*(void **)a[i])
-#define Q(i) (*(u64 *)a[i])
-#define L(i) (*(u32 *)a[i])
-static const Kernel KERNELS[] = {
-    {"gate", "pqp", [](void **a) { gate((volatile u32 *)P(0), Q(1), (volatile u32 *)P(2)); }},
-    {"tile_write", "pqqqlp",
-     [](void **a) { tile_write((uint4 *)P(0), Q(1), Q(2), Q(3), L(4), (volatile u64 *)P(5)); }},
-    {"tile_read", "pqqqlpp",
-     [](void **a) { tile_read((const uint4 *)P(0), Q(1), Q(2), Q(3), L(4), (u64 *)P(5), (volatile u64 *)P(6)); }},
-    {"fill", "pqql", [](void **a) { fill((uint4 *)P(0), Q(1), Q(2), L(3)); }},
-    {"verify", "pqqlpp",
-     [](void **a) { verify((const uint4 *)P(0), Q(1), Q(2), L(3), (u64 *)P(4), (u64 *)P(5)); }},
-    {"verify_tiles", "pqqqlpp",
-     [](void **a) { verify_tiles((const uint4 *)P(0), Q(1), Q(2), Q(3), L(4), (u64 *)P(5), (u64 *)P(6)); }},
-};
-#undef P
-#undef Q
-#undef L
-
 struct Module {
     Context *ctx;
-    std::vector<const Kernel *> entries;
+    std::vector<const CpuKernel *> entries;
 };
 
 struct Function {
-    const Kernel *k;
+    const CpuKernel *k;
     Module *module;
 };
 
@@ -371,28 +351,44 @@ static std::string ptx_params(const std::string &ptx, const char *name, bool *fo
 
 extern "C" {
 
-CUresult cuGetErrorString(CUresult e, const char **s) {
-    static const std::map<int, const char *> text = {
-        {OK, "no error"},
-        {INVALID_VALUE, "invalid argument"},
-        {OUT_OF_MEMORY, "out of memory"},
-        {NOT_INITIALIZED, "initialization error"},
-        {INVALID_DEVICE, "invalid device ordinal"},
-        {INVALID_IMAGE, "device kernel image is invalid"},
-        {INVALID_CONTEXT, "invalid device context"},
-        {ECC_UNCORRECTABLE, "uncorrectable ECC error encountered"},
-        {INVALID_PTX, "a PTX JIT compilation failed"},
-        {INVALID_HANDLE, "invalid resource handle"},
-        {NOT_FOUND, "named symbol not found"},
-        {NOT_READY, "device not ready"},
-        {ILLEGAL_ADDRESS, "an illegal memory access was encountered"},
-        {NOT_SUPPORTED, "operation not supported"},
-    };
-    auto it = text.find(e);
+// The errors the stand-in gives: code, name, text (as the driver's).
+struct ErrorText {
+    int code;
+    const char *name;
+    const char *text;
+};
+static const ErrorText ERRORS[] = {
+    {OK, "CUDA_SUCCESS", "no error"},
+    {INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {ECC_UNCORRECTABLE, "CUDA_ERROR_ECC_UNCORRECTABLE", "uncorrectable ECC error encountered"},
+    {INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+};
+
+// cuGetErrorName / cuGetErrorString: field `name` or `text` of e's entry.
+static CUresult error_field(CUresult e, const char **s, bool name) {
     if (!s) return INVALID_VALUE;
-    *s = it == text.end() ? nullptr : it->second;
-    return it == text.end() ? INVALID_VALUE : OK;
+    for (const ErrorText &t : ERRORS)
+        if (t.code == e) {
+            *s = name ? t.name : t.text;
+            return OK;
+        }
+    *s = nullptr;
+    return INVALID_VALUE;
 }
+
+CUresult cuGetErrorString(CUresult e, const char **s) { return error_field(e, s, false); }
+
+CUresult cuGetErrorName(CUresult e, const char **s) { return error_field(e, s, true); }
 
 CUresult cuInit(unsigned flags) {
     if (flags != 0) return INVALID_VALUE;
@@ -504,7 +500,7 @@ CUresult cuCtxGetCurrent(Context **c) {
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
     Context *c;
     if (CUresult r = ctx_now(&c)) return r;
-    u64 all = setting("FABDIAG_CPU_CUDA_MEMORY", 1ull << 30);
+    u64 all = memory_bytes();
     std::lock_guard<std::mutex> g(drv().lock);
     *total = all;
     *free_bytes = all - drv().device_bytes;
@@ -515,10 +511,10 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
 // open it from an IPC handle, as CUDA IPC lets a peer map device memory.
 static CUresult allocate(u64 len, bool device, bool mapped, void **out) {
     if (len == 0) return INVALID_VALUE;
-    u64 rounded = (len + 4095) / 4096 * 4096;
+    u64 rounded = pages(len);
     if (device) {
         std::lock_guard<std::mutex> g(drv().lock);
-        if (fault() == "oom" || drv().device_bytes + rounded > setting("FABDIAG_CPU_CUDA_MEMORY", 1ull << 30))
+        if (fault() == "oom" || drv().device_bytes + rounded > memory_bytes())
             return OUT_OF_MEMORY;
         drv().device_bytes += rounded;
     }
@@ -556,7 +552,7 @@ static CUresult release(u64 p, bool device) {
     std::lock_guard<std::mutex> g(drv().lock);
     auto it = drv().allocs.find(p);
     if (it == drv().allocs.end() || it->second.device != device || !it->second.owned) return INVALID_VALUE;
-    u64 rounded = (it->second.len + 4095) / 4096 * 4096;
+    u64 rounded = pages(it->second.len);
     if (device) {
         drv().device_bytes -= rounded;
         munmap((void *)p, rounded);
@@ -599,21 +595,18 @@ CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags) {
     return OK;
 }
 
-CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t len) {
+// A synchronous copy to or from device memory at `dev`.
+static CUresult copy_sync(void *to, const void *from, u64 len, u64 dev) {
     Context *c;
     if (CUresult r = ctx_now(&c)) return r;
-    if (!inside(d, len, true)) return INVALID_VALUE;
-    memcpy((void *)d, h, len);
+    if (!inside(dev, len, true)) return INVALID_VALUE;
+    memcpy(to, from, len);
     return OK;
 }
 
-CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t len) {
-    Context *c;
-    if (CUresult r = ctx_now(&c)) return r;
-    if (!inside(d, len, true)) return INVALID_VALUE;
-    memcpy(h, (const void *)d, len);
-    return OK;
-}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t len) { return copy_sync((void *)d, h, len, d); }
+
+CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t len) { return copy_sync(h, (const void *)d, len, d); }
 
 // An async copy; `corrupt` flips its middle byte (a broken data path).
 static CUresult copy_async(void *to, const void *from, u64 len, u64 dev, void *sh, bool corrupt) {
@@ -762,7 +755,7 @@ CUresult cuModuleLoadData(Module **out, const void *image) {
     std::string ptx((const char *)image);
     if (ptx.find(".version") == std::string::npos || ptx.find(".target") == std::string::npos) return INVALID_IMAGE;
     auto *m = new Module{c, {}};
-    for (const Kernel &k : KERNELS) {
+    for (const CpuKernel &k : CPU_KERNELS) {
         bool found;
         std::string kinds = ptx_params(ptx, k.name, &found);
         if (!found) continue;
@@ -790,7 +783,7 @@ CUresult cuModuleUnload(Module *m) {
 
 CUresult cuModuleGetFunction(Function **out, Module *m, const char *name) {
     if (!m || !live(m)) return INVALID_HANDLE;
-    for (const Kernel *k : m->entries)
+    for (const CpuKernel *k : m->entries)
         if (strcmp(k->name, name) == 0) {
             *out = (Function *)handle(new Function{k, m});
             return OK;
@@ -809,7 +802,7 @@ CUresult cuLaunchKernel(Function *f, unsigned gx, unsigned gy, unsigned gz, unsi
     if (gx == 0 || gy != 1 || gz != 1 || bx == 0 || bx > 1024 || by != 1 || bz != 1 || shared != 0 || extra)
         return INVALID_VALUE;
     if (!params) return INVALID_VALUE;
-    const Kernel *k = f->k;
+    const CpuKernel *k = f->k;
     // the driver copies the parameters before returning
     std::vector<u64> values;
     for (size_t i = 0; k->params[i]; ++i) {
@@ -843,17 +836,7 @@ CUresult cuLaunchKernel(Function *f, unsigned gx, unsigned gy, unsigned gz, unsi
             *(volatile u32 *)values[2] = 1;
             return;
         }
-        std::vector<u64> v = values;
-        std::vector<void *> a;
-        for (auto &x : v) a.push_back(&x);
-        gridDim = {gx, 1, 1};
-        blockDim = {bx, 1, 1};
-        for (unsigned b = 0; b < gx; ++b)
-            for (unsigned t = 0; t < bx; ++t) {
-                blockIdx = {b, 0, 0};
-                threadIdx = {t, 0, 0};
-                k->thread(a.data());
-            }
+        cpu_run_grid(*k, gx, bx, values.data());
     });
     return OK;
 }
@@ -863,42 +846,6 @@ CUresult cuLaunchKernel(Function *f, unsigned gx, unsigned gy, unsigned gz, unsi
 // libfabric (built --with-cuda --enable-cuda-dlopen) opens libcudart.so and
 // libcuda.so.1 and resolves these; libcudart.so is a link to this file, so
 // the runtime calls share the driver's memory and contexts.
-
-CUresult cuGetErrorName(CUresult e, const char **s) {
-    static const std::map<int, const char *> names = {
-        {OK, "CUDA_SUCCESS"},
-        {INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE"},
-        {OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
-        {NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED"},
-        {INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE"},
-        {INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE"},
-        {INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT"},
-        {ECC_UNCORRECTABLE, "CUDA_ERROR_ECC_UNCORRECTABLE"},
-        {INVALID_PTX, "CUDA_ERROR_INVALID_PTX"},
-        {INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE"},
-        {NOT_FOUND, "CUDA_ERROR_NOT_FOUND"},
-        {NOT_READY, "CUDA_ERROR_NOT_READY"},
-        {ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS"},
-        {NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
-    };
-    auto it = names.find(e);
-    if (!s) return INVALID_VALUE;
-    *s = it == names.end() ? nullptr : it->second;
-    return it == names.end() ? INVALID_VALUE : OK;
-}
-
-// The allocation holding p, if any (a copy of its record and its base).
-static bool find_alloc(u64 p, u64 *base, Alloc *out) {
-    std::lock_guard<std::mutex> g(drv().lock);
-    auto &m = drv().allocs;
-    auto it = m.upper_bound(p);
-    if (it == m.begin()) return false;
-    --it;
-    if (p - it->first >= it->second.len) return false;
-    *base = it->first;
-    *out = it->second;
-    return true;
-}
 
 // One attribute of the memory at p into data; false when it is not
 // modelled.
@@ -1181,7 +1128,7 @@ int cudaIpcOpenMemHandle(void **out, IpcHandle h, unsigned) {
     std::string path = "/proc/" + std::to_string(h.pid) + "/fd/" + std::to_string(h.fd);
     int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) return INVALID_VALUE;
-    u64 rounded = (h.len + 4095) / 4096 * 4096;
+    u64 rounded = pages(h.len);
     void *p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (p == MAP_FAILED) return OUT_OF_MEMORY;
@@ -1203,7 +1150,7 @@ int cudaIpcCloseMemHandle(void *p) {
     if (!find_alloc((u64)p, &base, &a) || !a.ipc) return INVALID_VALUE;
     std::lock_guard<std::mutex> g(drv().lock);
     drv().allocs.erase(base);
-    munmap((void *)base, (a.len + 4095) / 4096 * 4096);
+    munmap((void *)base, pages(a.len));
     return OK;
 }
 

@@ -18,24 +18,31 @@ use std::time::{Duration, Instant};
 /// The kernels' PTX (crates/gpu/kernels/traffic.cu, scripts/gen-ptx.sh).
 pub const TRAFFIC_PTX: &str = include_str!("../kernels/traffic.ptx");
 
-fn call(name: &'static str, e: DriverError) -> GpuError {
+/// A driver error's code and the driver's words for it.
+fn described(e: DriverError) -> (i32, String) {
     let msg = e
         .error_string()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "unknown error".into());
-    GpuError::Call {
-        call: name,
-        code: e.0 as i32,
-        msg,
-    }
+    (e.0 as i32, msg)
+}
+
+fn call(name: &'static str, e: DriverError) -> GpuError {
+    let (code, msg) = described(e);
+    GpuError::Call { call: name, code, msg }
 }
 
 /// An allocation's failure, with its size (an out-of-memory names what
 /// was asked for).
-fn sized(e: GpuError, bytes: u64) -> GpuError {
-    match e {
-        GpuError::Call { call, code, msg } => GpuError::Alloc { call, bytes, code, msg },
-        other => other,
+fn sized(name: &'static str, bytes: u64) -> impl FnOnce(DriverError) -> GpuError {
+    move |e| {
+        let (code, msg) = described(e);
+        GpuError::Alloc {
+            call: name,
+            bytes,
+            code,
+            msg,
+        }
     }
 }
 
@@ -132,7 +139,7 @@ impl DeviceMem {
     pub fn new(ctx: &Arc<Context>, len: u64) -> Result<DeviceMem, GpuError> {
         ctx.bind()?;
         // SAFETY: a plain allocation; the pointer is freed once, on drop.
-        let ptr = unsafe { result::malloc_sync(len as usize) }.map_err(|e| sized(call("cuMemAlloc", e), len))?;
+        let ptr = unsafe { result::malloc_sync(len as usize) }.map_err(sized("cuMemAlloc", len))?;
         Ok(DeviceMem {
             ctx: ctx.clone(),
             ptr,
@@ -210,8 +217,7 @@ impl HostMem {
         let flags = sys::CU_MEMHOSTALLOC_PORTABLE | if mapped { sys::CU_MEMHOSTALLOC_DEVICEMAP } else { 0 };
         let _policy = node.map(crate::numa::Preferred::set).transpose()?;
         // SAFETY: a plain allocation, freed once on drop.
-        let raw =
-            unsafe { result::malloc_host(len as usize, flags) }.map_err(|e| sized(call("cuMemHostAlloc", e), len))?;
+        let raw = unsafe { result::malloc_host(len as usize, flags) }.map_err(sized("cuMemHostAlloc", len))?;
         let ptr = raw as *mut u8;
         // SAFETY: the allocation is len bytes and ours alone; zeroing it
         // also places its pages (on the preferred node).
@@ -440,10 +446,10 @@ impl Event {
         match unsafe { result::event::query(self.raw) } {
             Ok(()) => Ok(true),
             Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_READY)) => Ok(false),
-            Err(e) => Err(match call("cuEventQuery", e) {
-                GpuError::Call { code, msg, .. } => GpuError::Fault { code, msg },
-                other => other,
-            }),
+            Err(e) => {
+                let (code, msg) = described(e);
+                Err(GpuError::Fault { code, msg })
+            }
         }
     }
 

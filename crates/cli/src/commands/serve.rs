@@ -227,6 +227,13 @@ impl Server {
         })
     }
 
+    /// Answers a client that cannot be served with `msg`, and logs it.
+    fn turn_away(&mut self, stream: TcpStream, peer: SocketAddr, msg: String) {
+        self.served += 1;
+        self.log(peer, None, Err(&format!("turned away: {msg}")), None);
+        answer_turned_away(stream, msg);
+    }
+
     /// `spare`, or None with a line saying why (the next client then gets
     /// a worker started for it).
     fn next_spare(&self, args: &[String]) -> Option<Spare> {
@@ -252,8 +259,9 @@ impl Server {
 }
 
 /// Tells a client that arrives during another test that the server is
-/// busy: an Error in answer to its hello, read off so the close is clean.
-fn turn_away(mut stream: TcpStream, message: String) {
+/// busy (or stopping): an Error in answer to its hello, read off so the
+/// close is clean. Logged and counted by `Server::turn_away`.
+fn answer_turned_away(mut stream: TcpStream, message: String) {
     let _ = std::thread::Builder::new()
         .name("fabdiag-serve-busy".into())
         .spawn(move || {
@@ -365,10 +373,11 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                 }
             }
             if let Some((stream, peer)) = next.take() {
-                let msg = format!("fabdiag serve on port {} was stopped by {name}", listener.port());
-                server.served += 1;
-                server.log(peer, None, Err(&format!("turned away: {msg}")), None);
-                turn_away(stream, msg);
+                server.turn_away(
+                    stream,
+                    peer,
+                    format!("fabdiag serve on port {} was stopped by {name}", listener.port()),
+                );
             }
             if let Some(s) = spare.take() {
                 s.discard();
@@ -395,18 +404,11 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                 Err(e) => tell!("{prog}: cannot watch the test's worker: {e}"),
             }
         }
-        if running.is_none() {
-            if let Some((stream, peer)) = next.take() {
-                match server.start(spare.take(), stream, peer, &worker_args) {
-                    Ok(w) => running = Some(w),
-                    Err(e) => server.log(peer, None, Err(&format!("cannot start a worker process: {e}")), None),
-                }
-            }
-        }
         match listener.try_accept_stream() {
             Ok(Some((stream, peer))) => match &running {
-                // the test is over, its worker only exiting (bounded by
-                // LINGER): this client is next
+                // none running, or the test is over and its worker only
+                // exiting (bounded by LINGER): this client is next
+                None => next = Some((stream, peer)),
                 Some(w) if w.over_at.is_some() && next.is_none() => next = Some((stream, peer)),
                 Some(w) => {
                     let what = w.tool.as_deref().map_or("a".to_string(), |t| format!("a {t}"));
@@ -415,19 +417,21 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                         listener.port(),
                         w.peer.ip()
                     );
-                    server.served += 1;
-                    server.log(peer, None, Err(&format!("turned away: {msg}")), None);
-                    turn_away(stream, msg);
+                    server.turn_away(stream, peer, msg);
                 }
-                None => match server.start(spare.take(), stream, peer, &worker_args) {
-                    Ok(w) => running = Some(w),
-                    Err(e) => server.log(peer, None, Err(&format!("cannot start a worker process: {e}")), None),
-                },
             },
             Ok(None) => std::thread::sleep(TICK),
             Err(e) => {
                 tell!("{prog}: {e}");
                 std::thread::sleep(TICK);
+            }
+        }
+        if running.is_none() {
+            if let Some((stream, peer)) = next.take() {
+                match server.start(spare.take(), stream, peer, &worker_args) {
+                    Ok(w) => running = Some(w),
+                    Err(e) => server.log(peer, None, Err(&format!("cannot start a worker process: {e}")), None),
+                }
             }
         }
     }

@@ -50,6 +50,8 @@ pub enum Line {
 struct Reporter {
     seen: Arc<Mutex<Seen>>,
     crash_at: Option<String>,
+    /// TEARDOWN_DELAY_HOOK's pause.
+    teardown_delay: Option<std::time::Duration>,
 }
 
 /// The tool and phase of the test so far, also for the guard against a
@@ -110,8 +112,8 @@ impl Sink for Reporter {
                 send(&Line::Phase {
                     phase: Phase::Teardown.to_string(),
                 });
-                if let Some(ms) = std::env::var(TEARDOWN_DELAY_HOOK).ok().and_then(|v| v.parse().ok()) {
-                    std::thread::sleep(std::time::Duration::from_millis(ms));
+                if let Some(d) = self.teardown_delay {
+                    std::thread::sleep(d);
                 }
             }
             _ => {}
@@ -158,6 +160,10 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     let mut reporter = Reporter {
         seen: Arc::clone(&seen),
         crash_at: std::env::var(CRASH_HOOK).ok(),
+        teardown_delay: std::env::var(TEARDOWN_DELAY_HOOK)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(std::time::Duration::from_millis),
     };
     // a provider call that never returns, or that holds the test after
     // its client is gone: the server hears it as this test's outcome, and

@@ -14,6 +14,8 @@
 //! - `netns::Netns`: two hosts joined by a veth pair, for what crosses a network.
 //! - `skipped()`: the one way a test says it (or part of it) did not run
 //!   here, and why, where a CI log shows it.
+//! - `traffic_tests` and `traffic_num`: host-traffic's JSON, whose values
+//!   are all strings (gpu.rs on a GPU, cpu_cuda.rs on the stand-in).
 #![allow(dead_code)]
 
 pub mod netns;
@@ -588,4 +590,20 @@ pub fn check_gpu_loopback(run: &dyn Fn(&[&str]) -> Output, gpus_found: u64) {
         assert_eq!(j["config"]["gpus_found"], gpus_found);
         assert_eq!(j["results"][0]["ops"], 96);
     }
+}
+
+/// host-traffic's JSON: repeat `repeat`'s tests, in the order they ran.
+pub fn traffic_tests(doc: &serde_json::Value, repeat: usize) -> Vec<(String, serde_json::Value)> {
+    doc[format!("repeat_{repeat}")]
+        .as_object()
+        .map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default()
+}
+
+/// host-traffic's JSON: figure `key` of a test (every value a string).
+pub fn traffic_num(v: &serde_json::Value, key: &str) -> f64 {
+    v[key]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{key} in {v}"))
 }

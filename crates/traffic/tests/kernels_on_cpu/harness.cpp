@@ -1,6 +1,7 @@
 // Runs the host-traffic kernels (crates/gpu/kernels/traffic.cu, the very
 // source the committed PTX is made from) on the CPU, one thread after
-// another, for kernels_on_cpu.rs; built there with AddressSanitizer, so a
+// another, through the table in crates/gpu/cpu/kernels_on_cpu.h that the
+// CPU stand-in for the CUDA driver also uses, for kernels_on_cpu.rs; built there with AddressSanitizer, so a
 // kernel that touches memory outside the device buffer fails the test.
 //
 //   harness DEV_BYTES WORDS    a zeroed "device" buffer and mapped words,
@@ -12,26 +13,14 @@
 //   load OFFSET FILE / save OFFSET LEN FILE   device bytes from / to FILE
 //   flip OFFSET                    invert one device byte
 //   set INDEX VALUE / words        set a word / print `words W0 W1 ...`
-#include "cuda_shim.h"
+#include "kernels_on_cpu.h"
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <ctime>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "traffic.cu"
-
-thread_local cpu_dim3 threadIdx, blockIdx, blockDim, gridDim;
-
-u64 globaltimer_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
-}
 
 [[noreturn]] static void fail(const std::string &why) {
     std::cerr << "harness: " << why << "\n";
@@ -68,51 +57,17 @@ static Val parse(const std::string &t) {
     fail("bad argument " + t);
 }
 
-template <class F> static void launch(unsigned grid, unsigned block, F kernel) {
-    gridDim = {grid, 1, 1};
-    blockDim = {block, 1, 1};
-    for (unsigned b = 0; b < grid; ++b) {
-        for (unsigned t = 0; t < block; ++t) {
-            blockIdx = {b, 0, 0};
-            threadIdx = {t, 0, 0};
-            kernel();
-        }
-    }
-}
-
+// A launch, its arguments checked against the kinds the kernel declares.
 static void call(const std::string &name, unsigned grid, unsigned block, const std::vector<Val> &a) {
-    // the kinds each kernel declares, in order
-    auto want = [&](const char *kinds) {
-        if (a.size() != strlen(kinds)) fail(name + ": wrong number of arguments");
-        for (size_t i = 0; i < a.size(); ++i)
-            if (a[i].kind != kinds[i]) fail(name + ": argument " + std::to_string(i) + " of the wrong kind");
-    };
-    auto P = [&](size_t i) { return a[i].p; };
-    auto Q = [&](size_t i) { return a[i].v; };
-    auto L = [&](size_t i) { return (u32)a[i].v; };
-    if (name == "gate") {
-        want("pqp");
-        launch(grid, block, [&] { gate((volatile u32 *)P(0), Q(1), (volatile u32 *)P(2)); });
-    } else if (name == "tile_write") {
-        want("pqqqlp");
-        launch(grid, block, [&] { tile_write((uint4 *)P(0), Q(1), Q(2), Q(3), L(4), (volatile u64 *)P(5)); });
-    } else if (name == "tile_read") {
-        want("pqqqlpp");
-        launch(grid, block,
-               [&] { tile_read((const uint4 *)P(0), Q(1), Q(2), Q(3), L(4), (u64 *)P(5), (volatile u64 *)P(6)); });
-    } else if (name == "fill") {
-        want("pqql");
-        launch(grid, block, [&] { fill((uint4 *)P(0), Q(1), Q(2), L(3)); });
-    } else if (name == "verify") {
-        want("pqqlpp");
-        launch(grid, block, [&] { verify((const uint4 *)P(0), Q(1), Q(2), L(3), (u64 *)P(4), (u64 *)P(5)); });
-    } else if (name == "verify_tiles") {
-        want("pqqqlpp");
-        launch(grid, block,
-               [&] { verify_tiles((const uint4 *)P(0), Q(1), Q(2), Q(3), L(4), (u64 *)P(5), (u64 *)P(6)); });
-    } else {
-        fail("no kernel " + name);
+    const CpuKernel *k = cpu_kernel(name.c_str());
+    if (!k) fail("no kernel " + name);
+    if (a.size() != strlen(k->params)) fail(name + ": wrong number of arguments");
+    std::vector<u64> values;
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (a[i].kind != k->params[i]) fail(name + ": argument " + std::to_string(i) + " of the wrong kind");
+        values.push_back(a[i].kind == 'p' ? (u64)a[i].p : a[i].v);
     }
+    cpu_run_grid(*k, grid, block, values.data());
 }
 
 static void range(u64 off, u64 len) {
