@@ -103,6 +103,45 @@ fn pair_tools_with_gpu_buffers_on_both_sides() {
     }
 }
 
+/// A provider may complete an operation on GPU memory once its copy is
+/// queued, not done: shm's CUDA IPC copies are cudaMemcpy between device
+/// buffers, which returns before the copy ends (seen on an H200 as a
+/// constant 5 µs an operation from 512 KiB to 4 MiB). Each side waits for
+/// its device's queued work at the post-run barrier, so the client's
+/// clock includes what the server's GPU still had to do: with the
+/// server's "GPU" taking half a second to settle, every size lasts at
+/// least that long on the client's clock. One process likewise.
+#[test]
+fn the_clock_includes_device_work_the_provider_left_queued() {
+    let _cpu = cpu();
+    const SETTLE: (&str, &str) = ("FABDIAG_TEST_SETTLE_SECONDS", "0.5");
+    let at_least = |doc: &serde_json::Value, what: &str| {
+        let rows = doc["results"].as_array().cloned().unwrap_or_default();
+        assert!(!rows.is_empty(), "{what}: {doc}");
+        for r in rows {
+            let ns = r["elapsed_ns"].as_u64().unwrap_or_default();
+            assert!(ns >= 500_000_000, "{what}: the wait is not on the clock: {r}");
+        }
+    };
+    for tool in ["write-bw", "read-bw", "send-bw"] {
+        // the client's buffers are host memory: only the server settles
+        let (c, s) = pair_env(
+            tool,
+            &[HOOK, SETTLE],
+            &["-t", "0", "-r", "0"],
+            &["-P", "shm", "-n", "3", "-l", "4", "-s", "4096:8192", "--json"],
+        );
+        both_exit(&c, &s, 0, tool);
+        at_least(&c.json(), tool);
+    }
+    let o = with_env(
+        &[HOOK, SETTLE],
+        &[ONE_RUN, &["-P", "shm", "-r", "0", "--json"]].concat(),
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    at_least(&o.json(), "gpu-loopback-bw");
+}
+
 /// Debian's libfabric has no CUDA: memory registered as FI_HMEM_CUDA is
 /// refused, and the one line says what this libfabric lacks (exit 4).
 #[test]

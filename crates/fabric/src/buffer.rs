@@ -122,6 +122,12 @@ pub trait DeviceMemory: Send {
     fn read(&self, off: u64, out: &mut [u8]) -> Result<(), String>;
     /// Copies `data` into the memory at `off`.
     fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String>;
+    /// Waits for the work this process queued on the device, such as a
+    /// provider's copies that return before they finish
+    /// (fabdiag_gpu::Buffer::settle).
+    fn settle(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Host memory registered through the device path and reached only
@@ -132,6 +138,8 @@ pub trait DeviceMemory: Send {
 pub struct HostAsDevice {
     pub buf: HostBuffer,
     pub iface: HmemIface,
+    /// How long `settle` takes: a device still finishing queued copies.
+    pub settle: std::time::Duration,
 }
 
 impl DeviceMemory for HostAsDevice {
@@ -154,6 +162,10 @@ impl DeviceMemory for HostAsDevice {
     fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String> {
         let r = span(off, data.len(), self.buf.len())?;
         self.buf.as_mut_slice()[r].copy_from_slice(data);
+        Ok(())
+    }
+    fn settle(&self) -> Result<(), String> {
+        std::thread::sleep(self.settle);
         Ok(())
     }
 }
@@ -224,6 +236,15 @@ impl Memory {
                 Ok(())
             }
             Memory::Device(d) => d.read(off, out).map_err(FabricError::Device),
+        }
+    }
+
+    /// Device memory: waits for the work this process queued on its
+    /// device (fabdiag_gpu::Buffer::settle). Host memory: nothing.
+    pub fn settle(&self) -> Result<(), FabricError> {
+        match self {
+            Memory::Host(_) => Ok(()),
+            Memory::Device(d) => d.settle().map_err(FabricError::Device),
         }
     }
 
@@ -380,6 +401,7 @@ mod tests {
         let mut d = HostAsDevice {
             buf: HostBuffer::new(64, None, 0).unwrap(),
             iface: HmemIface::System,
+            settle: std::time::Duration::ZERO,
         };
         let len = d.len() as usize;
         d.write(8, &[1, 2, 3]).unwrap();

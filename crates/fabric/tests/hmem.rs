@@ -14,6 +14,7 @@ fn device(fill: u8) -> Memory {
     Memory::Device(Box::new(HostAsDevice {
         buf: HostBuffer::new(4096, None, fill).unwrap(),
         iface: HmemIface::System,
+        settle: Duration::ZERO,
     }))
 }
 
@@ -83,6 +84,7 @@ fn a_libfabric_without_the_gpu_interface_is_named() {
     let claim = Memory::Device(Box::new(HostAsDevice {
         buf: HostBuffer::new(4096, None, 0).unwrap(),
         iface: HmemIface::Cuda,
+        settle: Duration::ZERO,
     }));
     match Endpoint::open(&list, 0, vec![claim]) {
         Ok(_) => fabdiag_testkit::skipped("this libfabric registers FI_HMEM_CUDA memory"),

@@ -953,6 +953,15 @@ CUresult cuStreamSynchronize(void *sh) {
     return c->sticky.load();
 }
 
+// Everything queued in the current context (fabdiag waits so at a bandwidth
+// test's post-run barrier, for copies a provider queued).
+CUresult cuCtxSynchronize() {
+    Context *c;
+    if (CUresult r = ctx_now(&c)) return r;
+    sync_context(c);
+    return c->sticky.load();
+}
+
 CUresult cuEventSynchronize(void *h) {
     std::shared_ptr<Event> e;
     if (CUresult r = event_of(h, &e)) return r;

@@ -182,6 +182,13 @@ impl crate::Buffer for DeviceMem {
     fn device(&self) -> i32 {
         self.ctx.ordinal()
     }
+
+    /// The primary context's queued work, libfabric's copies included:
+    /// its CUDA runtime works in the same primary context.
+    fn settle(&self) -> Result<(), GpuError> {
+        self.ctx.bind()?;
+        result::ctx::synchronize().map_err(|e| call("cuCtxSynchronize", e))
+    }
 }
 
 impl Drop for DeviceMem {

@@ -48,6 +48,15 @@ pub trait Buffer: Send {
     fn read(&self, off: u64, out: &mut [u8]) -> Result<(), GpuError>;
     /// Copies `data` to `off`.
     fn write(&mut self, off: u64, data: &[u8]) -> Result<(), GpuError>;
+    /// Waits until the work this process has queued on the buffer's device
+    /// is done. A provider's copies through the runtime may return before
+    /// they finish (CUDA's device-to-device cudaMemcpy does, and libfabric
+    /// relies on stream order), so a completion does not yet mean the bytes
+    /// have landed. Nothing to wait for where the runtime's copies are
+    /// synchronous.
+    fn settle(&self) -> Result<(), GpuError> {
+        Ok(())
+    }
 }
 
 /// The GPU types the CXI diagnostics know (`-g`).

@@ -6,6 +6,7 @@
 //! Level Zero. A test hook puts host memory through the same path
 //! (FI_HMEM_SYSTEM). Never prints.
 
+use crate::env::HostAsGpu;
 use fabdiag_fabric::{DeviceMemory, FabricError, HmemIface, HostAsDevice, HostBuffer};
 use fabdiag_gpu::cuda::{Context, DeviceMem};
 use fabdiag_gpu::hip::Hip;
@@ -43,18 +44,22 @@ impl<B: Buffer> DeviceMemory for OnGpu<B> {
     fn write(&mut self, off: u64, data: &[u8]) -> Result<(), String> {
         self.buf.write(off, data).map_err(|e| e.to_string())
     }
+    fn settle(&self) -> Result<(), String> {
+        self.buf.settle().map_err(|e| e.to_string())
+    }
 }
 
 /// The test hook's allocation: one "GPU" (index 0) of host memory,
-/// registered as FI_HMEM_SYSTEM, or claiming `iface`.
-pub fn host_as_gpu(index: u32, len: u64, iface: HmemIface) -> Result<(Box<dyn DeviceMemory>, u32), FabricError> {
+/// registered as FI_HMEM_SYSTEM, or claiming the hook's interface.
+pub fn host_as_gpu(index: u32, len: u64, hook: HostAsGpu) -> Result<(Box<dyn DeviceMemory>, u32), FabricError> {
     if index > 0 {
         return Err(range(index, 1));
     }
     Ok((
         Box::new(HostAsDevice {
             buf: HostBuffer::new(len, None, 0)?,
-            iface,
+            iface: hook.iface,
+            settle: hook.settle,
         }),
         1,
     ))

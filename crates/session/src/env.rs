@@ -62,10 +62,9 @@ pub struct Hooks {
     /// Bandwidth tools with `--verify`: flip byte N of the first checked
     /// operation's data after each size, before the check, so it must fail.
     pub corrupt_offset: Option<u64>,
-    /// "GPU" buffers are host memory registered through the device path
-    /// as this interface (FI_HMEM_SYSTEM, or one claimed to see a libfabric
-    /// refuse it): the GPU plumbing, tested without a GPU.
-    pub host_as_gpu: Option<HmemIface>,
+    /// "GPU" buffers are host memory registered through the device path:
+    /// the GPU plumbing, tested without a GPU.
+    pub host_as_gpu: Option<HostAsGpu>,
     /// Lend every operation a context of fabdiag's own, as a provider with
     /// FI_CONTEXT requires, this many slots (0: as many as the provider's
     /// queues), whatever the provider: that path, tested without such a
@@ -75,6 +74,16 @@ pub struct Hooks {
     /// returns, as a provider's that waits for a peer that is gone, or
     /// returns only after a while, as a working provider's may.
     pub stall_data_call: Option<StallHook>,
+}
+
+/// The host-as-GPU hook: the interface its buffers are registered as
+/// (FI_HMEM_SYSTEM, or one claimed to see a libfabric refuse it), and how
+/// long waiting for their device's queued work takes (as a GPU still
+/// finishing the copies a provider queued: `DeviceMemory::settle`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostAsGpu {
+    pub iface: HmemIface,
+    pub settle: Duration,
 }
 
 /// Which data call the stall hook holds inside the provider, and for how

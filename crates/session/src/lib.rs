@@ -29,7 +29,7 @@ mod station;
 mod tests;
 
 pub use driver::{stall_limit, DriveError, LatClock};
-pub use env::{Env, GpuUse, Hooks, StallHook, DEFAULT_SVC_ID};
+pub use env::{Env, GpuUse, Hooks, HostAsGpu, StallHook, DEFAULT_SVC_ID};
 pub use fabdiag_proto::{Alone, Link};
 pub use family::capability;
 pub use outcome::{Failure, FailureKind, Report, SessionError, Side};

@@ -9,10 +9,10 @@
 //! should be.
 
 use crate::driver::Wire;
-use crate::env::GpuUse;
+use crate::env::{GpuUse, HostAsGpu};
 use crate::spec::AMO_STRIDE;
 use fabdiag_engine::amo::{AmoType, Operands, Val};
-use fabdiag_fabric::{free_hugepages, page_size, FabricError, HmemIface, HostBuffer, HugePageSize, Memory, RegionId};
+use fabdiag_fabric::{free_hugepages, page_size, FabricError, HostBuffer, HugePageSize, Memory, RegionId};
 use fabdiag_report::{Hugepages, Mem, SideMem};
 
 /// Where a slot's compare operand sits (its operand is at +0).
@@ -129,7 +129,7 @@ pub fn side_of(d: Option<&fabdiag_proto::MemoryDesc>) -> SideMem {
 pub fn allocate(
     plan: &MemoryPlan,
     gpu: Option<&GpuUse>,
-    host_as_gpu: Option<HmemIface>,
+    host_as_gpu: Option<HostAsGpu>,
     peer_elsewhere: bool,
 ) -> Result<(Vec<Memory>, MemFacts), FabricError> {
     let page = page_size();
@@ -168,8 +168,8 @@ pub fn allocate(
     let mut gpus_found = None;
     for (i, b) in bufs.into_iter().enumerate() {
         if let (Some(index), Some(g), true) = (on_gpu[i], gpu, b.used) {
-            let (mut mem, found) = if let Some(iface) = host_as_gpu {
-                crate::device::host_as_gpu(index, b.len, iface)?
+            let (mut mem, found) = if let Some(hook) = host_as_gpu {
+                crate::device::host_as_gpu(index, b.len, hook)?
             } else {
                 crate::device::allocate(g.kind, index, b.len, peer_elsewhere)?
             };

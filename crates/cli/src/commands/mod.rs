@@ -95,10 +95,18 @@ pub fn with_hooks(env: Env) -> Env {
 /// through the device path (FI_HMEM_SYSTEM), so machines without a GPU
 /// test everything around the GPU runtime; `=cuda` claims FI_HMEM_CUDA
 /// instead, to see a libfabric without CUDA refuse it.
-pub fn host_as_gpu() -> Option<fabdiag_fabric::HmemIface> {
-    match std::env::var("FABDIAG_TEST_HOST_AS_GPU").ok()?.as_str() {
-        "1" => Some(fabdiag_fabric::HmemIface::System),
-        "cuda" => Some(fabdiag_fabric::HmemIface::Cuda),
-        _ => None,
-    }
+/// `FABDIAG_TEST_SETTLE_SECONDS=S` with it: waiting for such a buffer's
+/// queued device work takes S seconds, as a GPU's still finishing the
+/// copies a provider queued.
+pub fn host_as_gpu() -> Option<fabdiag_session::HostAsGpu> {
+    let iface = match std::env::var("FABDIAG_TEST_HOST_AS_GPU").ok()?.as_str() {
+        "1" => fabdiag_fabric::HmemIface::System,
+        "cuda" => fabdiag_fabric::HmemIface::Cuda,
+        _ => return None,
+    };
+    let settle = std::env::var("FABDIAG_TEST_SETTLE_SECONDS")
+        .ok()
+        .and_then(|s| std::time::Duration::try_from_secs_f64(s.parse().ok()?).ok())
+        .unwrap_or_default();
+    Some(fabdiag_session::HostAsGpu { iface, settle })
 }

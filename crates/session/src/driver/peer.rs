@@ -27,11 +27,19 @@ pub(crate) trait SyncHost {
     fn idle_pause(&self) -> Duration {
         Duration::ZERO
     }
+    /// Waits for the device work this side queued (`Wire::settle`).
+    fn settle(&mut self) -> Result<(), DriveError> {
+        Ok(())
+    }
 }
 
 /// Both sides reach `point` for `size`: the client sends first, the server
 /// answers once its counters are reset, so nothing of this size can arrive
-/// before it is ready.
+/// before it is ready. At the post-run barrier each side first waits for
+/// the device work it queued: a provider may complete an operation on GPU
+/// memory once its copy is queued, not done (shm's CUDA IPC copies), and
+/// the client's clock, which stops when the server answers, must include
+/// the copies either side still had queued.
 pub(crate) fn barrier(h: &mut (impl SyncHost + ?Sized), point: SyncPoint, size: u64) -> Result<(), DriveError> {
     let phase = match point {
         SyncPoint::PreRun => Phase::PreRun,
@@ -45,6 +53,8 @@ pub(crate) fn barrier(h: &mut (impl SyncHost + ?Sized), point: SyncPoint, size: 
     if leads {
         if point == SyncPoint::PreRun {
             h.start_size(size);
+        } else {
+            h.settle()?;
         }
         h.link().send(phase, &ours)?;
     }
@@ -66,6 +76,8 @@ pub(crate) fn barrier(h: &mut (impl SyncHost + ?Sized), point: SyncPoint, size: 
     if !leads {
         if point == SyncPoint::PreRun {
             h.start_size(size);
+        } else {
+            h.settle()?;
         }
         h.link().send(phase, &ours)?;
     }
@@ -146,6 +158,9 @@ impl<W: Wire + ?Sized> SyncHost for FabricDriver<'_, W> {
     }
     fn take_stashed_post_run(&mut self) -> Option<Message> {
         self.stashed_post_run.take()
+    }
+    fn settle(&mut self) -> Result<(), DriveError> {
+        Ok(self.ep.settle()?)
     }
     fn idle_pause(&self) -> Duration {
         // Only send_bw's receiver counts a batch down (every other driver

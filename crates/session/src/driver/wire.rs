@@ -56,6 +56,17 @@ pub trait Wire {
     /// The bytes the batch now starting may have in flight at once (what
     /// watches the endpoint's calls weighs a held call by).
     fn expect_work(&mut self, _bytes: u64) {}
+    /// Waits for the device work this process queued on any of its
+    /// buffers (`Memory::settle`): what a provider's completions may
+    /// precede.
+    fn settle(&mut self) -> Result<(), FabricError> {
+        let mut id = 0;
+        while let Some(m) = self.memory(RegionId(id)) {
+            m.settle()?;
+            id += 1;
+        }
+        Ok(())
+    }
 }
 
 /// Our initiator (TX) buffer.
