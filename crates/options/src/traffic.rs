@@ -195,10 +195,12 @@ pub const SECONDARY_PCIE_NOTE: &str =
 
 /// Default tile work: 4 KiB transfers per thread block. Scaled up from the
 /// original's 100000 so that the tile side of a test moves about 1 TB on a
-/// 132-SM GPU (about half a second at H100 memory speed) and so measures
-/// device memory, not L2. (Chosen from published bandwidths; to be checked
-/// on a GPU.)
-pub const DEFAULT_ITERATIONS: u64 = 2_000_000;
+/// 132-SM GPU with its default 528 blocks (four per SM), well past the L2,
+/// so device memory is what is measured. Measured 2026-11-26: a tile test
+/// took 0.34 to 0.39 s on an H100 and 0.24 to 0.28 s on an H200, a whole
+/// default run (four tests, checks, the GPU's opening) 2.2 s and 1.9 s
+/// (docs/results/host-traffic-h100.md, host-traffic-h200.md).
+pub const DEFAULT_ITERATIONS: u64 = 500_000;
 pub const DEFAULT_DURATION_S: f64 = 5.0;
 /// Host copies are issued in chunks of this size (the original's host
 /// byte counts are whole multiples of 16 MiB).
@@ -215,7 +217,7 @@ thread blocks (\"tiles\") read or write the same buffer.
 Allowed options:
   -j [ --json-output ]          Emit JSON output
   -d [ --device-id ] arg        GPU: CUDA ordinal, UUID (GPU-...) or PCI bus id (default: 0)
-  -n [ --num-tiles ] arg        Thread blocks doing tile traffic (default: one per SM)
+  -n [ --num-tiles ] arg        Thread blocks doing tile traffic (default: four per SM)
   -p [ --payload-blocks ] arg   Number of 64 byte blocks per transfer: 2|4 (default: 4)
   -i [ --iterations ] arg       Number of 4KB transfers per tile (default: {DEFAULT_ITERATIONS})
   --test-duration arg           Test duration in seconds for tests without tile access (default: 5)
@@ -245,7 +247,7 @@ Allowed options:
 pub struct TrafficOptions {
     pub json: bool,
     pub device: String,
-    /// None: one thread block per SM.
+    /// None: four thread blocks per SM (fabdiag_traffic::plan::BLOCKS_PER_SM).
     pub tiles: Option<u32>,
     pub payload_blocks: u32,
     pub iterations: u64,

@@ -18,6 +18,16 @@ pub const HOST_SLOTS: u64 = 4;
 pub const L2_FACTOR: u64 = 4;
 /// Never less than this per block, whatever the L2.
 pub const MIN_BLOCK_REGION: u64 = 64 << 10;
+/// Thread blocks per SM when `-n` is not given. One block of 256 threads
+/// per SM has too few loads in flight to read device memory at its speed:
+/// on an H100 (132 SMs; scripts/tile-blocks.sh, 2026-11-26, the same bytes
+/// per test) tile reads ran at 15,112 Gbps with one block per SM, 22,158
+/// with two, 25,107 with four and 24,001 with eight, against 24,168 for a
+/// device-to-device copy counted both ways; tile writes at 25,500 to
+/// 25,800 with any of them. Issuing the walk's loads in batches of eight
+/// in one block per SM instead was slower (10,406 Gbps), so the kernel
+/// stays as it is and the default asks for more blocks.
+pub const BLOCKS_PER_SM: u32 = 4;
 /// Leave this share of free device memory alone.
 const HEADROOM: f64 = 0.9;
 
@@ -34,7 +44,7 @@ pub struct GpuFacts {
 /// What the options ask for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Request {
-    /// Thread blocks; None: one per SM.
+    /// Thread blocks; None: `BLOCKS_PER_SM` per SM.
     pub tiles: Option<u32>,
     /// 64-byte blocks per piece a tile moves (2 or 4).
     pub payload_blocks: u32,
@@ -78,7 +88,7 @@ impl Plan {
         if needs_overlap && g.copy_engines == 0 {
             return Err(PlanError::NoCopyEngine);
         }
-        let blocks = r.tiles.unwrap_or(g.sm_count).max(1);
+        let blocks = r.tiles.unwrap_or(g.sm_count.saturating_mul(BLOCKS_PER_SM)).max(1);
         let piece = u64::from(r.payload_blocks) * 64;
         let tile_bytes = u64::from(blocks)
             .checked_mul(r.iterations)
@@ -171,13 +181,13 @@ mod tests {
     #[test]
     fn tiles_cover_several_l2s_in_power_of_two_slices() {
         let p = Plan::new(&req(), &h100(), true).unwrap();
-        assert_eq!((p.blocks, p.threads, p.piece), (132, 256, 256));
+        assert_eq!((p.blocks, p.threads, p.piece), (4 * 132, 256, 256));
         assert!(p.block_region.is_power_of_two());
         assert!(p.tile_region >= 4 * (50 << 20), "{}", p.tile_region);
-        assert_eq!(p.tile_region, p.block_region * 132);
+        assert_eq!(p.tile_region, p.block_region * 4 * 132);
         assert_eq!(p.host_region, 64 << 20);
         assert_eq!(p.host_offset(), p.tile_region);
-        assert_eq!(p.tile_bytes, 132 * 100_000 * 4096);
+        assert_eq!(p.tile_bytes, 4 * 132 * 100_000 * 4096);
         assert_eq!(p.slots(), p.block_region / 256);
         assert_eq!(p.pieces_per_block(), 100_000 * 16);
         // -n and -p shape it; a tiny L2 still gets 64 KiB slices
