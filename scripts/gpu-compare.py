@@ -7,7 +7,9 @@ PyTorch on the same GPU in the same sitting (scripts/gpu-run.sh runs it):
 - a device-to-device copy of a buffer far larger than L2, counted as bytes
   read plus bytes written (what tile traffic moves);
 - copies of gpu-loopback-bw's write size between device buffers and
-  between device and pinned host memory.
+  between device and pinned host memory;
+- device-to-device copies of 4 MiB and 64 MiB (write-bw's sizes between
+  two processes, which shm moves with CUDA IPC copies).
 
 Prints one JSON object; figures in Gbps (10^9 bits per second).
 """
@@ -56,6 +58,12 @@ def main():
     out["d2d_write_size_gbps"] = gbps(write * n, timed(lambda: sb.copy_(sa), n))
     out["d2h_write_size_gbps"] = gbps(write * n, timed(lambda: sh.copy_(sa, non_blocking=True), n))
     out["h2d_write_size_gbps"] = gbps(write * n, timed(lambda: sa.copy_(sh, non_blocking=True), n))
+    # the pair tools' largest sizes, device to device (what shm's CUDA IPC
+    # path does for write-bw between two processes)
+    for size, reps in ((4 << 20, 1000), (64 << 20, 100)):
+        x = torch.empty(size, dtype=torch.uint8, device=dev)
+        y = torch.empty(size, dtype=torch.uint8, device=dev)
+        out[f"d2d_{size >> 20}mib_gbps"] = gbps(size * reps, timed(lambda: y.copy_(x), reps))
     print(json.dumps(out, indent=2))
 
 

@@ -65,6 +65,21 @@ def loopback_gbps(path):
     return rows
 
 
+def table_mbps(path, size):
+    """The BW[MB/s] of one size's row in a pair tool's text table."""
+    for line in body(path).splitlines():
+        fields = line.split()
+        if len(fields) == 4 and fields[0] == str(size):
+            return float(fields[2])
+    raise ValueError(f"{path.name}: no row for {size} B")
+
+
+def json_gbps(path):
+    """The first row's Gbps of a pair tool's --json document."""
+    row = first_json(path)["results"][0]
+    return float(row["bw_gbit_per_s"])
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -114,6 +129,22 @@ def main():
     for name, what, ref in loopbacks:
         try:
             compare(what, statistics.median(loopback_gbps(d / name)), torch[ref])
+        except (OSError, ValueError, KeyError) as e:
+            lines.append(f"{name}: {e}")
+            problems.append(name)
+
+    # write-bw between two processes, GPU to GPU: shm's CUDA IPC copies
+    pairs = [
+        ("write-bw-gpu-shm.txt", "write-bw GPU -> GPU 4 MiB vs D2D copy", lambda p: table_mbps(p, 4194304) * 8 / 1000, "d2d_4mib_gbps"),
+        ("write-bw-gpu-shm-4194304-after.txt", "write-bw GPU -> GPU 4 MiB (-n 20) vs D2D", json_gbps, "d2d_4mib_gbps"),
+        ("write-bw-gpu-shm-67108864-after.txt", "write-bw GPU -> GPU 64 MiB vs D2D copy", json_gbps, "d2d_64mib_gbps"),
+        ("write-bw-gpu-shm-67108864-before.txt", "  the same, the build before", json_gbps, "d2d_64mib_gbps"),
+    ]
+    for name, what, figure, ref in pairs:
+        if not (d / name).exists():
+            continue  # the `before` step runs only with an earlier build
+        try:
+            compare(what, figure(d / name), torch[ref])
         except (OSError, ValueError, KeyError) as e:
             lines.append(f"{name}: {e}")
             problems.append(name)

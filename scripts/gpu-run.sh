@@ -5,10 +5,16 @@
 # packed under $OUT (the device tool brings $OUT back). Every step has
 # its own time limit and its own log, so one failure does not hide the
 # rest.  Usage: scripts/gpu-run.sh [STEP...]  (default: all steps)
-#   steps: info libfabric tests traffic loopback pairs serve compare
-# A device command may run 10 minutes: split the steps over calls, e.g.
-#   scripts/gpu-run.sh info libfabric traffic
-#   then   scripts/gpu-run.sh libfabric tests loopback pairs serve compare
+#   steps: info libfabric traffic loopback compare pairs tests serve before ratios
+#   before: if gpu-kit/fabdiag-before exists (an earlier build), the
+#   measurements a change touched, with it and with this build, side by
+#   side on the same machine
+#   (the default order: the issues' own measurements first, so a sitting
+#   cut short by its deadline keeps the most important results)
+# A device command may run 10 minutes and a session has about 15 minutes
+# of device time in all: GPU_RUN_DEADLINE=SECONDS (default 540) caps the
+# whole run; each step's limit is cut to what is left of it, and a step
+# with under 5 s left is skipped and says so in steps.txt.
 # A machine goes back when idle for half a minute, and a fresh one starts
 # bare: so the libfabric step also leaves its build in
 # $OUT/libfabric-built.tar.gz; copied into gpu-kit/ here and carried, it
@@ -53,15 +59,34 @@ if [ ! -e "$cuda/lib64/libcudart.so" ]; then
   [ -n "$rt" ] && ln -sf "$rt" "$links/libcudart.so"
 fi
 export LD_LIBRARY_PATH=$cuda/lib64:$links${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-steps=${*:-info libfabric tests traffic loopback pairs serve compare}
+steps=${*:-info libfabric traffic loopback compare pairs tests serve before ratios}
+deadline=${GPU_RUN_DEADLINE:-540}
 log() { echo "== $*" | tee -a "$LOGS/steps.txt"; pack; }
+left() { echo $((deadline - SECONDS)); }
 run() { # NAME SECONDS CMD...: output to $LOGS/NAME.txt, status to steps.txt
   local name=$1 secs=$2; shift 2
   local t0=$SECONDS
+  # never past the sitting's deadline, with 5 s kept for packing
+  [ $(($(left) - 5)) -lt "$secs" ] && secs=$(($(left) - 5))
+  if [ "$secs" -lt 5 ]; then log "$name skipped (deadline)"; return; fi
   echo "\$ $*" >"$LOGS/$name.txt"
   timeout "$secs" "$@" >>"$LOGS/$name.txt" 2>&1
   local rc=$?
   log "$name rc=$rc $((SECONDS - t0))s"
+}
+serve_bg() { # NAME SECONDS CMD...: a server in the background, bounded by
+  # the deadline like any step (a server whose client never came would
+  # otherwise wait for ever); its PID in $srv
+  local name=$1 secs=$2; shift 2
+  [ $(($(left) - 5)) -lt "$secs" ] && secs=$(($(left) - 5))
+  [ "$secs" -lt 5 ] && secs=5
+  timeout "$secs" "$@" >"$LOGS/$name.txt" 2>&1 &
+  srv=$!
+}
+reap() { # NAME: the background server's end, at most 15 s after its client
+  for _ in $(seq 150); do kill -0 "$srv" 2>/dev/null || break; sleep 0.1; done
+  kill -TERM "$srv" 2>/dev/null
+  wait "$srv"; log "$1 rc=$?"
 }
 listening() { # PORT PID: up to 10 s for a server's port (a GPU runtime
   # may load slowly), or until it has exited: one that failed to start is
@@ -73,6 +98,7 @@ listening() { # PORT PID: up to 10 s for a server's port (a GPU runtime
   done
 }
 for s in $steps; do
+  if [ "$(left)" -lt 10 ]; then log "$s skipped (deadline)"; continue; fi
   case $s in
   info)
     run nvidia-smi 30 nvidia-smi
@@ -85,23 +111,27 @@ for s in $steps; do
     # the newer release first; the older one if it does not build
     for tag in v2.6.0 v1.22.0; do
       [ -e "$FABDIAG_LIBFABRIC" ] && break
-      run "libfabric-build-$tag" 300 scripts/build-libfabric-cuda.sh build "$kit/libfabric-$tag-src.tar.gz" "$kit/libfabric" "$cuda"
+      run "libfabric-build-$tag" 150 scripts/build-libfabric-cuda.sh build "$kit/libfabric-$tag-src.tar.gz" "$kit/libfabric" "$cuda"
     done
     [ -e "$FABDIAG_LIBFABRIC" ] && [ ! -f "$kit/libfabric-built.tar.gz" ] &&
-      run libfabric-pack 60 tar czf "$OUT/libfabric-built.tar.gz" -C "$kit" libfabric/lib libfabric/bin
+      run libfabric-pack 30 tar czf "$OUT/libfabric-built.tar.gz" -C "$kit" libfabric/lib libfabric/bin
     run fi-info-hmem 30 "$kit/libfabric/bin/fi_info" -c FI_HMEM -t FI_EP_RDM
     run fabdiag-doctor 60 "$F" doctor ;;
   tests)
-    run gpu-tests 500 "$kit/gpu-tests" --include-ignored --test-threads=1 --nocapture ;;
+    run gpu-tests 300 "$kit/gpu-tests" --include-ignored --test-threads=1 --nocapture ;;
   traffic)
-    run host-traffic-default 300 bash -c "time $F host-traffic -v"
-    run host-traffic-default-json 300 "$F" host-traffic -j
-    run host-traffic-tile 120 "$F" host-traffic --tile -R 3 -j
-    run host-traffic-host 120 "$F" host-traffic --host -R 3 -j ;;
+    # what a default run costs (the issue asks): timed as a whole
+    run host-traffic-default 90 bash -c "time $F host-traffic -v"
+    run host-traffic-default-json 90 "$F" host-traffic -j
+    run host-traffic-tile 60 "$F" host-traffic --tile -R 3 -j
+    run host-traffic-host 60 "$F" host-traffic --host -R 3 -j --test-duration 2 ;;
   loopback)
     for m in "-t 0 -r 0" "-t 0" "-r 0" ""; do
       n=loopback-$(echo "${m:-system}" | tr -d ' -')
-      run "$n" 120 "$F" gpu-loopback-bw -P shm -g Nvidia $m
+      # -i 5 for GPU buffers: the seed's 25 iterations move 107 GB,
+      # which one process's shm copies through host bounce buffers
+      it=""; [ -n "$m" ] && it="-i 5"
+      run "$n" 60 "$F" gpu-loopback-bw -P shm -g Nvidia $m $it
     done ;;
   pairs)
     # two processes, as on a cluster: device memory registered with
@@ -110,38 +140,56 @@ for s in $steps; do
     # handle and shm copies through host bounce buffers: the two figures
     # side by side show what the path costs
     port=49196
+    # -n 100 -l 16: 1600 operations a size (the default 1000 x 256 would
+    # move 1 TB at 4 MiB)
+    sizes=(-s 4096:4194304 -n 100 -l 16)
     for t in write-bw read-bw send-bw; do
-      "$F" "$t" -P shm -p $port -t 0 -r 0 >"$LOGS/$t-gpu-shm-server.txt" 2>&1 &
-      srv=$!
+      serve_bg "$t-gpu-shm-server" 70 "$F" "$t" -P shm -p $port -t 0 -r 0
       listening $port "$srv"
-      run "$t-gpu-shm" 120 "$F" "$t" 127.0.0.1 -p $port -P shm -s 4096:4194304 -n 200 -t 0 -r 0
-      wait "$srv"; log "$t-gpu-shm-server rc=$?"
+      run "$t-gpu-shm" 60 "$F" "$t" 127.0.0.1 -p $port -P shm "${sizes[@]}" -t 0 -r 0
+      reap "$t-gpu-shm-server"
       port=$((port + 1))
-      run "$t-gpu-shm-local" 120 "$F" "$t" --local -P shm -s 4096:4194304 -n 200 -t 0 -r 0
-      run "$t-gpu-tcp" 120 "$F" "$t" --local -P tcp -s 4096:4194304 -n 200 -t 0 -r 0
+      run "$t-gpu-shm-local" 60 "$F" "$t" --local -P shm "${sizes[@]}" -t 0 -r 0
+      run "$t-gpu-tcp" 60 "$F" "$t" --local -P tcp "${sizes[@]}" -t 0 -r 0
     done
     # send-lat as two processes: with both ends in one (--local), libfabric
     # 2.5 and later's shm crashes above 4096 B, which fabdiag refuses
     # (docs/known-defects.md)
-    "$F" send-lat -P shm -p 49195 -t 0 -r 0 >"$LOGS/send-lat-gpu-shm-server.txt" 2>&1 &
-    srv=$!
+    serve_bg send-lat-gpu-shm-server 70 "$F" send-lat -P shm -p 49195 -t 0 -r 0
     listening 49195 "$srv"
-    run send-lat-gpu-shm 120 "$F" send-lat 127.0.0.1 -p 49195 -P shm -s 8:65536 -n 1000 -t 0 -r 0
-    wait "$srv"; log "send-lat-gpu-shm-server rc=$?" ;;
+    run send-lat-gpu-shm 60 "$F" send-lat 127.0.0.1 -p 49195 -P shm -s 8:65536 -n 1000 -t 0 -r 0
+    reap send-lat-gpu-shm-server ;;
   serve)
     # a server whose own RX and TX buffers are on the GPU, serving clients
     # with host buffers and with GPU buffers, then an atomic test (system
     # memory on the server by design)
-    "$F" serve -P shm -p 49194 -t 0 -r 0 --json >"$LOGS/serve-log.txt" 2>&1 &
-    srv=$!
+    serve_bg serve-log 200 "$F" serve -P shm -p 49194 -t 0 -r 0 --json
     listening 49194 "$srv"
-    run serve-write-bw-host-client 120 "$F" write-bw 127.0.0.1 -p 49194 -P shm -s 4096:4194304 -n 200
-    run serve-write-bw-gpu-client 120 "$F" write-bw 127.0.0.1 -p 49194 -P shm -s 4096:4194304 -n 200 -t 0 -r 0
-    run serve-send-lat-gpu-client 120 "$F" send-lat 127.0.0.1 -p 49194 -P shm -s 8:65536 -n 1000 -t 0 -r 0
-    run serve-atomic-bw 120 "$F" atomic-bw 127.0.0.1 -p 49194 -P shm -n 1000
+    run serve-write-bw-host-client 45 "$F" write-bw 127.0.0.1 -p 49194 -P shm -s 4096:4194304 -n 100 -l 16
+    run serve-write-bw-gpu-client 45 "$F" write-bw 127.0.0.1 -p 49194 -P shm -s 4096:4194304 -n 100 -l 16 -t 0 -r 0
+    run serve-send-lat-gpu-client 45 "$F" send-lat 127.0.0.1 -p 49194 -P shm -s 8:65536 -n 1000 -t 0 -r 0
+    run serve-atomic-bw 45 "$F" atomic-bw 127.0.0.1 -p 49194 -P shm -n 1000
     kill -TERM "$srv" 2>/dev/null; wait "$srv"; log "serve rc=$?" ;;
+  before)
+    B=$kit/fabdiag-before
+    [ -x "$B" ] || { log "before skipped (no $B)"; continue; }
+    # GPU-buffer pairs beyond the sizes whose copies keep up with their
+    # posting (the clock must include copies still queued), and tile reads
+    port=49210
+    for build in before after; do
+      bin=$F; [ $build = before ] && bin=$B
+      for s in 4194304 67108864; do
+        serve_bg "write-bw-gpu-shm-$s-$build-server" 70 "$bin" write-bw -P shm -p $port -t 0 -r 0
+        listening $port "$srv"
+        run "write-bw-gpu-shm-$s-$build" 60 "$bin" write-bw 127.0.0.1 -p $port -P shm -s $s -n 20 -l 16 -t 0 -r 0 --json
+        reap "write-bw-gpu-shm-$s-$build-server"
+        port=$((port + 1))
+      done
+      run "host-traffic-tile-$build" 60 "$bin" host-traffic --tile -R 3 -j
+    done ;;
   compare)
-    run torch-compare 180 python3 scripts/gpu-compare.py
+    run torch-compare 180 python3 scripts/gpu-compare.py ;;
+  ratios)
     # fabdiag's figures over PyTorch's, from the logs of this sitting
     run ratios 30 python3 scripts/gpu-ratios.py "$LOGS" ;;
   *) log "unknown step $s" ;;
