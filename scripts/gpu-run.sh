@@ -63,11 +63,14 @@ steps=${*:-info libfabric traffic loopback compare pairs tests serve before rati
 deadline=${GPU_RUN_DEADLINE:-540}
 log() { echo "== $*" | tee -a "$LOGS/steps.txt"; pack; }
 left() { echo $((deadline - SECONDS)); }
+capped() { # SECONDS: as many, but never past the sitting's deadline, with
+  # 5 s kept for packing
+  local most=$(($(left) - 5))
+  echo $(($1 < most ? $1 : most))
+}
 run() { # NAME SECONDS CMD...: output to $LOGS/NAME.txt, status to steps.txt
-  local name=$1 secs=$2; shift 2
+  local name=$1 secs; secs=$(capped "$2"); shift 2
   local t0=$SECONDS
-  # never past the sitting's deadline, with 5 s kept for packing
-  [ $(($(left) - 5)) -lt "$secs" ] && secs=$(($(left) - 5))
   if [ "$secs" -lt 5 ]; then log "$name skipped (deadline)"; return; fi
   echo "\$ $*" >"$LOGS/$name.txt"
   timeout "$secs" "$@" >>"$LOGS/$name.txt" 2>&1
@@ -77,16 +80,25 @@ run() { # NAME SECONDS CMD...: output to $LOGS/NAME.txt, status to steps.txt
 serve_bg() { # NAME SECONDS CMD...: a server in the background, bounded by
   # the deadline like any step (a server whose client never came would
   # otherwise wait for ever); its PID in $srv
-  local name=$1 secs=$2; shift 2
-  [ $(($(left) - 5)) -lt "$secs" ] && secs=$(($(left) - 5))
+  local name=$1 secs; secs=$(capped "$2"); shift 2
   [ "$secs" -lt 5 ] && secs=5
   timeout "$secs" "$@" >"$LOGS/$name.txt" 2>&1 &
   srv=$!
 }
-reap() { # NAME: the background server's end, at most 15 s after its client
-  for _ in $(seq 150); do kill -0 "$srv" 2>/dev/null || break; sleep 0.1; done
+reap() { # NAME [TENTHS]: the background server's end, at most TENTHS of a
+  # second (default 150) after its client
+  for _ in $(seq "${2:-150}"); do kill -0 "$srv" 2>/dev/null || break; sleep 0.1; done
   kill -TERM "$srv" 2>/dev/null
   wait "$srv"; log "$1 rc=$?"
+}
+pair() { # NAME BINARY TOOL PORT CLIENT_ARGS...: TOOL's server and client
+  # as two processes over shm, both with their buffers on GPU 0; the
+  # client's output in $LOGS/NAME.txt, the server's in NAME-server.txt
+  local name=$1 bin=$2 tool=$3 port=$4; shift 4
+  serve_bg "$name-server" 70 "$bin" "$tool" -P shm -p "$port" -t 0 -r 0
+  listening "$port" "$srv"
+  run "$name" 60 "$bin" "$tool" 127.0.0.1 -p "$port" -P shm "$@" -t 0 -r 0
+  reap "$name-server"
 }
 listening() { # PORT PID: up to 10 s for a server's port (a GPU runtime
   # may load slowly), or until it has exited: one that failed to start is
@@ -144,10 +156,7 @@ for s in $steps; do
     # move 1 TB at 4 MiB)
     sizes=(-s 4096:4194304 -n 100 -l 16)
     for t in write-bw read-bw send-bw; do
-      serve_bg "$t-gpu-shm-server" 70 "$F" "$t" -P shm -p $port -t 0 -r 0
-      listening $port "$srv"
-      run "$t-gpu-shm" 60 "$F" "$t" 127.0.0.1 -p $port -P shm "${sizes[@]}" -t 0 -r 0
-      reap "$t-gpu-shm-server"
+      pair "$t-gpu-shm" "$F" "$t" $port "${sizes[@]}"
       port=$((port + 1))
       run "$t-gpu-shm-local" 60 "$F" "$t" --local -P shm "${sizes[@]}" -t 0 -r 0
       run "$t-gpu-tcp" 60 "$F" "$t" --local -P tcp "${sizes[@]}" -t 0 -r 0
@@ -155,10 +164,7 @@ for s in $steps; do
     # send-lat as two processes: with both ends in one (--local), libfabric
     # 2.5 and later's shm crashes above 4096 B, which fabdiag refuses
     # (docs/known-defects.md)
-    serve_bg send-lat-gpu-shm-server 70 "$F" send-lat -P shm -p 49195 -t 0 -r 0
-    listening 49195 "$srv"
-    run send-lat-gpu-shm 60 "$F" send-lat 127.0.0.1 -p 49195 -P shm -s 8:65536 -n 1000 -t 0 -r 0
-    reap send-lat-gpu-shm-server ;;
+    pair send-lat-gpu-shm "$F" send-lat 49195 -s 8:65536 -n 1000 ;;
   serve)
     # a server whose own RX and TX buffers are on the GPU, serving clients
     # with host buffers and with GPU buffers, then an atomic test (system
@@ -169,7 +175,7 @@ for s in $steps; do
     run serve-write-bw-gpu-client 45 "$F" write-bw 127.0.0.1 -p 49194 -P shm -s 4096:4194304 -n 100 -l 16 -t 0 -r 0
     run serve-send-lat-gpu-client 45 "$F" send-lat 127.0.0.1 -p 49194 -P shm -s 8:65536 -n 1000 -t 0 -r 0
     run serve-atomic-bw 45 "$F" atomic-bw 127.0.0.1 -p 49194 -P shm -n 1000
-    kill -TERM "$srv" 2>/dev/null; wait "$srv"; log "serve rc=$?" ;;
+    reap serve 0 ;;
   before)
     B=$kit/fabdiag-before
     [ -x "$B" ] || { log "before skipped (no $B)"; continue; }
@@ -179,10 +185,7 @@ for s in $steps; do
     for build in before after; do
       bin=$F; [ $build = before ] && bin=$B
       for s in 4194304 67108864; do
-        serve_bg "write-bw-gpu-shm-$s-$build-server" 70 "$bin" write-bw -P shm -p $port -t 0 -r 0
-        listening $port "$srv"
-        run "write-bw-gpu-shm-$s-$build" 60 "$bin" write-bw 127.0.0.1 -p $port -P shm -s $s -n 20 -l 16 -t 0 -r 0 --json
-        reap "write-bw-gpu-shm-$s-$build-server"
+        pair "write-bw-gpu-shm-$s-$build" "$bin" write-bw $port -s $s -n 20 -l 16 --json
         port=$((port + 1))
       done
       run "host-traffic-tile-$build" 60 "$bin" host-traffic --tile -R 3 -j

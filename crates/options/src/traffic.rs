@@ -4,6 +4,7 @@
 use crate::getopt::{self, OptDef, Parsed};
 use crate::numbers::parse_strtoul;
 use fabdiag_report::traffic::{Dir, TrafficTest};
+use fabdiag_traffic::plan::BLOCKS_PER_SM;
 
 /// Every option as (short, long, takes an argument), for completions.
 pub fn options() -> impl Iterator<Item = (Option<char>, &'static str, bool)> {
@@ -195,8 +196,8 @@ pub const SECONDARY_PCIE_NOTE: &str =
 
 /// Default tile work: 4 KiB transfers per thread block. Scaled up from the
 /// original's 100000 so that the tile side of a test moves about 1 TB on a
-/// 132-SM GPU with its default 528 blocks (four per SM), well past the L2,
-/// so device memory is what is measured. Measured 2026-11-26: a tile test
+/// 132-SM GPU with its default `BLOCKS_PER_SM` (4) blocks per SM, 528 in all,
+/// well past the L2, so device memory is what is measured. Measured 2026-11-26: a tile test
 /// took 0.34 to 0.39 s on an H100 and 0.24 to 0.28 s on an H200, a whole
 /// default run (four tests, checks, the GPU's opening) 2.2 s and 1.9 s
 /// (docs/results/host-traffic-h100.md, host-traffic-h200.md).
@@ -217,7 +218,7 @@ thread blocks (\"tiles\") read or write the same buffer.
 Allowed options:
   -j [ --json-output ]          Emit JSON output
   -d [ --device-id ] arg        GPU: CUDA ordinal, UUID (GPU-...) or PCI bus id (default: 0)
-  -n [ --num-tiles ] arg        Thread blocks doing tile traffic (default: four per SM)
+  -n [ --num-tiles ] arg        Thread blocks doing tile traffic (default: {BLOCKS_PER_SM} per SM)
   -p [ --payload-blocks ] arg   Number of 64 byte blocks per transfer: 2|4 (default: 4)
   -i [ --iterations ] arg       Number of 4KB transfers per tile (default: {DEFAULT_ITERATIONS})
   --test-duration arg           Test duration in seconds for tests without tile access (default: 5)
@@ -247,7 +248,7 @@ Allowed options:
 pub struct TrafficOptions {
     pub json: bool,
     pub device: String,
-    /// None: four thread blocks per SM (fabdiag_traffic::plan::BLOCKS_PER_SM).
+    /// None: `BLOCKS_PER_SM` thread blocks per SM.
     pub tiles: Option<u32>,
     pub payload_blocks: u32,
     pub iterations: u64,

@@ -71,7 +71,7 @@ pub fn with_hooks(env: Env) -> Env {
     // N (held for good) or N:SECONDS (held that long, then it returns)
     let stall_data_call = std::env::var("FABDIAG_TEST_STALL_DATA_CALL").ok().and_then(|v| {
         let (nth, hold) = match v.split_once(':') {
-            Some((n, s)) => (n, Some(std::time::Duration::try_from_secs_f64(s.parse().ok()?).ok()?)),
+            Some((n, s)) => (n, Some(seconds(s)?)),
             None => (v.as_str(), None),
         };
         Some(fabdiag_session::StallHook {
@@ -91,6 +91,11 @@ pub fn with_hooks(env: Env) -> Env {
     }
 }
 
+/// A test hook's duration in seconds ("0.5"); None if it is not one.
+fn seconds(s: &str) -> Option<std::time::Duration> {
+    std::time::Duration::try_from_secs_f64(s.parse().ok()?).ok()
+}
+
 /// `FABDIAG_TEST_HOST_AS_GPU=1`: "GPU" buffers are host memory registered
 /// through the device path (FI_HMEM_SYSTEM), so machines without a GPU
 /// test everything around the GPU runtime; `=cuda` claims FI_HMEM_CUDA
@@ -106,7 +111,7 @@ pub fn host_as_gpu() -> Option<fabdiag_session::HostAsGpu> {
     };
     let settle = std::env::var("FABDIAG_TEST_SETTLE_SECONDS")
         .ok()
-        .and_then(|s| std::time::Duration::try_from_secs_f64(s.parse().ok()?).ok())
+        .and_then(|s| seconds(&s))
         .unwrap_or_default();
     Some(fabdiag_session::HostAsGpu { iface, settle })
 }

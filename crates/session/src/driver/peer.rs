@@ -51,11 +51,7 @@ pub(crate) fn barrier(h: &mut (impl SyncHost + ?Sized), point: SyncPoint, size: 
     };
     let leads = h.link().leads();
     if leads {
-        if point == SyncPoint::PreRun {
-            h.start_size(size);
-        } else {
-            h.settle()?;
-        }
+        ready(h, point, size)?;
         h.link().send(phase, &ours)?;
     }
     match wait(h, phase)? {
@@ -74,14 +70,22 @@ pub(crate) fn barrier(h: &mut (impl SyncHost + ?Sized), point: SyncPoint, size: 
         }
     }
     if !leads {
-        if point == SyncPoint::PreRun {
-            h.start_size(size);
-        } else {
-            h.settle()?;
-        }
+        ready(h, point, size)?;
         h.link().send(phase, &ours)?;
     }
     Ok(())
+}
+
+/// What this side does before it says it has reached `point`: reset its
+/// counters before a size, wait for its device's queued work after one.
+fn ready(h: &mut (impl SyncHost + ?Sized), point: SyncPoint, size: u64) -> Result<(), DriveError> {
+    match point {
+        SyncPoint::PreRun => {
+            h.start_size(size);
+            Ok(())
+        }
+        SyncPoint::PostRun => h.settle(),
+    }
 }
 
 /// Waits for the peer's message in `phase` while progressing the fabric.
