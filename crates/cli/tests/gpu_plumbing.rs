@@ -103,6 +103,27 @@ fn pair_tools_with_gpu_buffers_on_both_sides() {
     }
 }
 
+/// The one-sided latency tools with "GPU" buffers on both sides, as two
+/// processes: both banners name both sides' buffers and the GPU count.
+#[test]
+fn latency_tools_with_gpu_buffers_on_both_sides() {
+    let _cpu = cpu();
+    for tool in ["write-lat", "read-lat"] {
+        let (c, s) = pair_env(
+            tool,
+            &[HOOK],
+            &["-r", "0", "-t", "0"],
+            &["-P", "shm", "-n", "20", "-t", "0", "-r", "0"],
+        );
+        both_exit(&c, &s, 0, tool);
+        let lines = "Client TX Mem    : GPU 0\nClient GPU Type  : NVIDIA\nServer RX Mem    : GPU 0\nServer GPU Type  : NVIDIA\n";
+        for out in [&c.stdout, &s.stdout] {
+            assert!(out.contains(lines), "{tool}:\n{out}");
+        }
+        assert!(c.stdout.contains("\nFound 1 GPU(s)\n"), "{}", c.stdout);
+    }
+}
+
 /// A provider may complete an operation on GPU memory once its copy is
 /// queued, not done: shm's CUDA IPC copies are cudaMemcpy between device
 /// buffers, which returns before the copy ends (seen on an H200 as a
