@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the CPU stand-in for the CUDA driver (crates/gpu/cpu/cpu_cuda.cpp;
+# Builds the CPU stand-in for the CUDA driver (crates/testkit/cuda/cpu_cuda.cpp;
 # what it is and is not: its header) into DIR as libcuda.so.1, with the
 # links libcuda.so (the name cudarc opens) and libcudart.so (libfabric's
 # CUDA support opens the runtime by that name; the stand-in answers both).
@@ -8,10 +8,10 @@
 #   scripts/build-cpu-cuda.sh DIR
 set -euo pipefail
 dir=${1:?usage: scripts/build-cpu-cuda.sh DIR}
-gpu=$(cd "$(dirname "$0")/../crates/gpu" && pwd)
+crates=$(cd "$(dirname "$0")/../crates" && pwd)
 mkdir -p "$dir"
 "${CXX:-c++}" -std=c++17 -O2 -g -shared -fPIC -pthread \
   -Wall -Wextra -Werror -Wno-unknown-pragmas \
-  -I "$gpu/cpu" -I "$gpu/kernels" "$gpu/cpu/cpu_cuda.cpp" -o "$dir/libcuda.so.1"
+  -I "$crates/testkit/cuda" -I "$crates/gpu/kernels" "$crates/testkit/cuda/cpu_cuda.cpp" -o "$dir/libcuda.so.1"
 ln -sf libcuda.so.1 "$dir/libcuda.so"
 ln -sf libcuda.so.1 "$dir/libcudart.so"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A dry run, without a GPU, of the GPU test path scripts/gpu-run.sh runs on
 # a GPU machine (crates/cli/tests/gpu.rs, every test): against the CPU
-# stand-in for the CUDA driver (crates/gpu/cpu/cpu_cuda.cpp, also answering
+# stand-in for the CUDA driver (crates/testkit/cuda/cpu_cuda.cpp, also answering
 # as libcudart.so) and a libfabric built with CUDA support from CUDA 13's
 # headers (NVIDIA's PyPI wheels; build-libfabric-cuda.sh). It checks
 # fabdiag's and the tests' use of the CUDA APIs, of FI_HMEM_CUDA
@@ -43,7 +43,7 @@ fi
 scripts/build-cpu-cuda.sh "$prefix/cpu-cuda"
 trace=$work/ipc-trace
 LD_LIBRARY_PATH="$prefix/cpu-cuda" FABDIAG_LIBFABRIC="$prefix/lib/libfabric.so.1" FABDIAG_CPU_CUDA_TRACE=$trace \
-  cargo test --release --locked -p fabdiag --test gpu -- --include-ignored --test-threads=1
+  cargo test --release --locked -p fabdiag --test integration -- --include-ignored --test-threads=1 gpu::
 # device memory between two processes went device to device (shm's IPC
 # protocol, which FI_HMEM_DEVICE_ONLY selects), not through host memory
 opened=$(wc -l <"$trace" 2>/dev/null || echo 0)

@@ -3,7 +3,7 @@
 # GPU paths into gpu-kit/ (git-ignored), to be carried there with the
 # device tool's `carry` and run by scripts/gpu-run.sh:
 #   gpu-kit/fabdiag              release build, stripped
-#   gpu-kit/gpu-tests            crates/cli/tests/gpu.rs, release, stripped
+#   gpu-kit/gpu-tests            crates/cli/tests/integration (run with the filter gpu::), release, stripped
 #   gpu-kit/libfabric-TAG-src.tar.gz  libfabric v2.6.0 and v1.22.0 with
 #                                configure (build-libfabric-cuda.sh prepare)
 # Usage: scripts/gpu-kit.sh LIBFABRIC_GIT_DIR
@@ -23,11 +23,11 @@ for tag in v2.6.0 v1.22.0; do
 done
 cargo build --release --bin fabdiag
 install -m 755 target/release/fabdiag gpu-kit/fabdiag
-t=$(cargo test --release -p fabdiag --test gpu --no-run --message-format=json 2>/dev/null |
+t=$(cargo test --release -p fabdiag --test integration --no-run --message-format=json 2>/dev/null |
   python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "gpu":
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "integration":
         print(m["executable"])')
 install -m 755 "$t" gpu-kit/gpu-tests
 strip gpu-kit/fabdiag gpu-kit/gpu-tests

@@ -130,7 +130,7 @@ for s in $steps; do
     run fi-info-hmem 30 "$kit/libfabric/bin/fi_info" -c FI_HMEM -t FI_EP_RDM
     run fabdiag-doctor 60 "$F" doctor ;;
   tests)
-    run gpu-tests 300 "$kit/gpu-tests" --include-ignored --test-threads=1 --nocapture ;;
+    run gpu-tests 300 "$kit/gpu-tests" --include-ignored --test-threads=1 --nocapture gpu:: ;;
   traffic)
     # what a default run costs (the issue asks): timed as a whole
     run host-traffic-default 90 bash -c "time $F host-traffic -v"

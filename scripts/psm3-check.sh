@@ -50,4 +50,4 @@ cargo build --release --locked -p fabdiag >/dev/null
 doctor=$(FABDIAG_LIBFABRIC="$lib" target/release/fabdiag doctor)
 grep -E '^(libfabric$|  /| *providers |  psm3 )' <<<"$doctor"
 grep -q '^  psm3 ' <<<"$doctor" || { echo "psm3-check: fabdiag does not list psm3 from $lib" >&2; exit 1; }
-FABDIAG_LIBFABRIC="$lib" cargo test --release --locked -p fabdiag --test op_contexts -- --nocapture
+FABDIAG_LIBFABRIC="$lib" cargo test --release --locked -p fabdiag --test integration -- --nocapture op_contexts::

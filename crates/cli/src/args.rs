@@ -3,7 +3,7 @@
 //! argument (and a JSON document when `--json` was asked for), never in a
 //! panic.
 
-use crate::{exit, output};
+use crate::{exit, output, streams};
 use std::ffi::OsString;
 use std::path::Path;
 
@@ -43,6 +43,6 @@ impl Argv {
             let json = text.iter().any(|a| a == "--json");
             return output::early_failure(tool, prog, json, exit::USAGE, &msg);
         }
-        output::stdout_verdict(prog, f(prog, &text))
+        streams::stdout_verdict(prog, f(prog, &text))
     }
 }

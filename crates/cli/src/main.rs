@@ -20,7 +20,7 @@
 /// that takes SIGTERM dead and the process deaf to it.
 macro_rules! tell {
     ($($arg:tt)*) => {
-        $crate::output::print_stderr(&format!($($arg)*))
+        $crate::streams::print_stderr(&format!($($arg)*))
     };
 }
 
@@ -29,12 +29,14 @@ mod commands;
 mod exit;
 mod output;
 mod signals;
+mod streams;
 mod stuck;
+mod version;
 
-use fabdiag_report::Tool;
+use fabdiag_model::Tool;
 use std::process::ExitCode;
 
-const VERSION: &str = env!("CARGO_PKG_VERSION");
+use version::VERSION;
 
 fn main() -> ExitCode {
     ExitCode::from(run())
@@ -42,8 +44,8 @@ fn main() -> ExitCode {
 
 /// What fabdiag itself prints (its overview, its version) and its exit code.
 fn own(text: &str) -> u8 {
-    output::print_stdout(text);
-    output::stdout_verdict("fabdiag", exit::OK)
+    streams::print_stdout(text);
+    streams::stdout_verdict("fabdiag", exit::OK)
 }
 
 fn run() -> u8 {

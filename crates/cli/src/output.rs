@@ -1,78 +1,22 @@
-//! Where text goes, and how a run's outcome becomes output and an exit
-//! code. `Console` hears a session's events and prints the originals'
+//! How a pair run's outcome becomes output and an exit code (the streams
+//! themselves are `streams`'). `Console` hears a session's events and prints the originals'
 //! tables as each size finishes (so a long run shows progress), or keeps
 //! stdout for the single JSON document and sends the server's `Listening`
 //! line and warnings to stderr. `finish` judges thresholds, prints the one
 //! error line and the JSON document, and picks the exit code.
 
+use crate::streams::print_stdout;
 use crate::stuck::{self, Ended};
-use crate::VERSION;
+use crate::version::VERSION;
 use crate::{exit, signals};
+use fabdiag_model::Threshold;
+use fabdiag_model::{Role, Row, RunDesc};
 use fabdiag_proto::Phase;
 use fabdiag_report::json::{render, Document, ErrorJson, RowJson, RunDocument, SCHEMA_VERSION};
-use fabdiag_report::threshold::{judge, Threshold};
-use fabdiag_report::{legacy, text, Role, Row, RunDesc};
+use fabdiag_report::threshold::judge;
+use fabdiag_report::{legacy, text};
 use fabdiag_session::{Event, Failure, Report, Sink};
-use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
-
-/// Why standard output lost something: its first failed write, other
-/// than a reader that went away. Kept here, once per process, because
-/// stdout is one per process and is written from the main thread, a stop
-/// signal's thread and the stuck-call guard alike, whichever of them then
-/// decides the exit code.
-static STDOUT_LOST: OnceLock<String> = OnceLock::new();
-
-/// One line on stderr (`tell!`); a stderr that cannot be written is let
-/// be: there is nobody left to tell.
-pub fn print_stderr(line: &str) {
-    let mut e = std::io::stderr().lock();
-    let _ = writeln!(e, "{line}");
-}
-
-pub fn print_stdout(s: &str) {
-    write_stdout(|o| o.write_all(s.as_bytes()));
-}
-
-/// Writes to stdout with `f`, then flushes. A closed pipe (`| head`) is
-/// the reader's choice and is not an error; any other failure (a full
-/// disk, an I/O error) is kept for `stdout_verdict`: the output is
-/// incomplete, so the run must not look like a success.
-pub fn write_stdout(f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
-    let mut o = std::io::stdout().lock();
-    let written = f(&mut o).and_then(|()| o.flush());
-    if let Err(e) = written {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            let _ = STDOUT_LOST.set(e.to_string());
-        }
-    }
-}
-
-/// The line that says stdout lost output, if it did.
-pub fn stdout_lost() -> Option<String> {
-    STDOUT_LOST
-        .get()
-        .map(|e| format!("cannot write to standard output ({e}): the output is incomplete"))
-}
-
-/// Says as `prog` that stdout lost output, if it did (before an exit
-/// that is not a success anyway: a stop signal's, the stuck-call guard's).
-pub fn tell_stdout_lost(prog: &str) {
-    if let Some(l) = stdout_lost() {
-        tell!("{prog}: {l}");
-    }
-}
-
-/// A command's exit code, once its output is written: if stdout lost
-/// any, one line says so and a success becomes a runtime failure (any
-/// other code already says the run did not succeed, and is kept).
-pub fn stdout_verdict(prog: &str, code: u8) -> u8 {
-    tell_stdout_lost(prog);
-    match STDOUT_LOST.get() {
-        Some(_) if code == exit::OK => exit::RUNTIME,
-        _ => code,
-    }
-}
+use std::sync::{Arc, Mutex};
 
 /// A pair tool's console: text tables, or quiet for JSON. It also keeps
 /// what was measured so far, for a stop signal's report.

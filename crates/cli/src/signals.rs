@@ -59,7 +59,7 @@ pub fn report_on_stop<T: Send + 'static>(
         // takes SIGINT and SIGTERM
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| report(&k, sig)));
         drop(k);
-        crate::output::tell_stdout_lost(&who);
+        crate::streams::tell_stdout_lost(&who);
         die_by(sig)
     })
 }
@@ -99,7 +99,7 @@ impl Stop {
         match self.signal() {
             Some(sig) => {
                 tell!("{who}: stopped by {sig}");
-                crate::output::tell_stdout_lost(who);
+                crate::streams::tell_stdout_lost(who);
                 die_by(sig)
             }
             None => code,

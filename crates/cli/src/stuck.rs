@@ -12,8 +12,8 @@
 //! touches the fabric itself.
 
 use fabdiag_fabric::{CallWatcher, StuckCall};
+use fabdiag_model::{Row, RunDesc};
 use fabdiag_proto::{PeerLoss, PeerWatch, Phase};
-use fabdiag_report::{Row, RunDesc};
 use fabdiag_session::{Failure, SessionError};
 use std::io::Write;
 use std::time::Duration;
@@ -95,7 +95,7 @@ pub fn guard(
             let Some(code) = report(ended) else {
                 return;
             };
-            crate::output::tell_stdout_lost(&who);
+            crate::streams::tell_stdout_lost(&who);
             let _ = std::io::stdout().flush();
             let _ = std::io::stderr().flush();
             // exit() runs libfabric's destructors while the stuck call is

@@ -1,41 +1,24 @@
 //! Raw declarations of the C shim (`shim.c`). Nothing here is safe to call
-//! directly; `endpoint.rs` and `discovery.rs` wrap every function. This module
+//! directly; `endpoint` and `discovery` wrap every function. This module
 //! must not grow logic: it mirrors the shim one-to-one.
 
 use std::os::raw::{c_char, c_int, c_long, c_void};
 
-#[repr(C)]
-pub struct FiInfo {
-    _private: [u8; 0],
+/// Declares types the shim only ever hands over by pointer: zero-sized,
+/// `#[repr(C)]`, never made or read in Rust (the Rustonomicon's opaque
+/// struct pattern).
+macro_rules! opaque {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[repr(C)]
+            pub struct $name {
+                _private: [u8; 0],
+            }
+        )*
+    };
 }
-#[repr(C)]
-pub struct Fid {
-    _private: [u8; 0],
-}
-#[repr(C)]
-pub struct FidFabric {
-    _private: [u8; 0],
-}
-#[repr(C)]
-pub struct FidDomain {
-    _private: [u8; 0],
-}
-#[repr(C)]
-pub struct FidCq {
-    _private: [u8; 0],
-}
-#[repr(C)]
-pub struct FidAv {
-    _private: [u8; 0],
-}
-#[repr(C)]
-pub struct FidEp {
-    _private: [u8; 0],
-}
-#[repr(C)]
-pub struct FidMr {
-    _private: [u8; 0],
-}
+
+opaque!(FiInfo, Fid, FidFabric, FidDomain, FidCq, FidAv, FidEp, FidMr);
 
 #[repr(C)]
 pub struct Hints {

@@ -9,11 +9,12 @@
 
 mod buffer;
 mod contexts;
+mod defects;
 mod discovery;
 mod endpoint;
 mod error;
 mod ffi;
-mod watch;
+mod held_calls;
 
 pub use buffer::{
     free_hugepages, hugepage_pool, page_size, DeviceMemory, HmemIface, HostAsDevice, HostBuffer, HugePageSize, Memory,
@@ -24,7 +25,7 @@ pub use endpoint::{
     PeerId, Posted, RegionId, RemoteRegion,
 };
 pub use error::FabricError;
-pub use watch::{CallWatcher, StuckCall};
+pub use held_calls::{CallWatcher, StuckCall};
 
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;

@@ -7,11 +7,14 @@
 //! words the GPU polls are atomics. Never prints; decides nothing about
 //! what is measured.
 
+use crate::buffer::{within, Buffer};
+use crate::discovery::{Cuda, DEFAULT_LIBRARY};
+use crate::error::GpuError;
 use crate::launch::{self, Arg, Kernel, Launch, TileWalk};
-use crate::GpuError;
+use crate::wait::poll_until;
 use cudarc::driver::{result, sys, DriverError};
 use std::ffi::{c_void, CString};
-use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -65,7 +68,7 @@ impl Context {
     /// cudarc all the same (a symbol missing from an old driver) is turned
     /// into an error here.
     pub fn open(ordinal: i32) -> Result<Arc<Context>, GpuError> {
-        crate::Cuda::load()?;
+        Cuda::load()?;
         let opened = std::panic::catch_unwind(|| -> Result<Context, GpuError> {
             result::init().map_err(|e| call("cuInit", e))?;
             let dev = result::device::get(ordinal).map_err(|e| call("cuDeviceGet", e))?;
@@ -74,7 +77,7 @@ impl Context {
             Ok(Context { dev, ctx, ordinal })
         });
         let c = opened.map_err(|p| GpuError::NoDriver {
-            library: crate::DEFAULT_LIBRARY.into(),
+            library: DEFAULT_LIBRARY.into(),
             reason: p
                 .downcast_ref::<String>()
                 .cloned()
@@ -148,11 +151,11 @@ impl DeviceMem {
     }
 
     fn at(&self, off: u64, len: u64) -> Result<sys::CUdeviceptr, GpuError> {
-        Ok(self.ptr + crate::within(off, len, self.len, "device")?)
+        Ok(self.ptr + within(off, len, self.len, "device")?)
     }
 }
 
-impl crate::Buffer for DeviceMem {
+impl Buffer for DeviceMem {
     fn len(&self) -> u64 {
         self.len
     }
@@ -269,9 +272,7 @@ impl HostMem {
     }
 
     fn at(&self, off: u64, len: u64) -> Result<*mut u8, GpuError> {
-        Ok(self
-            .ptr
-            .wrapping_add(crate::within(off, len, self.len, "host")? as usize))
+        Ok(self.ptr.wrapping_add(within(off, len, self.len, "host")? as usize))
     }
 }
 
@@ -308,12 +309,6 @@ impl Words {
         // word i is inside it, and the GPU only reaches it through device
         // atomics and volatile accesses, so an atomic view is sound.
         (i < self.n).then(|| unsafe { &*(self.mem.ptr.add(i * 8) as *const AtomicU64) })
-    }
-
-    /// The low half of word `i` (the gate flags are 32-bit).
-    pub fn get32(&self, i: usize) -> Option<&AtomicU32> {
-        // SAFETY: as `get`; a u32 at the word's start is aligned too.
-        (i < self.n).then(|| unsafe { &*(self.mem.ptr.add(i * 8) as *const AtomicU32) })
     }
 
     /// Word `i`'s address on the GPU.
@@ -462,7 +457,7 @@ impl Event {
 
     /// Polls until done, at most `limit` (None: no limit).
     pub fn wait(&self, limit: Option<Duration>, what: &str) -> Result<(), GpuError> {
-        crate::poll_until(what, Instant::now(), limit, Duration::from_micros(200), || self.done()).map(|_| ())
+        poll_until(what, Instant::now(), limit, Duration::from_micros(200), || self.done()).map(|_| ())
     }
 
     /// Milliseconds from `self` to `later` (both timing events, both done).

@@ -3,7 +3,7 @@
 //! library or symbol is a `NoDriver` error naming it. Libraries stay
 //! loaded for the process. Never prints.
 
-use crate::GpuError;
+use crate::error::GpuError;
 use std::ffi::{c_void, CStr, CString};
 
 /// The last dlopen/dlsym error of this thread.

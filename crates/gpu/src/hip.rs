@@ -4,9 +4,14 @@
 //! only; nothing here has been run on an AMD GPU (none was available).
 //! Never prints.
 
-use crate::GpuError;
+use crate::buffer::{within, Buffer};
+use crate::dl;
+use crate::error::GpuError;
 use std::ffi::c_void;
 use std::os::raw::c_int;
+
+/// The runtime library the originals load for AMD GPUs.
+pub const HIP_LIBRARY: &str = "libamdhip64.so";
 
 const HIP_MEMCPY_HOST_TO_DEVICE: c_int = 1;
 const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
@@ -26,14 +31,14 @@ pub struct Hip {
 
 impl Hip {
     pub fn load() -> Result<Hip, GpuError> {
-        let lib = crate::dl::open(crate::HIP_LIBRARY)?;
+        let lib = dl::open(HIP_LIBRARY)?;
         Ok(Hip {
             api: Api {
-                count: crate::dl::sym(lib, "hipGetDeviceCount", crate::HIP_LIBRARY)?,
-                set: crate::dl::sym(lib, "hipSetDevice", crate::HIP_LIBRARY)?,
-                malloc: crate::dl::sym(lib, "hipMalloc", crate::HIP_LIBRARY)?,
-                free: crate::dl::sym(lib, "hipFree", crate::HIP_LIBRARY)?,
-                memcpy: crate::dl::sym(lib, "hipMemcpy", crate::HIP_LIBRARY)?,
+                count: dl::sym(lib, "hipGetDeviceCount", HIP_LIBRARY)?,
+                set: dl::sym(lib, "hipSetDevice", HIP_LIBRARY)?,
+                malloc: dl::sym(lib, "hipMalloc", HIP_LIBRARY)?,
+                free: dl::sym(lib, "hipFree", HIP_LIBRARY)?,
+                memcpy: dl::sym(lib, "hipMemcpy", HIP_LIBRARY)?,
             },
         })
     }
@@ -84,7 +89,7 @@ pub struct HipMem {
 // SAFETY: the allocation is owned by this value alone.
 unsafe impl Send for HipMem {}
 
-impl crate::Buffer for HipMem {
+impl Buffer for HipMem {
     fn address(&self) -> u64 {
         self.ptr as u64
     }
@@ -98,7 +103,7 @@ impl crate::Buffer for HipMem {
     }
 
     fn read(&self, off: u64, out: &mut [u8]) -> Result<(), GpuError> {
-        crate::within(off, out.len() as u64, self.len, "device")?;
+        within(off, out.len() as u64, self.len, "device")?;
         // SAFETY: the range is inside the allocation; out is host memory of
         // the same length; hipMemcpy is synchronous.
         Hip::check("hipMemcpy", unsafe {
@@ -112,7 +117,7 @@ impl crate::Buffer for HipMem {
     }
 
     fn write(&mut self, off: u64, data: &[u8]) -> Result<(), GpuError> {
-        crate::within(off, data.len() as u64, self.len, "device")?;
+        within(off, data.len() as u64, self.len, "device")?;
         // SAFETY: as `read`, the other way.
         Hip::check("hipMemcpy", unsafe {
             (self.hip.api.memcpy)(

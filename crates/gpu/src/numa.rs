@@ -2,7 +2,7 @@
 //! is set to prefer the node while an allocation is made and first
 //! touched, then restored. The GPU's node comes from sysfs. Never prints.
 
-use crate::GpuError;
+use crate::error::GpuError;
 
 const MPOL_DEFAULT: libc::c_int = 0;
 const MPOL_PREFERRED: libc::c_int = 1;

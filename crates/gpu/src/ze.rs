@@ -5,9 +5,13 @@
 //! fabric tools only; nothing here has been run on an Intel GPU (none was
 //! available). Never prints.
 
-use crate::GpuError;
+use crate::buffer::{within, Buffer};
+use crate::dl;
+use crate::error::GpuError;
 use std::ffi::c_void;
 use std::sync::Arc;
+
+pub const LEVEL_ZERO_LIBRARY: &str = "libze_loader.so.1";
 
 type Handle = *mut c_void;
 type ZeResult = u32;
@@ -86,18 +90,18 @@ fn check(call: &'static str, rc: ZeResult) -> Result<(), GpuError> {
 
 impl LevelZero {
     pub fn load() -> Result<Arc<LevelZero>, GpuError> {
-        let lib = crate::dl::open(crate::LEVEL_ZERO_LIBRARY)?;
+        let lib = dl::open(LEVEL_ZERO_LIBRARY)?;
         let api = Api {
-            init: crate::dl::sym(lib, "zeInit", crate::LEVEL_ZERO_LIBRARY)?,
-            driver_get: crate::dl::sym(lib, "zeDriverGet", crate::LEVEL_ZERO_LIBRARY)?,
-            device_get: crate::dl::sym(lib, "zeDeviceGet", crate::LEVEL_ZERO_LIBRARY)?,
-            context_create: crate::dl::sym(lib, "zeContextCreate", crate::LEVEL_ZERO_LIBRARY)?,
-            mem_alloc_device: crate::dl::sym(lib, "zeMemAllocDevice", crate::LEVEL_ZERO_LIBRARY)?,
-            mem_free: crate::dl::sym(lib, "zeMemFree", crate::LEVEL_ZERO_LIBRARY)?,
-            list_create_immediate: crate::dl::sym(lib, "zeCommandListCreateImmediate", crate::LEVEL_ZERO_LIBRARY)?,
-            list_copy: crate::dl::sym(lib, "zeCommandListAppendMemoryCopy", crate::LEVEL_ZERO_LIBRARY)?,
-            list_destroy: crate::dl::sym(lib, "zeCommandListDestroy", crate::LEVEL_ZERO_LIBRARY)?,
-            context_destroy: crate::dl::sym(lib, "zeContextDestroy", crate::LEVEL_ZERO_LIBRARY)?,
+            init: dl::sym(lib, "zeInit", LEVEL_ZERO_LIBRARY)?,
+            driver_get: dl::sym(lib, "zeDriverGet", LEVEL_ZERO_LIBRARY)?,
+            device_get: dl::sym(lib, "zeDeviceGet", LEVEL_ZERO_LIBRARY)?,
+            context_create: dl::sym(lib, "zeContextCreate", LEVEL_ZERO_LIBRARY)?,
+            mem_alloc_device: dl::sym(lib, "zeMemAllocDevice", LEVEL_ZERO_LIBRARY)?,
+            mem_free: dl::sym(lib, "zeMemFree", LEVEL_ZERO_LIBRARY)?,
+            list_create_immediate: dl::sym(lib, "zeCommandListCreateImmediate", LEVEL_ZERO_LIBRARY)?,
+            list_copy: dl::sym(lib, "zeCommandListAppendMemoryCopy", LEVEL_ZERO_LIBRARY)?,
+            list_destroy: dl::sym(lib, "zeCommandListDestroy", LEVEL_ZERO_LIBRARY)?,
+            context_destroy: dl::sym(lib, "zeContextDestroy", LEVEL_ZERO_LIBRARY)?,
         };
         // SAFETY: zeInit is the documented first call.
         check("zeInit", unsafe { (api.init)(ZE_INIT_FLAG_GPU_ONLY) })?;
@@ -205,12 +209,12 @@ impl ZeMem {
     }
 
     fn range(&self, off: u64, n: usize) -> Result<*mut u8, GpuError> {
-        let off = crate::within(off, n as u64, self.len, "device")?;
+        let off = within(off, n as u64, self.len, "device")?;
         Ok((self.ptr as *mut u8).wrapping_add(off as usize))
     }
 }
 
-impl crate::Buffer for ZeMem {
+impl Buffer for ZeMem {
     fn address(&self) -> u64 {
         self.ptr as u64
     }

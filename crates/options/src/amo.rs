@@ -2,12 +2,14 @@
 //! op, CSWAP op and type names case-insensitively, and the originals'
 //! op/type validity rules, checked before connecting.
 
-use crate::resolve::{common_mode, common_values, number, threshold, Action, Invocation, OptionError, Raw};
+use crate::resolve::{common_mode, common_values, number, threshold, Action, Invocation, OptionError};
+
+use crate::table::Raw;
 use crate::table::{Layout, Opt};
 use fabdiag_engine::amo::{validate, AmoOp, AmoType, CswapOp};
-use fabdiag_report::threshold::Threshold;
-use fabdiag_report::Tool;
-use fabdiag_session::MAX_LIST;
+use fabdiag_model::Threshold;
+use fabdiag_model::Tool;
+use fabdiag_model::MAX_LIST;
 
 pub const BW_DEFAULT_ITERS: u64 = 10000;
 pub const BW_DEFAULT_LIST: u64 = 4096;
@@ -50,6 +52,7 @@ pub fn layout(latency: bool) -> Layout {
                 Version,
             ],
             extensions: &[Clock, IgnoreCpuFreq, Provider, Json, MaxLat, Percentiles, Local],
+            run: RUN,
             width: 26,
             tool: Tool::AtomicLat,
             default_iters: LAT_DEFAULT_ITERS,
@@ -80,6 +83,7 @@ pub fn layout(latency: bool) -> Layout {
                 Version,
             ],
             extensions: &[Provider, Json, MinBw, Local],
+            run: RUN,
             width: 25,
             tool: Tool::AtomicBw,
             default_iters: BW_DEFAULT_ITERS,
@@ -90,24 +94,26 @@ pub fn layout(latency: bool) -> Layout {
     }
 }
 
-const RUN_OPTIONS: &[(Opt, &str)] = &[
-    (Opt::Iters, "-n"),
-    (Opt::Duration, "-D"),
-    (Opt::ListSizeAmo, "-l"),
-    (Opt::AtomicOp, "-A"),
-    (Opt::CswapOp, "-C"),
-    (Opt::AtomicType, "-T"),
-    (Opt::Bidir, "-b"),
-    (Opt::Fetching, "--fetching"),
-    (Opt::Matching, "--matching"),
-    (Opt::Unrestricted, "--unrestricted"),
-    (Opt::NoHrpAmo, "--no-hrp"),
-    (Opt::NoIdc, "--no-idc"),
-    (Opt::Warmup, "--warmup"),
-    (Opt::LatencyGap, "--latency-gap"),
-    (Opt::ReportAllAmo, "--report-all"),
-    (Opt::MinBw, "--min-bw"),
-    (Opt::MaxLat, "--max-lat"),
+/// The run parameters of this family's tools, in the order a server's
+/// warning names them.
+const RUN: &[Opt] = &[
+    Opt::Iters,
+    Opt::Duration,
+    Opt::ListSizeAmo,
+    Opt::AtomicOp,
+    Opt::CswapOp,
+    Opt::AtomicType,
+    Opt::Bidir,
+    Opt::Fetching,
+    Opt::Matching,
+    Opt::Unrestricted,
+    Opt::NoHrpAmo,
+    Opt::NoIdc,
+    Opt::Warmup,
+    Opt::LatencyGap,
+    Opt::ReportAllAmo,
+    Opt::MinBw,
+    Opt::MaxLat,
 ];
 
 pub fn resolve(latency: bool, raw: &Raw) -> Result<Action<Invocation>, OptionError> {
@@ -153,7 +159,7 @@ pub fn resolve(latency: bool, raw: &Raw) -> Result<Action<Invocation>, OptionErr
     let use_idc = !raw.has(Opt::NoIdc) && !matching;
     let use_hrp = !raw.has(Opt::NoHrpAmo) && !fetching && !unrestricted;
     let tool = if latency { Tool::AtomicLat } else { Tool::AtomicBw };
-    let spec = fabdiag_session::TestSpec {
+    let spec = fabdiag_model::TestSpec {
         op,
         cswap,
         ty,
@@ -175,7 +181,7 @@ pub fn resolve(latency: bool, raw: &Raw) -> Result<Action<Invocation>, OptionErr
         clock,
         ..c.spec(tool)
     };
-    let mut inv = c.invocation(raw, spec, RUN_OPTIONS);
+    let mut inv = c.invocation(raw, spec, &layout(latency).run_options());
     inv.threshold = if latency {
         max_lat_us.map(Threshold::MaxLat)
     } else {

@@ -1,10 +1,12 @@
 //! The bandwidth tools' options (write_bw, read_bw, send_bw; spec §3.1-3.3).
 
-use crate::resolve::{common_mode, common_values, number, threshold, Action, Invocation, OptionError, Raw};
+use crate::resolve::{common_mode, common_values, number, threshold, verify, Action, Invocation, OptionError};
+
+use crate::table::Raw;
 use crate::table::{Layout, Opt};
-use fabdiag_report::threshold::Threshold;
-use fabdiag_report::{BwTool, Tool};
-use fabdiag_session::MAX_LIST;
+use fabdiag_model::Threshold;
+use fabdiag_model::MAX_LIST;
+use fabdiag_model::{BwTool, Tool};
 
 pub const DEFAULT_ITERS: u64 = 1000;
 pub const DEFAULT_SIZE: u64 = 65536;
@@ -67,6 +69,7 @@ pub fn layout(tool: BwTool) -> Layout {
     Layout {
         opts,
         extensions: &[Provider, Json, MinBw, Verify, NoVerify, Local],
+        run: RUN,
         width: 25,
         tool: Tool::from(tool),
         default_iters: DEFAULT_ITERS,
@@ -76,30 +79,26 @@ pub fn layout(tool: BwTool) -> Layout {
     }
 }
 
-const RUN_OPTIONS: &[(Opt, &str)] = &[
-    (Opt::Iters, "-n"),
-    (Opt::Duration, "-D"),
-    (Opt::Size, "-s"),
-    (Opt::ListSize, "-l"),
-    (Opt::Bidir, "-b"),
-    (Opt::Rdzv, "-R"),
-    (Opt::Unrestricted, "--unrestricted"),
-    (Opt::NoHrp, "--no-hrp"),
-    (Opt::NoIdc, "--no-idc"),
-    (Opt::NoIdcSend, "--no-idc"),
-    (Opt::BufSz, "--buf-sz"),
-    (Opt::BufAlign, "--buf-align"),
-    (Opt::UseHp, "--use-hp"),
-    (Opt::MinBw, "--min-bw"),
-    (Opt::Verify, "--verify"),
-    (Opt::NoVerify, "--no-verify"),
+/// The run parameters of this family's tools, in the order a server's
+/// warning names them.
+const RUN: &[Opt] = &[
+    Opt::Iters,
+    Opt::Duration,
+    Opt::Size,
+    Opt::ListSize,
+    Opt::Bidir,
+    Opt::Rdzv,
+    Opt::Unrestricted,
+    Opt::NoHrp,
+    Opt::NoIdc,
+    Opt::NoIdcSend,
+    Opt::BufSz,
+    Opt::BufAlign,
+    Opt::UseHp,
+    Opt::MinBw,
+    Opt::Verify,
+    Opt::NoVerify,
 ];
-
-/// `--verify`, on by default when a buffer of this side is on a GPU
-/// (`--no-verify` turns it off either way).
-pub(crate) fn verify(raw: &Raw, gpu: &crate::resolve::GpuRequest) -> bool {
-    !raw.has(Opt::NoVerify) && (raw.has(Opt::Verify) || gpu.any())
-}
 
 pub fn resolve(tool: BwTool, raw: &Raw) -> Result<Action<Invocation>, OptionError> {
     if raw.has(Opt::Help) {
@@ -135,7 +134,7 @@ pub fn resolve(tool: BwTool, raw: &Raw) -> Result<Action<Invocation>, OptionErro
     }
     common_mode(raw, &mut c)?;
     let rdzv = raw.has(Opt::Rdzv);
-    let spec = fabdiag_session::TestSpec {
+    let spec = fabdiag_model::TestSpec {
         list_size,
         bidirectional: raw.has(Opt::Bidir),
         rdzv,
@@ -149,7 +148,7 @@ pub fn resolve(tool: BwTool, raw: &Raw) -> Result<Action<Invocation>, OptionErro
         verify: verify(raw, &c.gpu),
         ..c.spec(Tool::from(tool))
     };
-    let mut inv = c.invocation(raw, spec, RUN_OPTIONS);
+    let mut inv = c.invocation(raw, spec, &layout(tool).run_options());
     inv.threshold = min_bw.map(Threshold::MinBw);
     Ok(Action::Run(inv))
 }
@@ -201,7 +200,7 @@ mod tests {
             (1000, 65536, 65536, 256)
         );
         assert_eq!(
-            (s.max_buf, s.buf_align, o.port, o.env.svc_id),
+            (s.max_buf, s.buf_align, o.port, o.own.svc_id),
             (4294967296, 64, 49194, 1)
         );
         assert!(s.use_idc && s.use_hrp && !s.bidirectional && s.duration_s.is_none());
@@ -256,7 +255,7 @@ mod tests {
             panic!()
         };
         assert_eq!((o.gpu.tx, o.gpu.rx), (Some(3), None));
-        assert_eq!(o.gpu.kind, Some(fabdiag_gpu::GpuKind::Nvidia));
+        assert_eq!(o.gpu.kind, Some(fabdiag_model::GpuKind::Nvidia));
         assert!(o.spec.verify, "--verify is on by default for GPU buffers");
         let Action::Run(o) = run(w, &["-g", "amd"]).unwrap() else {
             panic!()

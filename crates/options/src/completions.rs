@@ -7,7 +7,7 @@
 use crate::layout;
 use clap::{Arg, ArgAction, Command};
 pub use clap_complete::Shell;
-use fabdiag_report::Tool;
+use fabdiag_model::Tool;
 
 /// A command with a tool's options (hidden aliases left out).
 fn tool_command(name: &'static str, tool: Tool) -> Command {

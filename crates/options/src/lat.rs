@@ -2,11 +2,13 @@
 //! §3.7, §3.9). `-c/--clock` and `--ignore-cpu-freq-mismatch` are
 //! send_lat's in the originals; fabdiag offers them on all three.
 
-use crate::resolve::{common_mode, common_values, number, threshold, Action, Invocation, OptionError, Raw};
+use crate::resolve::{common_mode, common_values, number, threshold, Action, Invocation, OptionError};
+
+use crate::table::Raw;
 use crate::table::{Layout, Opt};
-use fabdiag_report::threshold::Threshold;
-use fabdiag_report::{LatTool, Tool};
-use fabdiag_session::ClockKind;
+use fabdiag_model::ClockKind;
+use fabdiag_model::Threshold;
+use fabdiag_model::{LatTool, Tool};
 
 pub const DEFAULT_ITERS: u64 = 100;
 pub const DEFAULT_SIZE: u64 = 8;
@@ -93,6 +95,7 @@ pub fn layout(tool: LatTool) -> Layout {
     Layout {
         opts,
         extensions,
+        run: RUN,
         width: 26,
         tool: Tool::from(tool),
         default_iters: DEFAULT_ITERS,
@@ -102,20 +105,22 @@ pub fn layout(tool: LatTool) -> Layout {
     }
 }
 
-const RUN_OPTIONS: &[(Opt, &str)] = &[
-    (Opt::Iters, "-n"),
-    (Opt::Duration, "-D"),
-    (Opt::Warmup, "--warmup"),
-    (Opt::LatencyGap, "--latency-gap"),
-    (Opt::Size, "-s"),
-    (Opt::Rdzv, "-R"),
-    (Opt::Unrestricted, "--unrestricted"),
-    (Opt::NoIdc, "--no-idc"),
-    (Opt::NoIdcSend, "--no-idc"),
-    (Opt::NoLl, "--no-ll"),
-    (Opt::ReportAll, "--report-all"),
-    (Opt::UseHp, "--use-hp"),
-    (Opt::MaxLat, "--max-lat"),
+/// The run parameters of this family's tools, in the order a server's
+/// warning names them.
+const RUN: &[Opt] = &[
+    Opt::Iters,
+    Opt::Duration,
+    Opt::Warmup,
+    Opt::LatencyGap,
+    Opt::Size,
+    Opt::Rdzv,
+    Opt::Unrestricted,
+    Opt::NoIdc,
+    Opt::NoIdcSend,
+    Opt::NoLl,
+    Opt::ReportAll,
+    Opt::UseHp,
+    Opt::MaxLat,
 ];
 
 /// `--warmup`, `--latency-gap` and `-c/--clock`, shared with atomic_lat.
@@ -142,7 +147,7 @@ pub fn resolve(tool: LatTool, raw: &Raw) -> Result<Action<Invocation>, OptionErr
     let max_lat_us = threshold(raw, Opt::MaxLat, "Invalid maximum latency (µs, a positive number)")?;
     common_mode(raw, &mut c)?;
     let rdzv = raw.has(Opt::Rdzv);
-    let spec = fabdiag_session::TestSpec {
+    let spec = fabdiag_model::TestSpec {
         warmup,
         gap_us,
         rdzv,
@@ -155,7 +160,7 @@ pub fn resolve(tool: LatTool, raw: &Raw) -> Result<Action<Invocation>, OptionErr
         clock,
         ..c.spec(Tool::from(tool))
     };
-    let mut inv = c.invocation(raw, spec, RUN_OPTIONS);
+    let mut inv = c.invocation(raw, spec, &layout(tool).run_options());
     inv.threshold = max_lat_us.map(Threshold::MaxLat);
     Ok(Action::Run(inv))
 }

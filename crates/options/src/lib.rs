@@ -27,7 +27,7 @@ pub mod utility;
 pub use resolve::{Action, Invocation, OptionError, RunMode};
 pub use table::Layout;
 
-use fabdiag_report::{BwTool, Family, Tool};
+use fabdiag_model::{BwTool, Family, Tool};
 
 /// The command line of `tool`.
 pub fn layout(tool: Tool) -> Layout {
@@ -86,13 +86,13 @@ pub fn parse_for_rank(tool: Tool, args: &[String], local_rank: usize) -> Result<
 }
 
 /// Flags as typed, or getopt's refusal.
-fn raw_of(tool: Tool, args: &[String]) -> Result<resolve::Raw, OptionError> {
+fn raw_of(tool: Tool, args: &[String]) -> Result<table::Raw, OptionError> {
     layout(tool)
         .parse(args)
         .map_err(|m| OptionError::Invalid(format!("{m} (see -h)")))
 }
 
-fn resolve_raw(tool: Tool, raw: &resolve::Raw) -> Result<Action<Invocation>, OptionError> {
+fn resolve_raw(tool: Tool, raw: &table::Raw) -> Result<Action<Invocation>, OptionError> {
     match tool.family() {
         Family::Bandwidth(BwTool::GpuLoopbackBw) => loopback::resolve(raw),
         Family::Bandwidth(t) => bw::resolve(t, raw),
@@ -105,7 +105,7 @@ fn resolve_raw(tool: Tool, raw: &resolve::Raw) -> Result<Action<Invocation>, Opt
 #[cfg(test)]
 pub(crate) mod testing {
     use super::{parse, Action, Invocation, OptionError};
-    use fabdiag_report::Tool;
+    use fabdiag_model::Tool;
 
     pub fn run(tool: impl Into<Tool>, args: &[&str]) -> Result<Action<Invocation>, OptionError> {
         let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
@@ -126,7 +126,7 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod rank_tests {
     use super::{parse, parse_for_rank, Action, OptionError};
-    use fabdiag_report::Tool;
+    use fabdiag_model::Tool;
 
     fn gpu(tool: Tool, args: &[&str], local_rank: usize) -> Result<(Option<u32>, Option<u32>), OptionError> {
         let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
@@ -181,7 +181,7 @@ mod rank_tests {
         let device = |args: &[&str], local: usize| {
             let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
             match parse_for_rank(Tool::WriteBw, &a, local) {
-                Ok(Action::Run(inv)) => inv.env.device,
+                Ok(Action::Run(inv)) => inv.own.device,
                 other => panic!("{args:?}: {other:?}"),
             }
         };

@@ -2,13 +2,14 @@
 //! no port; `-i` counts iterations and `-n` writes per iteration (the other
 //! tools' `-n` and `-l`, with their messages); one size, not a range.
 
-use crate::bw::verify;
 use crate::numbers::parse_strtoul;
-use crate::resolve::{common_mode, common_values, number, threshold, Action, Invocation, OptionError, Raw};
+use crate::resolve::verify;
+use crate::resolve::{common_mode, common_values, number, threshold, Action, Invocation, OptionError};
+use crate::table::Raw;
 use crate::table::{Layout, Opt};
-use fabdiag_report::threshold::Threshold;
-use fabdiag_report::Tool;
-use fabdiag_session::{MAX_LIST, MAX_SIZE};
+use fabdiag_model::Threshold;
+use fabdiag_model::Tool;
+use fabdiag_model::{MAX_LIST, MAX_SIZE};
 
 pub const DEFAULT_ITERS: u64 = 25;
 pub const DEFAULT_XFERS: u64 = 8192;
@@ -32,6 +33,8 @@ pub fn layout() -> Layout {
             Version,
         ],
         extensions: &[Provider, Json, MinBwGbit, Verify, NoVerify],
+        // (one process: no server to ignore them)
+        run: &[],
         width: 25,
         tool: Tool::GpuLoopbackBw,
         default_iters: DEFAULT_ITERS,
@@ -76,7 +79,7 @@ pub fn resolve(raw: &Raw) -> Result<Action<Invocation>, OptionError> {
             "Unexpected argument: {addr} (cxi_gpu_loopback_bw runs in one process and takes no address)"
         )));
     }
-    let spec = fabdiag_session::TestSpec {
+    let spec = fabdiag_model::TestSpec {
         iterations,
         min_size: size,
         max_size: size,
@@ -89,7 +92,7 @@ pub fn resolve(raw: &Raw) -> Result<Action<Invocation>, OptionError> {
         verify: verify(raw, &c.gpu),
         ..c.spec(Tool::GpuLoopbackBw)
     };
-    let mut inv = c.invocation(raw, spec, &[]);
+    let mut inv = c.invocation(raw, spec, &layout().run_options());
     inv.threshold = min_gbit.map(Threshold::MinGbit);
     Ok(Action::Run(inv))
 }
@@ -99,7 +102,7 @@ mod tests {
     use super::*;
     use crate::resolve::RunMode;
     use crate::testing::{err, run};
-    use fabdiag_gpu::GpuKind;
+    use fabdiag_model::GpuKind;
 
     #[test]
     fn usage_matches_the_seed() {

@@ -6,7 +6,7 @@
 
 use crate::table::OptionDoc;
 use crate::{layout, serve, sweep, traffic};
-use fabdiag_report::{Family, Tool};
+use fabdiag_model::{Family, Tool};
 use roff::{bold, italic, roman, Inline, Roff};
 
 /// One page: its file name without the section (`cxi_write_bw`) and roff.
@@ -387,7 +387,7 @@ pub fn pages(version: &str) -> Vec<Page> {
     }
     // the loopback tool's other names get pages too, so a package installs
     // them as commands
-    for alias in fabdiag_report::catalog::LOOPBACK_ALIASES {
+    for alias in fabdiag_model::catalog::LOOPBACK_ALIASES {
         out.push(tool_page(Tool::GpuLoopbackBw, alias, alias, version));
     }
     out.push(text_page(

@@ -4,38 +4,13 @@
 //! of these into an `Invocation`. Nothing here prints.
 
 use crate::numbers::{parse_size_range, parse_strtoul};
-use crate::table::Opt;
-use fabdiag_fabric::HugePageSize;
-use fabdiag_gpu::GpuKind;
-use fabdiag_report::threshold::Threshold;
-use fabdiag_report::Tool;
-use fabdiag_session::{Env, TestSpec, DEFAULT_SVC_ID};
-
-/// Flags as typed, before validation.
-#[derive(Clone, Debug, Default)]
-pub struct Raw {
-    pub values: Vec<(Opt, Option<String>)>,
-    pub operands: Vec<String>,
-}
-
-impl Raw {
-    pub fn last(&self, id: Opt) -> Option<&str> {
-        self.values
-            .iter()
-            .rev()
-            .find(|(o, _)| *o == id)
-            .and_then(|(_, v)| v.as_deref())
-    }
-
-    pub fn has(&self, id: Opt) -> bool {
-        self.values.iter().any(|(o, _)| *o == id)
-    }
-
-    /// Run options given to a server (which the client overrides).
-    pub fn given(&self, names: &[(Opt, &'static str)]) -> Vec<&'static str> {
-        names.iter().filter(|(o, _)| self.has(*o)).map(|(_, n)| *n).collect()
-    }
-}
+use crate::table::{Opt, Raw};
+use fabdiag_model::GpuKind;
+use fabdiag_model::HugePageSize;
+use fabdiag_model::OwnSettings;
+use fabdiag_model::Threshold;
+use fabdiag_model::Tool;
+use fabdiag_model::{TestSpec, DEFAULT_SVC_ID};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action<T> {
@@ -107,7 +82,8 @@ pub struct Invocation {
     pub mode: RunMode,
     pub port: u16,
     pub spec: TestSpec,
-    pub env: Env,
+    /// This side's own settings (`-P`, `-d`, `-v`, ...), never sent.
+    pub own: OwnSettings,
     pub json: bool,
     pub threshold: Option<Threshold>,
     /// Print the extra percentile table (latency tools).
@@ -178,9 +154,9 @@ pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) ->
             .ok_or_else(|| invalid(format!("Invalid svc_id: {s}")))?,
     };
     let port = match raw.last(Opt::Port) {
-        None => fabdiag_proto::DEFAULT_PORT,
+        None => fabdiag_model::DEFAULT_PORT,
         Some(s) => match parse_strtoul(s).filter(|&v| v <= u16::MAX as u64) {
-            Some(0) => fabdiag_proto::DEFAULT_PORT,
+            Some(0) => fabdiag_model::DEFAULT_PORT,
             Some(v) => v as u16,
             None => return Err(invalid(format!("Invalid port: {s}"))),
         },
@@ -285,12 +261,11 @@ impl Common {
             mode: self.mode,
             port: self.port,
             spec,
-            env: Env {
+            own: OwnSettings {
                 provider: self.provider,
                 device: self.device,
                 svc_id: self.svc_id,
                 ignore_cpu_freq_mismatch: raw.has(Opt::IgnoreCpuFreq),
-                ..Env::default()
             },
             json: self.json,
             threshold: None,
@@ -299,4 +274,10 @@ impl Common {
             gpu: self.gpu,
         }
     }
+}
+
+/// `--verify`, on by default when a buffer of this side is on a GPU
+/// (`--no-verify` turns it off either way).
+pub(crate) fn verify(raw: &Raw, gpu: &GpuRequest) -> bool {
+    !raw.has(Opt::NoVerify) && (raw.has(Opt::Verify) || gpu.any())
 }

@@ -6,7 +6,7 @@ use crate::numbers::parse_strtoul;
 use crate::resolve::{Action, GpuRequest, OptionError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum S {
+enum ServeOpt {
     Port,
     Provider,
     Device,
@@ -18,7 +18,7 @@ enum S {
     Version,
 }
 
-const fn def(id: S, short: Option<char>, long: &'static str, takes_arg: bool) -> OptDef<S> {
+const fn def(id: ServeOpt, short: Option<char>, long: &'static str, takes_arg: bool) -> OptDef<ServeOpt> {
     OptDef {
         id,
         short,
@@ -27,16 +27,16 @@ const fn def(id: S, short: Option<char>, long: &'static str, takes_arg: bool) ->
     }
 }
 
-const SERVE: &[OptDef<S>] = &[
-    def(S::Port, Some('p'), "port", true),
-    def(S::Provider, Some('P'), "provider", true),
-    def(S::Device, Some('d'), "device", true),
-    def(S::TxGpu, Some('t'), "tx-gpu", true),
-    def(S::RxGpu, Some('r'), "rx-gpu", true),
-    def(S::GpuType, Some('g'), "gpu-type", true),
-    def(S::Json, None, "json", false),
-    def(S::Help, Some('h'), "help", false),
-    def(S::Version, Some('V'), "version", false),
+const SERVE: &[OptDef<ServeOpt>] = &[
+    def(ServeOpt::Port, Some('p'), "port", true),
+    def(ServeOpt::Provider, Some('P'), "provider", true),
+    def(ServeOpt::Device, Some('d'), "device", true),
+    def(ServeOpt::TxGpu, Some('t'), "tx-gpu", true),
+    def(ServeOpt::RxGpu, Some('r'), "rx-gpu", true),
+    def(ServeOpt::GpuType, Some('g'), "gpu-type", true),
+    def(ServeOpt::Json, None, "json", false),
+    def(ServeOpt::Help, Some('h'), "help", false),
+    def(ServeOpt::Version, Some('V'), "version", false),
 ];
 
 /// Every option of `fabdiag serve` (short, long, takes an argument): what
@@ -86,7 +86,7 @@ have no GPU options, use system memory.
 
 pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
     let mut o = ServeOptions {
-        port: fabdiag_proto::DEFAULT_PORT,
+        port: fabdiag_model::DEFAULT_PORT,
         provider: None,
         device: None,
         gpu: GpuRequest::default(),
@@ -96,24 +96,24 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
     let bad = |m: String| OptionError::Invalid(m);
     for p in getopt::parse(SERVE, args).map_err(|m| bad(format!("{m} (see -h)")))? {
         match p {
-            Parsed::Opt(S::Help, _) => return Ok(Action::Help),
-            Parsed::Opt(S::Version, _) => return Ok(Action::Version),
-            Parsed::Opt(S::Port, Some(v)) => {
+            Parsed::Opt(ServeOpt::Help, _) => return Ok(Action::Help),
+            Parsed::Opt(ServeOpt::Version, _) => return Ok(Action::Version),
+            Parsed::Opt(ServeOpt::Port, Some(v)) => {
                 o.port = match parse_strtoul(&v).filter(|&n| n <= u16::MAX as u64) {
-                    Some(0) => fabdiag_proto::DEFAULT_PORT,
+                    Some(0) => fabdiag_model::DEFAULT_PORT,
                     Some(n) => n as u16,
                     None => return Err(bad(format!("Invalid port: {v}"))),
                 }
             }
-            Parsed::Opt(S::Provider, Some(v)) if v.is_empty() => return Err(bad("Invalid provider: ''".into())),
-            Parsed::Opt(S::Provider, v) => o.provider = v,
-            Parsed::Opt(S::Device, Some(v)) if v.is_empty() => return Err(bad("Invalid device name: ".into())),
-            Parsed::Opt(S::Device, v) => o.device = v,
-            Parsed::Opt(S::TxGpu, v) => tx = v,
-            Parsed::Opt(S::RxGpu, v) => rx = v,
-            Parsed::Opt(S::GpuType, v) => kind = v,
-            Parsed::Opt(S::Json, _) => o.json = true,
-            Parsed::Opt(S::Port, None) => {}
+            Parsed::Opt(ServeOpt::Provider, Some(v)) if v.is_empty() => return Err(bad("Invalid provider: ''".into())),
+            Parsed::Opt(ServeOpt::Provider, v) => o.provider = v,
+            Parsed::Opt(ServeOpt::Device, Some(v)) if v.is_empty() => return Err(bad("Invalid device name: ".into())),
+            Parsed::Opt(ServeOpt::Device, v) => o.device = v,
+            Parsed::Opt(ServeOpt::TxGpu, v) => tx = v,
+            Parsed::Opt(ServeOpt::RxGpu, v) => rx = v,
+            Parsed::Opt(ServeOpt::GpuType, v) => kind = v,
+            Parsed::Opt(ServeOpt::Json, _) => o.json = true,
+            Parsed::Opt(ServeOpt::Port, None) => {}
             Parsed::Operand(x) => return Err(bad(format!("Unexpected argument: {x}"))),
         }
     }
@@ -158,7 +158,7 @@ mod tests {
             GpuRequest {
                 tx: Some(0),
                 rx: Some(1),
-                kind: Some(fabdiag_gpu::GpuKind::Nvidia)
+                kind: Some(fabdiag_model::GpuKind::Nvidia)
             }
         );
         assert_eq!(

@@ -6,10 +6,10 @@
 
 use crate::resolve::{Action, OptionError};
 use fabdiag_engine::lat::LatFigure;
-use fabdiag_report::Tool;
+use fabdiag_model::Tool;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum W {
+enum SweepOpt {
     Tool,
     Lat,
     Figure,
@@ -37,141 +37,141 @@ enum W {
 }
 
 /// (id, name, value, help)
-const TABLE: &[(W, &str, Option<&str>, &str)] = &[
+const TABLE: &[(SweepOpt, &str, Option<&str>, &str)] = &[
     (
-        W::Tool,
+        SweepOpt::Tool,
         "tool",
         Some("TOOL"),
         "The pair test: write-bw (default), read-bw, send-bw, write-lat, read-lat, send-lat, atomic-bw, atomic-lat",
     ),
-    (W::Lat, "lat", None, "Latency instead of bandwidth (--tool write-lat)"),
+    (SweepOpt::Lat, "lat", None, "Latency instead of bandwidth (--tool write-lat)"),
     (
-        W::Figure,
+        SweepOpt::Figure,
         "figure",
         Some("F"),
         "A latency test's figure each pair is judged by: mean (default, the originals'), p50, p90, p99, p999 or max",
     ),
     (
-        W::Coordinator,
+        SweepOpt::Coordinator,
         "coordinator",
         Some("HOST:PORT"),
         "Rank 0's address for the others (default: FABDIAG_COORDINATOR, or under Slurm the step's first node)",
     ),
     (
-        W::Output,
+        SweepOpt::Output,
         "output",
         Some("DIR"),
         "Write results there as they arrive, and the report at the end",
     ),
     (
-        W::Resume,
+        SweepOpt::Resume,
         "resume",
         None,
         "With --output: run only the pairs that have no measured result there",
     ),
     (
-        W::Plan,
+        SweepOpt::Plan,
         "plan",
         None,
         "Print the schedule and its cost without running it",
     ),
     (
-        W::Ranks,
+        SweepOpt::Ranks,
         "ranks",
         Some("N"),
         "The number of ranks for --plan (default: the launcher's)",
     ),
     (
-        W::Rails,
+        SweepOpt::Rails,
         "rails",
         Some("K"),
         "K ranks per node, one per NIC, placed in blocks of K: pair only ranks on one rail (rank mod K), all rails at once (default 1: every pair)",
     ),
     (
-        W::Json,
+        SweepOpt::Json,
         "json",
         None,
         "Print the JSON document instead of the text summary",
     ),
     (
-        W::Fraction,
+        SweepOpt::Fraction,
         "outlier-fraction",
         Some("F"),
         "A pair is an outlier below F of the reference ... (default 0.75)",
     ),
     (
-        W::Reference,
+        SweepOpt::Reference,
         "outlier-reference",
         Some("REF"),
         "... the median of all pairs (default) or the best",
     ),
     (
-        W::Score,
+        SweepOpt::Score,
         "outlier-score",
         Some("Z"),
         "... and more than Z scaled MADs worse than the median (default 3.5)",
     ),
     (
-        W::NodeFraction,
+        SweepOpt::NodeFraction,
         "node-fraction",
         Some("F"),
         "A node is slow when more than F of its pairs are outliers, or are below the fraction with a median 1.5 Z out (7+ pairs; default 0.5)",
     ),
     (
-        W::Retest,
+        SweepOpt::Retest,
         "retest",
         Some("N"),
         "Re-test up to N suspects alone: slow nodes (with a healthy partner), then slow links (default 8; 0: none)",
     ),
     (
-        W::Baseline,
+        SweepOpt::Baseline,
         "baseline",
         Some("FILE"),
         "An earlier sweep's sweep.json (or its --output DIR) of the same test: name the links and nodes that have fallen below their own figures there",
     ),
     (
-        W::BaselineFraction,
+        SweepOpt::BaselineFraction,
         "baseline-fraction",
         Some("F"),
         "... a pair has fallen below F of its earlier figure (times the median's change when the whole fabric is slower; default 0.8)",
     ),
     (
-        W::Report,
+        SweepOpt::Report,
         "report",
         Some("DIR"),
         "Run nothing: make a finished sweep's report again from its sweep.json (or --output DIR), with these rules, --baseline and --min-bw/--max-lat",
     ),
     (
-        W::JoinTimeout,
+        SweepOpt::JoinTimeout,
         "join-timeout",
         Some("SECS"),
         "How long rank 0 waits for every rank to join (default 60)",
     ),
     (
-        W::PairTimeout,
+        SweepOpt::PairTimeout,
         "pair-timeout",
         Some("SECS"),
         "How long one round may take before a silent rank is lost (default: 60 plus what the pair test may take on a slow working link: its -D duration per size, or its data at 100 MB/s)",
     ),
     (
-        W::Simulate,
+        SweepOpt::Simulate,
         "simulate",
         Some("N"),
         "Simulate N ranks in this process over loopback, each pair test a fixed pause",
     ),
     (
-        W::SimPairMs,
+        SweepOpt::SimPairMs,
         "sim-pair-ms",
         Some("MS"),
         "The simulated pair test's length (default 1)",
     ),
     (
-        W::SimSlow,
+        SweepOpt::SimSlow,
         "sim-slow",
         Some("LIST"),
         "Simulated ranks (3) and pairs (1-4) to make slow, comma-separated: what a report shows for them",
     ),
-    (W::Help, "help", None, "Print this help text and exit"),
+    (SweepOpt::Help, "help", None, "Print this help text and exit"),
 ];
 
 /// Every option as (long name, takes a value, help), for the completions
@@ -317,34 +317,41 @@ fn fraction(name: &str, v: &str) -> Result<f64, OptionError> {
     }
 }
 
+impl Default for SweepOptions {
+    /// Every option at its default.
+    fn default() -> SweepOptions {
+        SweepOptions {
+            tool: Tool::WriteBw,
+            figure: LatFigure::Mean,
+            tool_args: Vec::new(),
+            coordinator: None,
+            output: None,
+            resume: false,
+            plan: false,
+            ranks: None,
+            rails: 1,
+            json: false,
+            fraction: 0.75,
+            reference: OutlierReference::Median,
+            score: 3.5,
+            node_fraction: 0.5,
+            retest: 8,
+            baseline: None,
+            baseline_fraction: 0.8,
+            report: None,
+            given: Vec::new(),
+            join_timeout_s: 60,
+            pair_timeout_s: None,
+            simulate: None,
+            sim_pair_ms: 1,
+            sim_slow_nodes: Vec::new(),
+            sim_slow_links: Vec::new(),
+        }
+    }
+}
+
 pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
-    let mut o = SweepOptions {
-        tool: Tool::WriteBw,
-        figure: LatFigure::Mean,
-        tool_args: Vec::new(),
-        coordinator: None,
-        output: None,
-        resume: false,
-        plan: false,
-        ranks: None,
-        rails: 1,
-        json: false,
-        fraction: 0.75,
-        reference: OutlierReference::Median,
-        score: 3.5,
-        node_fraction: 0.5,
-        retest: 8,
-        baseline: None,
-        baseline_fraction: 0.8,
-        report: None,
-        given: Vec::new(),
-        join_timeout_s: 60,
-        pair_timeout_s: None,
-        simulate: None,
-        sim_pair_ms: 1,
-        sim_slow_nodes: Vec::new(),
-        sim_slow_links: Vec::new(),
-    };
+    let mut o = SweepOptions::default();
     let mut tool_given = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -377,95 +384,115 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
                 .cloned()
                 .ok_or_else(|| OptionError::Invalid(format!("option '--{name}' requires an argument")))?,
         };
-        match id {
-            W::Help => return Ok(Action::Help),
-            W::Tool => {
-                let t = Tool::from_subcommand(&value)
-                    .or_else(|| Tool::from_original(&value))
-                    .ok_or_else(|| OptionError::Invalid(format!("invalid --tool: '{value}' (see -h)")))?;
-                if !t.has_server() {
-                    return Err(OptionError::Invalid(format!(
-                        "--tool {value}: {} runs in one process and measures no link between nodes",
-                        t.subcommand()
-                    )));
-                }
-                tool_given = Some(t);
-            }
-            W::Lat => {
-                if tool_given.is_none() {
-                    tool_given = Some(Tool::WriteLat);
-                }
-                if tool_given.is_some_and(|t| !t.is_latency()) {
-                    return Err(OptionError::Invalid(
-                        "--lat and a bandwidth --tool contradict each other".into(),
-                    ));
-                }
-            }
-            W::Figure => {
-                o.figure = LatFigure::parse(&value).ok_or_else(|| {
-                    OptionError::Invalid(format!("invalid --figure: '{value}' ({})", LatFigure::names()))
-                })?
-            }
-            W::Coordinator => o.coordinator = Some(value),
-            W::Output => o.output = Some(value),
-            W::Resume => o.resume = true,
-            W::Plan => o.plan = true,
-            W::Ranks => o.ranks = Some(number(name, &value)?),
-            W::Rails => {
-                o.rails = number(name, &value)?;
-                if o.rails == 0 {
-                    return Err(OptionError::Invalid("invalid --rails: '0' (1 or more)".into()));
-                }
-            }
-            W::Json => o.json = true,
-            W::Fraction => o.fraction = fraction(name, &value)?,
-            W::NodeFraction => o.node_fraction = fraction(name, &value)?,
-            W::Reference => {
-                o.reference = match value.as_str() {
-                    "median" => OutlierReference::Median,
-                    "best" => OutlierReference::Best,
-                    _ => {
-                        return Err(OptionError::Invalid(format!(
-                            "invalid --outlier-reference: '{value}' (median or best)"
-                        )))
-                    }
-                }
-            }
-            W::Score => {
-                o.score = number(name, &value)?;
-                if !(o.score.is_finite() && o.score >= 0.0) {
-                    return Err(OptionError::Invalid(format!("invalid --outlier-score: '{value}'")));
-                }
-            }
-            W::Retest => o.retest = number(name, &value)?,
-            W::Baseline => o.baseline = Some(value),
-            W::BaselineFraction => o.baseline_fraction = fraction(name, &value)?,
-            W::Report => o.report = Some(value),
-            W::JoinTimeout => o.join_timeout_s = at_most(name, &value, WEEK_S, "s, a week")?,
-            W::PairTimeout => o.pair_timeout_s = Some(at_most(name, &value, WEEK_S, "s, a week")?),
-            W::Simulate => o.simulate = Some(number(name, &value)?),
-            W::SimPairMs => o.sim_pair_ms = at_most(name, &value, 60_000, "ms")?,
-            W::SimSlow => {
-                for item in value.split(',').filter(|x| !x.is_empty()) {
-                    match item.split_once('-') {
-                        Some((a, b)) => {
-                            let (a, b): (usize, usize) = (number(name, a)?, number(name, b)?);
-                            if a == b {
-                                return Err(OptionError::Invalid(format!(
-                                    "invalid --{name}: '{item}' is not a pair of two ranks"
-                                )));
-                            }
-                            o.sim_slow_links.push((a.min(b), a.max(b)));
-                        }
-                        None => o.sim_slow_nodes.push(number(name, item)?),
-                    }
-                }
-            }
+        if id == SweepOpt::Help {
+            return Ok(Action::Help);
         }
+        take(&mut o, &mut tool_given, id, name, value)?;
     }
     if let Some(t) = tool_given {
         o.tool = t;
     }
+    checked(o).map(Action::Run)
+}
+
+/// One option `id` (given as `--name`) with its `value`, into `o`; the
+/// tool `--tool` or `--lat` named, into `tool_given`.
+fn take(
+    o: &mut SweepOptions,
+    tool_given: &mut Option<Tool>,
+    id: SweepOpt,
+    name: &str,
+    value: String,
+) -> Result<(), OptionError> {
+    match id {
+        SweepOpt::Help => {}
+        SweepOpt::Tool => {
+            let t = Tool::from_subcommand(&value)
+                .or_else(|| Tool::from_original(&value))
+                .ok_or_else(|| OptionError::Invalid(format!("invalid --tool: '{value}' (see -h)")))?;
+            if !t.has_server() {
+                return Err(OptionError::Invalid(format!(
+                    "--tool {value}: {} runs in one process and measures no link between nodes",
+                    t.subcommand()
+                )));
+            }
+            *tool_given = Some(t);
+        }
+        SweepOpt::Lat => {
+            if tool_given.is_none() {
+                *tool_given = Some(Tool::WriteLat);
+            }
+            if tool_given.is_some_and(|t| !t.is_latency()) {
+                return Err(OptionError::Invalid(
+                    "--lat and a bandwidth --tool contradict each other".into(),
+                ));
+            }
+        }
+        SweepOpt::Figure => {
+            o.figure = LatFigure::parse(&value)
+                .ok_or_else(|| OptionError::Invalid(format!("invalid --figure: '{value}' ({})", LatFigure::names())))?
+        }
+        SweepOpt::Coordinator => o.coordinator = Some(value),
+        SweepOpt::Output => o.output = Some(value),
+        SweepOpt::Resume => o.resume = true,
+        SweepOpt::Plan => o.plan = true,
+        SweepOpt::Ranks => o.ranks = Some(number(name, &value)?),
+        SweepOpt::Rails => {
+            o.rails = number(name, &value)?;
+            if o.rails == 0 {
+                return Err(OptionError::Invalid("invalid --rails: '0' (1 or more)".into()));
+            }
+        }
+        SweepOpt::Json => o.json = true,
+        SweepOpt::Fraction => o.fraction = fraction(name, &value)?,
+        SweepOpt::NodeFraction => o.node_fraction = fraction(name, &value)?,
+        SweepOpt::Reference => {
+            o.reference = match value.as_str() {
+                "median" => OutlierReference::Median,
+                "best" => OutlierReference::Best,
+                _ => {
+                    return Err(OptionError::Invalid(format!(
+                        "invalid --outlier-reference: '{value}' (median or best)"
+                    )))
+                }
+            }
+        }
+        SweepOpt::Score => {
+            o.score = number(name, &value)?;
+            if !(o.score.is_finite() && o.score >= 0.0) {
+                return Err(OptionError::Invalid(format!("invalid --outlier-score: '{value}'")));
+            }
+        }
+        SweepOpt::Retest => o.retest = number(name, &value)?,
+        SweepOpt::Baseline => o.baseline = Some(value),
+        SweepOpt::BaselineFraction => o.baseline_fraction = fraction(name, &value)?,
+        SweepOpt::Report => o.report = Some(value),
+        SweepOpt::JoinTimeout => o.join_timeout_s = at_most(name, &value, WEEK_S, "s, a week")?,
+        SweepOpt::PairTimeout => o.pair_timeout_s = Some(at_most(name, &value, WEEK_S, "s, a week")?),
+        SweepOpt::Simulate => o.simulate = Some(number(name, &value)?),
+        SweepOpt::SimPairMs => o.sim_pair_ms = at_most(name, &value, 60_000, "ms")?,
+        SweepOpt::SimSlow => {
+            for item in value.split(',').filter(|x| !x.is_empty()) {
+                match item.split_once('-') {
+                    Some((a, b)) => {
+                        let (a, b): (usize, usize) = (number(name, a)?, number(name, b)?);
+                        if a == b {
+                            return Err(OptionError::Invalid(format!(
+                                "invalid --{name}: '{item}' is not a pair of two ranks"
+                            )));
+                        }
+                        o.sim_slow_links.push((a.min(b), a.max(b)));
+                    }
+                    None => o.sim_slow_nodes.push(number(name, item)?),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `o` whole, checked as a whole: what one option says against another.
+fn checked(o: SweepOptions) -> Result<SweepOptions, OptionError> {
     if o.given.contains(&"figure") && !o.tool.is_latency() && o.report.is_none() {
         return Err(OptionError::Invalid(format!(
             "--figure is for latency tests; {} pairs are judged by their bandwidth (add --lat or a latency --tool)",
@@ -531,7 +558,7 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
         }
         _ => {}
     }
-    Ok(Action::Run(o))
+    Ok(o)
 }
 
 #[cfg(test)]

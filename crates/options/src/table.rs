@@ -4,8 +4,7 @@
 //! keeps the originals' layout. Nothing here validates values or prints.
 
 use crate::getopt::{self, OptDef, Parsed};
-use crate::resolve::Raw;
-use fabdiag_report::Tool;
+use fabdiag_model::Tool;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Opt {
@@ -575,6 +574,33 @@ const SPECS: &[Spec] = &[
     ),
 ];
 
+/// A command line as the table parsed it, before validation: every
+/// option given, in order, with its value, and the operands.
+#[derive(Clone, Debug, Default)]
+pub struct Raw {
+    pub values: Vec<(Opt, Option<String>)>,
+    pub operands: Vec<String>,
+}
+
+impl Raw {
+    pub fn last(&self, id: Opt) -> Option<&str> {
+        self.values
+            .iter()
+            .rev()
+            .find(|(o, _)| *o == id)
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    pub fn has(&self, id: Opt) -> bool {
+        self.values.iter().any(|(o, _)| *o == id)
+    }
+
+    /// Run options given to a server (which the client overrides).
+    pub fn given(&self, names: &[(Opt, &'static str)]) -> Vec<&'static str> {
+        names.iter().filter(|(o, _)| self.has(*o)).map(|(_, n)| *n).collect()
+    }
+}
+
 /// One option as `-h`, man pages and completions show it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OptionDoc {
@@ -595,6 +621,11 @@ pub struct Layout {
     pub opts: &'static [Opt],
     /// fabdiag's additions, listed in their own usage section.
     pub extensions: &'static [Opt],
+    /// The run parameters among them, which the client decides: given to
+    /// a server they change nothing, and the server says so, in this
+    /// order. (A family's tools share one list; an option a tool does not
+    /// take is never given.)
+    pub run: &'static [Opt],
     /// Width of the usage's left column (25 for bw tools, 26 for lat).
     pub width: usize,
     /// The tool, for the words its help uses ("Write", "writes").
@@ -614,6 +645,20 @@ impl Layout {
             .iter()
             .chain(self.extensions)
             .filter_map(|id| SPECS.iter().find(|s| s.def.id == *id))
+    }
+
+    /// `run`, each option with the name its usage line gives it ("-s",
+    /// "--no-idc"), as a server's warning names them.
+    pub(crate) fn run_options(&self) -> Vec<(Opt, &'static str)> {
+        self.run
+            .iter()
+            .filter_map(|id| SPECS.iter().find(|s| s.def.id == *id))
+            .filter_map(|s| {
+                let left = s.left?.trim_start();
+                let end = left.find([',', '=']).unwrap_or(left.len());
+                Some((s.def.id, &left[..end]))
+            })
+            .collect()
     }
 
     fn fill(&self, line: &str) -> String {

@@ -3,8 +3,8 @@
 
 use crate::getopt::{self, OptDef, Parsed};
 use crate::numbers::parse_strtoul;
-use fabdiag_report::traffic::{Dir, TrafficTest};
-use fabdiag_traffic::plan::BLOCKS_PER_SM;
+use fabdiag_model::traffic::BLOCKS_PER_SM;
+use fabdiag_model::traffic::{Dir, TrafficTest};
 
 /// Every option as (short, long, takes an argument), for completions.
 pub fn options() -> impl Iterator<Item = (Option<char>, &'static str, bool)> {
@@ -12,7 +12,7 @@ pub fn options() -> impl Iterator<Item = (Option<char>, &'static str, bool)> {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum T {
+enum TrafficOpt {
     Json,
     Device,
     Tiles,
@@ -39,147 +39,147 @@ enum T {
     DumpTiles,
 }
 
-const DEFS: &[OptDef<T>] = &[
+const DEFS: &[OptDef<TrafficOpt>] = &[
     OptDef {
-        id: T::Json,
+        id: TrafficOpt::Json,
         short: Some('j'),
         long: "json-output",
         takes_arg: false,
     },
     OptDef {
-        id: T::Device,
+        id: TrafficOpt::Device,
         short: Some('d'),
         long: "device-id",
         takes_arg: true,
     },
     OptDef {
-        id: T::Tiles,
+        id: TrafficOpt::Tiles,
         short: Some('n'),
         long: "num-tiles",
         takes_arg: true,
     },
     OptDef {
-        id: T::Payload,
+        id: TrafficOpt::Payload,
         short: Some('p'),
         long: "payload-blocks",
         takes_arg: true,
     },
     OptDef {
-        id: T::Iters,
+        id: TrafficOpt::Iters,
         short: Some('i'),
         long: "iterations",
         takes_arg: true,
     },
     OptDef {
-        id: T::Duration,
+        id: TrafficOpt::Duration,
         short: None,
         long: "test-duration",
         takes_arg: true,
     },
     OptDef {
-        id: T::TileRead,
+        id: TrafficOpt::TileRead,
         short: None,
         long: "tile-read",
         takes_arg: false,
     },
     OptDef {
-        id: T::TileWrite,
+        id: TrafficOpt::TileWrite,
         short: None,
         long: "tile-write",
         takes_arg: false,
     },
     OptDef {
-        id: T::Tile,
+        id: TrafficOpt::Tile,
         short: None,
         long: "tile",
         takes_arg: false,
     },
     OptDef {
-        id: T::HostRead,
+        id: TrafficOpt::HostRead,
         short: None,
         long: "host-read",
         takes_arg: false,
     },
     OptDef {
-        id: T::HostWrite,
+        id: TrafficOpt::HostWrite,
         short: None,
         long: "host-write",
         takes_arg: false,
     },
     OptDef {
-        id: T::Host,
+        id: TrafficOpt::Host,
         short: None,
         long: "host",
         takes_arg: false,
     },
     OptDef {
-        id: T::MinTile,
+        id: TrafficOpt::MinTile,
         short: None,
         long: "min-tile-bandwidth",
         takes_arg: true,
     },
     OptDef {
-        id: T::MinHost,
+        id: TrafficOpt::MinHost,
         short: None,
         long: "min-host-bandwidth",
         takes_arg: true,
     },
     OptDef {
-        id: T::NoTimeout,
+        id: TrafficOpt::NoTimeout,
         short: None,
         long: "no-timeout",
         takes_arg: false,
     },
     OptDef {
-        id: T::Repeat,
+        id: TrafficOpt::Repeat,
         short: Some('R'),
         long: "repeat",
         takes_arg: true,
     },
     OptDef {
-        id: T::Verbose,
+        id: TrafficOpt::Verbose,
         short: Some('v'),
         long: "verbose",
         takes_arg: false,
     },
     OptDef {
-        id: T::Help,
+        id: TrafficOpt::Help,
         short: Some('h'),
         long: "help",
         takes_arg: false,
     },
     OptDef {
-        id: T::Version,
+        id: TrafficOpt::Version,
         short: None,
         long: "version",
         takes_arg: false,
     },
     OptDef {
-        id: T::Chunk,
+        id: TrafficOpt::Chunk,
         short: None,
         long: "chunk-size",
         takes_arg: true,
     },
     OptDef {
-        id: T::RemoteBuffers,
+        id: TrafficOpt::RemoteBuffers,
         short: Some('r'),
         long: "remote-buffers",
         takes_arg: false,
     },
     OptDef {
-        id: T::NoReset,
+        id: TrafficOpt::NoReset,
         short: None,
         long: "no-reset",
         takes_arg: false,
     },
     OptDef {
-        id: T::SecondaryPcie,
+        id: TrafficOpt::SecondaryPcie,
         short: None,
         long: "secondary-pcie",
         takes_arg: false,
     },
     OptDef {
-        id: T::DumpTiles,
+        id: TrafficOpt::DumpTiles,
         short: None,
         long: "dump-tiles",
         takes_arg: false,
@@ -301,22 +301,22 @@ pub fn select(tile: &[Dir], host: &[Dir]) -> Vec<TrafficTest> {
 }
 
 pub fn parse(args: &[String]) -> Result<TrafficAction, String> {
-    let mut vals: Vec<(T, Option<String>)> = Vec::new();
+    let mut vals: Vec<(TrafficOpt, Option<String>)> = Vec::new();
     for p in getopt::parse(DEFS, args)? {
         match p {
             Parsed::Opt(id, v) => vals.push((id, v)),
             Parsed::Operand(s) => return Err(format!("unexpected argument: {s}")),
         }
     }
-    let has = |id: T| vals.iter().any(|(o, _)| *o == id);
-    let last = |id: T| vals.iter().rev().find(|(o, _)| *o == id).and_then(|(_, v)| v.clone());
-    if has(T::Help) {
+    let has = |id: TrafficOpt| vals.iter().any(|(o, _)| *o == id);
+    let last = |id: TrafficOpt| vals.iter().rev().find(|(o, _)| *o == id).and_then(|(_, v)| v.clone());
+    if has(TrafficOpt::Help) {
         return Ok(TrafficAction::Help);
     }
-    if has(T::Version) {
+    if has(TrafficOpt::Version) {
         return Ok(TrafficAction::Version);
     }
-    let num = |id: T, what: &str, ok: &dyn Fn(u64) -> bool, default: u64| -> Result<u64, String> {
+    let num = |id: TrafficOpt, what: &str, ok: &dyn Fn(u64) -> bool, default: u64| -> Result<u64, String> {
         match last(id) {
             None => Ok(default),
             Some(s) => parse_strtoul(&s)
@@ -324,7 +324,7 @@ pub fn parse(args: &[String]) -> Result<TrafficAction, String> {
                 .ok_or_else(|| format!("Invalid {what}: {s}")),
         }
     };
-    let real = |id: T, what: &str, min_exclusive: bool, default: f64| -> Result<f64, String> {
+    let real = |id: TrafficOpt, what: &str, min_exclusive: bool, default: f64| -> Result<f64, String> {
         match last(id) {
             None => Ok(default),
             Some(s) => s
@@ -334,43 +334,43 @@ pub fn parse(args: &[String]) -> Result<TrafficAction, String> {
                 .ok_or_else(|| format!("Invalid {what}: {s}")),
         }
     };
-    let device = match last(T::Device) {
+    let device = match last(TrafficOpt::Device) {
         Some(d) if d.trim().is_empty() => return Err("Invalid device id: ''".into()),
         Some(d) => d,
         None => "0".into(),
     };
-    let tiles = match last(T::Tiles) {
+    let tiles = match last(TrafficOpt::Tiles) {
         None => None,
-        Some(_) => Some(num(T::Tiles, "number of tiles", &|v| (1..=65535).contains(&v), 0)? as u32),
+        Some(_) => Some(num(TrafficOpt::Tiles, "number of tiles", &|v| (1..=65535).contains(&v), 0)? as u32),
     };
-    let payload_blocks = num(T::Payload, "payload blocks (2 or 4)", &|v| v == 2 || v == 4, 4)? as u32;
-    let iterations = num(T::Iters, "iterations", &|v| v > 0, DEFAULT_ITERATIONS)?;
-    let duration_s = real(T::Duration, "test duration", true, DEFAULT_DURATION_S)?;
-    let min_tile_gbps = real(T::MinTile, "minimum tile bandwidth", false, 0.0)?;
-    let min_host_gbps = real(T::MinHost, "minimum host bandwidth", false, 0.0)?;
-    let repeat = num(T::Repeat, "repeat count", &|v| (1..=100000).contains(&v), 1)? as u32;
+    let payload_blocks = num(TrafficOpt::Payload, "payload blocks (2 or 4)", &|v| v == 2 || v == 4, 4)? as u32;
+    let iterations = num(TrafficOpt::Iters, "iterations", &|v| v > 0, DEFAULT_ITERATIONS)?;
+    let duration_s = real(TrafficOpt::Duration, "test duration", true, DEFAULT_DURATION_S)?;
+    let min_tile_gbps = real(TrafficOpt::MinTile, "minimum tile bandwidth", false, 0.0)?;
+    let min_host_gbps = real(TrafficOpt::MinHost, "minimum host bandwidth", false, 0.0)?;
+    let repeat = num(TrafficOpt::Repeat, "repeat count", &|v| (1..=100000).contains(&v), 1)? as u32;
     let chunk = num(
-        T::Chunk,
+        TrafficOpt::Chunk,
         "chunk size (bytes, a multiple of 4096)",
         &|v| v >= 4096 && v % 4096 == 0,
         DEFAULT_CHUNK,
     )?;
     let mut tile = Vec::new();
-    if has(T::TileWrite) || has(T::Tile) {
+    if has(TrafficOpt::TileWrite) || has(TrafficOpt::Tile) {
         tile.push(Dir::Write);
     }
-    if has(T::TileRead) || has(T::Tile) {
+    if has(TrafficOpt::TileRead) || has(TrafficOpt::Tile) {
         tile.push(Dir::Read);
     }
     let mut host = Vec::new();
-    if has(T::HostWrite) || has(T::Host) {
+    if has(TrafficOpt::HostWrite) || has(TrafficOpt::Host) {
         host.push(Dir::Write);
     }
-    if has(T::HostRead) || has(T::Host) {
+    if has(TrafficOpt::HostRead) || has(TrafficOpt::Host) {
         host.push(Dir::Read);
     }
     Ok(TrafficAction::Run(TrafficOptions {
-        json: has(T::Json),
+        json: has(TrafficOpt::Json),
         device,
         tiles,
         payload_blocks,
@@ -379,15 +379,15 @@ pub fn parse(args: &[String]) -> Result<TrafficAction, String> {
         tests: select(&tile, &host),
         min_tile_gbps,
         min_host_gbps,
-        timeout: !has(T::NoTimeout),
+        timeout: !has(TrafficOpt::NoTimeout),
         repeat,
-        verbose: has(T::Verbose),
+        verbose: has(TrafficOpt::Verbose),
         chunk,
-        dump_tiles: has(T::DumpTiles),
+        dump_tiles: has(TrafficOpt::DumpTiles),
         notes: [
-            (T::RemoteBuffers, REMOTE_BUFFERS_NOTE),
-            (T::NoReset, NO_RESET_NOTE),
-            (T::SecondaryPcie, SECONDARY_PCIE_NOTE),
+            (TrafficOpt::RemoteBuffers, REMOTE_BUFFERS_NOTE),
+            (TrafficOpt::NoReset, NO_RESET_NOTE),
+            (TrafficOpt::SecondaryPcie, SECONDARY_PCIE_NOTE),
         ]
         .into_iter()
         .filter(|(t, _)| has(*t))

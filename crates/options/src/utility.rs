@@ -9,13 +9,13 @@ use crate::getopt::{self, OptDef, Parsed};
 use crate::resolve::{Action, OptionError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum U {
+enum UtilityOpt {
     Provider,
     Json,
     Help,
 }
 
-const fn def(id: U, short: Option<char>, long: &'static str, takes_arg: bool) -> OptDef<U> {
+const fn def(id: UtilityOpt, short: Option<char>, long: &'static str, takes_arg: bool) -> OptDef<UtilityOpt> {
     OptDef {
         id,
         short,
@@ -24,9 +24,9 @@ const fn def(id: U, short: Option<char>, long: &'static str, takes_arg: bool) ->
     }
 }
 
-const HELP: OptDef<U> = def(U::Help, Some('h'), "help", false);
-const JSON: OptDef<U> = def(U::Json, None, "json", false);
-const PROVIDER: OptDef<U> = def(U::Provider, Some('P'), "provider", true);
+const HELP: OptDef<UtilityOpt> = def(UtilityOpt::Help, Some('h'), "help", false);
+const JSON: OptDef<UtilityOpt> = def(UtilityOpt::Json, None, "json", false);
+const PROVIDER: OptDef<UtilityOpt> = def(UtilityOpt::Provider, Some('P'), "provider", true);
 
 /// The utility commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,7 +92,11 @@ original tool name) into DIR, creating it if needed.
     format!("Usage:\n  {}\n\n{what}", synopsis(command))
 }
 
-fn parse(command: Utility, defs: &[OptDef<U>], args: &[String]) -> Result<Vec<Parsed<U>>, OptionError> {
+fn parse(
+    command: Utility,
+    defs: &[OptDef<UtilityOpt>],
+    args: &[String],
+) -> Result<Vec<Parsed<UtilityOpt>>, OptionError> {
     let tail = format!("(usage: {})", synopsis(command));
     let parsed = getopt::parse(defs, args).map_err(|m| OptionError::Invalid(format!("{m} {tail}")))?;
     Ok(parsed)
@@ -107,7 +111,7 @@ fn operands(command: Utility, args: &[String]) -> Result<Option<Vec<String>>, Op
     let mut out = Vec::new();
     for p in parse(command, &[HELP], args)? {
         match p {
-            Parsed::Opt(U::Help, _) => return Ok(None),
+            Parsed::Opt(UtilityOpt::Help, _) => return Ok(None),
             Parsed::Opt(..) => {}
             Parsed::Operand(x) => out.push(x),
         }
@@ -129,12 +133,12 @@ pub fn atomic_support(args: &[String]) -> Result<Action<(Option<String>, bool)>,
     let (mut provider, mut json) = (None, false);
     for p in parse(AtomicSupport, &[PROVIDER, JSON, HELP], args)? {
         match p {
-            Parsed::Opt(U::Help, _) => return Ok(Action::Help),
-            Parsed::Opt(U::Provider, Some(v)) if v.is_empty() => {
+            Parsed::Opt(UtilityOpt::Help, _) => return Ok(Action::Help),
+            Parsed::Opt(UtilityOpt::Provider, Some(v)) if v.is_empty() => {
                 return Err(OptionError::Invalid("Invalid provider: ''".into()))
             }
-            Parsed::Opt(U::Provider, v) => provider = v,
-            Parsed::Opt(U::Json, _) => json = true,
+            Parsed::Opt(UtilityOpt::Provider, v) => provider = v,
+            Parsed::Opt(UtilityOpt::Json, _) => json = true,
             Parsed::Operand(x) => return Err(unexpected(AtomicSupport, &x)),
         }
     }
@@ -146,8 +150,8 @@ pub fn doctor(args: &[String]) -> Result<Action<bool>, OptionError> {
     let mut json = false;
     for p in parse(Doctor, &[JSON, HELP], args)? {
         match p {
-            Parsed::Opt(U::Help, _) => return Ok(Action::Help),
-            Parsed::Opt(U::Json, _) => json = true,
+            Parsed::Opt(UtilityOpt::Help, _) => return Ok(Action::Help),
+            Parsed::Opt(UtilityOpt::Json, _) => json = true,
             Parsed::Opt(..) => {}
             Parsed::Operand(x) => return Err(unexpected(Doctor, &x)),
         }

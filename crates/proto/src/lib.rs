@@ -31,5 +31,3 @@ use std::time::Duration;
 pub const SILENCE_LIMIT: Duration = Duration::from_secs(5);
 /// Interval between heartbeats; well under `SILENCE_LIMIT`.
 pub const HEARTBEAT: Duration = Duration::from_millis(500);
-/// The originals' default control port.
-pub const DEFAULT_PORT: u16 = 49194;

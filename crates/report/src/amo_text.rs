@@ -4,36 +4,30 @@
 //! `Ops` and `OpNum` (the seed's send_lat layout).
 
 use crate::banner::{self, line};
-use crate::catalog::Tool;
 use crate::lat_text::LatTable;
 use crate::legacy::*;
-use crate::model::AmoRun;
 use fabdiag_engine::SizeResult;
+use fabdiag_model::AmoRun;
 
-impl AmoRun {
-    pub fn is_latency(&self) -> bool {
-        self.tool == Tool::AtomicLat.json_name()
+fn header(run: &AmoRun) -> &'static str {
+    if run.is_latency() {
+        ATOMIC_LAT_HEADER
+    } else {
+        ATOMIC_BW_HEADER
     }
+}
 
-    fn header(&self) -> &'static str {
-        if self.is_latency() {
-            ATOMIC_LAT_HEADER
-        } else {
-            ATOMIC_BW_HEADER
-        }
-    }
-
-    pub fn table(&self) -> LatTable {
-        LatTable {
-            header: ATOMIC_LAT_HEADER,
-            all_header: ATOMIC_LAT_ALL_HEADER,
-            report_all: self.report_all.unwrap_or(false),
-        }
+/// atomic_lat's table, laid out as the latency tools' tables are.
+pub fn table_of(run: &AmoRun) -> LatTable {
+    LatTable {
+        header: ATOMIC_LAT_HEADER,
+        all_header: ATOMIC_LAT_ALL_HEADER,
+        report_all: run.report_all.unwrap_or(false),
     }
 }
 
 fn sep(run: &AmoRun) -> String {
-    format!("{}\n", separator(run.header()))
+    format!("{}\n", separator(header(run)))
 }
 
 /// From the first separator through the one closing the banner; atomic_bw

@@ -2,7 +2,7 @@
 //! originals' width, the test-mode lines, and the Local/Remote pair.
 
 use crate::legacy::LABEL_WIDTH;
-use crate::model::{Role, TestMode};
+use fabdiag_model::{Role, TestMode};
 
 pub(crate) fn line(out: &mut String, label: &str, value: impl std::fmt::Display) {
     out.push_str(&format!("{label:<LABEL_WIDTH$}: {value}\n"));

@@ -3,7 +3,8 @@
 
 use crate::banner::{self, line};
 use crate::legacy::*;
-use crate::model::{BwRun, BwTool, Hugepages, Mem, RowView, SideMem};
+use fabdiag_model::units::gbit_s;
+use fabdiag_model::{BwRun, BwTool, Hugepages, Mem, RowView, SideMem};
 
 pub fn title(tool: BwTool) -> &'static str {
     match tool {
@@ -129,11 +130,6 @@ fn loopback_banner(run: &BwRun) -> String {
     line(&mut o, "Hugepages", hugepages_value(&run.hugepages));
     close(&mut o, run.tool, run.gpus_found);
     o
-}
-
-/// MB/s as gpu_loopback_bw prints it (`print_gbits`: × 8 / 1000).
-pub fn gbit_s(mb_s: f64) -> f64 {
-    mb_s * 8.0 / 1000.0
 }
 
 pub fn row(tool: BwTool, r: &RowView) -> String {

@@ -1,11 +1,12 @@
 //! fabdiag's JSON documents. Field names carry their units; the schema is
 //! versioned; a failed run still yields a valid document with `error` set.
 
-use crate::model::{AmoRun, BwRun, LatRun, Row, RunDesc};
-use crate::threshold::VerdictJson;
+use crate::threshold::{LatThresholdJson, ThresholdJson, VerdictJson};
 use fabdiag_engine::amo::Verification;
 use fabdiag_engine::lat::Bucket;
 use fabdiag_engine::{LatResult, SizeResult};
+use fabdiag_model::units::gbit_s;
+use fabdiag_model::{AmoBw, AmoLat, AmoRun, BwRun, LatRun, Row, RunDesc};
 use serde::Serialize;
 
 /// Bumped on any incompatible change of the documents below.
@@ -36,7 +37,7 @@ impl From<&SizeResult> for BwResultJson {
             peer_ops: r.peer.ops,
             peer_elapsed_ns: r.peer.elapsed_ns,
             bw_mb_per_s: round(r.bw_mb_s, 4),
-            bw_gbit_per_s: round(crate::bw_text::gbit_s(r.bw_mb_s), 6),
+            bw_gbit_per_s: round(gbit_s(r.bw_mb_s), 6),
             pkt_rate_mpkt_per_s: round(r.pkt_rate_mpkt_s, 6),
         }
     }
@@ -45,22 +46,6 @@ impl From<&SizeResult> for BwResultJson {
 fn round(x: f64, digits: i32) -> f64 {
     let m = 10f64.powi(digits);
     (x * m).round() / m
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct ThresholdJson {
-    pub min_bw_mb_per_s: f64,
-    pub passed: bool,
-    /// Sizes whose bandwidth fell short.
-    pub failed_sizes_bytes: Vec<u64>,
-}
-
-/// gpu_loopback_bw's `--min-bw`, in the Gb/s its table prints.
-#[derive(Clone, Debug, Serialize)]
-pub struct GbitThresholdJson {
-    pub min_bw_gbit_per_s: f64,
-    pub passed: bool,
-    pub failed_sizes_bytes: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -116,15 +101,6 @@ impl From<&LatResult> for LatResultJson {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct LatThresholdJson {
-    pub max_lat_us: f64,
-    /// The statistic compared: the mean latency of each size.
-    pub statistic: String,
-    pub passed: bool,
-    pub failed_sizes_bytes: Vec<u64>,
-}
-
 /// One run's document; `C` is the configuration, `R` a result row, `T`
 /// the threshold verdict.
 #[derive(Clone, Debug, Serialize)]
@@ -146,19 +122,6 @@ pub struct Document<C, R, T> {
 pub struct AmoResultJson<T> {
     #[serde(flatten)]
     pub figures: T,
-    pub verification: Vec<Verification>,
-}
-
-/// What the atomic tools' sessions produce per run.
-#[derive(Clone, Debug)]
-pub struct AmoBw {
-    pub result: SizeResult,
-    pub verification: Vec<Verification>,
-}
-
-#[derive(Clone, Debug)]
-pub struct AmoLat {
-    pub result: LatResult,
     pub verification: Vec<Verification>,
 }
 

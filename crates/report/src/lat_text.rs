@@ -5,8 +5,8 @@
 use crate::banner::{self, line};
 use crate::bw_text::hugepages_value;
 use crate::legacy::*;
-use crate::model::{LatRun, LatTool};
 use fabdiag_engine::LatResult;
+use fabdiag_model::{LatRun, LatTool};
 
 pub fn title(tool: LatTool) -> &'static str {
     match tool {
@@ -25,13 +25,12 @@ pub struct LatTable {
     pub report_all: bool,
 }
 
-impl LatRun {
-    pub fn table(&self) -> LatTable {
-        LatTable {
-            header: header(self.tool),
-            all_header: all_header(self.tool),
-            report_all: self.report_all,
-        }
+/// The table a latency tool's run prints.
+pub fn table_of(run: &LatRun) -> LatTable {
+    LatTable {
+        header: header(run.tool),
+        all_header: all_header(run.tool),
+        report_all: run.report_all,
     }
 }
 
@@ -68,7 +67,7 @@ pub fn us3(ns: u64) -> String {
 /// From the first separator through the separator that closes the banner.
 pub fn banner(run: &LatRun) -> String {
     let word = run.tool.word();
-    let mut o = tsep(&run.table());
+    let mut o = tsep(&table_of(run));
     o.push_str(TITLE_INDENT);
     o.push_str(title(run.tool));
     o.push('\n');
@@ -99,7 +98,7 @@ pub fn banner(run: &LatRun) -> String {
         o.push_str(&gpus_found(n));
         o.push('\n');
     }
-    o.push_str(&tsep(&run.table()));
+    o.push_str(&tsep(&table_of(run)));
     o
 }
 

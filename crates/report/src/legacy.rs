@@ -72,10 +72,8 @@ pub fn separator(header: &str) -> String {
     "-".repeat(header.len())
 }
 
-pub const ENABLED: &str = "Enabled";
-pub const DISABLED: &str = "Disabled";
-pub const NOT_APPLICABLE: &str = "Disabled - Not Applicable";
-pub const SYSTEM_MEM: &str = "System";
+/// The switch and memory words, which the run model itself carries.
+pub use fabdiag_model::words::{DISABLED, ENABLED, NOT_APPLICABLE, SYSTEM_MEM};
 
 /// The line after the banner when a buffer is on a GPU.
 pub fn gpus_found(n: u32) -> String {

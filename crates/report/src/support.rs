@@ -2,8 +2,8 @@
 //! `fabdiag atomic-support` show it: the rows the session library probes,
 //! and their text tables. Pure functions; nothing here probes.
 
-use crate::catalog::Tool;
 use fabdiag_engine::amo::{AmoOp, OPS, TYPES};
+use fabdiag_model::catalog::Tool;
 use serde::Serialize;
 
 /// One provider/domain and which of the bandwidth tools' operations it has.

@@ -3,9 +3,10 @@
 //! emit the same events for every family and role; which of them print
 //! what (a latency server prints no rows) is decided here.
 
-use crate::model::{Role, RowView, RunDesc};
-use crate::{amo_text, bw_text, lat_text, Row};
+use crate::{amo_text, bw_text, lat_text};
 use fabdiag_engine::LatResult;
+use fabdiag_model::Row;
+use fabdiag_model::{Role, RowView, RunDesc};
 
 /// From the first separator through the column header (a latency client
 /// in summary mode gets its table header too).
@@ -15,14 +16,14 @@ pub fn banner(run: &RunDesc) -> String {
         RunDesc::Lat(r) => {
             let mut s = lat_text::banner(r);
             if r.role == Role::Client {
-                s.push_str(&lat_text::table_start(&r.table()));
+                s.push_str(&lat_text::table_start(&lat_text::table_of(r)));
             }
             s
         }
         RunDesc::Amo(r) => {
             let mut s = amo_text::banner(r);
             if r.is_latency() && r.role == Role::Client {
-                s.push_str(&lat_text::table_start(&r.table()));
+                s.push_str(&lat_text::table_start(&amo_text::table_of(r)));
             }
             s
         }
@@ -33,11 +34,13 @@ pub fn banner(run: &RunDesc) -> String {
 pub fn row(run: &RunDesc, row: &Row, index: usize) -> String {
     match (run, row) {
         (RunDesc::Bw(b), Row::Bw(r)) => bw_text::row(b.tool, &RowView::from(r)),
-        (RunDesc::Lat(l), Row::Lat(r)) if l.role == Role::Client => lat_text::size_block(&l.table(), r, index == 0),
+        (RunDesc::Lat(l), Row::Lat(r)) if l.role == Role::Client => {
+            lat_text::size_block(&lat_text::table_of(l), r, index == 0)
+        }
         (RunDesc::Amo(_), Row::AmoBw(a)) => amo_text::bw_row(&a.result),
         // atomic_lat runs one size: its block is always the first
         (RunDesc::Amo(a), Row::AmoLat(r)) if a.role == Role::Client => {
-            lat_text::size_block(&a.table(), &r.result, true)
+            lat_text::size_block(&amo_text::table_of(a), &r.result, true)
         }
         _ => String::new(),
     }
@@ -55,11 +58,11 @@ pub fn end(run: &RunDesc, rows: &[Row], percentiles: bool) -> String {
         .collect();
     match run {
         RunDesc::Bw(r) => bw_text::footer(r.tool),
-        RunDesc::Lat(r) if r.role == Role::Client => lat_text::client_footer(&r.table(), &lat, percentiles),
-        RunDesc::Lat(r) => lat_text::server_tail(&r.table()),
+        RunDesc::Lat(r) if r.role == Role::Client => lat_text::client_footer(&lat_text::table_of(r), &lat, percentiles),
+        RunDesc::Lat(r) => lat_text::server_tail(&lat_text::table_of(r)),
         RunDesc::Amo(r) if !r.is_latency() => amo_text::bw_footer(r),
-        RunDesc::Amo(r) if r.role == Role::Client => lat_text::client_footer(&r.table(), &lat, percentiles),
-        RunDesc::Amo(r) => lat_text::server_tail(&r.table()),
+        RunDesc::Amo(r) if r.role == Role::Client => lat_text::client_footer(&amo_text::table_of(r), &lat, percentiles),
+        RunDesc::Amo(r) => lat_text::server_tail(&amo_text::table_of(r)),
     }
 }
 

@@ -1,19 +1,35 @@
-//! Pass/fail thresholds on finished results (`--min-bw`, `--max-lat`): a
-//! pure verdict with its JSON form and, when missed, the one line that
-//! says which sizes missed it.
+//! Verdicts on finished results against a threshold (`--min-bw`,
+//! `--max-lat`; the `Threshold` itself is fabdiag-model's): a pure verdict
+//! with its JSON form and, when missed, the one line that says which sizes
+//! missed it.
 
-use crate::json::{GbitThresholdJson, LatThresholdJson, ThresholdJson};
-use crate::Row;
+use fabdiag_model::units::gbit_s;
+use fabdiag_model::{Row, Threshold};
 use serde::Serialize;
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Threshold {
-    /// Every size's bandwidth must reach this many MB/s.
-    MinBw(f64),
-    /// The same in Gb/s, the unit gpu_loopback_bw's table prints.
-    MinGbit(f64),
-    /// Every size's mean latency must stay at or below this many µs.
-    MaxLat(f64),
+#[derive(Clone, Debug, Serialize)]
+pub struct ThresholdJson {
+    pub min_bw_mb_per_s: f64,
+    pub passed: bool,
+    /// Sizes whose bandwidth fell short.
+    pub failed_sizes_bytes: Vec<u64>,
+}
+
+/// gpu_loopback_bw's `--min-bw`, in the Gb/s its table prints.
+#[derive(Clone, Debug, Serialize)]
+pub struct GbitThresholdJson {
+    pub min_bw_gbit_per_s: f64,
+    pub passed: bool,
+    pub failed_sizes_bytes: Vec<u64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LatThresholdJson {
+    pub max_lat_us: f64,
+    /// The statistic compared: the mean latency of each size.
+    pub statistic: String,
+    pub passed: bool,
+    pub failed_sizes_bytes: Vec<u64>,
 }
 
 /// The verdict as the JSON document carries it.
@@ -62,7 +78,7 @@ pub fn judge(t: Threshold, rows: &[Row]) -> Verdict {
             }
         }
         Threshold::MinGbit(min) => {
-            let (failed, failure) = below(rows, min, crate::bw_text::gbit_s, "Gb/s");
+            let (failed, failure) = below(rows, min, gbit_s, "Gb/s");
             Verdict {
                 failure,
                 json: VerdictJson::MinGbit(GbitThresholdJson {

@@ -5,11 +5,9 @@
 
 use fabdiag_fabric::{CallWatcher, HmemIface};
 use fabdiag_gpu::GpuKind;
+use fabdiag_model::{OwnSettings, DEFAULT_SVC_ID};
 use fabdiag_proto::PeerWatch;
 use std::time::Duration;
-
-/// The originals' default service ID.
-pub const DEFAULT_SVC_ID: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Env {
@@ -92,6 +90,19 @@ pub struct HostAsGpu {
 pub struct StallHook {
     pub nth: u64,
     pub hold: Option<Duration>,
+}
+
+impl From<OwnSettings> for Env {
+    /// The settings the command line chose; the rest at their defaults.
+    fn from(own: OwnSettings) -> Env {
+        Env {
+            provider: own.provider,
+            device: own.device,
+            svc_id: own.svc_id,
+            ignore_cpu_freq_mismatch: own.ignore_cpu_freq_mismatch,
+            ..Env::default()
+        }
+    }
 }
 
 impl Default for Env {

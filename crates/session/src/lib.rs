@@ -9,7 +9,8 @@
 //!
 //! This crate never prints, never exits, and never reads argv or the
 //! environment: settings arrive in `TestSpec` (what the client decides)
-//! and `Env` (this side's own), progress leaves through a `Sink`, and the
+//! and `Env` (this side's own), both built from fabdiag-model's
+//! vocabulary, progress leaves through a `Sink`, and the
 //! outcome is a `Report` or a `Failure` that says phase, side and kind.
 
 mod device;
@@ -23,13 +24,12 @@ mod probe;
 mod provider;
 mod session;
 mod sink;
-mod spec;
 mod station;
 #[cfg(test)]
 mod tests;
 
 pub use driver::{stall_limit, DriveError, LatClock};
-pub use env::{Env, GpuUse, Hooks, HostAsGpu, StallHook, DEFAULT_SVC_ID};
+pub use env::{Env, GpuUse, Hooks, HostAsGpu, StallHook};
 pub use fabdiag_proto::{Alone, Link};
 pub use family::capability;
 pub use outcome::{Failure, FailureKind, Report, SessionError, Side};
@@ -37,8 +37,4 @@ pub use probe::{atomic_support, provider_caps, providers, AtomicSupport};
 pub use provider::{candidates, choose, PREFERENCE};
 pub use session::{check, check_server, client, hello, local, loopback, serve_one, serve_stream, VERSION};
 pub use sink::{Event, Silent, Sink};
-pub use spec::{
-    at_floor, ClockKind, SpecError, TestSpec, AMO_STRIDE, FLOOR_BYTES_PER_S, FLOOR_PER_ITERATION, FLOOR_PER_OP,
-    MAX_LIST, MAX_SIZE,
-};
 pub use station::{reusable, Station, StationStats};

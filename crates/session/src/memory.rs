@@ -8,12 +8,12 @@
 //! backend holds a buffer. Never prints, never decides what a value
 //! should be.
 
-use crate::driver::Wire;
+use crate::driver::DataPath;
 use crate::env::{GpuUse, HostAsGpu};
-use crate::spec::AMO_STRIDE;
 use fabdiag_engine::amo::{AmoType, Operands, Val};
 use fabdiag_fabric::{free_hugepages, page_size, FabricError, HostBuffer, HugePageSize, Memory, RegionId};
-use fabdiag_report::{Hugepages, Mem, SideMem};
+use fabdiag_model::AMO_STRIDE;
+use fabdiag_model::{Hugepages, Mem, SideMem};
 
 /// Where a slot's compare operand sits (its operand is at +0).
 pub const AMO_COMPARE_AT: u64 = 16;
@@ -39,6 +39,14 @@ pub struct Buffer {
     pub init: Init,
 }
 
+/// The spec's huge pages as fabdiag-fabric maps them.
+fn pages(h: fabdiag_model::HugePageSize) -> HugePageSize {
+    match h {
+        fabdiag_model::HugePageSize::TwoMiB => HugePageSize::TwoMiB,
+        fabdiag_model::HugePageSize::OneGiB => HugePageSize::OneGiB,
+    }
+}
+
 /// One side's buffers: the initiator (TX) and the target (RX).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MemoryPlan {
@@ -62,7 +70,12 @@ impl MemoryPlan {
     /// Two buffers of `len` bytes, the initiator with the originals'
     /// pattern and the target zeroed, each used only if this side plays
     /// that part (the bandwidth and latency tools, spec §2.5).
-    pub fn roles(len: u64, initiator: bool, target: bool, hugepages: Option<HugePageSize>) -> MemoryPlan {
+    pub fn roles(
+        len: u64,
+        initiator: bool,
+        target: bool,
+        hugepages: Option<fabdiag_model::HugePageSize>,
+    ) -> MemoryPlan {
         MemoryPlan {
             initiator: Buffer {
                 len,
@@ -74,7 +87,7 @@ impl MemoryPlan {
                 used: target,
                 init: Init::Fill(0),
             },
-            hugepages,
+            hugepages: hugepages.map(pages),
             gpu_allowed: true,
         }
     }
@@ -220,7 +233,7 @@ fn init(mem: &mut [u8], how: Init) {
 /// Puts one iteration's operands into the first `slots` slots of `region`
 /// (never while an operation that reads them is in flight).
 pub fn write_operands(
-    ep: &mut (impl Wire + ?Sized),
+    ep: &mut (impl DataPath + ?Sized),
     region: RegionId,
     ty: AmoType,
     o: Operands,
@@ -290,7 +303,11 @@ impl Pattern {
 
 /// Writes into `region` through `f` (never while operations on it are in
 /// flight); device memory is copied out, changed and copied back.
-pub fn fill(ep: &mut (impl Wire + ?Sized), region: RegionId, f: &mut dyn FnMut(&mut [u8])) -> Result<(), FabricError> {
+pub fn fill(
+    ep: &mut (impl DataPath + ?Sized),
+    region: RegionId,
+    f: &mut dyn FnMut(&mut [u8]),
+) -> Result<(), FabricError> {
     if let Some(mem) = ep.region_mut(region) {
         f(mem);
         return Ok(());
@@ -303,7 +320,7 @@ pub fn fill(ep: &mut (impl Wire + ?Sized), region: RegionId, f: &mut dyn FnMut(&
 }
 
 /// Looks at `region`'s bytes as they are now (device memory: a copy).
-pub fn view<R>(ep: &(impl Wire + ?Sized), region: RegionId, f: impl FnOnce(&[u8]) -> R) -> Result<R, FabricError> {
+pub fn view<R>(ep: &(impl DataPath + ?Sized), region: RegionId, f: impl FnOnce(&[u8]) -> R) -> Result<R, FabricError> {
     if let Some(mem) = ep.region(region) {
         return Ok(f(mem));
     }

@@ -4,11 +4,11 @@
 //! measured before it; the binary maps the kind to an exit code.
 
 use crate::driver::DriveError;
-use crate::spec::SpecError;
 use fabdiag_clock::ClockError;
 use fabdiag_fabric::FabricError;
+use fabdiag_model::SpecError;
+use fabdiag_model::{Row, RunDesc};
 use fabdiag_proto::{Phase, ProtoError};
-use fabdiag_report::{Row, RunDesc};
 
 #[derive(Clone, Debug)]
 pub struct Report {

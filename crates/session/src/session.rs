@@ -21,11 +21,11 @@ use crate::memory::MemoryPlan;
 use crate::net::{FabricNet, Net, Port};
 use crate::outcome::{Failure, Report, SessionError};
 use crate::sink::{Event, Silent, Sink};
-use crate::spec::{ClockKind, TestSpec};
 use fabdiag_fabric::FabricError;
+use fabdiag_model::{ClockKind, TestSpec};
+use fabdiag_model::{Role, Row, RunDesc, Tool};
 use fabdiag_proto::Link;
 use fabdiag_proto::{Control, Hello, Listener, Message, Phase, ProtoError, MAGIC, PROTOCOL};
-use fabdiag_report::{Role, Row, RunDesc, Tool};
 use std::net::TcpStream;
 
 /// fabdiag's version, told in every hello (MAJOR.MINOR must match).
@@ -455,7 +455,7 @@ impl<'a> Side<'a> {
         };
         let peer_mem = match &theirs {
             Message::Endpoint { memory, .. } => crate::memory::side_of(memory.as_ref()),
-            _ => fabdiag_report::SideMem::system(),
+            _ => fabdiag_model::SideMem::system(),
         };
         let (local, remote) = port.connect(theirs)?;
         let run = self.fam.describe(&Facts {

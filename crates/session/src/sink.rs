@@ -2,8 +2,8 @@
 //! console, a JSON collector, a worker's report pipe or nothing at all can
 //! listen. Events carry data, never text; the caller renders.
 
+use fabdiag_model::{Row, RunDesc, Tool};
 use fabdiag_proto::Phase;
-use fabdiag_report::{Row, RunDesc, Tool};
 use std::net::SocketAddr;
 
 #[derive(Debug)]

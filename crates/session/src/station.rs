@@ -17,10 +17,10 @@ use crate::net::{FabricNet, FabricPort, Net, Port};
 use crate::outcome::{Failure, Report, SessionError};
 use crate::session::{client_on, serve_stream_on};
 use crate::sink::Sink;
-use crate::spec::TestSpec;
 use fabdiag_fabric::Capability;
+use fabdiag_model::TestSpec;
+use fabdiag_model::{Role, Tool};
 use fabdiag_proto::{Control, Phase};
-use fabdiag_report::{Role, Tool};
 use std::net::{IpAddr, TcpStream};
 use std::time::{Duration, Instant};
 

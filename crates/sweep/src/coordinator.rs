@@ -9,16 +9,16 @@
 //! at most one step limit once, never a hang. Never prints: what happens
 //! goes to an `Observer`, and the whole sweep comes back as `Coordinated`.
 
-use crate::analysis::{Analysis, Better, Matrix, Rules};
 use crate::error::SweepError;
-use crate::schedule::{Pair, Schedule};
-use crate::wire::{self, PairRole, ReadFail, RowFigure, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
+use crate::protocol::{self, PairRole, ReadFail, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
 use fabdiag_engine::lat::LatFigure;
+use fabdiag_sweep_plan::{
+    first_records, Coordinated, Node, NodeStatus, Pair, PairRecord, Schedule, StepKind, StepRecord,
+};
+use fabdiag_sweep_report::analysis::{Analysis, Better, Matrix, Rules};
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
-use serde::{Deserialize, Serialize};
-use smallvec::SmallVec;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -60,201 +60,6 @@ pub trait Observer {
     fn stopped(&self) -> Option<String> {
         None
     }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StepKind {
-    Round,
-    Retest,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NodeStatus {
-    Ok,
-    /// Never joined.
-    Missing,
-    /// Joined, then stopped answering or went away.
-    Lost,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Node {
-    pub rank: usize,
-    pub host: Option<String>,
-    /// Its domain (NIC), when the rank chose one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device: Option<String>,
-    /// Its GPU ("GPU 1"), when `-t/-r` put its buffers on one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu: Option<String>,
-    /// Where its pair tests listened.
-    pub addr: Option<String>,
-    pub status: NodeStatus,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// Endpoints it opened in the whole sweep, and the time that took.
-    pub endpoint_opens: u64,
-    pub endpoint_open_s: f64,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PairRecord {
-    /// The pair, low rank first.
-    pub a: usize,
-    pub b: usize,
-    pub client: usize,
-    pub server: usize,
-    /// The schedule round (None: a re-test).
-    pub round: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<f64>,
-    #[serde(default, skip_serializing_if = "SmallVec::is_empty")]
-    pub rows: SmallVec<[RowFigure; 1]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<Box<str>>,
-    /// Not run at all (a rank missing or lost), as opposed to run and failed.
-    #[serde(default)]
-    pub untested: bool,
-    pub elapsed_s: f64,
-    pub measure_s: f64,
-}
-
-/// The first record of each pair `keys` names, in one pass over `pairs`
-/// (a 10,000-rank sweep has 50 million; a scan per key would not do).
-pub fn first_records(
-    pairs: &[PairRecord],
-    keys: impl IntoIterator<Item = (usize, usize)>,
-) -> HashMap<(usize, usize), &PairRecord> {
-    let wanted: HashSet<(usize, usize)> = keys.into_iter().collect();
-    let mut found = HashMap::with_capacity(wanted.len());
-    for p in pairs.iter().filter(|p| wanted.contains(&(p.a, p.b))) {
-        found.entry((p.a, p.b)).or_insert(p);
-    }
-    found
-}
-
-impl Node {
-    /// Rank `rank` before it has joined: nothing known of it yet.
-    pub fn awaited(rank: usize) -> Node {
-        Node {
-            rank,
-            host: None,
-            device: None,
-            gpu: None,
-            addr: None,
-            status: NodeStatus::Missing,
-            reason: None,
-            endpoint_opens: 0,
-            endpoint_open_s: 0.0,
-        }
-    }
-}
-
-impl PairRecord {
-    /// `p` as ordered in `round` (None: a re-test), nothing known yet.
-    pub fn planned(p: &Pair, round: Option<usize>) -> PairRecord {
-        PairRecord {
-            a: p.key().0,
-            b: p.key().1,
-            client: p.client,
-            server: p.server,
-            // (9,999 rounds at 10,000 ranks; u32 keeps the record small)
-            round: round.map(|r| u32::try_from(r).unwrap_or(u32::MAX)),
-            value: None,
-            rows: SmallVec::new(),
-            error: None,
-            untested: false,
-            elapsed_s: 0.0,
-            measure_s: 0.0,
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StepRecord {
-    pub kind: StepKind,
-    pub index: usize,
-    pub pairs: usize,
-    /// From the first order sent to the last answer read.
-    pub wall_s: f64,
-    /// The longest measuring part of its pair tests.
-    pub measure_s: f64,
-    /// Everything else: set-up of each pair test plus coordination.
-    pub overhead_s: f64,
-    /// The coordinator's own share: sending orders and reading answers,
-    /// outside the waiting.
-    pub coordinator_busy_s: f64,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Coordinated {
-    pub nodes: Vec<Node>,
-    /// The rails the schedule paired ranks on (1: every pair).
-    #[serde(default = "crate::schedule::one_rail")]
-    pub rails: usize,
-    /// One record per pair, in schedule order (earlier results first).
-    pub pairs: Vec<PairRecord>,
-    pub retests: Vec<PairRecord>,
-    pub steps: Vec<StepRecord>,
-    pub join_s: f64,
-    #[serde(with = "humantime_serde_compat")]
-    pub started: SystemTime,
-    #[serde(with = "humantime_serde_compat")]
-    pub ended: SystemTime,
-    /// Why the sweep ended before its last round (a signal's name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped: Option<String>,
-}
-
-/// Times as RFC 3339 text in the JSON.
-mod humantime_serde_compat {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::SystemTime;
-
-    pub fn serialize<S: Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&humantime::format_rfc3339_millis(*t).to_string())
-    }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
-        let text = String::deserialize(d)?;
-        humantime::parse_rfc3339(&text).map_err(serde::de::Error::custom)
-    }
-}
-
-impl Coordinated {
-    /// A sweep of `nodes` that recorded `pairs` on every rank pair (one
-    /// rail), nothing else: no re-tests, no steps, no time. Callers set
-    /// what they know beyond that.
-    pub fn of(nodes: Vec<Node>, pairs: Vec<PairRecord>) -> Coordinated {
-        Coordinated {
-            nodes,
-            rails: 1,
-            pairs,
-            retests: Vec::new(),
-            steps: Vec::new(),
-            join_s: 0.0,
-            started: SystemTime::UNIX_EPOCH,
-            ended: SystemTime::UNIX_EPOCH,
-            stopped: None,
-        }
-    }
-
-    /// The matrix of measured figures (re-tests not included).
-    pub fn matrix(&self) -> Matrix {
-        matrix_of(self.nodes.len(), &self.pairs)
-    }
-}
-
-/// The measured figures of `pairs` among `n` ranks.
-fn matrix_of(n: usize, pairs: &[PairRecord]) -> Matrix {
-    let mut m = Matrix::new(n);
-    for p in pairs {
-        if let Some(v) = p.value {
-            m.set(p.a, p.b, v);
-        }
-    }
-    m
 }
 
 struct Rank {
@@ -339,7 +144,7 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
     // serial re-test of the suspects, with nothing else running
     let mut retests = Vec::new();
     if cfg.retest > 0 && stopped.is_none() {
-        let m = matrix_of(cfg.size, &pairs);
+        let m = Matrix::of_pairs(cfg.size, &pairs);
         let an = Analysis::of(&m, cfg.better, cfg.rules);
         let chosen = an.retests(
             &m,
@@ -394,8 +199,8 @@ pub fn refuse_all(listener: TcpListener, size: usize, wait: Duration, reason: &s
         };
         for s in ready {
             let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
-            let _ = wire::recv::<ToCoordinator>(&s, Some(Instant::now() + Duration::from_secs(5)));
-            let _ = wire::send(&s, &ToRank::Refused { reason: reason.into() });
+            let _ = protocol::recv::<ToCoordinator>(&s, Some(Instant::now() + Duration::from_secs(5)));
+            let _ = protocol::send(&s, &ToRank::Refused { reason: reason.into() });
             told += 1;
         }
     }
@@ -543,10 +348,10 @@ impl Coordinator<'_> {
     fn admit(&mut self, s: TcpStream) -> bool {
         let _ = s.set_nodelay(true);
         // (without it, a rank cut off is still found by the round's limit)
-        let _ = wire::watch_link(&s);
+        let _ = protocol::watch_link(&s);
         let _ = s.set_write_timeout(Some(self.cfg.step_timeout));
         let refuse = |s: &TcpStream, reason: String| {
-            let _ = wire::send(s, &ToRank::Refused { reason });
+            let _ = protocol::send(s, &ToRank::Refused { reason });
             false
         };
         let Ok(ToCoordinator::Join {
@@ -559,7 +364,7 @@ impl Coordinator<'_> {
             gpu,
             pair_port,
             unable,
-        }) = wire::recv(&s, Some(Instant::now() + Duration::from_secs(5)))
+        }) = protocol::recv(&s, Some(Instant::now() + Duration::from_secs(5)))
         else {
             return false;
         };
@@ -595,7 +400,7 @@ impl Coordinator<'_> {
         }
         if let Some(why) = unable {
             // it takes no part: its pairs go untested, with its reason
-            let _ = wire::send(&s, &ToRank::Refused { reason: "noted".into() });
+            let _ = protocol::send(&s, &ToRank::Refused { reason: "noted".into() });
             slot.node.host = Some(host);
             slot.node.device = device;
             slot.node.gpu = gpu;
@@ -608,7 +413,7 @@ impl Coordinator<'_> {
         if let Err(e) = self.ready.add(&s, EpollEvent::new(EpollFlags::EPOLLIN, rank as u64)) {
             return refuse(&s, format!("rank 0 cannot watch rank {rank}'s connection: {e}"));
         }
-        if wire::send(
+        if protocol::send(
             &s,
             &ToRank::Welcome {
                 test: self.cfg.test.clone(),
@@ -712,7 +517,7 @@ impl Coordinator<'_> {
                 continue;
             };
             let msg = slot.take().unwrap_or(ToRank::Idle { step });
-            if let Err(e) = wire::send(conn, &msg) {
+            if let Err(e) = protocol::send(conn, &msg) {
                 self.lose(rank, format!("could not be sent its order for {label} ({e})"));
             }
         }
@@ -856,7 +661,7 @@ impl Coordinator<'_> {
                     answers[rank] = Some(outcome);
                     waiting.settle(rank);
                 };
-                let lost = match wire::recv::<ToCoordinator>(conn, Some(until)) {
+                let lost = match protocol::recv::<ToCoordinator>(conn, Some(until)) {
                     Ok(ToCoordinator::Done { step: s, outcome }) if pending && s == step => {
                         let node = &mut self.ranks[rank].node;
                         // cumulative on the rank; an idle answer carries none
@@ -896,7 +701,7 @@ impl Coordinator<'_> {
     fn finish(&mut self) {
         for r in self.ranks.iter_mut() {
             if let Some(c) = r.conn.take() {
-                let _ = wire::send(&c, &ToRank::Finish);
+                let _ = protocol::send(&c, &ToRank::Finish);
             }
         }
     }

@@ -23,16 +23,12 @@ pub enum SweepError {
     Io(String),
     #[error("cannot resume from {path}: {reason}")]
     Resume { path: String, reason: String },
-    #[error("--report {path}: {reason}")]
-    Report { path: String, reason: String },
-    #[error("--baseline {path}: {reason}")]
-    Baseline { path: String, reason: String },
-    #[error("cannot write {path}: {reason}")]
-    Output { path: String, reason: String },
+    /// A finished sweep or a baseline that cannot be read back, or
+    /// pictures that cannot be drawn.
+    #[error(transparent)]
+    Report(#[from] fabdiag_sweep_report::ReportError),
     #[error("{0}")]
     Config(String),
-    #[error("cannot draw the sweep's pictures: {0}")]
-    Picture(String),
     /// This rank was told to stop (a signal, named here) and left at its
     /// next order.
     #[error("stopped by {0}")]

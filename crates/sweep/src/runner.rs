@@ -4,13 +4,14 @@
 //! tests. `SimRunner` stands in for a pair test with a fixed pause, for
 //! the coordination simulation. Neither prints.
 
-use crate::analysis::Better;
-use crate::wire::{self, PairRole, RowFigure, SideOutcome};
+use crate::protocol::{self, PairRole, SideOutcome};
 use crate::worker::{Order, PairRunner};
 use fabdiag_engine::lat::LatFigure;
+use fabdiag_model::Row;
+use fabdiag_model::TestSpec;
 use fabdiag_proto::Phase;
-use fabdiag_report::Row;
-use fabdiag_session::{Env, Event, Sink, Station, TestSpec};
+use fabdiag_session::{Env, Event, Sink, Station};
+use fabdiag_sweep_plan::RowFigure;
 use serde::{Deserialize, Serialize};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
@@ -21,15 +22,6 @@ use std::time::{Duration, Instant};
 struct Intro {
     step: u64,
     rank: usize,
-}
-
-/// The figure the sweep compares for a tool.
-pub fn better(spec: &TestSpec) -> Better {
-    if spec.tool.is_latency() {
-        Better::Lower
-    } else {
-        Better::Higher
-    }
 }
 
 pub struct FabricRunner {
@@ -65,10 +57,10 @@ impl FabricRunner {
         // failure, and rank 0 would take it for the hung one.
         let t0 = Instant::now();
         let deadline = deadline.min(t0 + ACCEPT_LIMIT);
-        while let Some(s) =
-            wire::accept_by(&self.listener, deadline).map_err(|e| format!("cannot accept the pair connection: {e}"))?
+        while let Some(s) = protocol::accept_by(&self.listener, deadline)
+            .map_err(|e| format!("cannot accept the pair connection: {e}"))?
         {
-            let intro = wire::recv::<Intro>(&s, Some(Instant::now() + Duration::from_secs(5)));
+            let intro = protocol::recv::<Intro>(&s, Some(Instant::now() + Duration::from_secs(5)));
             if matches!(intro, Ok(i) if i.step == order.step && i.rank == order.peer) {
                 return Ok(s);
             }
@@ -88,7 +80,7 @@ impl FabricRunner {
         let left = deadline.saturating_duration_since(Instant::now());
         let s = TcpStream::connect_timeout(&addr, left.min(fabdiag_proto::SILENCE_LIMIT))
             .map_err(|e| format!("cannot connect to rank {} at {addr}: {e}", order.peer))?;
-        wire::send(
+        protocol::send(
             &s,
             &Intro {
                 step: order.step,

@@ -10,7 +10,7 @@
 //! holds its own thread. Never prints.
 
 use crate::error::SweepError;
-use crate::wire::{self, PairRole, ReadFail, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
+use crate::protocol::{self, PairRole, ReadFail, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
 use fabdiag_engine::lat::LatFigure;
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -94,7 +94,7 @@ impl Lifeline {
                 step: pair.map(|(step, _)| step),
                 reason: reason.clone(),
             };
-            let _ = wire::send(&conn, &leave);
+            let _ = protocol::send(&conn, &leave);
             let _ = conn.shutdown(Shutdown::Both);
         }
         reason
@@ -120,7 +120,7 @@ impl Lifeline {
             ));
         }
         line.pair = None;
-        wire::send(conn, msg).map_err(|e| SweepError::Lost(e.to_string()))
+        protocol::send(conn, msg).map_err(|e| SweepError::Lost(e.to_string()))
     }
 }
 
@@ -180,7 +180,7 @@ pub struct WorkerEnd {
 }
 
 /// The connection to rank 0 (retried up to the join timeout), unbuffered
-/// and watched by the kernel like rank 0's end (`wire::watch_link`).
+/// and watched by the kernel like rank 0's end (`protocol::watch_link`).
 fn connect(cfg: &WorkerConfig, stopped: &dyn Fn() -> Option<String>) -> Result<TcpStream, SweepError> {
     let addrs = resolve(&cfg.coordinator).map_err(|e| SweepError::Resolve {
         addr: cfg.coordinator.clone(),
@@ -198,7 +198,7 @@ fn connect(cfg: &WorkerConfig, stopped: &dyn Fn() -> Option<String>) -> Result<T
                     let _ = s.set_nodelay(true);
                     // (without it, a coordinator cut off is still found by
                     // the idle limit)
-                    let _ = wire::watch_link(&s);
+                    let _ = protocol::watch_link(&s);
                     return Ok(s);
                 }
                 Err(e) => last = e.to_string(),
@@ -238,8 +238,8 @@ pub fn tell_unable(cfg: &WorkerConfig, reason: &str, stopped: &dyn Fn() -> Optio
     let s = connect(cfg, stopped)?;
     let io = |e: std::io::Error| SweepError::Lost(e.to_string());
     s.set_write_timeout(Some(Duration::from_secs(5))).map_err(io)?;
-    wire::send(&s, &join(cfg, 0, Some(reason.to_string()))).map_err(io)?;
-    let _ = wire::recv::<ToRank>(&s, Some(Instant::now() + Duration::from_secs(5)));
+    protocol::send(&s, &join(cfg, 0, Some(reason.to_string()))).map_err(io)?;
+    let _ = protocol::recv::<ToRank>(&s, Some(Instant::now() + Duration::from_secs(5)));
     Ok(())
 }
 
@@ -266,7 +266,7 @@ pub fn work(
     }
     line.send(&s, &join(cfg, runner.port(), None))?;
     let lost = |e: ReadFail| SweepError::Lost(e.to_string());
-    match wire::recv::<ToRank>(&s, Some(Instant::now() + cfg.join_timeout + cfg.idle_limit)).map_err(lost)? {
+    match protocol::recv::<ToRank>(&s, Some(Instant::now() + cfg.join_timeout + cfg.idle_limit)).map_err(lost)? {
         ToRank::Welcome { test, figure } => runner.configure(&test, figure).map_err(SweepError::Config)?,
         ToRank::Refused { reason } => return Err(SweepError::Refused(reason)),
         other => return Err(SweepError::Lost(format!("unexpected first message {other:?}"))),
@@ -277,7 +277,7 @@ pub fn work(
     // the first order
     let mut limit = cfg.join_timeout + cfg.idle_limit;
     loop {
-        let msg = wire::recv::<ToRank>(&s, Some(Instant::now() + limit)).map_err(|e| match e {
+        let msg = protocol::recv::<ToRank>(&s, Some(Instant::now() + limit)).map_err(|e| match e {
             ReadFail::Timeout => SweepError::Lost(format!("the coordinator said nothing for {} s", limit.as_secs())),
             other => lost(other),
         })?;

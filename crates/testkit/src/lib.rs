@@ -16,7 +16,7 @@ pub fn skipped(why: impl std::fmt::Display) {
     let _ = writeln!(std::io::stderr(), "SKIPPED {}: {why}", t.name().unwrap_or("a test"));
 }
 
-/// Builds the CPU stand-in for the CUDA driver (crates/gpu/cpu/cpu_cuda.cpp)
+/// Builds the CPU stand-in for the CUDA driver (crates/testkit/cuda/cpu_cuda.cpp)
 /// into `dir` with scripts/build-cpu-cuda.sh, and gives back `dir`: put it
 /// on LD_LIBRARY_PATH and fabdiag's GPU paths run without a GPU (what the
 /// stand-in is and is not: its file's header). Needs a C++ compiler

@@ -6,6 +6,7 @@
 //! sized to several times the L2 cache, so tiles measure device memory.
 
 use fabdiag_gpu::launch::TileWalk;
+use fabdiag_model::traffic::BLOCKS_PER_SM;
 use thiserror::Error;
 
 /// Bytes one tile transfer moves (the original's "4KB transfers").
@@ -18,16 +19,6 @@ pub const HOST_SLOTS: u64 = 4;
 pub const L2_FACTOR: u64 = 4;
 /// Never less than this per block, whatever the L2.
 pub const MIN_BLOCK_REGION: u64 = 64 << 10;
-/// Thread blocks per SM when `-n` is not given. One block of 256 threads
-/// per SM has too few loads in flight to read device memory at its speed:
-/// on an H100 (132 SMs; scripts/tile-blocks.sh, 2026-11-26, the same bytes
-/// per test) tile reads ran at 15,112 Gbps with one block per SM, 22,158
-/// with two, 25,107 with four and 24,001 with eight, against 24,168 for a
-/// device-to-device copy counted both ways; tile writes at 25,500 to
-/// 25,800 with any of them. Issuing the walk's loads in batches of eight
-/// in one block per SM instead was slower (10,406 Gbps), so the kernel
-/// stays as it is and the default asks for more blocks.
-pub const BLOCKS_PER_SM: u32 = 4;
 /// Leave this share of free device memory alone.
 const HEADROOM: f64 = 0.9;
 

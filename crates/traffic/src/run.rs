@@ -12,7 +12,7 @@ use crate::pattern::{self, VEC};
 use crate::plan::{GpuFacts, Plan, PlanError, Request, HOST_SLOTS};
 use fabdiag_gpu::cuda::{Context, DeviceMem, Event, HostMem, Kernels, Stream, Words};
 use fabdiag_gpu::{poll_until, GpuError};
-use fabdiag_report::traffic::{Dir, TrafficTest};
+use fabdiag_model::traffic::{Dir, TrafficTest};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,6 +1,6 @@
 //! The host-traffic kernels, run on the CPU: crates/gpu/kernels/traffic.cu
 //! (the source of the committed PTX) built as host C++ with a small shim
-//! (crates/gpu/cpu/cuda_shim.h) and AddressSanitizer, its threads run one
+//! (crates/testkit/cuda/cuda_shim.h) and AddressSanitizer, its threads run one
 //! after another. Each kernel is launched from the same `Launch` that
 //! fabdiag-gpu hands to cuLaunchKernel (crates/gpu/src/launch.rs: grid,
 //! block, arguments), made from this crate's own plan, with made-up device
@@ -53,7 +53,7 @@ fn harness() -> &'static Path {
             .args(["-Wall", "-Wextra", "-Werror", "-Wno-unknown-pragmas", "-I"])
             .arg(here.join("../gpu/kernels"))
             .arg("-I")
-            .arg(here.join("../gpu/cpu"))
+            .arg(here.join("../testkit/cuda"))
             .arg(here.join("tests/kernels_on_cpu/harness.cpp"))
             .arg("-o")
             .arg(&out)

@@ -3,8 +3,9 @@
 //! that print `-h` (the package build runs these).
 
 use super::utility_args;
-use crate::output::print_stdout;
-use crate::{exit, VERSION};
+use crate::exit;
+use crate::streams::print_stdout;
+use crate::version::VERSION;
 use fabdiag_options::completions::script;
 use fabdiag_options::utility::Utility;
 

@@ -3,14 +3,15 @@
 //! so it can gate a node in a prolog script.
 
 use super::{load_libfabric, utility_args};
-use crate::output::print_stdout;
-use crate::{exit, VERSION};
+use crate::exit;
+use crate::streams::print_stdout;
+use crate::version::VERSION;
 use fabdiag_fabric::{hugepage_pool, HugePageSize};
+use fabdiag_model::Tool;
 use fabdiag_options::utility::Utility;
 use fabdiag_report::doctor::{
     self, hmem_from_log, Clock, Doctor, GpuDevice, GpuRuntime, HmemLog, HugePool, Libfabric, Limit, Limits, ToolStatus,
 };
-use fabdiag_report::Tool;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The hidden subcommand that lets libfabric initialise with its log on.

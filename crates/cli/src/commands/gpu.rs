@@ -17,10 +17,10 @@ pub fn resolve(req: &GpuRequest) -> Result<Option<GpuUse>, String> {
     }
     if super::host_as_gpu().is_some() {
         // the test hook: host memory through the device path, no runtime
-        return Ok(Some(on(req, req.kind.unwrap_or(GpuKind::Nvidia))));
+        return Ok(Some(on(req, req.kind.map_or(GpuKind::Nvidia, runtime))));
     }
     let kind = match req.kind {
-        Some(k) => k,
+        Some(k) => runtime(k),
         None => fabdiag_gpu::discover().map_err(|tried| {
             format!("-t/-r ask for GPU memory but no GPU runtime loads here ({tried}); install the GPU driver, or run without -t/-r")
         })?,
@@ -47,6 +47,15 @@ pub fn resolve(req: &GpuRequest) -> Result<Option<GpuUse>, String> {
         }
     }
     Ok(Some(on(req, kind)))
+}
+
+/// The runtime fabdiag-gpu loads for the GPU type `-g` named.
+pub fn runtime(kind: fabdiag_model::GpuKind) -> GpuKind {
+    match kind {
+        fabdiag_model::GpuKind::Amd => GpuKind::Amd,
+        fabdiag_model::GpuKind::Nvidia => GpuKind::Nvidia,
+        fabdiag_model::GpuKind::Intel => GpuKind::Intel,
+    }
 }
 
 /// `req`'s buffers on GPUs of `kind` (already checked).

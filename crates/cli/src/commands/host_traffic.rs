@@ -6,10 +6,12 @@
 //! when SIGINT or SIGTERM stops the run (the signal thread reports the
 //! finished tests, then the process dies by the signal).
 
-use crate::output::print_stdout;
-use crate::{exit, signals, VERSION};
+use crate::streams::print_stdout;
+use crate::version::VERSION;
+use crate::{exit, signals};
+use fabdiag_model::traffic::TrafficResult;
 use fabdiag_options::traffic::{parse, usage, TrafficAction, TrafficOptions};
-use fabdiag_report::traffic::{document, sequence_line, text_line, threshold_failures, TrafficResult};
+use fabdiag_report::traffic::{document, sequence_line, text_line, threshold_failures};
 use fabdiag_traffic::plan::Request;
 use fabdiag_traffic::run::{RunError, Session};
 use indicatif::{ProgressBar, ProgressStyle};

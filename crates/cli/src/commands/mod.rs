@@ -45,7 +45,7 @@ pub fn utility_args<T>(
     match r {
         Ok(Action::Run(t)) => Ok(t),
         Ok(_) => {
-            crate::output::print_stdout(&fabdiag_options::utility::usage(command));
+            crate::streams::print_stdout(&fabdiag_options::utility::usage(command));
             Err(crate::exit::OK)
         }
         Err(OptionError::Invalid(m) | OptionError::Unavailable(m)) => {

@@ -4,11 +4,13 @@
 //! runs here too: in this process, on one endpoint.
 
 use super::{load_libfabric, with_hooks};
-use crate::output::{self, early_failure, finish, print_stdout, stopped, Console, SoFar};
-use crate::{exit, signals, stuck, VERSION};
+use crate::output::{self, early_failure, finish, stopped, Console, SoFar};
+use crate::streams::print_stdout;
+use crate::version::VERSION;
+use crate::{exit, signals, stuck};
+use fabdiag_model::{Role, Tool};
 use fabdiag_options::{Action, OptionError, RunMode};
 use fabdiag_proto::{Listener, Phase};
-use fabdiag_report::{Role, Tool};
 use fabdiag_session::Failure;
 use std::sync::{Arc, Mutex};
 
@@ -54,7 +56,7 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         gpu,
         calls: Some(calls.clone()),
         peer: Some(peer.clone()),
-        ..inv.env.clone()
+        ..fabdiag_session::Env::from(inv.own.clone())
     });
     let mut console = Console {
         prog: prog.into(),

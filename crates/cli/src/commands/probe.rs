@@ -3,7 +3,7 @@
 
 use super::{load_libfabric, utility_args};
 use crate::exit;
-use crate::output::print_stdout;
+use crate::streams::print_stdout;
 use fabdiag_options::utility::Utility;
 use fabdiag_report::support::{atomic_matrix_text, providers_text};
 

@@ -15,11 +15,15 @@
 
 use super::load_libfabric;
 use super::worker::{Line, COMMAND};
-use crate::output::{early_failure, print_stdout};
+use crate::exit;
+use crate::output::early_failure;
 use crate::signals::Stop;
-use crate::{exit, VERSION};
+use crate::streams::print_stdout;
+use crate::version::VERSION;
+use fabdiag_options::serve::ServeOptions;
 use fabdiag_options::Action;
 use fabdiag_proto::{write_frame, ErrorClass, Listener, Message, Phase};
+use fabdiag_session::GpuUse;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader, Read};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -285,55 +289,59 @@ fn answer_turned_away(mut stream: TcpStream, message: String) {
 
 pub fn run(prog: &str, args: &[String]) -> u8 {
     let json = args.iter().any(|a| a == "--json");
+    let (o, worker_args, listener, stop) = match ready(prog, args, json) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let mut server = Server {
+        prog: prog.into(),
+        json: o.json,
+        served: 0,
+    };
+    serve_clients(&mut server, &listener, &stop, &worker_args)
+}
+
+/// The options, and everything checked before listening: libfabric, the
+/// provider and domain (`-P`/`-d` this machine lacks is said once, not to
+/// each client), the GPU buffers, the port, the stop signals; with the
+/// workers' own options. Or the exit code, its failure said.
+fn ready(prog: &str, args: &[String], json: bool) -> Result<(ServeOptions, Vec<String>, Listener, Stop), u8> {
+    let fail = |code: u8, m: &str| early_failure("serve", prog, json, code, m);
     let o = match fabdiag_options::serve::serve(args) {
         Ok(Action::Run(o)) => o,
         Ok(Action::Help) => {
             print_stdout(&fabdiag_options::serve::serve_usage(prog));
-            return exit::OK;
+            return Err(exit::OK);
         }
         Ok(Action::Version) => {
             print_stdout(&format!("{prog} version: {VERSION}\n"));
-            return exit::OK;
+            return Err(exit::OK);
         }
         Err(fabdiag_options::OptionError::Invalid(m) | fabdiag_options::OptionError::Unavailable(m)) => {
-            return early_failure("serve", prog, json, exit::USAGE, &m)
+            return Err(fail(exit::USAGE, &m))
         }
     };
-    if let Err(e) = load_libfabric() {
-        return early_failure("serve", prog, json, exit::UNAVAILABLE, &e.to_string());
-    }
-    // -P/-d this machine lacks: said before listening, not to each client
+    load_libfabric().map_err(|e| fail(exit::UNAVAILABLE, &e.to_string()))?;
     let limits = fabdiag_session::Env {
         provider: o.provider.clone(),
         device: o.device.clone(),
         ..fabdiag_session::Env::default()
     };
-    if let Err(f) = fabdiag_session::check_server(&limits) {
-        return early_failure("serve", prog, json, exit::of(f.kind), &f.to_string());
-    }
+    fabdiag_session::check_server(&limits).map_err(|f| fail(exit::of(f.kind), &f.to_string()))?;
     // -t/-r: checked here, before listening, as a tool's server does; the
     // workers are told the type found, so none has to look again
-    let gpu = match super::gpu::resolve(&o.gpu) {
-        Ok(g) => g,
-        Err(m) => return early_failure("serve", prog, json, exit::UNAVAILABLE, &m),
-    };
-    let listener = match Listener::bind(o.port).and_then(|l| l.set_nonblocking(true).map(|()| l)) {
-        Ok(l) => l,
-        Err(e) => return early_failure("serve", prog, json, exit::RUNTIME, &e.to_string()),
-    };
-    let stop = match Stop::watch() {
-        Ok(s) => s,
-        Err(e) => {
-            return early_failure(
-                "serve",
-                prog,
-                json,
-                exit::RUNTIME,
-                &format!("cannot wait for signals: {e}"),
-            )
-        }
-    };
-    // the worker's own options: the same provider and domain limits
+    let gpu = super::gpu::resolve(&o.gpu).map_err(|m| fail(exit::UNAVAILABLE, &m))?;
+    let listener = Listener::bind(o.port)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|e| fail(exit::RUNTIME, &e.to_string()))?;
+    let stop = Stop::watch().map_err(|e| fail(exit::RUNTIME, &format!("cannot wait for signals: {e}")))?;
+    let worker_args = worker_args(&o, gpu);
+    Ok((o, worker_args, listener, stop))
+}
+
+/// The worker's own options: the same provider and domain limits, and the
+/// GPU buffers with the type found.
+fn worker_args(o: &ServeOptions, gpu: Option<GpuUse>) -> Vec<String> {
     let mut worker_args = Vec::new();
     if let Some(p) = &o.provider {
         worker_args.extend(["-P".to_string(), p.clone()]);
@@ -349,12 +357,13 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         }
         worker_args.extend(["-g".to_string(), g.kind.name().to_string()]);
     }
-    let mut server = Server {
-        prog: prog.into(),
-        json: o.json,
-        served: 0,
-    };
-    let mut spare = server.next_spare(&worker_args);
+    worker_args
+}
+
+/// Client after client, one test at a time, until a stop signal.
+fn serve_clients(server: &mut Server, listener: &Listener, stop: &Stop, worker_args: &[String]) -> u8 {
+    let prog = server.prog.clone();
+    let mut spare = server.next_spare(worker_args);
     tell!(
         "{prog}: listening on port {} for clients of every tool, one test at a time",
         listener.port()
@@ -392,7 +401,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
                     if let Some(w) = running.take() {
                         // the next worker first: it warms up while this
                         // test is logged, and is there when the line is
-                        spare = server.next_spare(&worker_args);
+                        spare = server.next_spare(worker_args);
                         server.finished(w, status, None);
                     }
                 }
@@ -428,7 +437,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         }
         if running.is_none() {
             if let Some((stream, peer)) = next.take() {
-                match server.start(spare.take(), stream, peer, &worker_args) {
+                match server.start(spare.take(), stream, peer, worker_args) {
                     Ok(w) => running = Some(w),
                     Err(e) => server.log(peer, None, Err(&format!("cannot start a worker process: {e}")), None),
                 }

@@ -9,9 +9,10 @@
 use super::{load_libfabric, with_hooks};
 use crate::output::{self, conclude};
 use crate::{exit, signals, stuck};
+use fabdiag_model::Role;
 use fabdiag_options::Action;
 use fabdiag_proto::Phase;
-use fabdiag_report::{text, Role};
+use fabdiag_report::text;
 use fabdiag_session::{Env, Event, Sink};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -139,7 +140,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     // the server checked -t/-r and passed the type it found as -g; a GPU
     // gone since is the session's allocation error, told to the client
     let gpu = match (o.gpu.any(), o.gpu.kind) {
-        (true, Some(kind)) => Some(super::gpu::on(&o.gpu, kind)),
+        (true, Some(kind)) => Some(super::gpu::on(&o.gpu, super::gpu::runtime(kind))),
         (true, None) => {
             tell!("{prog}: {COMMAND} needs -g with -t/-r (fabdiag serve passes it)");
             return exit::USAGE;

@@ -4,12 +4,12 @@
 //! answers the other's batch; and the follower, which starts a batch only
 //! once the leader has, so no message is left in flight when it stops.
 
-use super::{peer, DriveError, FabricDriver, Op, Wire};
+use super::{peer, DataPath, DriveError, FabricDriver, Op};
 use fabdiag_engine::{Activity, BwDriver, Measure, Step, SyncPoint};
 use fabdiag_fabric::Posted;
 use fabdiag_proto::{Message, Phase, ProtoError};
 
-impl<W: Wire + ?Sized> FabricDriver<'_, W> {
+impl<W: DataPath + ?Sized> FabricDriver<'_, W> {
     fn iteration_inner(&mut self, size: u64) -> Result<Step, DriveError> {
         match (self.cfg.op, self.cfg.activity, self.cfg.bidirectional) {
             (_, Activity::Passive, _) => Err(DriveError::Protocol("a passive side runs no iterations".into())),
@@ -79,7 +79,7 @@ impl<W: Wire + ?Sized> FabricDriver<'_, W> {
     }
 }
 
-impl<W: Wire + ?Sized> BwDriver for FabricDriver<'_, W> {
+impl<W: DataPath + ?Sized> BwDriver for FabricDriver<'_, W> {
     type Error = DriveError;
 
     fn barrier(&mut self, point: SyncPoint, size: u64) -> Result<(), DriveError> {

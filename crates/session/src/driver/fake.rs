@@ -5,7 +5,7 @@
 //! `hot_loop_*` tests under callgrind and reports instructions per
 //! operation, which do not depend on the machine's load.
 
-use super::{DriverConfig, FabricDriver, LatClock, Op, Post, What, Wire};
+use super::{DataPath, DriverConfig, FabricDriver, LatClock, Op, Post, What};
 use fabdiag_engine::{run_lat_size, run_size, Activity, LatConfig, Mode};
 use fabdiag_fabric::{Completion, FabricError, OpFlags, PeerId, Posted, RegionId, RemoteRegion};
 use fabdiag_proto::Alone;
@@ -61,7 +61,7 @@ impl FakeWire {
     }
 }
 
-impl Wire for FakeWire {
+impl DataPath for FakeWire {
     fn inject_size(&self) -> u64 {
         4096
     }

@@ -2,7 +2,7 @@
 //! write or read waited for, or send_lat's round trip (our message out, the
 //! server's echo back) halved; and the clocks that time it.
 
-use super::{peer, DriveError, FabricDriver, Op, Wire};
+use super::{peer, DataPath, DriveError, FabricDriver, Op};
 use fabdiag_clock::Calibration;
 use fabdiag_engine::{Activity, LatDriver, Measure, SyncPoint};
 use fabdiag_fabric::Posted;
@@ -40,7 +40,7 @@ impl LatClock {
     }
 }
 
-impl<W: Wire + ?Sized> FabricDriver<'_, W> {
+impl<W: DataPath + ?Sized> FabricDriver<'_, W> {
     fn measure_inner(&mut self, size: u64) -> Result<u64, DriveError> {
         if let Op::Atomic(plan) = self.cfg.op {
             self.load_operands(plan, 1)?;
@@ -67,7 +67,7 @@ impl<W: Wire + ?Sized> FabricDriver<'_, W> {
     }
 }
 
-impl<W: Wire + ?Sized> LatDriver for FabricDriver<'_, W> {
+impl<W: DataPath + ?Sized> LatDriver for FabricDriver<'_, W> {
     type Error = DriveError;
 
     fn barrier(&mut self, point: SyncPoint, size: u64) -> Result<(), DriveError> {

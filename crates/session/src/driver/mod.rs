@@ -3,8 +3,9 @@
 //! Split by job: this file holds the driver's state, completion accounting
 //! and posting; `peer` the barriers and result exchanges over a `Link` (the
 //! only contact with the other side, so a single-process test can pass
-//! `Alone`); `watch` how a dead peer or a hung fabric is noticed; `bw` and
-//! `lat` the engine's two driver traits. Registered bytes are read and
+//! `Alone`); `waiting` how a dead peer or a hung fabric is noticed;
+//! `data_path` the endpoint as the driver sees it (libfabric's, or a fake
+//! one for tests); `bw` and `lat` the engine's two driver traits. Registered bytes are read and
 //! written only through `crate::memory`. Never prints.
 
 mod bw;
@@ -12,14 +13,15 @@ mod bw;
 mod fake;
 mod lat;
 pub(crate) mod peer;
-mod watch;
-pub use watch::stall_limit;
-pub(crate) mod wire;
+mod waiting;
 
+pub(crate) mod data_path;
+pub use waiting::stall_limit;
+
+pub(crate) use data_path::{DataPath, Post, What};
 pub use lat::LatClock;
 #[cfg(test)]
 pub(crate) use peer::SyncHost;
-pub(crate) use wire::{Post, What, Wire};
 
 use crate::memory;
 use fabdiag_engine::amo::{Operands, Scheme};
@@ -154,7 +156,7 @@ pub trait Drive: BwDriver<Error = DriveError> + LatDriver<Error = DriveError> {
     fn finish(self: Box<Self>);
 }
 
-pub struct FabricDriver<'a, W: Wire + ?Sized = Endpoint> {
+pub struct FabricDriver<'a, W: DataPath + ?Sized = Endpoint> {
     ep: &'a mut W,
     link: &'a mut dyn Link,
     peer: PeerId,
@@ -212,7 +214,7 @@ pub struct FabricDriver<'a, W: Wire + ?Sized = Endpoint> {
 /// still confirm every message), only the copy path the provider offers
 /// for small messages is used. Writes keep the originals' limits
 /// everywhere; atomics are never injected.
-fn inject_limit<W: Wire + ?Sized>(cfg: &DriverConfig, ep: &W) -> Option<u64> {
+fn inject_limit<W: DataPath + ?Sized>(cfg: &DriverConfig, ep: &W) -> Option<u64> {
     // FI_INJECT copies the payload with the CPU: never from device memory
     // (the originals turned IDC off for TX GPU buffers, spec §2.12)
     if !cfg.use_idc || ep.on_device(INITIATOR) {
@@ -230,7 +232,7 @@ fn inject_limit<W: Wire + ?Sized>(cfg: &DriverConfig, ep: &W) -> Option<u64> {
     Some(original.min(ep.inject_size()))
 }
 
-impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
+impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
     pub fn new(
         ep: &'a mut W,
         link: &'a mut dyn Link,
@@ -484,7 +486,7 @@ impl<'a, W: Wire + ?Sized> FabricDriver<'a, W> {
     }
 }
 
-impl<W: Wire + ?Sized> Drop for FabricDriver<'_, W> {
+impl<W: DataPath + ?Sized> Drop for FabricDriver<'_, W> {
     fn drop(&mut self) {
         if !self.clean {
             self.ep.leak_on_drop();
@@ -492,7 +494,7 @@ impl<W: Wire + ?Sized> Drop for FabricDriver<'_, W> {
     }
 }
 
-impl<W: Wire + ?Sized> Drive for FabricDriver<'_, W> {
+impl<W: DataPath + ?Sized> Drive for FabricDriver<'_, W> {
     fn settle_region(
         &mut self,
         region: RegionId,

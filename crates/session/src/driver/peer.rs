@@ -4,7 +4,7 @@
 //! may need it). Written once for every driver through `SyncHost`, which
 //! the fabric driver and the tests' fake drivers implement.
 
-use super::{DriveError, FabricDriver, Wire};
+use super::{DataPath, DriveError, FabricDriver};
 use fabdiag_engine::lat::wait_gap;
 use fabdiag_engine::{Activity, Measure, SyncPoint};
 use fabdiag_proto::Link;
@@ -27,7 +27,7 @@ pub(crate) trait SyncHost {
     fn idle_pause(&self) -> Duration {
         Duration::ZERO
     }
-    /// Waits for the device work this side queued (`Wire::settle`).
+    /// Waits for the device work this side queued (`DataPath::settle`).
     fn settle(&mut self) -> Result<(), DriveError> {
         Ok(())
     }
@@ -147,7 +147,7 @@ pub(crate) fn exchange(h: &mut (impl SyncHost + ?Sized), size: u64, mine: Measur
     }
 }
 
-impl<W: Wire + ?Sized> SyncHost for FabricDriver<'_, W> {
+impl<W: DataPath + ?Sized> SyncHost for FabricDriver<'_, W> {
     fn link(&mut self) -> &mut dyn Link {
         &mut *self.link
     }

@@ -7,18 +7,18 @@
 //! reports both. A wrong value is an error naming what was expected and
 //! what was found.
 
-use super::{test_mode, Facts, FamilyRun, Rows};
+use super::run::{test_mode, Facts, FamilyRun, Rows};
 use crate::driver::{AtomicPlan, Drive, DriverConfig, LatClock, Op};
 use crate::env::Env;
 use crate::memory::{Buffer, Init, MemoryPlan};
 use crate::outcome::SessionError;
-use crate::spec::{TestSpec, AMO_STRIDE};
 use fabdiag_engine::amo::{libfabric_op, verify_value, AmoOp, AmoType, CswapOp, FiCall, Scheme, Verification};
 use fabdiag_engine::{run_lat_size, run_size, Activity};
 use fabdiag_fabric::{atomic_datatype, atomic_op, AtomicKind, AtomicSpec, Capability, FabricError};
+use fabdiag_model::{AmoBw, AmoLat};
+use fabdiag_model::{AmoRun, Knob, Role, Row, RunDesc, Tool};
+use fabdiag_model::{TestSpec, AMO_STRIDE};
 use fabdiag_proto::{Message, Phase, ProtoError};
-use fabdiag_report::json::{AmoBw, AmoLat};
-use fabdiag_report::{AmoRun, Knob, Role, Row, RunDesc, Tool};
 use std::time::Duration;
 
 /// How long a target keeps polling for operations still in flight before

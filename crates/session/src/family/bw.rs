@@ -5,15 +5,15 @@
 //! size the source is stamped with that size's pattern, after it the
 //! destination is checked where the run put data.
 
-use super::{test_mode, Facts, FamilyRun, Rows};
+use super::run::{capability, test_mode, Facts, FamilyRun, Rows};
 use crate::driver::{Drive, DriverConfig, LatClock, Op, INITIATOR, TARGET};
 use crate::memory::{MemoryPlan, Pattern};
 use crate::outcome::SessionError;
-use crate::spec::TestSpec;
 use fabdiag_engine::{buffer_size, run_size, sizes, Activity, Stepper};
 use fabdiag_fabric::{Capability, RegionId};
+use fabdiag_model::TestSpec;
+use fabdiag_model::{BwRun, BwTool, Knob, Role, Row, RunDesc};
 use fabdiag_proto::Phase;
-use fabdiag_report::{BwRun, BwTool, Knob, Role, Row, RunDesc};
 use std::time::Duration;
 
 /// How long a side waits for data that the run says was sent before it
@@ -162,7 +162,7 @@ fn side(role: Role) -> &'static str {
 
 impl FamilyRun for Bandwidth {
     fn capability(&self) -> Capability {
-        super::capability(self.tool.into())
+        capability(self.tool.into())
     }
 
     fn memory(&self, role: Role) -> MemoryPlan {

@@ -5,14 +5,14 @@
 //! sides compare operation counts, so the de-sync the original send_lat
 //! fought is reported instead of measured.
 
-use super::{test_mode, Facts, FamilyRun, Rows};
+use super::run::{capability, test_mode, Facts, FamilyRun, Rows};
 use crate::driver::{Drive, DriverConfig, LatClock, Op};
 use crate::memory::MemoryPlan;
 use crate::outcome::SessionError;
-use crate::spec::TestSpec;
 use fabdiag_engine::{run_lat_size, sizes, Activity};
 use fabdiag_fabric::Capability;
-use fabdiag_report::{Knob, LatRun, LatTool, Role, Row, RunDesc};
+use fabdiag_model::TestSpec;
+use fabdiag_model::{Knob, LatRun, LatTool, Role, Row, RunDesc};
 
 pub(crate) struct Latency {
     tool: LatTool,
@@ -34,7 +34,7 @@ fn activity(role: Role) -> Activity {
 
 impl FamilyRun for Latency {
     fn capability(&self) -> Capability {
-        super::capability(self.tool.into())
+        capability(self.tool.into())
     }
 
     fn memory(&self, role: Role) -> MemoryPlan {

@@ -1,6 +1,6 @@
 // Runs the host-traffic kernels (crates/gpu/kernels/traffic.cu, the very
 // source the committed PTX is made from) on the CPU, one thread after
-// another, through the table in crates/gpu/cpu/kernels_on_cpu.h that the
+// another, through the table in crates/testkit/cuda/kernels_on_cpu.h that the
 // CPU stand-in for the CUDA driver also uses, for kernels_on_cpu.rs; built there with AddressSanitizer, so a
 // kernel that touches memory outside the device buffer fails the test.
 //

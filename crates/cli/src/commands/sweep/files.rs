@@ -1,0 +1,95 @@
+//! The sweep's `--output` folder as this command uses it: the earlier
+//! results `--resume` continues from, the folder prepared before the
+//! first round (`meta.json`), the `--baseline` read and checked, and the
+//! document streamed as JSON. Reading a finished folder back is
+//! fabdiag-sweep's `folder`.
+
+use super::setup::Setup;
+use crate::version::VERSION;
+use fabdiag_options::sweep::SweepOptions;
+use fabdiag_sweep::{folder, SweepError};
+use fabdiag_sweep_plan::PairRecord;
+use fabdiag_sweep_report::baseline::Baseline;
+use fabdiag_sweep_report::{Metric, SweepDoc};
+use std::path::{Path, PathBuf};
+
+/// The earlier results in DIR (for --resume), checked against this sweep.
+pub(super) fn earlier(
+    dir: &Path,
+    size: usize,
+    o: &SweepOptions,
+    test: &serde_json::Value,
+) -> Result<Vec<PairRecord>, SweepError> {
+    let bad = |reason: String| SweepError::Resume {
+        path: dir.display().to_string(),
+        reason,
+    };
+    let meta = folder::meta(dir, bad)?;
+    if meta["size"] != serde_json::json!(size) || meta["test"] != *test {
+        return Err(bad(format!(
+            "it holds a sweep of {} ranks with other test options; this one has {size} ranks",
+            meta["size"]
+        )));
+    }
+    // (a folder from before --rails existed paired every rank)
+    let theirs = meta["rails"].as_u64().unwrap_or(1);
+    if theirs != o.rails as u64 {
+        return Err(bad(format!(
+            "it holds a sweep on {theirs} rail(s); this one is on {} (--rails)",
+            o.rails
+        )));
+    }
+    // the same pairs judged by two figures would be one report of both
+    let theirs = Metric::figure_in(&meta["options"]);
+    if o.tool.is_latency() && theirs != o.figure {
+        return Err(bad(format!(
+            "its pairs were judged by their {}; this sweep's by their {} (--figure)",
+            theirs.name(),
+            o.figure.name()
+        )));
+    }
+    folder::records(dir, size, bad)
+}
+
+pub(super) fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<PairRecord>, String> {
+    let Some(dir) = o.output.as_deref().map(PathBuf::from) else {
+        return Ok(Vec::new());
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if o.resume {
+        return earlier(&dir, size, o, &setup.test).map_err(|e| e.to_string());
+    }
+    if dir.join("pairs.jsonl").exists() {
+        std::fs::remove_file(dir.join("pairs.jsonl")).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
+    }
+    // (the options too: a report can be made from this folder alone if
+    // rank 0 ends before it writes one)
+    let meta = serde_json::json!({
+        "size": size,
+        "rails": o.rails,
+        "test": setup.test,
+        "options": setup.options,
+        "fabdiag_version": VERSION,
+    });
+    std::fs::write(dir.join("meta.json"), meta.to_string())
+        .map_err(|e| format!("cannot write {}: {e}", dir.join("meta.json").display()))?;
+    Ok(Vec::new())
+}
+
+/// `--baseline`'s sweep, read and checked against this sweep's test before
+/// anything runs (rank 0 only: the file need not be on every node).
+pub(super) fn read_baseline(o: &SweepOptions, setup: &Setup) -> Result<Option<Baseline>, String> {
+    let Some(path) = o.baseline.as_deref() else {
+        return Ok(None);
+    };
+    let b = folder::baseline(Path::new(path)).map_err(|e| e.to_string())?;
+    b.check(&setup.metric, &setup.options).map_err(|e| e.to_string())?;
+    Ok(Some(b))
+}
+
+/// `doc` as pretty JSON and a newline into `w`.
+pub(super) fn json_to(mut w: impl std::io::Write, doc: &SweepDoc) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut w, doc)?;
+    w.write_all(b"\n")?;
+    w.flush()
+}

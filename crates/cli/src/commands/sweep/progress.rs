@@ -1,0 +1,201 @@
+//! What rank 0 shows and keeps while its sweep runs (the coordinator's
+//! `Observer`): a progress bar on a terminal, a line now and then into a
+//! log, and in `--output` the ranks once they joined and every pair's
+//! record appended as it arrives.
+//! Decides nothing about the sweep and writes no report.
+
+use crate::signals::Stop;
+use fabdiag_sweep::coordinator::Observer;
+use fabdiag_sweep_plan::{Node, NodeStatus, PairRecord, StepKind};
+use indicatif::{HumanDuration, ProgressBar, ProgressStyle};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How often a sweep whose stderr is not a terminal says how far it is
+/// (`FABDIAG_PROGRESS_SECS` changes it).
+const PROGRESS_EVERY: Duration = Duration::from_secs(60);
+
+/// Progress for a log (stderr not a terminal, e.g. a batch job's): one
+/// line at the start of a round or re-test once `every` has passed since
+/// the last, so a sweep of hours shows in its log that it is alive.
+struct Lines {
+    every: Duration,
+    /// When the first round began (the join is over).
+    started: Instant,
+    last: Instant,
+}
+
+impl Lines {
+    fn new() -> Lines {
+        let every = match std::env::var("FABDIAG_PROGRESS_SECS") {
+            Err(_) => PROGRESS_EVERY,
+            Ok(v) => v.trim().parse::<u64>().map(Duration::from_secs).unwrap_or_else(|_| {
+                tell!(
+                    "fabdiag sweep: warning: FABDIAG_PROGRESS_SECS={v:?} is not a whole number of seconds; a progress line every {} s",
+                    PROGRESS_EVERY.as_secs()
+                );
+                PROGRESS_EVERY
+            }),
+        };
+        let now = Instant::now();
+        Lines {
+            every,
+            started: now,
+            last: now,
+        }
+    }
+}
+
+pub(super) struct Progress {
+    stop: Stop,
+    pub(super) bar: Option<ProgressBar>,
+    /// Without a terminal: a line now and then instead of the bar.
+    lines: Option<Lines>,
+    /// Pairs of the rounds that failed, for those lines.
+    failed: usize,
+    /// pairs.jsonl, until a write to it fails (then None, and why in
+    /// `out_error`).
+    out: Option<(std::fs::File, PathBuf)>,
+    pub(super) out_error: Option<String>,
+    /// "6/8 ranks", once they joined; pairs done of all pairs.
+    ranks: String,
+    pairs_done: usize,
+    pairs: usize,
+}
+
+impl Progress {
+    pub(super) fn new(dir: Option<&Path>, rounds: usize, pairs: usize, stop: Stop) -> Result<Progress, String> {
+        let out = match dir {
+            Some(d) => {
+                let path = d.join("pairs.jsonl");
+                let f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                Some((f, path))
+            }
+            None => None,
+        };
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = ProgressBar::new(rounds as u64);
+            if let Ok(style) =
+                ProgressStyle::with_template("{msg} [{bar:30}] round {pos}/{len}, {elapsed} elapsed, about {eta} left")
+            {
+                b.set_style(style.progress_chars("=> "));
+            }
+            b.set_message("joining");
+            b
+        });
+        let lines = bar.is_none().then(Lines::new);
+        Ok(Progress {
+            stop,
+            bar,
+            lines,
+            failed: 0,
+            out,
+            out_error: None,
+            ranks: String::new(),
+            pairs_done: 0,
+            pairs,
+        })
+    }
+}
+
+impl Observer for Progress {
+    /// Who is who, kept beside the pairs, at the join and again whenever a
+    /// rank is lost: if rank 0 ends before its report, `--report` names
+    /// the nodes, and those lost, from this.
+    fn statuses(&mut self, nodes: &[Node]) {
+        if let Some(dir) = self.out.as_ref().and_then(|(_, p)| p.parent()) {
+            let path = dir.join("nodes.json");
+            // written aside and renamed over: a rank 0 killed mid-write
+            // leaves the last whole file, never a torn one
+            let part = dir.join("nodes.json.part");
+            let written = serde_json::to_vec(nodes)
+                .map_err(|e| e.to_string())
+                .and_then(|body| std::fs::write(&part, body).map_err(|e| e.to_string()))
+                .and_then(|()| std::fs::rename(&part, &path).map_err(|e| e.to_string()));
+            if let Err(e) = written {
+                self.out_error.get_or_insert(format!(
+                    "cannot record the ranks in {}: {e}; they are in the report",
+                    path.display()
+                ));
+            }
+        }
+    }
+
+    fn stopped(&self) -> Option<String> {
+        self.stop.why()
+    }
+
+    fn joined(&mut self, nodes: &[Node]) {
+        self.statuses(nodes);
+        let ok = nodes.iter().filter(|n| n.status == NodeStatus::Ok).count();
+        self.ranks = format!("{ok}/{} ranks", nodes.len());
+        if let Some(b) = &self.bar {
+            b.set_message(format!("{}, 0/{} pairs", self.ranks, self.pairs));
+        }
+        if let Some(l) = self.lines.as_mut() {
+            l.started = Instant::now();
+        }
+    }
+    fn step(&mut self, kind: StepKind, index: usize, of: usize) {
+        if let Some(b) = &self.bar {
+            match kind {
+                StepKind::Round => b.set_position(index as u64),
+                StepKind::Retest => b.set_message(format!("re-test {}/{of}", index + 1)),
+            }
+        }
+        if let Some(l) = self.lines.as_mut().filter(|l| l.last.elapsed() >= l.every) {
+            l.last = Instant::now();
+            let elapsed = l.started.elapsed();
+            let (what, left) = match kind {
+                // the rounds so far foretell the rest
+                StepKind::Round if index > 0 => (
+                    "round",
+                    format!(
+                        ", about {} left",
+                        HumanDuration(elapsed.mul_f64((of - index) as f64 / index as f64))
+                    ),
+                ),
+                StepKind::Round => ("round", String::new()),
+                StepKind::Retest => ("re-test", String::new()),
+            };
+            tell!(
+                "fabdiag sweep: {what} {} of {of}; {}, {}/{} pairs done, {} failed; {} elapsed{left}",
+                index + 1,
+                self.ranks,
+                self.pairs_done,
+                self.pairs,
+                self.failed,
+                HumanDuration(elapsed)
+            );
+        }
+    }
+    fn pair(&mut self, rec: &PairRecord) {
+        if rec.round.is_some() {
+            self.pairs_done += 1;
+            self.failed += usize::from(rec.error.is_some() && !rec.untested);
+            if let Some(b) = &self.bar {
+                b.set_message(format!("{}, {}/{} pairs", self.ranks, self.pairs_done, self.pairs));
+            }
+        }
+        if let Some((f, path)) = self.out.as_mut() {
+            let line = serde_json::to_string(rec).unwrap_or_default();
+            if let Err(e) = writeln!(f, "{line}").and_then(|_| f.flush()) {
+                // nothing more is written after a failed line: --resume
+                // re-runs a torn last line, but refuses a file with an
+                // unreadable one in the middle
+                self.out_error = Some(format!(
+                    "cannot record results in {} from pair {}-{} on: {e}; they are in the report, and --resume runs them again",
+                    path.display(),
+                    rec.a,
+                    rec.b
+                ));
+                self.out = None;
+            }
+        }
+    }
+}

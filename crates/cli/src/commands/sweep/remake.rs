@@ -1,0 +1,87 @@
+//! `--report DIR`: a finished sweep's report made again from its
+//! document (or its folder), with the rules, thresholds and baseline
+//! given now; nothing runs.
+
+use super::conclude::{conclude, Led};
+use super::files::read_baseline;
+use super::setup::{fail, limits_of, reference, Setup, Versions};
+use crate::exit;
+use crate::version::VERSION;
+use fabdiag_model::Tool;
+use fabdiag_options::sweep::SweepOptions;
+use fabdiag_options::{Action, OptionError};
+use fabdiag_sweep::folder;
+use fabdiag_sweep_report::analysis::Rules;
+use std::path::Path;
+use std::time::Duration;
+
+/// `--report`: a finished sweep's report made again from its document,
+/// with the outlier rules, thresholds and baseline given now (a rule not
+/// given stays as the sweep had it); nothing runs. Written to `--output`
+/// when given (the same folder rewrites its report), printed either way.
+pub(super) fn remake(prog: &str, o: &SweepOptions, path: &str) -> u8 {
+    let f = match folder::read(Path::new(path)) {
+        Ok(f) => f,
+        Err(e) => return fail(prog, exit::USAGE, &e.to_string()),
+    };
+    let tool = f.options["tool"].as_str().and_then(Tool::from_subcommand);
+    let Some(tool) = tool else {
+        return fail(
+            prog,
+            exit::USAGE,
+            &format!(
+                "--report {}: it does not say which pair test its sweep ran",
+                f.file.display()
+            ),
+        );
+    };
+    // --min-bw/--max-lat as that pair tool reads them
+    let threshold = match fabdiag_options::parse_for_rank(tool, &o.tool_args, 0) {
+        Ok(Action::Run(inv)) => inv.threshold,
+        Ok(_) => None,
+        Err(OptionError::Invalid(m)) | Err(OptionError::Unavailable(m)) => {
+            return fail(prog, exit::USAGE, &format!("{}: {m}", tool.subcommand()))
+        }
+    };
+    let given = o.given_rules();
+    let rules = Rules {
+        fraction: given.fraction.unwrap_or(f.rules.fraction),
+        reference: given.reference.map_or(f.rules.reference, reference),
+        z: given.score.unwrap_or(f.rules.z),
+        node_fraction: given.node_fraction.unwrap_or(f.rules.node_fraction),
+    };
+    let mut options = f.options;
+    // (an object: it named its tool above)
+    if let Some(m) = options.as_object_mut() {
+        m.insert("report_from".into(), f.file.display().to_string().into());
+        m.insert("report_fabdiag_version".into(), VERSION.into());
+    }
+    let setup = Setup {
+        metric: f.metric,
+        rules,
+        limits: threshold.map(limits_of).unwrap_or(f.limits),
+        pair_timeout: Duration::ZERO,
+        test: options["test"].clone(),
+        options,
+    };
+    let baseline = match read_baseline(o, &setup) {
+        Ok(b) => b,
+        Err(m) => return fail(prog, exit::USAGE, &m),
+    };
+    if let Some(dir) = o.output.as_deref() {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return fail(prog, exit::RUNTIME, &format!("cannot create {dir}: {e}"));
+        }
+    }
+    let led = Led {
+        sweep: f.sweep,
+        recorded: true,
+    };
+    // the versions stay those that measured; the maker's is noted beside
+    // report_from
+    let measured_by = Versions {
+        fabdiag: f.fabdiag_version,
+        libfabric: f.libfabric_version,
+    };
+    conclude(prog, o, &setup, led, measured_by, baseline.as_ref())
+}

@@ -1,0 +1,173 @@
+//! What every rank derives from the sweep's options alike: the metric,
+//! the outlier rules, the limits, each round's time limit and the
+//! options the report keeps (`Setup`), with the coordinator's and a
+//! worker's configuration made from them; and which fabdiag and
+//! libfabric measured (`Versions`). Runs nothing.
+
+use crate::version::VERSION;
+use fabdiag_model::Threshold;
+use fabdiag_options::sweep::{OutlierReference, SweepOptions};
+use fabdiag_options::Invocation;
+use fabdiag_sweep::coordinator::CoordConfig;
+use fabdiag_sweep::worker::WorkerConfig;
+use fabdiag_sweep_plan::PairRecord;
+use fabdiag_sweep_report::analysis::{Reference, Rules};
+use fabdiag_sweep_report::{Limits, Metric};
+use std::time::Duration;
+
+/// The one line a sweep's failure is said in, and its exit code.
+pub(super) fn fail(prog: &str, code: u8, msg: &str) -> u8 {
+    tell!("{prog}: {msg}");
+    code
+}
+
+pub(super) fn reference(r: OutlierReference) -> Reference {
+    match r {
+        OutlierReference::Median => Reference::Median,
+        OutlierReference::Best => Reference::Best,
+    }
+}
+
+/// `--min-bw` or `--max-lat` as the sweep's limits.
+pub(super) fn limits_of(t: Threshold) -> Limits {
+    match t {
+        Threshold::MinBw(v) => Limits {
+            min_bw_mb_s: Some(v),
+            max_lat_us: None,
+        },
+        // (no sweep runs gpu-loopback-bw; the unit is converted anyway)
+        Threshold::MinGbit(v) => Limits {
+            min_bw_mb_s: Some(v * 1000.0 / 8.0),
+            max_lat_us: None,
+        },
+        Threshold::MaxLat(v) => Limits {
+            min_bw_mb_s: None,
+            max_lat_us: Some(v),
+        },
+    }
+}
+
+/// The fabdiag and libfabric that measured a sweep.
+pub(super) struct Versions {
+    pub(super) fabdiag: String,
+    pub(super) libfabric: Option<String>,
+}
+
+impl Versions {
+    /// This fabdiag, and the libfabric it loaded (None: none was used).
+    pub(super) fn here(libfabric: Option<String>) -> Versions {
+        Versions {
+            fabdiag: VERSION.into(),
+            libfabric,
+        }
+    }
+}
+
+/// What every rank derives from the options alike.
+#[derive(Clone)]
+pub(super) struct Setup {
+    pub(super) metric: Metric,
+    pub(super) rules: Rules,
+    pub(super) limits: Limits,
+    pub(super) pair_timeout: Duration,
+    pub(super) options: serde_json::Value,
+    pub(super) test: serde_json::Value,
+}
+
+impl Setup {
+    pub(super) fn new(o: &SweepOptions, inv: &Invocation) -> Setup {
+        let spec = &inv.spec;
+        let metric = Metric::of(spec, o.figure);
+        let rules = Rules {
+            fraction: o.fraction,
+            reference: reference(o.reference),
+            z: o.score,
+            node_fraction: o.node_fraction,
+        };
+        let limits = inv.threshold.map(limits_of).unwrap_or_default();
+        // a round gets the whole of what its pair test may take on a link
+        // that is slow but works (a duration run: its duration per size;
+        // an iteration run: its data at 100 MB/s, 1 ms an iteration and
+        // 10 µs an operation: TestSpec::longest_run),
+        // and a minute for set-up and stragglers. A flat minute made every
+        // healthy rank of a sweep that moves more than a minute of data
+        // "stopped answering".
+        let default_timeout = Duration::from_secs(60).saturating_add(spec.longest_run());
+        let pair_timeout = o.pair_timeout_s.map_or(default_timeout, Duration::from_secs);
+        let test = spec.to_wire().unwrap_or(serde_json::Value::Null);
+        let mut options = serde_json::json!({
+            "tool": o.tool.subcommand(),
+            "tool_options": o.tool_args,
+            "retest": o.retest,
+            "rails": o.rails,
+            "join_timeout_s": o.join_timeout_s,
+            "pair_timeout_s": pair_timeout.as_secs(),
+            "test": test,
+            // the figure depends on these too, and the test above does not
+            // hold them (a baseline of another provider or memory is refused)
+            "provider": inv.own.provider,
+            "tx_memory": if inv.gpu.tx.is_some() { "GPU" } else { "system" },
+            "rx_memory": if inv.gpu.rx.is_some() { "GPU" } else { "system" },
+        });
+        // what a latency pair is judged by (a report made from the folder
+        // alone reads it back)
+        if spec.tool.is_latency() {
+            options["figure"] = o.figure.name().into();
+        }
+        Setup {
+            metric,
+            rules,
+            limits,
+            pair_timeout,
+            options,
+            test,
+        }
+    }
+
+    pub(super) fn coord_config(&self, o: &SweepOptions, size: usize, earlier: Vec<PairRecord>) -> CoordConfig {
+        CoordConfig {
+            size,
+            rails: o.rails,
+            test: self.test.clone(),
+            figure: o.figure,
+            version: VERSION.into(),
+            join_timeout: Duration::from_secs(o.join_timeout_s),
+            step_timeout: self.pair_timeout,
+            better: self.metric.better,
+            rules: self.rules,
+            retest: o.retest,
+            earlier,
+        }
+    }
+
+    pub(super) fn worker_config(
+        &self,
+        o: &SweepOptions,
+        rank: usize,
+        size: usize,
+        coordinator: String,
+    ) -> WorkerConfig {
+        WorkerConfig {
+            rank,
+            size,
+            host: hostname(),
+            device: None,
+            gpu: None,
+            coordinator,
+            version: VERSION.into(),
+            join_timeout: Duration::from_secs(o.join_timeout_s),
+            idle_limit: self.pair_timeout + Duration::from_secs(30),
+            step_timeout: self.pair_timeout,
+            lifeline: None,
+        }
+    }
+}
+
+pub(super) fn hostname() -> String {
+    std::env::var("FABDIAG_NODE_NAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}

@@ -1,0 +1,117 @@
+//! `--simulate N`: the coordinator and N stand-in ranks in threads of
+//! this process, speaking the real protocol over loopback, with the slow
+//! nodes and links asked for; the report as a real sweep's.
+
+use super::conclude::conclude;
+use super::files::{prepare_output, read_baseline};
+use super::rank0::{lead, room_for, Coordinator};
+use super::real::watch_stop;
+use super::setup::{fail, Setup, Versions};
+use crate::exit;
+use fabdiag_options::sweep::SweepOptions;
+use fabdiag_sweep::runner::SimRunner;
+use fabdiag_sweep::worker;
+use fabdiag_sweep::SweepError;
+use fabdiag_sweep_plan::Schedule;
+use fabdiag_sweep_report::analysis::Better;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// N stand-in ranks in threads, speaking the real protocol over loopback.
+pub(super) fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
+    let sched = match Schedule::on_rails(n, o.rails) {
+        Ok(s) => s,
+        Err(m) => return fail(prog, exit::USAGE, &m),
+    };
+    // a slow link the schedule never pairs would show nothing
+    if let Some((a, b)) = o.sim_slow_links.iter().find(|(a, b)| !sched.has_pair(*a, *b)) {
+        return fail(
+            prog,
+            exit::USAGE,
+            &format!(
+                "--sim-slow names the pair {a}-{b}, which --rails {} never pairs",
+                o.rails
+            ),
+        );
+    }
+    let stop = watch_stop();
+    // both ends of every rank's connection are in this process
+    if let Err(m) = room_for(2 * n) {
+        return fail(prog, exit::UNAVAILABLE, &m);
+    }
+    let baseline = match read_baseline(o, setup) {
+        Ok(b) => b,
+        Err(m) => return fail(prog, exit::USAGE, &m),
+    };
+    let earlier = match prepare_output(o, n, setup) {
+        Ok(e) => e,
+        Err(m) => return fail(prog, exit::RUNTIME, &m),
+    };
+    let listener = match fabdiag_proto::listen_on(([127, 0, 0, 1], 0).into()) {
+        Ok(l) => l,
+        Err(e) => return fail(prog, exit::RUNTIME, &format!("cannot listen: {e}")),
+    };
+    let addr = match listener.local_addr() {
+        Ok(a) => a.to_string(),
+        Err(e) => return fail(prog, exit::RUNTIME, &e.to_string()),
+    };
+    let sim = SimRunner {
+        pause: Duration::from_millis(o.sim_pair_ms),
+        slow_nodes: o.sim_slow_nodes.clone(),
+        slow_links: o.sim_slow_links.clone(),
+        // a slow pair moves a quarter of the data, or takes four times as long
+        slow_factor: if setup.metric.better == Better::Higher {
+            0.25
+        } else {
+            4.0
+        },
+        size: None,
+    };
+    let mut ranks = Vec::new();
+    // set once the coordinator has ended: a stand-in not yet joined (the
+    // sweep stopped during the join) then stops retrying
+    let over = Arc::new(AtomicBool::new(false));
+    for rank in 1..n {
+        let cfg = setup.worker_config(o, rank, n, addr.clone());
+        let mut runner = sim.clone();
+        let over = over.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("sim-rank-{rank}"))
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let ended = || over.load(Ordering::SeqCst).then(|| "the coordinator ended".to_string());
+                match worker::work(&cfg, &mut runner, &ended) {
+                    Ok(_) | Err(SweepError::Stopped(_)) => Ok(()),
+                    Err(e) => Err(e.to_string()),
+                }
+            });
+        match spawned {
+            Ok(h) => ranks.push(h),
+            Err(e) => return fail(prog, exit::RUNTIME, &format!("cannot start simulated rank {rank}: {e}")),
+        }
+    }
+    let mine = setup.worker_config(o, 0, n, addr);
+    let mut runner = sim;
+    let coord = Coordinator::default();
+    let outcome = coord
+        .start(o, setup.coord_config(o, n, earlier), listener, &stop)
+        // (no guard here takes the sweep: stand-in ranks make no provider call)
+        .and_then(|()| {
+            lead(prog, mine, &mut runner, &coord)
+                .unwrap_or_else(|| Err("the coordinator was taken by another thread".into()))
+        });
+    over.store(true, Ordering::SeqCst);
+    for (i, h) in ranks.into_iter().enumerate() {
+        if let Ok(Err(e)) = h.join() {
+            tell!("{prog}: simulated rank {}: {e}", i + 1);
+        }
+    }
+    match outcome {
+        Ok(c) => {
+            let code = conclude(prog, o, setup, c, Versions::here(None), baseline.as_ref());
+            stop.end(prog, code)
+        }
+        Err(m) => fail(prog, exit::RUNTIME, &m),
+    }
+}

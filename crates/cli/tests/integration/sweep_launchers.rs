@@ -1,0 +1,200 @@
+//! `fabdiag sweep` under the real launchers, from Debian's packages: Open
+//! MPI's `mpirun` (8 ranks, rank and size from its variables) and Slurm's
+//! `srun` on a single-node cluster this test starts with
+//! scripts/slurm-local.sh (munged, slurmctld, slurmd), where rank 0 is found
+//! from the step's node list with no option at all, and several ranks on
+//! one node choose their NIC (`-d`) by local rank. Needs root, openmpi-bin,
+//! slurm-wlm and munge (scripts/install-deps.sh); without them the tests
+//! fail, they do not skip.
+
+use crate::common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const SMALL: &[&str] = &["-P", "tcp", "-s", "65536", "-n", "10", "-l", "16"];
+/// Coverage, not outliers, is checked: on a loaded 2-core machine a pair
+/// can be slow by chance, so the rules flag nothing.
+const CALM: &[&str] = &["--outlier-fraction", "0.001", "--json"];
+
+/// Every unordered pair once.
+fn every_pair_once(doc: &Value, n: usize) {
+    let mut seen = std::collections::HashSet::new();
+    for p in doc["pairs"].as_array().expect("pairs") {
+        if p["round"].is_null() {
+            continue; // a re-test
+        }
+        let key = (p["a"].as_u64().unwrap(), p["b"].as_u64().unwrap());
+        assert!(key.0 < key.1 && key.1 < n as u64, "{key:?}");
+        assert!(seen.insert(key), "{key:?} twice");
+    }
+    assert_eq!(seen.len(), n * (n - 1) / 2);
+}
+
+#[test]
+fn mpirun_starts_eight_ranks_that_test_every_pair() {
+    require_root();
+    let _cpu = cpu();
+    let coord = format!("127.0.0.1:{}", free_port());
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-n", "8", bin(), "sweep"])
+        .args(SMALL)
+        .args(CALM)
+        .args(["--coordinator", &coord]);
+    let o = Proc::spawn(&mut cmd).wait(LIMIT * 3);
+    assert_eq!(o.code, Some(0), "mpirun: {}", o.stderr);
+    // only rank 0 prints: one JSON document
+    let doc = o.json();
+    assert_eq!(doc["options"]["launcher"], "Open MPI");
+    assert_eq!(doc["nodes"].as_array().map(Vec::len), Some(8));
+    every_pair_once(&doc, 8);
+    assert_eq!(pairs_measured(&doc), 28, "{}", o.stdout);
+}
+
+#[test]
+fn mpirun_bad_options_fail_on_every_rank_with_one_line() {
+    let mpirun = |extra: &[&str]| {
+        let mut cmd = Command::new("mpirun");
+        cmd.args(["--allow-run-as-root", "--oversubscribe"]).args(extra).args([
+            "-n",
+            "4",
+            bin(),
+            "sweep",
+            "--tool",
+            "nope",
+        ]);
+        Proc::spawn(&mut cmd).wait(LIMIT)
+    };
+    let said = |o: &Output| {
+        o.stderr
+            .lines()
+            .filter(|l| l.contains("invalid --tool: 'nope'"))
+            .count()
+    };
+    // by default mpirun aborts the job when the first rank exits non-zero,
+    // so the others may be killed before they say anything
+    let o = mpirun(&[]);
+    assert_ne!(o.code, Some(0));
+    assert!(said(&o) >= 1, "{}", o.stderr);
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+    // left to finish, every rank says it (mpirun then exits 0 itself)
+    let o = mpirun(&["--mca", "orte_abort_on_non_zero_status", "0"]);
+    assert_eq!(said(&o), 4, "one line from each rank: {}", o.stderr);
+}
+
+/// A single-node Slurm cluster for the length of a test; one at a time.
+struct Slurm {
+    dir: PathBuf,
+    conf: String,
+    _one: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Slurm {
+    fn start() -> Slurm {
+        static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+        require_root();
+        let dir = std::env::temp_dir().join(format!("fabdiag-slurm-{}", std::process::id()));
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/slurm-local.sh");
+        let o = Command::new("bash")
+            .arg(&script)
+            .arg("start")
+            .arg(&dir)
+            .output()
+            .expect("bash");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "scripts/slurm-local.sh start: {}{}",
+            out,
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let conf = out
+            .lines()
+            .find_map(|l| l.strip_prefix("export SLURM_CONF="))
+            .expect("SLURM_CONF from slurm-local.sh")
+            .to_string();
+        Slurm { dir, conf, _one: one }
+    }
+
+    fn srun(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new("srun");
+        cmd.env("SLURM_CONF", &self.conf).args(args);
+        Proc::spawn(&mut cmd).wait(LIMIT * 3)
+    }
+}
+
+impl Drop for Slurm {
+    fn drop(&mut self) {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/slurm-local.sh");
+        let _ = Command::new("bash").arg(script).arg("stop").arg(&self.dir).output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn srun_ranks_find_rank_0_from_the_node_list_and_pick_their_nic_by_local_rank() {
+    let _cpu = cpu();
+    let slurm = Slurm::start();
+    // eight ranks on one node, no --coordinator: from SLURM_STEP_NODELIST
+    let args = [&["-n", "8", bin(), "sweep"][..], SMALL, CALM].concat();
+    let o = slurm.srun(&args);
+    assert_eq!(o.code, Some(0), "srun: {}", o.stderr);
+    let doc = o.json();
+    assert_eq!(doc["options"]["launcher"], "Slurm");
+    every_pair_once(&doc, 8);
+    assert_eq!(pairs_measured(&doc), 28, "{}", o.stdout);
+
+    // several ranks per node, one per NIC: local rank i takes the i-th of
+    // `-d`. The second "NIC" does not exist, so exactly the pairs with a
+    // rank on it fail, each naming it, and the sweep says so (exit 2).
+    let args = [&["-n", "4", bin(), "sweep", "-d", "lo,nosuch0"][..], SMALL, CALM].concat();
+    let o = slurm.srun(&args);
+    assert_eq!(o.code, Some(2), "srun: {}", o.stderr);
+    let doc = o.json();
+    for (rank, nic) in [(0, "lo"), (1, "nosuch0"), (2, "lo"), (3, "nosuch0")] {
+        assert_eq!(doc["nodes"][rank]["device"], nic, "rank {rank}");
+    }
+    // the same on two rails: Slurm's local ids (block placement) put
+    // every rank on its rail, and only the pairs of one NIC run
+    let args = [
+        &["-n", "4", bin(), "sweep", "--rails", "2", "-d", "lo,lo"][..],
+        SMALL,
+        CALM,
+    ]
+    .concat();
+    let o = slurm.srun(&args);
+    assert_eq!(o.code, Some(0), "srun: {}", o.stderr);
+    let rails = o.json();
+    let keys: Vec<(u64, u64)> = rails["pairs"]
+        .as_array()
+        .expect("pairs")
+        .iter()
+        .filter(|p| p["value"].is_number())
+        .map(|p| (p["a"].as_u64().unwrap_or(9), p["b"].as_u64().unwrap_or(9)))
+        .collect();
+    assert_eq!(keys.len(), 2, "{}", o.stdout);
+    assert!(keys.contains(&(0, 2)) && keys.contains(&(1, 3)), "{keys:?}");
+    for p in doc["pairs"].as_array().expect("pairs") {
+        let (a, b) = (p["a"].as_u64().unwrap(), p["b"].as_u64().unwrap());
+        if a % 2 == 0 && b % 2 == 0 {
+            assert!(p["value"].is_number(), "lo <-> lo: {p}");
+        } else {
+            assert!(
+                p["error"].as_str().is_some_and(|e| e.contains("nosuch0")),
+                "a pair on the missing NIC names it: {p}"
+            );
+        }
+    }
+}
+
+#[test]
+fn srun_bad_options_fail_on_every_rank_with_one_line() {
+    let slurm = Slurm::start();
+    let o = slurm.srun(&["-n", "4", bin(), "sweep", "--outlier-fraction", "7"]);
+    assert_ne!(o.code, Some(0));
+    let lines = o.stderr.lines().filter(|l| l.contains("--outlier-fraction")).count();
+    assert_eq!(lines, 4, "one line from each rank: {}", o.stderr);
+    assert!(o.elapsed < Duration::from_secs(30), "{:?}", o.elapsed);
+}

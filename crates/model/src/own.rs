@@ -1,0 +1,81 @@
+//! This side's own settings, as the command line gives them: what the
+//! user chose for this process only (provider, domain, service ID, the
+//! GPU type) and is never sent to the peer. fabdiag-session turns them
+//! into its `Env`; fabdiag-gpu maps `GpuKind` to the runtime it loads.
+//! Plain data: nothing here reads the environment or loads a library.
+
+/// The originals' default service ID.
+pub const DEFAULT_SVC_ID: u32 = 1;
+
+/// `-P`, `-d`, `-v` and `--ignore-cpu-freq-mismatch`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnSettings {
+    /// `-P`: the client's provider (None: the best one); on a server, the
+    /// only provider it accepts.
+    pub provider: Option<String>,
+    /// `-d`: the domain (None: the one that reaches the peer).
+    pub device: Option<String>,
+    /// `-v`: shown in the banner.
+    pub svc_id: u32,
+    /// `--ignore-cpu-freq-mismatch`, for `--clock cycles`.
+    pub ignore_cpu_freq_mismatch: bool,
+}
+
+impl Default for OwnSettings {
+    fn default() -> Self {
+        OwnSettings {
+            provider: None,
+            device: None,
+            svc_id: DEFAULT_SVC_ID,
+            ignore_cpu_freq_mismatch: false,
+        }
+    }
+}
+
+/// A GPU vendor, as `-g` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuKind {
+    Amd,
+    Nvidia,
+    Intel,
+}
+
+impl GpuKind {
+    /// `-g`'s value in any letter case (site scripts pass `Nvidia`).
+    pub fn parse(s: &str) -> Option<GpuKind> {
+        match s.to_ascii_uppercase().as_str() {
+            "AMD" => Some(GpuKind::Amd),
+            "NVIDIA" => Some(GpuKind::Nvidia),
+            "INTEL" => Some(GpuKind::Intel),
+            _ => None,
+        }
+    }
+
+    /// As the banners print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuKind::Amd => "AMD",
+            GpuKind::Nvidia => "NVIDIA",
+            GpuKind::Intel => "INTEL",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_types_in_any_letter_case() {
+        for (s, k) in [
+            ("Nvidia", GpuKind::Nvidia),
+            ("amd", GpuKind::Amd),
+            ("INTEL", GpuKind::Intel),
+        ] {
+            assert_eq!(GpuKind::parse(s), Some(k));
+            assert_eq!(GpuKind::parse(k.name()), Some(k));
+        }
+        assert_eq!(GpuKind::parse("nvidia "), None);
+        assert_eq!(GpuKind::parse("CUDA"), None);
+    }
+}

@@ -1,0 +1,31 @@
+//! The sweep's report, made from a finished sweep and nothing else:
+//! `analysis` finds the slow links and nodes, `baseline` compares with an
+//! earlier sweep, `build` makes the document (`doc`, the JSON schema),
+//! `reread` takes a finished sweep's document (or folder) apart again,
+//! `phrases` holds the sentences the text and the page share, `text` is
+//! the one-page summary, `picture` the heatmap, change and histogram PNGs,
+//! `html` the self-contained page.
+//!
+//! Pure functions of data: no sockets, no libfabric, no clock, no
+//! printing, and no file opened here (the binary opens files and hands
+//! over readers), so all of it builds and is tested without the run side
+//! (fabdiag-sweep).
+
+pub mod analysis;
+pub mod baseline;
+pub mod build;
+pub mod doc;
+mod error;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;
+pub mod html;
+mod phrases;
+pub mod picture;
+pub mod reread;
+pub mod text;
+
+pub use build::{build, Inputs};
+pub use doc::{Limits, Metric, SweepDoc, SCHEMA};
+pub use error::ReportError;
+pub use phrases::rails_note;
+pub use text::text;

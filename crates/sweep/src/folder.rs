@@ -1,0 +1,282 @@
+//! An `--output` folder on disk, as `--resume`, `--report` and
+//! `--baseline` read it back: where a sweep's document lies (a file, or a
+//! folder's `sweep.json`), its `meta.json` and `pairs.jsonl`, and a
+//! folder whose rank 0 ended before its report, made up from what it
+//! recorded. The one place the sweep's files are opened for reading; the
+//! report made from them is fabdiag-sweep-report's.
+
+use fabdiag_sweep_plan::PairRecord;
+use fabdiag_sweep_report::baseline::Baseline;
+use fabdiag_sweep_report::reread::{self, Finished, RecordedFiles};
+use fabdiag_sweep_report::ReportError;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// `path` itself, or its `sweep.json` when it is a folder (a sweep's
+/// `--output`).
+pub fn document_at(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        path.join("sweep.json")
+    } else {
+        path.to_path_buf()
+    }
+}
+
+/// The `meta.json` of an `--output` folder: the sweep's size, rails, pair
+/// test and options, written before its first round. `bad` makes the
+/// caller's error from a reason.
+pub fn meta<E>(dir: &Path, bad: impl Fn(String) -> E) -> Result<serde_json::Value, E> {
+    std::fs::read_to_string(dir.join("meta.json"))
+        .map_err(|e| bad(format!("meta.json: {e}")))
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| bad(format!("meta.json: {e}"))))
+}
+
+/// Every record in an `--output` folder's `pairs.jsonl` of ranks below
+/// `size`, in the order written (pairs and re-tests as they arrived), read a
+/// line at a time (50 million at 10,000 ranks). A line cut short by a
+/// crash is skipped (that pair has no result); no file is no result yet;
+/// a file that cannot be read is an error, never "nothing ran".
+pub fn records<E>(dir: &Path, size: usize, bad: impl Fn(String) -> E) -> Result<Vec<PairRecord>, E> {
+    let file = match std::fs::File::open(dir.join("pairs.jsonl")) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(bad(format!("pairs.jsonl: {e}"))),
+    };
+    let mut out = Vec::new();
+    for line in std::io::BufReader::new(file).split(b'\n') {
+        let line = line.map_err(|e| bad(format!("pairs.jsonl: {e}")))?;
+        if let Ok(rec) = serde_json::from_slice::<PairRecord>(&line) {
+            if rec.a < size && rec.b < size {
+                out.push(rec);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `path` is an `--output` folder whose rank 0 ended before it
+/// wrote its report: a meta.json and no sweep.json.
+pub fn without_report(path: &Path) -> bool {
+    path.is_dir() && !path.join("sweep.json").exists() && path.join("meta.json").exists()
+}
+
+/// The finished sweep whose document is at `path` (see `document_at`);
+/// an `--output` folder with no document (rank 0 ended before it wrote its
+/// report) is made up from what it recorded as the sweep ran.
+pub fn read(path: &Path) -> Result<Finished, ReportError> {
+    let file = document_at(path);
+    if without_report(path) {
+        return reread::recorded(path, &Disk(path));
+    }
+    if path.is_dir() && !file.exists() {
+        return Err(ReportError::Report {
+            path: path.display().to_string(),
+            reason: "no sweep.json or meta.json in it: not a sweep's --output folder".into(),
+        });
+    }
+    reread::document(&file, || {
+        std::fs::File::open(&file)
+            .map(std::io::BufReader::new)
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// The sweep document at `path`, or in it when it is a folder (a sweep's
+/// `--output`: its `sweep.json`), as a baseline.
+pub fn baseline(path: &Path) -> Result<Baseline, ReportError> {
+    let file = document_at(path);
+    let bad = |reason: String| ReportError::Baseline {
+        path: file.display().to_string(),
+        reason,
+    };
+    // a folder whose rank 0 ended without its report: what it recorded
+    if without_report(path) {
+        return read(path)
+            .map(|f| Baseline::of(f, path))
+            .map_err(|e| ReportError::Baseline {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            });
+    }
+    let f = std::fs::File::open(&file).map_err(|e| bad(e.to_string()))?;
+    Baseline::from_reader(&file.display().to_string(), std::io::BufReader::new(f))
+}
+
+/// An `--output` folder's files, read from disk.
+struct Disk<'a>(&'a Path);
+
+impl RecordedFiles for Disk<'_> {
+    fn meta(&self) -> Result<serde_json::Value, String> {
+        meta(self.0, |reason| reason)
+    }
+
+    fn nodes(&self) -> Result<Option<Vec<u8>>, String> {
+        match std::fs::read(self.0.join("nodes.json")) {
+            Ok(body) => Ok(Some(body)),
+            // (rank 0 ended during the join, or a folder from before the
+            // ranks were kept there)
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("nodes.json: {e}")),
+        }
+    }
+
+    fn records(&self, size: usize) -> Result<Vec<PairRecord>, String> {
+        records(self.0, size, |reason| reason)
+    }
+
+    fn modified(&self, name: &str) -> SystemTime {
+        std::fs::metadata(self.0.join(name))
+            .and_then(|m| m.modified())
+            .unwrap_or(SystemTime::UNIX_EPOCH)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fabdiag_sweep_plan::{NodeStatus, Pair, PairRecord};
+    use fabdiag_sweep_report::fixtures::{build_with, doc_with, sweep_with};
+    use fabdiag_sweep_report::reread::NOT_RECORDED;
+
+    /// A folder as `--output` leaves it when rank 0 is killed: meta.json,
+    /// nodes.json (unless `named` is false) and the pairs.jsonl lines given.
+    fn folder(tag: &str, n: usize, named: bool, lines: &[String]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("fabdiag-folder-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        // (as a default write-bw sweep writes it)
+        let test = serde_json::json!({
+            "tool": "cxi_write_bw", "provider": "", "iterations": 1000, "duration_s": null,
+            "min_size": 65536, "max_size": 65536, "list_size": 256, "bidirectional": false,
+            "use_idc": true, "use_hrp": true, "unrestricted": false, "rdzv": false,
+            "max_buf": 4294967296u64, "buf_align": 64, "hugepages": null, "warmup": 0, "gap_us": 0,
+            "report_all": false, "clock": "clock_gettime", "op": "SUM", "cswap": "EQ", "ty": "UINT64",
+            "fetching": false, "matching": false, "verify": false
+        });
+        fabdiag_model::TestSpec::from_wire(test.clone()).expect("a pair test as meta.json holds it");
+        let options = serde_json::json!({ "tool": "write-bw", "rails": 1, "test": test, "provider": null });
+        let meta = serde_json::json!({ "size": n, "rails": 1, "test": test, "options": options });
+        std::fs::write(dir.join("meta.json"), meta.to_string()).expect("written");
+        if named {
+            let nodes = sweep_with(n, &[], &[], &[n - 1]).nodes;
+            std::fs::write(dir.join("nodes.json"), serde_json::to_vec(&nodes).expect("nodes")).expect("written");
+        }
+        std::fs::write(dir.join("pairs.jsonl"), lines.join("\n")).expect("written");
+        dir
+    }
+
+    fn line(a: usize, b: usize, value: Option<f64>, round: Option<u32>) -> String {
+        let mut rec = PairRecord::planned(&Pair { client: a, server: b }, None);
+        rec.round = round;
+        rec.value = value;
+        rec.error = value.is_none().then(|| "provider error".into());
+        serde_json::to_string(&rec).expect("a record")
+    }
+
+    #[test]
+    fn a_folder_without_its_report_is_read_from_what_it_recorded() {
+        let mut torn = line(1, 2, Some(100.0), Some(1));
+        torn.truncate(20);
+        let lines = [
+            line(0, 1, Some(100.0), Some(0)),
+            // failed in a first run, measured when resumed
+            line(2, 3, None, Some(0)),
+            line(2, 3, Some(90.0), Some(0)),
+            // failed and never measured
+            line(0, 2, None, Some(1)),
+            // a re-test
+            line(0, 1, Some(99.0), None),
+            torn,
+        ];
+        let dir = folder("killed", 4, true, &lines);
+        let f = read(&dir);
+        let f = f.expect("made up from the folder");
+        let _ = std::fs::remove_dir_all(&dir);
+        let by = |a: usize, b: usize| f.sweep.pairs.iter().filter(move |p| (p.a, p.b) == (a, b));
+        assert_eq!(f.sweep.pairs.len(), 6, "each pair of the schedule once");
+        assert_eq!(by(2, 3).map(|p| p.value).collect::<Vec<_>>(), vec![Some(90.0)]);
+        assert_eq!(
+            by(0, 2).map(|p| p.error.is_some() && !p.untested).collect::<Vec<_>>(),
+            vec![true]
+        );
+        // 1-2 (torn), 0-3 and 1-3 never recorded
+        let untested: Vec<(usize, usize)> = f
+            .sweep
+            .pairs
+            .iter()
+            .filter(|p| p.untested)
+            .map(|p| (p.a, p.b))
+            .collect();
+        assert_eq!(untested.len(), 3, "{untested:?}");
+        assert!(untested.contains(&(1, 2)));
+        assert_eq!(f.sweep.retests.len(), 1);
+        assert_eq!(f.sweep.stopped.as_deref(), Some(NOT_RECORDED));
+        assert_eq!(f.metric.test, "write-bw 65536 B");
+        assert_eq!(f.sweep.nodes[0].host.as_deref(), Some("host<0>"));
+        assert_eq!(f.sweep.nodes[3].status, NodeStatus::Missing);
+        assert_eq!(f.options["tool"], "write-bw");
+        // a report of it, as --report prints
+        let doc = build_with(f.sweep, None);
+        assert_eq!((doc.verdict.untested_pairs, doc.verdict.failed_pairs), (3, 1));
+    }
+
+    #[test]
+    fn a_folder_without_its_ranks_names_them_by_number_and_one_without_meta_is_refused() {
+        let dir = folder("unnamed", 3, false, &[line(0, 1, Some(100.0), Some(0))]);
+        let f = read(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        let f = f.expect("made up from the folder");
+        assert!(f
+            .sweep
+            .nodes
+            .iter()
+            .all(|x| x.host.is_none() && x.status == NodeStatus::Ok));
+        let dir = folder("nometa", 3, true, &[]);
+        std::fs::remove_file(dir.join("meta.json")).expect("removed");
+        let e = read(&dir).err().map(|e| e.to_string()).unwrap_or_default();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            e.ends_with(": no sweep.json or meta.json in it: not a sweep's --output folder"),
+            "{e}"
+        );
+        let dir = folder("nosize", 3, true, &[]);
+        std::fs::write(dir.join("meta.json"), "{}").expect("written");
+        let e = read(&dir).err().map(|e| e.to_string()).unwrap_or_default();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            e.ends_with(": no sweep.json, and meta.json gives no number of ranks"),
+            "{e}"
+        );
+    }
+
+    /// A file that is not there is said with the path given, in one line.
+    #[test]
+    fn a_missing_document_or_baseline_names_the_path_given() {
+        let missing = read(Path::new("/nonexistent/fabdiag")).err().map(|e| e.to_string());
+        assert_eq!(
+            missing.as_deref(),
+            Some("--report /nonexistent/fabdiag: No such file or directory (os error 2)")
+        );
+        let missing = baseline(Path::new("/nonexistent/fabdiag-baseline"))
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            missing.as_deref(),
+            Some("--baseline /nonexistent/fabdiag-baseline: No such file or directory (os error 2)")
+        );
+    }
+
+    #[test]
+    fn a_folder_is_read_as_its_sweep_json() {
+        let dir = std::env::temp_dir().join(format!("fabdiag-baseline-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        let json = serde_json::to_vec(&doc_with(3, &[], &[], &[])).expect("serializes");
+        std::fs::write(dir.join("sweep.json"), json).expect("written");
+        let b = baseline(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        let b = b.expect("the folder's sweep.json");
+        assert_eq!(b.file, dir.join("sweep.json").display().to_string());
+        assert_eq!(b.figures().measured().count(), 3);
+    }
+}
