@@ -1,6 +1,6 @@
 // fabdiag host-traffic kernels (gc-hosttraffictest on CUDA GPUs).
 //
-// Compiled to PTX by scripts/gen-ptx.sh (NVRTC, no GPU needed); the PTX
+// Compiled to PTX by scripts/dev/gen-ptx.sh (NVRTC, no GPU needed); the PTX
 // next to this file is committed and loaded at run time with
 // cuModuleLoadData, so no CUDA toolkit is needed where fabdiag runs.
 //

@@ -7,7 +7,7 @@ use crate::units::gbps;
 
 /// Thread blocks per SM when `-n` is not given. One block of 256 threads
 /// per SM has too few loads in flight to read device memory at its speed:
-/// on an H100 (132 SMs; scripts/tile-blocks.sh, the same bytes per test)
+/// on an H100 (132 SMs; scripts/dev/tile-blocks.sh, the same bytes per test)
 /// tile reads ran at 15,112 Gbps with one block per SM, 22,158 with two,
 /// 25,107 with four and 24,001 with eight, against 24,168 for a
 /// device-to-device copy counted both ways; tile writes at 25,500 to

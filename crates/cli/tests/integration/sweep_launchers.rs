@@ -1,7 +1,7 @@
 //! `fabdiag sweep` under the real launchers, from Debian's packages: Open
 //! MPI's `mpirun` (8 ranks, rank and size from its variables) and Slurm's
 //! `srun` on a single-node cluster this test starts with
-//! scripts/slurm-local.sh (munged, slurmctld, slurmd), where rank 0 is found
+//! scripts/dev/slurm-local.sh (munged, slurmctld, slurmd), where rank 0 is found
 //! from the step's node list with no option at all, and several ranks on
 //! one node choose their NIC (`-d`) by local rank. Needs root, openmpi-bin,
 //! slurm-wlm and munge (scripts/install-deps.sh); without them the tests
@@ -96,7 +96,7 @@ impl Slurm {
         let one = ONE.lock().unwrap_or_else(|e| e.into_inner());
         require_root();
         let dir = std::env::temp_dir().join(format!("fabdiag-slurm-{}", std::process::id()));
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/slurm-local.sh");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/dev/slurm-local.sh");
         let o = Command::new("bash")
             .arg(&script)
             .arg("start")
@@ -106,7 +106,7 @@ impl Slurm {
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(
             o.status.success(),
-            "scripts/slurm-local.sh start: {}{}",
+            "scripts/dev/slurm-local.sh start: {}{}",
             out,
             String::from_utf8_lossy(&o.stderr)
         );
@@ -127,7 +127,7 @@ impl Slurm {
 
 impl Drop for Slurm {
     fn drop(&mut self) {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/slurm-local.sh");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/dev/slurm-local.sh");
         let _ = Command::new("bash").arg(script).arg("stop").arg(&self.dir).output();
         let _ = std::fs::remove_dir_all(&self.dir);
     }

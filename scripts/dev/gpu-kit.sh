@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Packs what a GPU machine (no Rust, no network) needs to check fabdiag's
 # GPU paths into gpu-kit/ (git-ignored), to be carried there with the
-# device tool's `carry` and run by scripts/gpu-run.sh:
+# device tool's `carry` and run by scripts/dev/gpu-run.sh:
 #   gpu-kit/fabdiag              release build, stripped
 #   gpu-kit/gpu-tests            crates/cli/tests/integration (run with the filter gpu::), release, stripped
 #   gpu-kit/libfabric-TAG-src.tar.gz  libfabric v2.6.0 and v1.22.0 with
 #                                configure (build-libfabric-cuda.sh prepare)
-# Usage: scripts/gpu-kit.sh LIBFABRIC_GIT_DIR
+# Usage: scripts/dev/gpu-kit.sh LIBFABRIC_GIT_DIR
 set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$here"
 src=${1:?"the libfabric git directory (e.g. from: fetch github:ofiwg/libfabric)"}
 # libfabric's autogen.sh (the `prepare` step) needs the autotools

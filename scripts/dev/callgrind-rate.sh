@@ -9,11 +9,11 @@
 # under callgrind is the slow one, so it rarely waits); the per-function
 # lines saved in OUT are the stable part. Not a test.
 #
-# usage: scripts/callgrind-rate.sh FABTESTS_BIN_DIR [provider (shm)] [size (64)] [OUT (/tmp/fabdiag-cg-rate)]
+# usage: scripts/dev/callgrind-rate.sh FABTESTS_BIN_DIR [provider (shm)] [size (64)] [OUT (/tmp/fabdiag-cg-rate)]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export PATH="$HOME/.cargo/bin:$PATH"
-FT=${1:?usage: scripts/callgrind-rate.sh FABTESTS_BIN_DIR [provider] [size] [OUT]}
+FT=${1:?usage: scripts/dev/callgrind-rate.sh FABTESTS_BIN_DIR [provider] [size] [OUT]}
 P=${2:-shm}
 S=${3:-64}
 OUT=${4:-/tmp/fabdiag-cg-rate}

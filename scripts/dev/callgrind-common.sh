@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Shared by scripts/callgrind-*.sh (sourced, not run): turning two callgrind
+# Shared by scripts/dev/callgrind-*.sh (sourced, not run): turning two callgrind
 # runs of different lengths into per-function instructions per unit.
 # Needs OUT, N1 and N2 set by the caller.
 

@@ -6,7 +6,7 @@
 # settings each pair was matched on are printed beside it. Not a test: the
 # numbers depend on the machine and its load.
 #
-# usage: [FABDIAG_BIN=path] scripts/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--quick]
+# usage: [FABDIAG_BIN=path] scripts/dev/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--quick]
 #                                           [--only latency|rate|bandwidth|writes] [--provider shm|tcp]
 #   --runs      alternations per row (default 5; the median is reported)
 #   --iters     iterations of latency and message-rate rows (default 20000)
@@ -38,7 +38,7 @@
 # 2-3x slower for 64 KiB writes on shm (cache misses), which is a
 # difference of settings, not of speed.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
 RUNS=5

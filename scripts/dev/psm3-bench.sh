@@ -6,15 +6,15 @@
 # the ratio fabdiag / fabtests (above 1: fabdiag is faster). Not a test:
 # the numbers depend on the machine and its load.
 #
-# usage (as root): scripts/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]
-#   LIBFABRIC_SO  a libfabric.so.1 with psm3 (scripts/psm3-check.sh builds
+# usage (as root): scripts/dev/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]
+#   LIBFABRIC_SO  a libfabric.so.1 with psm3 (scripts/dev/psm3-check.sh builds
 #                 one: /tmp/libfabric-psm3/lib/libfabric.so.1)
 #   FABTESTS_BIN  fabtests' binaries built against the same libfabric
 #   RUNS 5, SIZE 65536, WINDOW 64 by default; 20,000 operations a run
 set -euo pipefail
-cd "$(dirname "$0")/.."
-LIB="${1:?usage: scripts/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]}"
-FT="${2:?usage: scripts/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]}"
+cd "$(dirname "$0")/../.."
+LIB="${1:?usage: scripts/dev/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]}"
+FT="${2:?usage: scripts/dev/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]}"
 RUNS="${3:-5}"
 SIZE="${4:-65536}"
 WINDOW="${5:-64}"

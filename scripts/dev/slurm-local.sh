@@ -4,8 +4,8 @@
 # configuration, state and logs in DIR. Needs root and Debian's slurm-wlm
 # and munge (scripts/install-deps.sh installs them).
 #
-#   scripts/slurm-local.sh start DIR   # prints "export SLURM_CONF=DIR/slurm.conf"
-#   scripts/slurm-local.sh stop DIR
+#   scripts/dev/slurm-local.sh start DIR   # prints "export SLURM_CONF=DIR/slurm.conf"
+#   scripts/dev/slurm-local.sh stop DIR
 #
 # The node declares 16 CPUs whatever this machine has, so a step of 8 or 16
 # tasks fits on a 2-core machine (the tasks of a sweep mostly wait).

@@ -8,7 +8,7 @@
 # (crates/cli/tests/op_contexts.rs: every tool between two network
 # namespaces, 198.18.9.0/24) against that build, and prints doctor's line.
 #
-#   scripts/psm3-check.sh SRC_GIT [PREFIX]
+#   scripts/dev/psm3-check.sh SRC_GIT [PREFIX]
 #       SRC_GIT: the git directory of a libfabric clone (e.g. the one
 #       `fetch github:ofiwg/libfabric` brings); PREFIX: where the build
 #       goes (default /tmp/libfabric-psm3), reused when it has psm3
@@ -17,9 +17,9 @@
 # by default (LIBFABRIC_TAG): checked 2026-11-24.
 set -euo pipefail
 LIBFABRIC_TAG=${LIBFABRIC_TAG:-v2.4.0}
-src=${1:?usage: scripts/psm3-check.sh SRC_GIT [PREFIX]}
+src=${1:?usage: scripts/dev/psm3-check.sh SRC_GIT [PREFIX]}
 prefix=${2:-/tmp/libfabric-psm3}
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 for t in autoreconf libtoolize ip; do
   command -v "$t" >/dev/null || { echo "psm3-check: needs $t (apt-get install autoconf automake libtool iproute2)" >&2; exit 1; }
 done

@@ -7,9 +7,9 @@
 # include a varying number of empty polls; the per-function lines (saved in
 # OUT) are the stable part. Not a test.
 #
-# usage: scripts/callgrind-pingpong.sh [provider (shm)] [size (8)] [OUT dir (/tmp/fabdiag-cg)]
+# usage: scripts/dev/callgrind-pingpong.sh [provider (shm)] [size (8)] [OUT dir (/tmp/fabdiag-cg)]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export PATH="$HOME/.cargo/bin:$PATH"
 P=${1:-shm}
 S=${2:-8}

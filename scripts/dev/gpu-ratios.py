@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """fabdiag's GPU figures over the independent PyTorch ones, from one
-scripts/gpu-run.sh sitting: the logs it packed (logs.tar.gz, unpacked into
+scripts/dev/gpu-run.sh sitting: the logs it packed (logs.tar.gz, unpacked into
 DIR) are read, nothing is measured here.
 
-    scripts/gpu-ratios.py DIR
+    scripts/dev/gpu-ratios.py DIR
 
 Prints one line per comparison (fabdiag's median over the repeats, the
 reference, their ratio) and flags a host-only ratio below 0.90, which the

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # On the GPU machine, in the repository root with gpu-kit/ carried
-# (scripts/gpu-kit.sh): build libfabric with CUDA, run the GPU test path,
+# (scripts/dev/gpu-kit.sh): build libfabric with CUDA, run the GPU test path,
 # run the real tools, and measure the independent reference figures, all
 # packed under $OUT (the device tool brings $OUT back). Every step has
 # its own time limit and its own log, so one failure does not hide the
-# rest.  Usage: scripts/gpu-run.sh [STEP...]  (default: all steps)
+# rest.  Usage: scripts/dev/gpu-run.sh [STEP...]  (default: all steps)
 #   steps: info libfabric traffic loopback compare pairs tests serve before ratios
 #   before: if gpu-kit/fabdiag-before exists (an earlier build), the
 #   measurements a change touched, with it and with this build, side by
@@ -140,7 +140,7 @@ for s in $steps; do
   loopback)
     for m in "-t 0 -r 0" "-t 0" "-r 0" ""; do
       n=loopback-$(echo "${m:-system}" | tr -d ' -')
-      # -i 5 for GPU buffers: the seed's 25 iterations move 107 GB,
+      # -i 5 for GPU buffers: the original's 25 iterations move 107 GB,
       # which one process's shm copies through host bounce buffers
       it=""; [ -n "$m" ] && it="-i 5"
       run "$n" 60 "$F" gpu-loopback-bw -P shm -g Nvidia $m $it
@@ -191,10 +191,10 @@ for s in $steps; do
       run "host-traffic-tile-$build" 60 "$bin" host-traffic --tile -R 3 -j
     done ;;
   compare)
-    run torch-compare 180 python3 scripts/gpu-compare.py ;;
+    run torch-compare 180 python3 scripts/dev/gpu-compare.py ;;
   ratios)
     # fabdiag's figures over PyTorch's, from the logs of this sitting
-    run ratios 30 python3 scripts/gpu-ratios.py "$LOGS" ;;
+    run ratios 30 python3 scripts/dev/gpu-ratios.py "$LOGS" ;;
   *) log "unknown step $s" ;;
   esac
 done
