@@ -18,7 +18,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The kernels' PTX (crates/gpu/kernels/traffic.cu, scripts/gen-ptx.sh).
+/// The kernels' PTX (crates/gpu/kernels/traffic.cu, scripts/dev/gen-ptx.sh).
 pub const TRAFFIC_PTX: &str = include_str!("../kernels/traffic.ptx");
 
 /// A driver error's code and the driver's words for it.
@@ -30,15 +30,48 @@ fn described(e: DriverError) -> (i32, String) {
     (e.0 as i32, msg)
 }
 
+/// An error that leaves the context unusable: CUDA's documentation says
+/// of each that "the process [is left] in an inconsistent state and any
+/// further CUDA work will return the same error". Whichever call meets it
+/// first (often not the one whose work failed: a fault surfaces at the
+/// next call of any kind), it is the GPU's fault, not that call's.
+fn context_lost(e: &DriverError) -> bool {
+    use sys::CUresult::*;
+    matches!(
+        e.0,
+        CUDA_ERROR_ECC_UNCORRECTABLE
+            | CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_LAUNCH_FAILED
+    )
+}
+
 fn call(name: &'static str, e: DriverError) -> GpuError {
+    let lost = context_lost(&e);
     let (code, msg) = described(e);
-    GpuError::Call { call: name, code, msg }
+    failed(name, lost, code, msg)
+}
+
+/// A failed call's error: the GPU's fault when the context is lost.
+fn failed(name: &'static str, context_lost: bool, code: i32, msg: String) -> GpuError {
+    if context_lost {
+        GpuError::Fault { code, msg }
+    } else {
+        GpuError::Call { call: name, code, msg }
+    }
 }
 
 /// An allocation's failure, with its size (an out-of-memory names what
 /// was asked for).
 fn sized(name: &'static str, bytes: u64) -> impl FnOnce(DriverError) -> GpuError {
     move |e| {
+        if context_lost(&e) {
+            return call(name, e);
+        }
         let (code, msg) = described(e);
         GpuError::Alloc {
             call: name,
@@ -650,5 +683,35 @@ impl Drop for Kernels {
         let _ = self.ctx.bind();
         // SAFETY: module came from cuModuleLoadData and is unloaded once.
         let _ = unsafe { result::module::unload(self.module) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lost context is the GPU's fault whichever call meets it; any
+    /// other error stays that call's. (`described` needs the driver
+    /// loaded, so the pure halves are tested.)
+    #[test]
+    fn errors_that_lose_the_context_are_faults_from_any_call() {
+        use sys::CUresult::*;
+        for lost in [
+            CUDA_ERROR_ECC_UNCORRECTABLE,
+            CUDA_ERROR_ILLEGAL_ADDRESS,
+            CUDA_ERROR_LAUNCH_FAILED,
+        ] {
+            assert!(context_lost(&DriverError(lost)), "{lost:?}");
+        }
+        for kept in [CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_READY] {
+            assert!(!context_lost(&DriverError(kept)), "{kept:?}");
+        }
+        let ecc = failed("cuEventCreate", true, 214, "uncorrectable ECC error encountered".into());
+        assert_eq!(
+            ecc.to_string(),
+            "the GPU failed while running queued work: uncorrectable ECC error encountered (CUDA error 214); nothing more can run on it in this process"
+        );
+        let invalid = failed("cuMemcpy", false, 1, "invalid argument".into());
+        assert!(matches!(invalid, GpuError::Call { call: "cuMemcpy", .. }));
     }
 }
