@@ -6,42 +6,18 @@
 use crate::FabricError;
 use std::ptr::NonNull;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HugePageSize {
-    TwoMiB,
-    OneGiB,
+/// The kernel's directory for huge pages of `page_bytes` (2 MiB, 1 GiB):
+/// the caller's vocabulary names the sizes (fabdiag-model's
+/// `HugePageSize`); the kernel's interfaces, and this crate's, take bytes.
+fn hugepage_dir(page_bytes: u64) -> String {
+    format!("/sys/kernel/mm/hugepages/hugepages-{}kB", page_bytes / 1024)
 }
 
-impl HugePageSize {
-    pub fn bytes(self) -> u64 {
-        match self {
-            HugePageSize::TwoMiB => 2 << 20,
-            HugePageSize::OneGiB => 1 << 30,
-        }
-    }
-
-    /// The originals' spelling: "2M" / "1G".
-    pub fn label(self) -> &'static str {
-        match self {
-            HugePageSize::TwoMiB => "2M",
-            HugePageSize::OneGiB => "1G",
-        }
-    }
-
-    fn sysfs(self) -> &'static str {
-        match self {
-            HugePageSize::TwoMiB => "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages",
-            HugePageSize::OneGiB => "/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages",
-        }
-    }
-}
-
-/// Configured and free huge pages of that size; None where the kernel has
-/// no such pool.
-pub fn hugepage_pool(size: HugePageSize) -> (Option<u64>, Option<u64>) {
+/// Configured and free huge pages of `page_bytes`; None where the kernel
+/// has no such pool.
+pub fn hugepage_pool(page_bytes: u64) -> (Option<u64>, Option<u64>) {
     let read = |file: &str| -> Option<u64> {
-        let dir = size.sysfs().trim_end_matches("/free_hugepages");
-        std::fs::read_to_string(format!("{dir}/{file}"))
+        std::fs::read_to_string(format!("{}/{file}", hugepage_dir(page_bytes)))
             .ok()?
             .trim()
             .parse()
@@ -50,15 +26,15 @@ pub fn hugepage_pool(size: HugePageSize) -> (Option<u64>, Option<u64>) {
     (read("nr_hugepages"), read("free_hugepages"))
 }
 
-/// Free huge pages of that size, from sysfs.
-pub fn free_hugepages(size: HugePageSize) -> Result<u64, FabricError> {
-    let path = size.sysfs();
-    let text = std::fs::read_to_string(path).map_err(|e| FabricError::HugePageInfo {
-        path: path.into(),
+/// Free huge pages of `page_bytes`, from sysfs.
+pub fn free_hugepages(page_bytes: u64) -> Result<u64, FabricError> {
+    let path = format!("{}/free_hugepages", hugepage_dir(page_bytes));
+    let text = std::fs::read_to_string(&path).map_err(|e| FabricError::HugePageInfo {
+        path: path.clone(),
         reason: e.to_string(),
     })?;
     text.trim().parse().map_err(|_| FabricError::HugePageInfo {
-        path: path.into(),
+        path,
         reason: format!("unexpected content {:?}", text.trim()),
     })
 }
@@ -271,20 +247,25 @@ impl Memory {
 pub struct HostBuffer {
     ptr: NonNull<u8>,
     len: usize,
-    hugepages: Option<HugePageSize>,
+    /// The huge page size it was mapped with, in bytes.
+    hugepages: Option<u64>,
 }
 
 // SAFETY: the mapping is plain memory exclusively owned by this value.
 unsafe impl Send for HostBuffer {}
 
 impl HostBuffer {
-    /// Maps `len` bytes (rounded up to the page or huge page size) filled
-    /// with `fill`.
-    pub fn new(len: u64, hugepages: Option<HugePageSize>, fill: u8) -> Result<Self, FabricError> {
-        let page = match hugepages {
-            Some(h) => h.bytes(),
-            None => page_size(),
-        };
+    /// Maps `len` bytes (rounded up to the page size, or to huge pages of
+    /// `hugepages` bytes, a power of two) filled with `fill`.
+    pub fn new(len: u64, hugepages: Option<u64>, fill: u8) -> Result<Self, FabricError> {
+        let page = hugepages.unwrap_or_else(page_size);
+        if !page.is_power_of_two() {
+            return Err(FabricError::Alloc {
+                bytes: len,
+                kind: format!("{page}-byte page"),
+                reason: "a page size is a power of two".into(),
+            });
+        }
         let rounded = len.max(1).div_ceil(page) * page;
         let bytes = usize::try_from(rounded).map_err(|_| FabricError::Alloc {
             bytes: rounded,
@@ -293,11 +274,9 @@ impl HostBuffer {
         })?;
         let mut flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
         if let Some(h) = hugepages {
-            flags |= libc::MAP_HUGETLB
-                | match h {
-                    HugePageSize::TwoMiB => libc::MAP_HUGE_2MB,
-                    HugePageSize::OneGiB => libc::MAP_HUGE_1GB,
-                };
+            // mmap(2): the size's log2 in the bits above MAP_HUGE_SHIFT
+            // (MAP_HUGE_2MB is 21 there, MAP_HUGE_1GB 30)
+            flags |= libc::MAP_HUGETLB | ((h.trailing_zeros() as i32) << libc::MAP_HUGE_SHIFT);
         }
         // SAFETY: anonymous mapping request with no address hint; the result
         // is checked against MAP_FAILED (the original tested NULL, §6.10).
@@ -313,7 +292,7 @@ impl HostBuffer {
         };
         if p == libc::MAP_FAILED {
             let kind = match hugepages {
-                Some(h) => format!("{} huge page", h.label()),
+                Some(h) => format!("{} kB huge page", h / 1024),
                 None => "host".into(),
             };
             return Err(FabricError::Alloc {
@@ -346,7 +325,8 @@ impl HostBuffer {
         self.len == 0
     }
 
-    pub fn hugepages(&self) -> Option<HugePageSize> {
+    /// The huge page size it was mapped with, in bytes.
+    pub fn hugepages(&self) -> Option<u64> {
         self.hugepages
     }
 

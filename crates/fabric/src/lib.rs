@@ -16,9 +16,7 @@ mod error;
 mod ffi;
 mod held_calls;
 
-pub use buffer::{
-    free_hugepages, hugepage_pool, page_size, DeviceMemory, HmemIface, HostAsDevice, HostBuffer, HugePageSize, Memory,
-};
+pub use buffer::{free_hugepages, hugepage_pool, page_size, DeviceMemory, HmemIface, HostAsDevice, HostBuffer, Memory};
 pub use discovery::{discover, provider_names, Capability, InfoList, ProviderInfo, Query};
 pub use endpoint::{
     atomic_datatype, atomic_op, AtomicKind, AtomicOperands, AtomicSpec, AtomicValue, Completion, Endpoint, OpFlags,

@@ -50,15 +50,6 @@ impl GpuKind {
             _ => None,
         }
     }
-
-    /// As the banners print it.
-    pub fn name(self) -> &'static str {
-        match self {
-            GpuKind::Amd => "AMD",
-            GpuKind::Nvidia => "NVIDIA",
-            GpuKind::Intel => "INTEL",
-        }
-    }
 }
 
 #[cfg(test)]
@@ -71,9 +62,9 @@ mod tests {
             ("Nvidia", GpuKind::Nvidia),
             ("amd", GpuKind::Amd),
             ("INTEL", GpuKind::Intel),
+            ("NVIDIA", GpuKind::Nvidia),
         ] {
             assert_eq!(GpuKind::parse(s), Some(k));
-            assert_eq!(GpuKind::parse(k.name()), Some(k));
         }
         assert_eq!(GpuKind::parse("nvidia "), None);
         assert_eq!(GpuKind::parse("CUDA"), None);

@@ -11,7 +11,8 @@
 use crate::driver::DataPath;
 use crate::env::{GpuUse, HostAsGpu};
 use fabdiag_engine::amo::{AmoType, Operands, Val};
-use fabdiag_fabric::{free_hugepages, page_size, FabricError, HostBuffer, HugePageSize, Memory, RegionId};
+use fabdiag_fabric::{free_hugepages, page_size, FabricError, HostBuffer, Memory, RegionId};
+use fabdiag_model::HugePageSize;
 use fabdiag_model::AMO_STRIDE;
 use fabdiag_model::{Hugepages, Mem, SideMem};
 
@@ -39,20 +40,12 @@ pub struct Buffer {
     pub init: Init,
 }
 
-/// The spec's huge pages as fabdiag-fabric maps them.
-fn pages(h: fabdiag_model::HugePageSize) -> HugePageSize {
-    match h {
-        fabdiag_model::HugePageSize::TwoMiB => HugePageSize::TwoMiB,
-        fabdiag_model::HugePageSize::OneGiB => HugePageSize::OneGiB,
-    }
-}
-
 /// One side's buffers: the initiator (TX) and the target (RX).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MemoryPlan {
     pub initiator: Buffer,
     pub target: Buffer,
-    /// Huge pages for the buffers this side uses (spec §2.8).
+    /// Huge pages for the buffers this side uses (originals §2.8).
     pub hugepages: Option<HugePageSize>,
     /// May `-t/-r` put these buffers on a GPU? Not for the atomic tools,
     /// which have no GPU options: a `fabdiag serve -r 0` serves them from
@@ -69,13 +62,8 @@ impl MemoryPlan {
 
     /// Two buffers of `len` bytes, the initiator with the originals'
     /// pattern and the target zeroed, each used only if this side plays
-    /// that part (the bandwidth and latency tools, spec §2.5).
-    pub fn roles(
-        len: u64,
-        initiator: bool,
-        target: bool,
-        hugepages: Option<fabdiag_model::HugePageSize>,
-    ) -> MemoryPlan {
+    /// that part (the bandwidth and latency tools, originals §2.5).
+    pub fn roles(len: u64, initiator: bool, target: bool, hugepages: Option<HugePageSize>) -> MemoryPlan {
         MemoryPlan {
             initiator: Buffer {
                 len,
@@ -87,7 +75,7 @@ impl MemoryPlan {
                 used: target,
                 init: Init::Fill(0),
             },
-            hugepages: hugepages.map(pages),
+            hugepages,
             gpu_allowed: true,
         }
     }
@@ -160,7 +148,7 @@ pub fn allocate(
                 .filter(|&i| host_used(i))
                 .map(|i| bufs[i].len.div_ceil(h.bytes()))
                 .sum();
-            if free_hugepages(h)? < needed {
+            if free_hugepages(h.bytes())? < needed {
                 return Err(FabricError::InsufficientHugePages {
                     size: h.label().into(),
                     needed,
@@ -201,7 +189,7 @@ pub fn allocate(
             continue;
         }
         let (len, hp) = if b.used { (b.len, plan.hugepages) } else { (page, None) };
-        let mut buf = HostBuffer::new(len, hp, 0)?;
+        let mut buf = HostBuffer::new(len, hp.map(HugePageSize::bytes), 0)?;
         init(buf.as_mut_slice(), b.init);
         out.push(Memory::Host(buf));
     }

@@ -6,7 +6,8 @@ use super::{load_libfabric, utility_args};
 use crate::exit;
 use crate::streams::print_stdout;
 use crate::version::VERSION;
-use fabdiag_fabric::{hugepage_pool, HugePageSize};
+use fabdiag_fabric::hugepage_pool;
+use fabdiag_model::HugePageSize;
 use fabdiag_model::Tool;
 use fabdiag_options::utility::Utility;
 use fabdiag_report::doctor::{
@@ -155,7 +156,7 @@ fn hugepages() -> Vec<HugePool> {
     [HugePageSize::TwoMiB, HugePageSize::OneGiB]
         .into_iter()
         .map(|h| {
-            let (total, free) = hugepage_pool(h);
+            let (total, free) = hugepage_pool(h.bytes());
             HugePool {
                 size: h.label().into(),
                 total,
