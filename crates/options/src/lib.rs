@@ -3,9 +3,10 @@
 //! come from it); `resolve` holds the checks they share; `bw`, `lat` and
 //! `amo` resolve each family's options into an `Invocation` (a run spec for
 //! the session library plus what the binary does with the outcome);
-//! `serve`, `sweep`, `traffic` and `utility` are the other commands' lines; `man` and
-//! `completions` turn the same tables into manual pages and shell
-//! completion scripts. Option values keep
+//! `serve`, `sweep`, `traffic` and `utility` are the other commands' lines;
+//! `pages` says what every manual page holds, from the same tables (and the
+//! guide's differences), `man` renders it as roff and `markdown` as the
+//! guide's reference, and `completions` makes shell completion scripts. Option values keep
 //! the originals' defaults, ranges and messages. Nothing here prints,
 //! exits or touches the network.
 
@@ -16,7 +17,9 @@ mod getopt;
 pub mod lat;
 pub mod loopback;
 pub mod man;
+pub mod markdown;
 mod numbers;
+pub mod pages;
 pub mod resolve;
 pub mod serve;
 pub mod sweep;

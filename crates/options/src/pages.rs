@@ -1,0 +1,540 @@
+//! What every manual page says, as plain data (`PageDoc`: sections of
+//! paragraphs, option items, verbatim blocks, bullets), made from the same
+//! option tables that print `-h` and from docs/differences.md, so a page,
+//! the help and the guide cannot drift apart. `man` renders it as roff,
+//! `markdown` as the guide's reference pages. Nothing here formats.
+
+use crate::table::OptionDoc;
+use crate::{layout, serve, sweep, traffic};
+use fabdiag_model::{Family, Tool};
+
+/// A run of text in one face.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Span {
+    Roman(String),
+    Bold(String),
+    Italic(String),
+}
+
+/// One block of a section.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Block {
+    /// A line of text.
+    Text(Vec<Span>),
+    /// A line break between two `Text` lines (a synopsis).
+    Break,
+    /// A paragraph of its own.
+    Para(String),
+    /// Shown exactly as the program prints it.
+    Verbatim(String),
+    /// A term (an option, an exit code, a variable) and its lines.
+    Item { term: Vec<Span>, lines: Vec<String> },
+    /// One point of a list.
+    Bullet(String),
+}
+
+pub struct Section {
+    pub title: &'static str,
+    pub blocks: Vec<Block>,
+}
+
+/// One page: its name (`cxi_write_bw`, `fabdiag-serve`), the version it
+/// documents, and its sections in order.
+pub struct PageDoc {
+    pub name: String,
+    pub version: String,
+    pub sections: Vec<Section>,
+}
+
+fn roman(s: impl Into<String>) -> Span {
+    Span::Roman(s.into())
+}
+
+fn bold(s: impl Into<String>) -> Span {
+    Span::Bold(s.into())
+}
+
+fn text(s: impl Into<String>) -> Block {
+    Block::Text(vec![roman(s)])
+}
+
+/// Options as items, each help line as `-h` shows it.
+fn options(docs: &[&OptionDoc]) -> Vec<Block> {
+    docs.iter()
+        .map(|d| Block::Item {
+            term: vec![bold(d.left.trim())],
+            lines: d.help.clone(),
+        })
+        .collect()
+}
+
+const EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "Success."),
+    ("1", "Invalid option or argument (as the originals)."),
+    (
+        "2",
+        "The run failed: the peer died or went silent, a fabric or control-protocol error, the port in use, no server, a data check (--verify, or an atomic target's final value) failed; or standard output could not be written (a full disk).",
+    ),
+    ("3", "The run completed but --min-bw or --max-lat was missed."),
+    (
+        "4",
+        "This machine (or, for a client, its server) cannot do it: libfabric missing, unknown provider or domain, a capability or atomic the provider lacks (FI_HMEM included), too few huge pages, no GPU runtime, no such GPU or a libfabric without that GPU's interface, a cycle counter that cannot be calibrated.",
+    ),
+];
+
+/// fabdiag as a whole: what each code means for every command.
+const OVERVIEW_EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "Success."),
+    ("1", "Invalid option or argument (as the originals)."),
+    (
+        "2",
+        "The run failed: a peer died or went silent, a fabric, GPU or control-protocol error, the port in use, no server, a data check failed; for a sweep, pairs failed or ranks were lost; or standard output could not be written (a full disk: one line says so, and a failure's own code is kept).",
+    ),
+    (
+        "3",
+        "The run completed but a threshold was missed (--min-bw, --max-lat, --min-tile-bandwidth, --min-host-bandwidth).",
+    ),
+    (
+        "4",
+        "This machine cannot do it: libfabric, a provider, domain or capability, a GPU runtime or GPU is missing.",
+    ),
+    ("5", "fabdiag sweep only: slow links or nodes were found."),
+];
+
+const SERVE_EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "Stopped by SIGINT or SIGTERM (the test in progress ended, its client told)."),
+    ("1", "Invalid option or argument."),
+    ("2", "It cannot listen (the port in use) or watch for signals, or its log could not be written to standard output."),
+    (
+        "4",
+        "This machine cannot serve what it was started with: libfabric missing, the -P provider or -d domain absent, no GPU runtime or no such GPU for -t/-r.",
+    ),
+];
+
+const SWEEP_EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "Every pair measured and none slow."),
+    (
+        "1",
+        "Invalid option or argument; no rank or coordinator from the launcher's environment; a rank refused (another size or version, a duplicate) or told that rank 0 could not start.",
+    ),
+    (
+        "2",
+        "Pairs failed or ranks were missing or lost; the coordinator cannot be reached or listen; the output directory or standard output cannot be written.",
+    ),
+    ("3", "A pair or node missed --min-bw or --max-lat."),
+    (
+        "4",
+        "Unavailable here: libfabric, the provider, domain or capability, a GPU runtime or GPU that the test needs.",
+    ),
+    ("5", "Slow links or nodes were found."),
+];
+
+const TRAFFIC_EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "Success."),
+    ("1", "Invalid option or argument (as the original); -d names no GPU here."),
+    (
+        "2",
+        "A test failed: a CUDA error (a kernel fault, a device reset), a wait past its time-out, or a data check that found a wrong byte; or standard output could not be written.",
+    ),
+    ("3", "A test completed below --min-tile-bandwidth or --min-host-bandwidth."),
+    (
+        "4",
+        "Unavailable here: no NVIDIA driver, no GPU, or a plan this GPU cannot hold (too little free memory, no copy engine, -n × -i past 64 bits of bytes).",
+    ),
+];
+
+const PAIR_STOP: &str = "Stopped mid-run, the tool dies by the signal (130 or 143 in a shell) after printing what it measured: a line on standard error, and with --json the document with every finished size and error kind \"interrupted\". A signal it was started ignoring stays ignored.";
+
+const SERVE_STOP: &str = "The server ends the test in progress (its client is told), says how many connections it served, and exits 0. A second signal ends it at once; a signal it was started ignoring stays ignored.";
+
+const SWEEP_STOP: &str = "Rank 0 ends the sweep after the round in progress, records the rounds left as not tested, skips the re-tests and writes its report; then every rank dies by the signal (130 or 143 in a shell). A second signal ends a process at once.";
+
+const TRAFFIC_STOP: &str = "Stopped mid-run, the tool dies by the signal (130 or 143 in a shell) after printing a line that says when, and with -j the document with every finished test and that line as its error. A signal it was started ignoring stays ignored.";
+
+/// The exit codes, and what a stop signal does after them.
+fn exit_status(table: &[(&str, &str)], stop: &str) -> Section {
+    let mut blocks: Vec<Block> = table
+        .iter()
+        .map(|(code, what)| Block::Item {
+            term: vec![bold(*code)],
+            lines: vec![what.to_string()],
+        })
+        .collect();
+    blocks.push(Block::Item {
+        term: vec![bold("SIGINT, SIGTERM")],
+        lines: vec![stop.to_string()],
+    });
+    Section {
+        title: "EXIT STATUS",
+        blocks,
+    }
+}
+
+/// The variables every page names, after a command's own `extra` ones.
+fn environment(extra: &[(&str, &str)]) -> Section {
+    let mut all: Vec<(&str, &str)> = extra.to_vec();
+    all.push((
+        "FABDIAG_LIBFABRIC",
+        "The libfabric shared object to load instead of libfabric.so.1 (libfabric is loaded at run time).",
+    ));
+    all.push((
+        "FI_PROVIDER, FI_LOG_LEVEL, FI_CXI_*, ...",
+        "libfabric's own variables apply as usual.",
+    ));
+    Section {
+        title: "ENVIRONMENT",
+        blocks: all
+            .into_iter()
+            .map(|(name, what)| Block::Item {
+                term: vec![bold(name)],
+                lines: vec![what.to_string()],
+            })
+            .collect(),
+    }
+}
+
+fn see_also(pages: &[&str]) -> Section {
+    let mut line: Vec<Span> = Vec::new();
+    for (i, p) in pages.iter().enumerate() {
+        if i > 0 {
+            line.push(roman(", "));
+        }
+        line.push(bold(*p));
+        line.push(roman("(1)"));
+    }
+    line.push(roman(", "));
+    line.push(bold("fi_info"));
+    line.push(roman("(1), and the guide in /usr/share/doc/fabdiag/docs"));
+    Section {
+        title: "SEE ALSO",
+        blocks: vec![Block::Text(line)],
+    }
+}
+
+/// What a tool measures, in a few words.
+fn what(tool: Tool) -> &'static str {
+    match tool {
+        Tool::WriteBw => "one-sided RDMA write bandwidth",
+        Tool::ReadBw => "one-sided RDMA read bandwidth",
+        Tool::SendBw => "two-sided send/receive bandwidth",
+        Tool::SendLat => "two-sided send latency (a round trip, halved)",
+        Tool::WriteLat => "one-sided RDMA write latency (post to completion)",
+        Tool::ReadLat => "one-sided RDMA read latency (post to completion)",
+        Tool::AtomicBw => "the rate of remote atomic operations",
+        Tool::AtomicLat => "the latency of remote atomic operations",
+        Tool::GpuLoopbackBw => "RDMA write bandwidth from a process into its own memory (GPU or system)",
+    }
+}
+
+/// What a tool does, for its DESCRIPTION.
+fn description(tool: Tool) -> String {
+    let what = what(tool);
+    if !tool.has_server() {
+        return format!(
+            "{} measures {what}: one process, no server and no TCP, writes -n times per iteration from the start of its TX buffer to the start of its RX buffer through the fabric (any fabric libfabric drives: cxi, verbs, efa, tcp, shm, ...) and back into itself. It re-creates HPE's {} (also called cxi_gpu_bw_loopback and cxi_loopback_bw, names fabdiag answers to) with the same options, defaults and text output. It prints a summary, then one row: the size, the writes, the bandwidth in Gb/s (10^9 bits per second) and the packet rate in 2048-byte packets. With --verify (on by default for GPU buffers) the TX buffer holds a pattern and the RX buffer is checked after the run; a wrong byte is an error naming its offset.",
+            tool.original_name(),
+            tool.original_name()
+        );
+    }
+    let rest = match tool.family() {
+        Family::Bandwidth(_) => {
+            "Both sides print a summary of the run, then one row per size: the size, the operations this side initiated (a dash on a server that initiates none), the bandwidth in MB/s (10^6 bytes per second; both directions summed when bidirectional) and the packet rate in 2048-byte packets."
+        }
+        Family::Latency(_) => {
+            "Both sides print a summary; the client then prints, per size, the operations measured and the minimum, maximum, mean and standard deviation of their latency in microseconds (every sample with --report-all). After each size both sides compare how many operations they saw, so a de-synchronised run is an error, not a number."
+        }
+        Family::Atomic { .. } => {
+            "Each side first asks its provider whether it supports the operation on the type in the needed form and refuses cleanly if not. After the run every target that was hit is checked against the value the operations must have produced; a wrong value is an error naming both values."
+        }
+    };
+    format!(
+        "{} measures {what} between two processes, usually on two nodes, over any fabric libfabric drives (cxi, verbs, efa, tcp, shm, ...). It re-creates HPE's {} with the same options, defaults and text output. Started without an address it is a server that waits for one client on TCP port 49194; started with the server's address it is the client, which decides every run parameter. {rest}",
+        tool.original_name(),
+        tool.original_name()
+    )
+}
+
+/// The guide's page of differences from the originals, compiled in: the
+/// manual pages take their DIFFERENCES section from it.
+const DIFFERENCES: &str = include_str!("../../../docs/differences.md");
+
+/// The sections of docs/differences.md that a pair tool's page carries.
+fn difference_sections(tool: Tool) -> [&'static str; 2] {
+    let family = match tool.family() {
+        Family::Bandwidth(_) if !tool.has_server() => "gpu-loopback-bw",
+        Family::Bandwidth(_) => "The bandwidth tools",
+        Family::Latency(_) => "The latency tools",
+        Family::Atomic { .. } => "The atomic tools",
+    };
+    ["Every pair tool", family]
+}
+
+/// `md` as plain text: no emphasis marks, no code marks, links as their
+/// text.
+fn plain(md: &str) -> String {
+    let mut s = md.replace("**", "").replace('`', "");
+    while let (Some(open), Some(mid)) = (s.find('['), s.find("](")) {
+        let Some(close) = s[mid..].find(')').map(|c| mid + c) else {
+            break;
+        };
+        if open > mid {
+            break;
+        }
+        s = format!("{}{}{}", &s[..open], &s[open + 1..mid], &s[close + 1..]);
+    }
+    s
+}
+
+/// The deliberate differences from the originals that apply to `tool`:
+/// the bullets of docs/differences.md's sections for every pair tool and
+/// for its family, as plain text.
+pub fn differences(tool: Tool) -> Vec<String> {
+    let wanted = difference_sections(tool);
+    let mut out = Vec::new();
+    let mut take = false;
+    for line in DIFFERENCES.lines() {
+        if let Some(title) = line.strip_prefix("## ") {
+            take = wanted.contains(&title.trim());
+        } else if !take {
+        } else if let Some(point) = line.strip_prefix("- ") {
+            out.push(point.trim().to_string());
+        } else if let (Some(last), Some(more)) = (out.last_mut(), line.strip_prefix("  ")) {
+            last.push(' ');
+            last.push_str(more.trim());
+        }
+    }
+    out.iter().map(|d| plain(d)).collect()
+}
+
+fn tool_page(tool: Tool, name: &str, synopsis_prog: &str, version: &str) -> PageDoc {
+    let lay = layout(tool);
+    let docs = lay.documented();
+    let synopsis = if lay.one_process {
+        vec![Block::Text(vec![bold(synopsis_prog), roman(" [OPTIONS]")])]
+    } else {
+        vec![
+            Block::Text(vec![bold(synopsis_prog), roman(" [-d DEV] [-p PORT]")]),
+            Block::Break,
+            Block::Text(vec![
+                bold(synopsis_prog),
+                roman(" "),
+                Span::Italic("ADDR".into()),
+                roman(" [OPTIONS]"),
+            ]),
+        ]
+    };
+    let mut original = options(&docs.iter().filter(|d| !d.fabdiag).collect::<Vec<_>>());
+    if !lay.trailer.is_empty() {
+        original.push(Block::Para("Names are accepted in any letter case:".into()));
+        original.push(Block::Verbatim(lay.trailer.trim().to_string()));
+    }
+    let mut additions = vec![Block::Para("Additions to the original options.".into())];
+    additions.extend(options(&docs.iter().filter(|d| d.fabdiag).collect::<Vec<_>>()));
+    PageDoc {
+        name: name.into(),
+        version: version.into(),
+        sections: vec![
+            Section {
+                title: "NAME",
+                blocks: vec![text(format!(
+                    "{}, fabdiag {} - {} over libfabric",
+                    tool.original_name(),
+                    tool.subcommand(),
+                    what(tool)
+                ))],
+            },
+            Section {
+                title: "SYNOPSIS",
+                blocks: synopsis,
+            },
+            Section {
+                title: "DESCRIPTION",
+                blocks: vec![text(description(tool))],
+            },
+            Section {
+                title: "OPTIONS",
+                blocks: original,
+            },
+            Section {
+                title: "FABDIAG OPTIONS",
+                blocks: additions,
+            },
+            exit_status(EXIT_STATUS, PAIR_STOP),
+            Section {
+                title: "JSON",
+                blocks: vec![text(
+                    "With --json the tool prints one JSON document on stdout (schema_version 1: the run's configuration, one result per size, the threshold verdict, and the error of a failed run, with the sizes that finished). The schema is described in /usr/share/doc/fabdiag/docs/json.md.",
+                )],
+            },
+            Section {
+                title: "DIFFERENCES FROM THE ORIGINALS",
+                blocks: differences(tool).into_iter().map(Block::Bullet).collect(),
+            },
+            environment(&[]),
+            see_also(&["fabdiag", "fabdiag-serve"]),
+        ],
+    }
+}
+
+fn overview_page(version: &str) -> PageDoc {
+    let also: Vec<String> = Tool::all()
+        .map(|t| t.original_name().to_string())
+        .chain(["fabdiag-serve", "fabdiag-sweep", "gc-hosttraffictest"].map(String::from))
+        .collect();
+    let refs: Vec<&str> = also.iter().map(String::as_str).collect();
+    PageDoc {
+        name: "fabdiag".into(),
+        version: version.into(),
+        sections: vec![
+            Section {
+                title: "NAME",
+                blocks: vec![text("fabdiag - fabric and accelerator-link diagnostics on libfabric")],
+            },
+            Section {
+                title: "SYNOPSIS",
+                blocks: vec![Block::Text(vec![
+                    bold("fabdiag"),
+                    roman(" "),
+                    Span::Italic("COMMAND".into()),
+                    roman(" [OPTIONS]"),
+                ])],
+            },
+            Section {
+                title: "DESCRIPTION",
+                blocks: vec![text(
+                    "fabdiag re-creates HPE Slingshot's CXI diagnostics and Graphcore's gc-hosttraffictest on libfabric, so the same command lines and text output work on any fabric libfabric drives, and adds JSON, thresholds with their own exit codes, a server for every tool, and clear one-line errors for every fault. Installed under an original name (cxi_write_bw, ...), fabdiag behaves as that tool.",
+                )],
+            },
+            Section {
+                title: "COMMANDS",
+                blocks: vec![
+                    Block::Verbatim(fabdiag_report::support::overview(version)),
+                    Block::Item {
+                        term: vec![bold("fabdiag completions"), roman(" bash|zsh|fish")],
+                        lines: vec!["Print a shell completion script.".into()],
+                    },
+                    Block::Item {
+                        term: vec![bold("fabdiag manpages"), roman(" DIR")],
+                        lines: vec!["Write these manual pages into DIR.".into()],
+                    },
+                ],
+            },
+            Section {
+                title: "EXIT STATUS",
+                blocks: OVERVIEW_EXIT_STATUS
+                    .iter()
+                    .map(|(code, what)| Block::Item {
+                        term: vec![bold(*code)],
+                        lines: vec![what.to_string()],
+                    })
+                    .collect(),
+            },
+            environment(&[]),
+            see_also(&refs),
+        ],
+    }
+}
+
+const SWEEP_ENV: &[(&str, &str)] = &[
+    ("FABDIAG_RANK, FABDIAG_SIZE", "This rank and the number of ranks, read first; else Open MPI's, Slurm's, MPICH's or PMIx's own variables."),
+    ("FABDIAG_COORDINATOR", "Rank 0's HOST:PORT when --coordinator is not given (under Slurm the default is the step's first node)."),
+    ("FABDIAG_NODE_NAME", "This node's name in the report (default: the host name)."),
+    ("FABDIAG_PROGRESS_SECS", "When rank 0's stderr is not a terminal, a progress line at the start of a round once this many seconds (default 60) have passed since the last."),
+];
+
+/// A command's own page (serve, sweep, host-traffic): its usage as it
+/// prints it, its exit codes and what a stop signal does to it.
+struct Command<'a> {
+    name: &'a str,
+    summary: &'a str,
+    description: &'a str,
+    usage: &'a str,
+    exits: &'a [(&'a str, &'a str)],
+    stop: &'a str,
+    /// Its own environment variables, before the ones every page names.
+    env: &'a [(&'a str, &'a str)],
+}
+
+fn text_page(c: Command<'_>, version: &str) -> PageDoc {
+    PageDoc {
+        name: c.name.into(),
+        version: version.into(),
+        sections: vec![
+            Section {
+                title: "NAME",
+                blocks: vec![text(format!("{} - {}", c.name, c.summary))],
+            },
+            Section {
+                title: "DESCRIPTION",
+                blocks: vec![text(c.description)],
+            },
+            Section {
+                title: "USAGE",
+                blocks: vec![Block::Verbatim(c.usage.to_string())],
+            },
+            exit_status(c.exits, c.stop),
+            environment(c.env),
+            see_also(&["fabdiag"]),
+        ],
+    }
+}
+
+/// Every page fabdiag installs.
+pub fn pages(version: &str) -> Vec<PageDoc> {
+    let mut out = vec![overview_page(version)];
+    for t in Tool::all() {
+        out.push(tool_page(t, t.original_name(), t.original_name(), version));
+        let sub = format!("fabdiag-{}", t.subcommand());
+        out.push(tool_page(t, &sub, &format!("fabdiag {}", t.subcommand()), version));
+    }
+    // the loopback tool's other names get pages too, so a package installs
+    // them as commands
+    for alias in fabdiag_model::catalog::LOOPBACK_ALIASES {
+        out.push(tool_page(Tool::GpuLoopbackBw, alias, alias, version));
+    }
+    out.push(text_page(
+        Command {
+            name: "fabdiag-serve",
+            summary: "one server for every fabdiag tool",
+            description: "fabdiag serve answers any fabdiag client, of any tool and under any name, client after client, like iperf3 -s. Each test runs in its own worker process, so a client that dies, stalls or lies, or a provider that crashes, ends only its own test. One test runs at a time; a client arriving meanwhile is told the server is busy. Every connection ends in one log line, or one JSON line with --json. SIGINT and SIGTERM stop it cleanly.",
+            usage: &serve::serve_usage("fabdiag serve"),
+            exits: SERVE_EXIT_STATUS,
+            stop: SERVE_STOP,
+            env: &[],
+        },
+        version,
+    ));
+    out.push(text_page(
+        Command {
+            name: "fabdiag-sweep",
+            summary: "test every pair of ranks and name the slow link or node",
+            description: "fabdiag sweep runs one pair test (the same session code as fabdiag write-bw and the other tools) between every pair of ranks exactly once, in rounds of disjoint pairs, under srun, mpirun or any launcher that sets a rank and a size, and reports the slow links and nodes: a text summary on rank 0, or the JSON document (schema fabdiag-sweep/1, described in /usr/share/doc/fabdiag/docs/json.md) with --json. Every wait is bounded: ranks that never join or stop answering are reported with their untested pairs, and a control connection whose other host has acknowledged nothing for 20 s (its link or node down) is given up on either side, so a rank cut off, or every rank when rank 0's node is, ends within half a minute.",
+            usage: &sweep::sweep_usage("fabdiag sweep"),
+            exits: SWEEP_EXIT_STATUS,
+            stop: SWEEP_STOP,
+            env: SWEEP_ENV,
+        },
+        version,
+    ));
+    let traffic_desc = "Host <-> GPU memory <-> compute traffic on NVIDIA GPUs, as Graphcore's gc-hosttraffictest: the host copies to and from a device buffer through the copy engines while kernels read or write the same buffer, and each figure is its own bytes over its own time.";
+    for name in ["gc-hosttraffictest", "fabdiag-host-traffic"] {
+        let prog = if name == "gc-hosttraffictest" {
+            name
+        } else {
+            "fabdiag host-traffic"
+        };
+        out.push(text_page(
+            Command {
+                name,
+                summary: "host and GPU memory traffic test",
+                description: traffic_desc,
+                usage: &traffic::usage(prog),
+                exits: TRAFFIC_EXIT_STATUS,
+                stop: TRAFFIC_STOP,
+                env: &[],
+            },
+            version,
+        ));
+    }
+    out
+}
