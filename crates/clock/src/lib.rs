@@ -1,7 +1,7 @@
 //! Clocks for latency measurement: `CLOCK_MONOTONIC_RAW` nanoseconds (the
 //! originals' default) and the CPU cycle counter (`rdtsc` on x86-64, the
 //! virtual counter `cntvct_el0` on aarch64) with the originals' calibration
-//! against the system clock and /proc/cpuinfo (spec §3.9). Reading a
+//! against the system clock and /proc/cpuinfo (originals §3.9). Reading a
 //! hardware counter needs `unsafe`, which is why this is its own crate;
 //! it never prints: warnings are returned to the caller.
 

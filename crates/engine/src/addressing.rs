@@ -1,4 +1,4 @@
-//! Where each operation of a batch lands (spec §2.8): operation i uses
+//! Where each operation of a batch lands (originals §2.8): operation i uses
 //! offset i × roundup(size, align) locally and remotely, wrapping to 0 when
 //! the next operation would not fit in the registered length or in
 //! `--buf-sz`; every batch restarts at 0.

@@ -1,4 +1,4 @@
-//! The bandwidth method of the originals (spec §2.9), made transport-neutral.
+//! The bandwidth method of the originals (originals §2.9), made transport-neutral.
 //!
 //! Per size: a pre-run barrier, then the timed loop (an iteration queues
 //! `list_size` operations and waits for all of them), then a post-run
@@ -227,7 +227,7 @@ mod tests {
         let r = run_size(&mut f, Activity::Passive, Mode::Iterations(1000), 65536, 256).unwrap();
         assert!(!r.initiated);
         assert_eq!(r.own.ops, 0);
-        // the spec's worked check: 256000 × 65536 B in 0.7576 s
+        // the originals' worked check (originals §4): 256000 × 65536 B in 0.7576 s
         assert_eq!(format!("{:.2}", r.bw_mb_s), "22145.22");
         assert_eq!(format!("{:.6}", r.pkt_rate_mpkt_s), "10.813094");
     }

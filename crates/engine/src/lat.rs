@@ -1,4 +1,4 @@
-//! The latency method of the originals (spec §2.10), transport-neutral.
+//! The latency method of the originals (originals §2.10), transport-neutral.
 //!
 //! Per size: a pre-run barrier; `warmup` unmeasured iterations, then
 //! iterations (or a duration counted from the first measured one), each
@@ -251,7 +251,7 @@ pub struct LatResult {
 
 /// Waits `gap` for real, spinning for anything under 2 ms (also the pause
 /// of send_bw's receiver). (The originals' busy-wait summed cumulative
-/// elapsed times and waited far less than asked, spec §6.1.)
+/// elapsed times and waited far less than asked, originals §6.1.)
 pub fn wait_gap(gap: Duration) {
     if gap.is_zero() {
         return;
@@ -315,13 +315,13 @@ mod tests {
     #[test]
     fn statistics_follow_the_originals_integer_math() {
         let mut r = Recorder::new(true);
-        // the seed's report-all example: 1.688 1.898 1.688 1.693 1.683 µs
+        // the original's report-all example: 1.688 1.898 1.688 1.693 1.683 µs
         for ns in [1688, 1898, 1688, 1693, 1683] {
             r.add(ns);
         }
         let s = r.stats();
         assert_eq!((s.min_ns, s.max_ns, s.mean_ns), (1683, 1898, 1730));
-        // Σx²/5 = 2999966 (truncated), − 1730² = 7066, sqrt → 84: the seed's
+        // Σx²/5 = 2999966 (truncated), − 1730² = 7066, sqrt → 84: the original's
         // row "8  5  1.68  1.89  1.73  0.08" exactly
         assert_eq!(s.stddev_ns, 84);
         assert_eq!((s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns), (1688, 1898, 1898, 1898));

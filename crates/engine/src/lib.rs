@@ -1,5 +1,5 @@
 //! fabdiag's measurement engine. It runs the originals' bandwidth method
-//! (spec §2.9) and latency method (§2.10) over any transport that implements `BwDriver`, and computes
+//! (originals §2.9) and latency method (§2.10) over any transport that implements `BwDriver`, and computes
 //! results; it knows nothing of libfabric, TCP or output formats, and it
 //! never prints. Addressing inside a batch (`--buf-sz` overlap and
 //! `--buf-align`) lives in `addressing` so every transport steps the same way.

@@ -1,5 +1,5 @@
 //! AMD GPUs through the HIP runtime (libamdhip64.so), loaded at run time
-//! with the seven calls the originals used (spec §2.12): device count and
+//! with the seven calls the originals used (originals §2.12): device count and
 //! selection, malloc, free, memcpy. Device memory for the fabric tools
 //! only; nothing here has been run on an AMD GPU (none was available).
 //! Never prints.

@@ -24,7 +24,7 @@ pub enum GpuKind {
 }
 
 impl GpuKind {
-    /// The originals' preference when `-g` is not given (spec §2.12): AMD,
+    /// The originals' preference when `-g` is not given (originals §2.12): AMD,
     /// then NVIDIA, then INTEL. They decided at build time; fabdiag asks
     /// which runtime loads here.
     pub const DISCOVERY_ORDER: [GpuKind; 3] = [GpuKind::Amd, GpuKind::Nvidia, GpuKind::Intel];

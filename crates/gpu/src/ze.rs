@@ -1,7 +1,7 @@
 //! Intel GPUs through Level Zero (libze_loader.so.1), loaded at run time:
 //! the first driver's devices, one context, device allocations, and a
 //! synchronous immediate command list for the copies the data checks need
-//! (the originals used the same calls, spec §2.12). Device memory for the
+//! (the originals used the same calls, originals §2.12). Device memory for the
 //! fabric tools only; nothing here has been run on an Intel GPU (none was
 //! available). Never prints.
 

@@ -214,7 +214,7 @@ pub enum BwTool {
     ReadBw,
     SendBw,
     /// cxi_gpu_loopback_bw: one process, its own TX buffer to its own RX
-    /// buffer (spec §3.5).
+    /// buffer (originals §3.5).
     GpuLoopbackBw,
 }
 

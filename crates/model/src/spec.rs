@@ -1,5 +1,5 @@
 //! The run spec: one typed struct for every tool, what a client sends and a
-//! server adopts (the client decides every run parameter, spec §2.6.4). On
+//! server adopts (the client decides every run parameter, originals §2.6.4). On
 //! the wire it is the `params` of the Config message, with the field names
 //! fabdiag has always used; a family's unused fields take defaults, so a
 //! bandwidth client's spec (which has no atomic fields) still decodes.
@@ -17,7 +17,7 @@ use std::time::Duration;
 pub const MAX_SIZE: u64 = 4294967295;
 /// The largest list size: (65532 / 4) − 1, the originals' limit.
 pub const MAX_LIST: u64 = 65532 / 4 - 1;
-/// Slot size of the atomic tools (spec §3.4): operand at +0, compare
+/// Slot size of the atomic tools (originals §3.4): operand at +0, compare
 /// operand at +16.
 pub const AMO_STRIDE: u64 = 64;
 

@@ -1,4 +1,4 @@
-//! The atomic tools' options (atomic_bw, atomic_lat; spec §3.4, §3.8):
+//! The atomic tools' options (atomic_bw, atomic_lat; originals §3.4, §3.8):
 //! op, CSWAP op and type names case-insensitively, and the originals'
 //! op/type validity rules, checked before connecting.
 
@@ -153,7 +153,7 @@ pub fn resolve(latency: bool, raw: &Raw) -> Result<Action<Invocation>, OptionErr
     common_mode(raw, &mut c)?;
     let matching = raw.has(Opt::Matching);
     let fetching = raw.has(Opt::Fetching);
-    // forced settings, in the originals' order (spec §3.4): matching forces
+    // forced settings, in the originals' order (originals §3.4): matching forces
     // unrestricted and turns IDC off; HRP is off when fetching or unrestricted
     let unrestricted = raw.has(Opt::Unrestricted) || matching;
     let use_idc = !raw.has(Opt::NoIdc) && !matching;
@@ -176,7 +176,7 @@ pub fn resolve(latency: bool, raw: &Raw) -> Result<Action<Invocation>, OptionErr
         warmup,
         gap_us,
         // (the original atomic_lat overflowed its sample array with -D,
-        // spec §6.2; here samples grow as needed, so -D keeps report-all)
+        // originals §6.2; here samples grow as needed, so -D keeps report-all)
         report_all: raw.has(Opt::ReportAllAmo),
         clock,
         ..c.spec(tool)

@@ -1,4 +1,4 @@
-//! The bandwidth tools' options (write_bw, read_bw, send_bw; spec §3.1-3.3).
+//! The bandwidth tools' options (write_bw, read_bw, send_bw; originals §3.1-3.3).
 
 use crate::resolve::{common_mode, common_values, number, threshold, verify, Action, Invocation, OptionError};
 
@@ -124,7 +124,7 @@ pub fn resolve(tool: BwTool, raw: &Raw) -> Result<Action<Invocation>, OptionErro
         .map_or(Opt::BufAlign, |(o, _)| *o);
     let buf_align = number(raw, align_id, DEFAULT_ALIGN, |v| v > 0, "Invalid buffer alignment")?;
     let min_bw = threshold(raw, Opt::MinBw, "Invalid minimum bandwidth (MB/s, a positive number)")?;
-    // Tool-level checks, in the originals' order (spec §2.2).
+    // Tool-level checks, in the originals' order (originals §2.2).
     if c.max_size > max_buf {
         return Err(OptionError::Invalid(format!(
             "Max RDMA buffer size ({max_buf}) < max {} size ({})!",
@@ -160,19 +160,20 @@ mod tests {
     use crate::testing::{err, run};
 
     #[test]
-    fn usage_matches_the_seed_for_original_options() {
+    fn usage_matches_the_original_for_original_options() {
         for (tool, file) in [
-            (BwTool::WriteBw, "seed_write_usage.txt"),
-            (BwTool::ReadBw, "seed_read_usage.txt"),
-            (BwTool::SendBw, "seed_send_usage.txt"),
+            (BwTool::WriteBw, "original_write_usage.txt"),
+            (BwTool::ReadBw, "original_read_usage.txt"),
+            (BwTool::SendBw, "original_send_usage.txt"),
         ] {
-            let seed = std::fs::read_to_string(format!("{}/../report/tests/golden/{file}", env!("CARGO_MANIFEST_DIR")))
-                .unwrap();
+            let original =
+                std::fs::read_to_string(format!("{}/../report/tests/golden/{file}", env!("CARGO_MANIFEST_DIR")))
+                    .unwrap();
             let ours = layout(tool).usage(tool.original_name());
             // Deliberate differences: -d names a libfabric domain, and
             // read_bw's help says --buf-align (the original printed
-            // --buf_align, spec §6.13). Everything else is line-identical.
-            let expected: Vec<String> = seed
+            // --buf_align, originals §6.13). Everything else is line-identical.
+            let expected: Vec<String> = original
                 .lines()
                 .filter(|l| !l.contains("Device name (default: \"cxi0\")"))
                 .map(|l| l.replace("--buf_align=ALIGN", "--buf-align=ALIGN"))

@@ -1,4 +1,4 @@
-//! The latency tools' options (send_lat, write_lat, read_lat; spec §3.6,
+//! The latency tools' options (send_lat, write_lat, read_lat; originals §3.6,
 //! §3.7, §3.9). `-c/--clock` and `--ignore-cpu-freq-mismatch` are
 //! send_lat's in the originals; fabdiag offers them on all three.
 
@@ -170,7 +170,7 @@ mod tests {
     use super::*;
     use crate::testing::{err, run};
 
-    /// The spec's usage texts (Appendix A), but for the -d line.
+    /// The originals' usage texts (send_lat's manual page), but for the -d line.
     const SEND_LAT_USAGE: &str = "Usage:
   cxi_send_lat [-d DEV] [-p PORT]
                           Start a server and wait for connection

@@ -1,4 +1,4 @@
-//! cxi_gpu_loopback_bw's options (spec §3.5): one process, no address and
+//! cxi_gpu_loopback_bw's options (originals §3.5): one process, no address and
 //! no port; `-i` counts iterations and `-n` writes per iteration (the other
 //! tools' `-n` and `-l`, with their messages); one size, not a range.
 
@@ -60,8 +60,8 @@ pub fn resolve(raw: &Raw) -> Result<Action<Invocation>, OptionError> {
         |v| (1..=MAX_LIST).contains(&v),
         "Invalid list size",
     )?;
-    // The original accepted 0 and printed nonsense packet counts (spec
-    // §6 item 9); a write of no bytes measures nothing, so it is refused.
+    // The original accepted 0 and printed nonsense packet counts
+    // (originals §6.9); a write of no bytes measures nothing, so it is refused.
     let size = match raw.last(Opt::LoopSize) {
         None => DEFAULT_SIZE,
         Some(s) => parse_strtoul(s)
@@ -85,9 +85,9 @@ pub fn resolve(raw: &Raw) -> Result<Action<Invocation>, OptionError> {
         max_size: size,
         list_size,
         // every write from the start of the TX buffer to offset 0 of the
-        // RX buffer (spec §3.5): one buffer of one size each
+        // RX buffer (originals §3.5): one buffer of one size each
         max_buf: size,
-        // IDC copies the payload from host memory (spec §2.12)
+        // IDC copies the payload from host memory (originals §2.12)
         use_idc: c.gpu.tx.is_none(),
         verify: verify(raw, &c.gpu),
         ..c.spec(Tool::GpuLoopbackBw)
@@ -105,16 +105,16 @@ mod tests {
     use fabdiag_model::GpuKind;
 
     #[test]
-    fn usage_matches_the_seed() {
-        let seed = std::fs::read_to_string(format!(
-            "{}/../report/tests/golden/seed_loopback_usage.txt",
+    fn usage_matches_the_original() {
+        let original = std::fs::read_to_string(format!(
+            "{}/../report/tests/golden/original_loopback_usage.txt",
             env!("CARGO_MANIFEST_DIR")
         ))
         .unwrap();
         let ours = layout().usage("cxi_loopback_bw");
         // -d names a libfabric domain (a deliberate difference, as for
         // every tool); everything else is line-identical
-        let expected: Vec<&str> = seed.lines().filter(|l| !l.starts_with("  -d, --device")).collect();
+        let expected: Vec<&str> = original.lines().filter(|l| !l.starts_with("  -d, --device")).collect();
         let ours_lines: Vec<&str> = ours
             .split("\nfabdiag options:")
             .next()

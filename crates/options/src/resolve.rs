@@ -1,6 +1,6 @@
 //! Flags as typed (`Raw`, last occurrence wins), and the checks every
 //! client/server tool shares, in the originals' order and with their
-//! messages (spec §2.2). Each tool module resolves its own options on top
+//! messages (originals §2.2). Each tool module resolves its own options on top
 //! of these into an `Invocation`. Nothing here prints.
 
 use crate::numbers::{parse_size_range, parse_strtoul};
@@ -45,7 +45,7 @@ pub struct GpuRequest {
 }
 
 impl GpuRequest {
-    /// `-t`, `-r` and `-g` as given (spec §2.3: indices as strtoul, at
+    /// `-t`, `-r` and `-g` as given (originals §2.3: indices as strtoul, at
     /// most 255; the type in any letter case).
     pub fn parse(tx: Option<&str>, rx: Option<&str>, kind: Option<&str>) -> Result<GpuRequest, OptionError> {
         let index = |v: Option<&str>, what: &str| match v {
@@ -89,7 +89,7 @@ pub struct Invocation {
     /// Print the extra percentile table (latency tools).
     pub percentiles: bool,
     /// Run options given to a server, which the client overrides (the
-    /// originals ignored them silently, spec §6.6; fabdiag warns).
+    /// originals ignored them silently, originals §6.6; fabdiag warns).
     pub ignored_on_server: Vec<&'static str>,
     /// `-t/-r/-g` on this side.
     pub gpu: GpuRequest,
@@ -202,7 +202,7 @@ pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) ->
 }
 
 /// The checks after the tool's own: the emulation request, then the
-/// positional argument (spec §2.2 steps 2 and 5).
+/// positional argument (originals §2.2 steps 2 and 5).
 pub(crate) fn common_mode(raw: &Raw, c: &mut Common) -> Result<(), OptionError> {
     if raw.has(Opt::EmuMode) {
         return Err(OptionError::Unavailable(

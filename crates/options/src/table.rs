@@ -51,7 +51,7 @@ pub enum Opt {
     ListSizeAmo,
     NoHrpAmo,
     ReportAllAmo,
-    // cxi_gpu_loopback_bw's letters and texts (spec §3.5)
+    // cxi_gpu_loopback_bw's letters and texts (originals §3.5)
     DeviceLoop,
     LoopIters,
     NumXfers,
@@ -306,7 +306,7 @@ const SPECS: &[Spec] = &[
         Some("    --buf-align=ALIGN"),
         &["Byte-alignment of {words} in the buffer (default: 64)"],
     ),
-    // cxi_read_bw's usage printed this spelling (spec §6.13); accept it too.
+    // cxi_read_bw's usage printed this spelling (originals §6.13); accept it too.
     spec(Opt::BufAlignUnderscore, None, "buf_align", true, None, &[]),
     spec(
         Opt::UseHp,

@@ -1,7 +1,7 @@
-//! The atomic tools' text output. atomic_bw follows the seed document
+//! The atomic tools' text output. atomic_bw follows the original document
 //! (001_*) byte for byte: 48-dash separators, 17-character labels, the
 //! `AMO Size[B]` header. atomic_lat uses the latency tables' layout with
-//! `Ops` and `OpNum` (the seed's send_lat layout).
+//! `Ops` and `OpNum` (the original's send_lat layout).
 
 use crate::banner::{self, line};
 use crate::lat_text::LatTable;

@@ -1,5 +1,5 @@
 //! The bandwidth tools' text output (banner, header, rows, footer), byte
-//! for byte as the seed document shows it. Pure functions of their inputs.
+//! for byte as the original document shows it. Pure functions of their inputs.
 
 use crate::banner::{self, line};
 use crate::legacy::*;
@@ -42,9 +42,9 @@ pub fn hugepages_value(h: &Hugepages) -> String {
 
 /// The memory lines of a client/server tool: the client's TX and the
 /// server's RX buffer, each side's GPU type after its line when that buffer
-/// is on a GPU (spec §2.7). The newer upstream adds the client's RX and the
-/// server's TX buffer when bidirectional; the seed's bidirectional run
-/// shows only these two, and the seed wins.
+/// is on a GPU (originals §2.7). The newer upstream adds the client's RX and the
+/// server's TX buffer when bidirectional; the original's bidirectional run
+/// shows only these two, and the original wins.
 pub fn memory_lines(o: &mut String, client: &SideMem, server: &SideMem) {
     line(o, "Client TX Mem", client.tx);
     if let (Mem::Gpu { .. }, Some(t)) = (client.tx, &client.gpu_type) {
@@ -112,7 +112,7 @@ pub fn banner(run: &BwRun) -> String {
     o
 }
 
-/// cxi_gpu_loopback_bw's banner (spec §3.5): one process, so its own TX
+/// cxi_gpu_loopback_bw's banner (originals §3.5): one process, so its own TX
 /// and RX buffers, one size and the writes per iteration.
 fn loopback_banner(run: &BwRun) -> String {
     let m = &run.client_mem;

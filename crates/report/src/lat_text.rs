@@ -1,4 +1,4 @@
-//! The latency tools' text output, byte for byte as the seed document
+//! The latency tools' text output, byte for byte as the original document
 //! (002_*, cxi_send_lat) shows it: 70-dash separators, `Bytes` header,
 //! the report-all block, and the server's single `See client for results.`.
 
@@ -54,7 +54,7 @@ fn tsep(t: &LatTable) -> String {
     format!("{}\n", separator(t.header))
 }
 
-/// µs with two truncated decimals, `%7lu.%02lu` (spec §4).
+/// µs with two truncated decimals, `%7lu.%02lu` (originals §4).
 pub fn us2(ns: u64) -> String {
     format!("{:>7}.{:02}", ns / 1000, (ns % 1000) / 10)
 }

@@ -1,6 +1,6 @@
 //! The originals' fixed text: widths, labels, titles and column headers.
-//! Where the seed documents (001_*, 002_*) and the newer upstream source
-//! disagree, these follow the seed documents.
+//! Where the original documents (001_*, 002_*) and the newer upstream source
+//! disagree, these follow the original documents.
 
 /// Banner labels are left-aligned in this many columns, then ": ".
 pub const LABEL_WIDTH: usize = 17;
@@ -30,7 +30,7 @@ pub const SEND_BW_HEADER: &str = "Send Size[B]       Sends  BW[MB/s]  PktRate[Mp
 /// gpu_loopback_bw prints its bandwidth in Gb/s (MB/s × 8 / 1000).
 pub const LOOPBACK_BW_HEADER: &str = "RDMA Size[B]      Writes  BW[Gb/s]  PktRate[Mpkt/s]";
 
-/// Latency tables (seed 002_*): size and count 10 wide, each latency
+/// Latency tables (original 002_*): size and count 10 wide, each latency
 /// `%7lu.%02lu` (10 wide), report-all latencies `%7lu.%03lu` (11 wide).
 pub const LAT_SIZE_W: usize = 10;
 pub const LAT_W: usize = 10;
@@ -50,7 +50,7 @@ pub const SEND_LAT_ALL_HEADER: &str = "   SendNum  Latency[us]";
 pub const WRITE_LAT_ALL_HEADER: &str = "  WriteNum  Latency[us]";
 pub const READ_LAT_ALL_HEADER: &str = "   ReadNum  Latency[us]";
 
-/// atomic_bw (seed 001_*): 48-dash separators, size 11 wide, rate 13 wide.
+/// atomic_bw (original 001_*): 48-dash separators, size 11 wide, rate 13 wide.
 pub const ATOMIC_BW_TITLE: &str = "CXI Atomic Memory Operation Bandwidth Test";
 pub const ATOMIC_LAT_TITLE: &str = "CXI Atomic Memory Operation Latency Test";
 pub const ATOMIC_BW_HEADER: &str = "AMO Size[B]         Ops  BW[MB/s]    OpRate[M/s]";

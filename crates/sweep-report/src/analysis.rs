@@ -248,7 +248,7 @@ pub const MEDIAN_RULE_MIN_PAIRS: usize = 7;
 /// node's pairs independent and the spread known; neither holds exactly
 /// (the spread is taken from a few dozen pairs), and at 1.0 × the rule
 /// named several times more healthy nodes than the pair rule. At 1.5 ×,
-/// `cargo run --release -p fabdiag-sweep --example node_rules` (seeded):
+/// `cargo run --release -p fabdiag-sweep-report --example node_rules` (seeded):
 /// healthy nodes named per 8-node sweep 0.001-0.013 against 0.001-0.004
 /// for the pair rule alone, none more at 16 nodes; a node at a tenth of
 /// the median found alone in 93 % of 8-node sweeps at σ 0.6 instead of

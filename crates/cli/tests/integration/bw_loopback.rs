@@ -47,7 +47,7 @@ fn check_pair(tool: &str, provider: &str, extra: &[&str], iters: u64, list: u64,
         let rate = cr["pkt_rate_mpkt_per_s"].as_f64().unwrap();
         let elapsed = cr["elapsed_ns"].as_u64().unwrap();
         assert!(elapsed > 0);
-        // recompute both figures from the raw counts (spec §2.9): bytes per
+        // recompute both figures from the raw counts (originals §2.9): bytes per
         // µs and ceil(size/2048) packets per operation, summed over sides
         let mut want_bw = 0.0;
         let mut want_rate = 0.0;
@@ -139,7 +139,7 @@ fn sockets_provider_write() {
 fn non_power_of_two_size_overlap_and_alignment() {
     let _cpu = cpu();
     // a single size need not be a power of two; a tiny --buf-sz makes every
-    // operation of a batch overlap (spec §2.8) and must still work
+    // operation of a batch overlap (originals §2.8) and must still work
     check_pair(
         "write-bw",
         "tcp",

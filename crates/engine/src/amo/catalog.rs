@@ -1,5 +1,5 @@
 //! The originals' atomic ops, CSWAP conditions and types, by their names,
-//! and which combinations they accept (spec §3.4). Names and rules only.
+//! and which combinations they accept (originals §3.4). Names and rules only.
 
 use serde::Serialize;
 
@@ -132,7 +132,7 @@ impl AmoType {
         TYPES.into_iter().find(|t| t.name().eq_ignore_ascii_case(s))
     }
 
-    /// Bytes per element (spec §3.4).
+    /// Bytes per element (originals §3.4).
     /// libfabric's name for this type (`enum fi_datatype`).
     pub fn fi_name(self) -> String {
         format!("FI_{}", self.name())
@@ -164,7 +164,7 @@ impl AmoType {
     }
 }
 
-/// The originals' op/type rules and message (spec §3.4).
+/// The originals' op/type rules and message (originals §3.4).
 pub fn validate(op: AmoOp, cswap: CswapOp, ty: AmoType) -> Result<(), String> {
     use AmoOp::*;
     let ok = match ty {

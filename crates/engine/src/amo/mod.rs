@@ -1,5 +1,5 @@
 //! Atomic memory operations, transport-neutral: the originals' op, CSWAP
-//! and type names and validity rules (spec §3.4), the one table that maps
+//! and type names and validity rules (originals §3.4), the one table that maps
 //! them onto libfabric atomics, the operand scheme that makes every
 //! operation change the target where possible (§3.4.1, adapted to
 //! libfabric's semantics), and a simulator that predicts the target's final

@@ -36,7 +36,7 @@ fn extreme(ty: AmoType, max: bool) -> Val {
 
 /// One step toward `down` (lower) or up, in the type's own precision. (The
 /// original stepped floats in double precision and rounded back to
-/// FLT_MAX, so FLOAT MIN/MAX never changed the target, spec §3.4.1.)
+/// FLT_MAX, so FLOAT MIN/MAX never changed the target, originals §3.4.1.)
 fn step(ty: AmoType, v: Val, down: bool) -> Val {
     match v {
         Val::F32(x) => Val::F32(next_f32(x, down)),

@@ -1,4 +1,4 @@
-//! Golden test: the atomic_bw renderer reproduces the seed document's
+//! Golden test: the atomic_bw renderer reproduces the original document's
 //! server and client outputs (001_*, cxi_atomic_bw) byte for byte.
 
 use fabdiag_engine::{Measure, SizeResult};
@@ -64,10 +64,10 @@ fn row(ops: u64) -> SizeResult {
 }
 
 #[test]
-fn atomic_bw_matches_seed() {
+fn atomic_bw_matches_the_original() {
     for (role, ops, file) in [
-        (Role::Server, 67584000, "seed_atomic_server.txt"),
-        (Role::Client, 67575808, "seed_atomic_client.txt"),
+        (Role::Server, 67584000, "original_atomic_server.txt"),
+        (Role::Client, 67575808, "original_atomic_client.txt"),
     ] {
         let r = run(role);
         let mut text = String::new();
@@ -81,8 +81,8 @@ fn atomic_bw_matches_seed() {
     }
 }
 
-/// atomic_lat has no seed output: its layout is the seed's latency layout
-/// (002_*) with `Ops`/`OpNum` and the banner of spec §3.8, written out here
+/// atomic_lat has no output in the original documents: its layout is the original's latency layout
+/// (002_*) with `Ops`/`OpNum` and the banner of originals §3.8, written out here
 /// by hand; the statistics row is derived from the samples by the engine.
 #[test]
 fn atomic_lat_report_all_layout() {

@@ -1,5 +1,5 @@
 //! Golden tests: the latency renderer, fed the parameters and statistics of
-//! the seed document 002_* (cxi_send_lat), reproduces its four outputs byte
+//! the original document 002_* (cxi_send_lat), reproduces its four outputs byte
 //! for byte; the statistics of the report-all example are recomputed from
 //! its samples by the engine, so the row is not copied but derived.
 
@@ -83,8 +83,8 @@ fn server(run: &LatRun) -> String {
 }
 
 #[test]
-fn range_summary_matches_seed() {
-    // the seed's rows, in ns (the renderer truncates to 2 decimals)
+fn range_summary_matches_the_original() {
+    // the original's rows, in ns (the renderer truncates to 2 decimals)
     let rows = [
         (1, 1600, 4320, 1650, 270),
         (2, 1600, 1760, 1620, 50),
@@ -101,18 +101,18 @@ fn range_summary_matches_seed() {
     let results: Vec<LatResult> = rows.iter().map(|&(s, a, b, c, d)| result(s, 100, a, b, c, d)).collect();
     assert_eq!(
         client(&run(Role::Client, 100, 1, 1024, false), &results),
-        golden("seed_sendlat_range_client.txt")
+        golden("original_sendlat_range_client.txt")
     );
-    // one "See client for results." even for a range (the seed; the newer
+    // one "See client for results." even for a range (the original; the newer
     // upstream code printed one per size)
     assert_eq!(
         server(&run(Role::Server, 100, 1, 1024, false)),
-        golden("seed_sendlat_range_server.txt")
+        golden("original_sendlat_range_server.txt")
     );
 }
 
 #[test]
-fn report_all_matches_seed_with_derived_statistics() {
+fn report_all_matches_the_original_with_derived_statistics() {
     let mut rec = Recorder::new(true);
     for ns in [1688, 1898, 1688, 1693, 1683] {
         rec.add(ns);
@@ -127,11 +127,11 @@ fn report_all_matches_seed_with_derived_statistics() {
     };
     assert_eq!(
         client(&run(Role::Client, 5, 8, 8, true), &[r]),
-        golden("seed_sendlat_all_client.txt")
+        golden("original_sendlat_all_client.txt")
     );
     assert_eq!(
         server(&run(Role::Server, 5, 8, 8, true)),
-        golden("seed_sendlat_all_server.txt")
+        golden("original_sendlat_all_server.txt")
     );
 }
 

@@ -1,5 +1,5 @@
-//! Golden tests: the renderer, fed the seed document's parameters and
-//! numbers, must reproduce the seed's client and server outputs byte for
+//! Golden tests: the renderer, fed the original document's parameters and
+//! numbers, must reproduce the original's client and server outputs byte for
 //! byte (files under tests/golden are cut verbatim from 001_*.txt).
 
 use fabdiag_model::{BwRun, BwTool, Hugepages, Mem, Role, RowView, SideMem, TestMode};
@@ -63,12 +63,12 @@ const WRITE_BW: [(u64, f64, f64); 7] = [
 ];
 
 #[test]
-fn write_bw_bidirectional_range_duration_matches_seed() {
+fn write_bw_bidirectional_range_duration_matches_the_original() {
     let server_counts = [71568640, 44694528, 21218560, 11737856, 6154752, 3153664, 1522688];
     let client_counts = [71572224, 44694272, 21218304, 11737856, 6154752, 3153664, 1571328];
     for (role, counts, file) in [
-        (Role::Server, server_counts, "seed_write_server.txt"),
-        (Role::Client, client_counts, "seed_write_client.txt"),
+        (Role::Server, server_counts, "original_write_server.txt"),
+        (Role::Client, client_counts, "original_write_client.txt"),
     ] {
         let r = run(
             BwTool::WriteBw,
@@ -93,7 +93,7 @@ fn write_bw_bidirectional_range_duration_matches_seed() {
 }
 
 #[test]
-fn read_and_send_unidirectional_single_size_match_seed() {
+fn read_and_send_unidirectional_single_size_match_the_original() {
     let cases = [
         (BwTool::ReadBw, 21479.54, 10.488056, "read"),
         (BwTool::SendBw, 23772.52, 11.607674, "send"),
@@ -116,7 +116,7 @@ fn read_and_send_unidirectional_single_size_match_seed() {
             }
             text.push_str(&render(&r, &[row(65536, count, bw, rate)]));
             let file = format!(
-                "seed_{word}_{}.txt",
+                "original_{word}_{}.txt",
                 if role == Role::Server { "server" } else { "client" }
             );
             assert_eq!(text, golden(&file), "{file}");
@@ -124,7 +124,7 @@ fn read_and_send_unidirectional_single_size_match_seed() {
     }
 }
 
-/// Cases the seed does not show, written out by hand from its format: a
+/// Cases the original documents do not show, written out by hand from its format: a
 /// unidirectional range on the server (every count `-`), huge pages, and
 /// HRP not applicable.
 #[test]
@@ -212,10 +212,10 @@ Send Size[B]       Sends  BW[MB/s]  PktRate[Mpkt/s]
     assert_eq!(render(&r, &[row(8, Some(9999999999), 99999.994, 999999.9999994)]), want);
 }
 
-/// The seed's cxi_gpu_loopback_bw example (GPU memory on both buffers),
+/// The original's cxi_gpu_loopback_bw example (GPU memory on both buffers),
 /// byte for byte, from the same model a real run fills in.
 #[test]
-fn gpu_loopback_bw_matches_seed() {
+fn gpu_loopback_bw_matches_the_original() {
     let mut r = run(
         BwTool::GpuLoopbackBw,
         Role::Client,
@@ -232,9 +232,9 @@ fn gpu_loopback_bw_matches_seed() {
     };
     r.gpus_found = Some(4);
     let text = render(&r, &[row(131072, Some(1810432), 189.49 * 1000.0 / 8.0, 11.565970)]);
-    let seed = golden("seed_loopback_gpu.txt");
-    // the file holds the seed's screen: its fence and command line first
-    let body: String = seed
+    let original = golden("original_loopback_gpu.txt");
+    // the file holds the original's screen: its fence and command line first
+    let body: String = original
         .lines()
         .skip(2)
         .take_while(|l| !l.starts_with("```"))
@@ -254,7 +254,7 @@ fn gpu_loopback_bw_matches_seed() {
 }
 
 /// GPU buffers on a client/server tool: the type follows the line of the
-/// buffer on a GPU (spec §2.7), and `Found` closes the banner.
+/// buffer on a GPU (originals §2.7), and `Found` closes the banner.
 #[test]
 fn gpu_memory_lines_of_the_pair_tools() {
     let mut r = run(

@@ -1,4 +1,4 @@
-//! One bandwidth iteration on the fabric (spec §3.1-3.3): a batch of
+//! One bandwidth iteration on the fabric (originals §3.1-3.3): a batch of
 //! one-sided operations waited for in full; send_bw's batch closed by the
 //! receiver's empty response; its bidirectional form, where each side
 //! answers the other's batch; and the follower, which starts a batch only

@@ -1,4 +1,4 @@
-//! One timed latency operation on the fabric (spec §3.6, §3.7, §3.9): a
+//! One timed latency operation on the fabric (originals §3.6, §3.7, §3.9): a
 //! write or read waited for, or send_lat's round trip (our message out, the
 //! server's echo back) halved; and the clocks that time it.
 

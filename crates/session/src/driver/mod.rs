@@ -216,7 +216,7 @@ pub struct FabricDriver<'a, W: DataPath + ?Sized = Endpoint> {
 /// everywhere; atomics are never injected.
 fn inject_limit<W: DataPath + ?Sized>(cfg: &DriverConfig, ep: &W) -> Option<u64> {
     // FI_INJECT copies the payload with the CPU: never from device memory
-    // (the originals turned IDC off for TX GPU buffers, spec §2.12)
+    // (the originals turned IDC off for TX GPU buffers, originals §2.12)
     if !cfg.use_idc || ep.on_device(INITIATOR) {
         return None;
     }
@@ -461,8 +461,8 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
     }
 
     /// Puts this iteration's operands into the first `slots` slots (unless
-    /// they are there already) and steps the scheme for the next one (spec
-    /// §3.4.1: once per iteration).
+    /// they are there already) and steps the scheme for the next one
+    /// (originals §3.4.1: once per iteration).
     fn load_operands(&mut self, plan: AtomicPlan, slots: u64) -> Result<(), DriveError> {
         let Some(o) = self.amo_next else { return Ok(()) };
         self.amo_next = Some(plan.scheme.next(o));

@@ -1,4 +1,4 @@
-//! The atomic tools (atomic_bw, atomic_lat; spec §3.4, §3.8). Each side
+//! The atomic tools (atomic_bw, atomic_lat; originals §3.4, §3.8). Each side
 //! asks its provider whether it supports the op on the type in the needed
 //! form before the peer hears of it, and refuses cleanly if not. Target
 //! slots start at the operand scheme's initial value; after the run every
@@ -158,7 +158,7 @@ impl FamilyRun for Atomic {
                 },
             },
             hugepages: None,
-            // the atomic tools have no GPU options (spec §2.12)
+            // the atomic tools have no GPU options (originals §2.12)
             gpu_allowed: false,
         }
     }
@@ -217,7 +217,7 @@ impl FamilyRun for Atomic {
             warmup_iterations: lat.then_some(s.warmup),
             gap_us: lat.then_some(s.gap_us),
             // HRP, matching list entries, restricted packets and LL launch
-            // are CXI features with no libfabric control (spec §2.13);
+            // are CXI features with no libfabric control (originals §2.13);
             // atomics are never injected (libfabric 1.17's rxm does not
             // complete atomics posted with FI_INJECT), so IDC is neither
             hrp: (!lat).then(na),

@@ -1,4 +1,4 @@
-//! The bandwidth tools (write_bw, read_bw, send_bw; spec §3.1-3.3) and
+//! The bandwidth tools (write_bw, read_bw, send_bw; originals §3.1-3.3) and
 //! cxi_gpu_loopback_bw (§3.5, one process playing both roles): a full
 //! buffer for each role a side plays (§2.5), the banner's fields, the
 //! engine's bandwidth method for every size, and `--verify`: before each
@@ -167,7 +167,7 @@ impl FamilyRun for Bandwidth {
 
     fn memory(&self, role: Role) -> MemoryPlan {
         let s = &self.spec;
-        // spec §2.5: a full buffer for each role this side plays
+        // originals §2.5: a full buffer for each role this side plays
         let len = buffer_size(s.max_size, s.buf_align, s.list_size, s.max_buf);
         let (initiates, target) = self.roles(role);
         MemoryPlan::roles(len, initiates, target, s.hugepages)
@@ -188,7 +188,7 @@ impl FamilyRun for Bandwidth {
             list_size: s.list_size,
             bidirectional: s.bidirectional,
             // HRP and restricted/unrestricted puts are CXI command-queue
-            // features with no libfabric control (spec §2.13)
+            // features with no libfabric control (originals §2.13)
             hrp: (self.tool == BwTool::WriteBw).then(|| Knob::NotApplicable.into()),
             idc: matches!(self.tool, BwTool::WriteBw | BwTool::SendBw).then(|| Knob::on(s.use_idc).into()),
             max_buf_bytes: s.max_buf,

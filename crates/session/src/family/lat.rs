@@ -1,4 +1,4 @@
-//! The latency tools (send_lat, write_lat, read_lat; spec §3.6, §3.7,
+//! The latency tools (send_lat, write_lat, read_lat; originals §3.6, §3.7,
 //! §3.9): one buffer of the largest size per role (send_lat: both roles on
 //! both sides), and the engine's latency method for every size. The server
 //! is passive (send_lat: it echoes every message); after each size the
@@ -59,7 +59,7 @@ impl FamilyRun for Latency {
             max_size_bytes: s.max_size,
             idc: (self.tool != LatTool::ReadLat).then(|| Knob::on(s.use_idc).into()),
             // low-latency command launch is a CXI command-queue path with no
-            // libfabric control (spec §2.13)
+            // libfabric control (originals §2.13)
             ll: Knob::NotApplicable.into(),
             report_all: s.report_all,
             hugepages: f.port.memory().hugepages.clone(),
