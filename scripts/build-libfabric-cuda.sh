@@ -61,7 +61,7 @@ build)
   make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -30 "$work/make.log" >&2; exit 1; }
   make install >/dev/null
   # stripped: the build comes back from the GPU machine as one file of at
-  # most 16 MiB (scripts/gpu-run.sh), and debug symbols are most of it
+  # most 16 MiB (scripts/dev/gpu-run.sh), and debug symbols are most of it
   find "$prefix/lib" "$prefix/bin" -type f \( -name '*.so*' -o -perm -u+x \) \
     -exec strip --strip-unneeded {} + 2>/dev/null || true
   echo "configure: ${flags[*]}"

@@ -3,7 +3,8 @@
 # own tools (dpkg-shlibdeps for the dependencies, dpkg-deb for the archive):
 #   /usr/bin/fabdiag, every original tool name as a link to it, the manual
 #   pages and the bash/zsh/fish completions the binary generates from its
-#   option tables, and the README as documentation. libfabric is only
+#   option tables, and the README, the user guide (docs/) and the changelog
+#   as documentation. libfabric is only
 #   recommended: fabdiag loads it at run time and explains its absence.
 #
 # usage: scripts/package.sh [--binary PATH] [--out DIR]
@@ -64,6 +65,12 @@ done
 
 doc="$root/usr/share/doc/fabdiag"
 install -D -m 0644 README.md "$doc/README.md"
+install -D -m 0644 CHANGELOG.md "$doc/CHANGELOG.md"
+# the guide as the repository has it, so its relative links (README to
+# docs/, a page to results/ and reference/) work where it is installed;
+# the manual pages point here for the JSON schema and the rest
+(cd docs && find . -type f \( -name '*.md' -o -name '*.png' \) -print0) \
+    | while IFS= read -r -d '' f; do install -D -m 0644 "docs/$f" "$doc/docs/$f"; done
 cat > "$doc/copyright" <<EOF
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: fabdiag

@@ -10,4 +10,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$HOME/.cargo/bin:$PATH"
-cargo test --release --workspace --locked --lib --bins --test originals --test tiers -- "$@"
+cargo test --release --workspace --locked --lib --bins --test originals --test tiers --test markdown -- "$@"

@@ -82,6 +82,7 @@ fn the_package_installs_runs_and_removes_cleanly() {
         );
     }
     assert!(has("usr/share/doc/fabdiag/copyright") && has("usr/share/doc/fabdiag/README.md"));
+    guide_is_packaged(&has);
     let fields = sh(Command::new("dpkg-deb")
         .args(["-f"])
         .arg(&deb)
@@ -152,4 +153,23 @@ fn the_package_installs_runs_and_removes_cleanly() {
     }
     assert!(!root.join("usr/share/bash-completion/completions/fabdiag").exists());
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The guide the manual pages point at (the JSON schema, the reference),
+/// every page of it, and the changelog are in the package.
+fn guide_is_packaged(has: &dyn Fn(&str) -> bool) {
+    assert!(has("usr/share/doc/fabdiag/CHANGELOG.md"));
+    for page in ["docs/README.md", "docs/json.md", "docs/reference/fabdiag-write-bw.md"] {
+        assert!(has(&format!("usr/share/doc/fabdiag/{page}")), "{page}");
+    }
+    let guide = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+    for page in std::fs::read_dir(&guide).expect("docs/").flatten() {
+        let name = page.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".md") || name.ends_with(".png") {
+            assert!(
+                has(&format!("usr/share/doc/fabdiag/docs/{name}")),
+                "docs/{name} not packaged"
+            );
+        }
+    }
 }
