@@ -3,7 +3,8 @@
 # minute once built): every crate's unit tests (option parsing, the
 # engine, the schedule and the outlier rules, the report builders, the
 # choreography against fakes, the fabric driver against a fake provider),
-# the renderers against the originals' documents, and the crate map. The
+# the renderers against the originals' documents, the crate map, the
+# manual pages' reference and the Markdown check of every page. The
 # integration tests (real processes, namespaces, launchers) are not run:
 # ./scripts/test.sh runs everything, as CI does.
 #   scripts/dev/quick-test.sh [cargo test arguments after --]
