@@ -174,6 +174,42 @@ Installed, the same pages are `man fabdiag`, `man fabdiag-write-bw`, ..., and `m
         };
         out.push_str(&format!("| [{0}]({0}.md) | {original} | {what} |\n", p.name));
     }
+    out.push_str("\nEvery command's exit codes on one page: [exit-status.md](exit-status.md).\n");
+    out
+}
+
+/// Every command's exit codes on one page, from the same tables as each
+/// manual page's EXIT STATUS: the guide links here rather than repeat
+/// them.
+fn exit_status(pages: &[PageDoc]) -> String {
+    let mut out = String::from(
+        "# Exit status\n\n<!-- Made from the manual pages by `FABDIAG_WRITE_REFERENCE=1 cargo test -p fabdiag-options reference`; edit those, not this file. -->\n\n\
+What each command's exit code means, as its manual page says it. The pair tools are write-bw, \
+read-bw, send-bw, send-lat, write-lat, read-lat, atomic-bw, atomic-lat and gpu-loopback-bw, under \
+those subcommands or their original names (cxi_write_bw, ...); host-traffic is also \
+gc-hosttraffictest.\n\n",
+    );
+    let groups = [
+        ("fabdiag-write-bw", "The pair tools"),
+        ("fabdiag-serve", "fabdiag serve"),
+        ("fabdiag-sweep", "fabdiag sweep"),
+        ("fabdiag-host-traffic", "fabdiag host-traffic"),
+        ("fabdiag", "Every command at a glance"),
+    ];
+    for (name, title) in groups {
+        let Some(section) = pages
+            .iter()
+            .find(|p| p.name == name)
+            .and_then(|p| p.sections.iter().find(|s| s.title == "EXIT STATUS"))
+        else {
+            continue;
+        };
+        out.push_str(&format!("## {}\n\n", escape(title)));
+        blocks(&mut out, &section.blocks);
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
     out
 }
 
@@ -188,6 +224,10 @@ pub fn reference(version: &str) -> Vec<RefPage> {
             text: render(p),
         })
         .collect();
+    out.push(RefPage {
+        file: "exit-status.md".into(),
+        text: exit_status(&pages),
+    });
     out.push(RefPage {
         file: "README.md".into(),
         text: index(&pages),

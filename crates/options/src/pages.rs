@@ -126,7 +126,10 @@ const SWEEP_EXIT_STATUS: &[(&str, &str)] = &[
         "4",
         "Unavailable here: libfabric, the provider, domain or capability, a GPU runtime or GPU that the test needs.",
     ),
-    ("5", "Slow links or nodes were found."),
+    (
+        "5",
+        "Slow links or nodes were found, or (with --baseline) links, nodes or the fabric below their earlier figures. A missed threshold (3) outranks this code, and a failure (2) outranks both.",
+    ),
 ];
 
 const TRAFFIC_EXIT_STATUS: &[(&str, &str)] = &[
