@@ -247,8 +247,6 @@ impl Memory {
 pub struct HostBuffer {
     ptr: NonNull<u8>,
     len: usize,
-    /// The huge page size it was mapped with, in bytes.
-    hugepages: Option<u64>,
 }
 
 // SAFETY: the mapping is plain memory exclusively owned by this value.
@@ -306,11 +304,7 @@ impl HostBuffer {
             kind: "host".into(),
             reason: "mmap returned null".into(),
         })?;
-        let mut buf = HostBuffer {
-            ptr,
-            len: bytes,
-            hugepages,
-        };
+        let mut buf = HostBuffer { ptr, len: bytes };
         if fill != 0 {
             buf.as_mut_slice().fill(fill);
         }
@@ -323,11 +317,6 @@ impl HostBuffer {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-
-    /// The huge page size it was mapped with, in bytes.
-    pub fn hugepages(&self) -> Option<u64> {
-        self.hugepages
     }
 
     pub(crate) fn as_ptr(&self) -> *mut u8 {

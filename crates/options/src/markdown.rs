@@ -122,20 +122,28 @@ fn blocks(out: &mut String, bs: &[Block]) {
     close(out, &mut open);
 }
 
-fn render(page: &PageDoc) -> String {
-    let mut out = format!("# {}(1)\n\n", page.name);
-    out.push_str(
-        "<!-- Made from the option tables by `FABDIAG_WRITE_REFERENCE=1 cargo test -p fabdiag-options reference`; edit those, not this file. -->\n\n",
-    );
-    for s in &page.sections {
-        out.push_str(&format!("## {}\n\n", s.title));
-        blocks(&mut out, &s.blocks);
-    }
-    // one newline at the end, as an editor leaves it
+/// A generated page's title and the line that says how it is made.
+fn start(title: &str) -> String {
+    format!(
+        "# {title}\n\n<!-- Made from the option tables and crates/options/src/pages.rs by `FABDIAG_WRITE_REFERENCE=1 cargo test -p fabdiag-options reference`; edit those, not this file. -->\n\n"
+    )
+}
+
+/// `out` with one newline at the end, as an editor leaves it.
+fn finish(mut out: String) -> String {
     while out.ends_with("\n\n") {
         out.pop();
     }
     out
+}
+
+fn render(page: &PageDoc) -> String {
+    let mut out = start(&format!("{}(1)", page.name));
+    for s in &page.sections {
+        out.push_str(&format!("## {}\n\n", s.title));
+        blocks(&mut out, &s.blocks);
+    }
+    finish(out)
 }
 
 /// Pages under a tool's original name: the same page as its subcommand's.
@@ -145,8 +153,9 @@ fn is_original_name(name: &str) -> bool {
 
 /// The index: every command, with what it does, and the original names.
 fn index(pages: &[PageDoc]) -> String {
-    let mut out = String::from(
-        "# Reference\n\nEvery command's manual page, made from the same option table that prints its `-h`. \
+    let mut out = start("Reference");
+    out.push_str(
+        "Every command's manual page, made from the same option table that prints its `-h`. \
 Installed, the same pages are `man fabdiag`, `man fabdiag-write-bw`, ..., and `man cxi_write_bw` under each tool's original name.\n\n\
 | Page | Original name | What it is |\n|---|---|---|\n",
     );
@@ -182,9 +191,9 @@ Installed, the same pages are `man fabdiag`, `man fabdiag-write-bw`, ..., and `m
 /// manual page's EXIT STATUS: the guide links here rather than repeat
 /// them.
 fn exit_status(pages: &[PageDoc]) -> String {
-    let mut out = String::from(
-        "# Exit status\n\n<!-- Made from the manual pages by `FABDIAG_WRITE_REFERENCE=1 cargo test -p fabdiag-options reference`; edit those, not this file. -->\n\n\
-What each command's exit code means, as its manual page says it. The pair tools are write-bw, \
+    let mut out = start("Exit status");
+    out.push_str(
+        "What each command's exit code means, as its manual page says it. The pair tools are write-bw, \
 read-bw, send-bw, send-lat, write-lat, read-lat, atomic-bw, atomic-lat and gpu-loopback-bw, under \
 those subcommands or their original names (cxi_write_bw, ...); host-traffic is also \
 gc-hosttraffictest.\n\n",
@@ -207,10 +216,7 @@ gc-hosttraffictest.\n\n",
         out.push_str(&format!("## {}\n\n", escape(title)));
         blocks(&mut out, &section.blocks);
     }
-    while out.ends_with("\n\n") {
-        out.pop();
-    }
-    out
+    finish(out)
 }
 
 /// The reference: one page per command, and `README.md`, its index.

@@ -58,6 +58,17 @@ fn text(s: impl Into<String>) -> Block {
     Block::Text(vec![roman(s)])
 }
 
+/// A table of terms (exit codes, variables) and what each means, as items.
+fn terms(table: &[(&str, &str)]) -> Vec<Block> {
+    table
+        .iter()
+        .map(|(term, what)| Block::Item {
+            term: vec![bold(*term)],
+            lines: vec![what.to_string()],
+        })
+        .collect()
+}
+
 /// Options as items, each help line as `-h` shows it.
 fn options(docs: &[&OptionDoc]) -> Vec<Block> {
     docs.iter()
@@ -156,17 +167,8 @@ const TRAFFIC_STOP: &str = "Stopped mid-run, the tool dies by the signal (130 or
 
 /// The exit codes, and what a stop signal does after them.
 fn exit_status(table: &[(&str, &str)], stop: &str) -> Section {
-    let mut blocks: Vec<Block> = table
-        .iter()
-        .map(|(code, what)| Block::Item {
-            term: vec![bold(*code)],
-            lines: vec![what.to_string()],
-        })
-        .collect();
-    blocks.push(Block::Item {
-        term: vec![bold("SIGINT, SIGTERM")],
-        lines: vec![stop.to_string()],
-    });
+    let mut blocks = terms(table);
+    blocks.extend(terms(&[("SIGINT, SIGTERM", stop)]));
     Section {
         title: "EXIT STATUS",
         blocks,
@@ -186,13 +188,7 @@ fn environment(extra: &[(&str, &str)]) -> Section {
     ));
     Section {
         title: "ENVIRONMENT",
-        blocks: all
-            .into_iter()
-            .map(|(name, what)| Block::Item {
-                term: vec![bold(name)],
-                lines: vec![what.to_string()],
-            })
-            .collect(),
+        blocks: terms(&all),
     }
 }
 
@@ -424,13 +420,7 @@ fn overview_page(version: &str) -> PageDoc {
             },
             Section {
                 title: "EXIT STATUS",
-                blocks: OVERVIEW_EXIT_STATUS
-                    .iter()
-                    .map(|(code, what)| Block::Item {
-                        term: vec![bold(*code)],
-                        lines: vec![what.to_string()],
-                    })
-                    .collect(),
+                blocks: terms(OVERVIEW_EXIT_STATUS),
             },
             environment(&[]),
             see_also(&refs),

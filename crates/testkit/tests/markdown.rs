@@ -13,17 +13,18 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Every `.md` file of the repository (not the build's, not git's).
-fn pages(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every file under `dir` whose name ends in `ending` (not the build's,
+/// not git's).
+fn files(dir: &Path, ending: &str, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for e in entries.flatten() {
         let p = e.path();
         let name = e.file_name().to_string_lossy().into_owned();
         if p.is_dir() {
             if !matches!(name.as_str(), "target" | ".git" | "gpu-kit" | "node_modules") {
-                pages(&p, out);
+                files(&p, ending, out);
             }
-        } else if name.ends_with(".md") {
+        } else if name.ends_with(ending) {
             out.push(p);
         }
     }
@@ -192,16 +193,16 @@ fn link_faults(path: &Path, text: &str) -> Vec<String> {
 
 #[test]
 fn every_page_renders_as_written() {
-    let mut files = Vec::new();
-    pages(&root(), &mut files);
-    files.sort();
+    let mut pages = Vec::new();
+    files(&root(), ".md", &mut pages);
+    pages.sort();
     assert!(
-        files.iter().any(|f| f.ends_with("README.md")),
+        pages.iter().any(|f| f.ends_with("README.md")),
         "no README.md under {}",
         root().display()
     );
     let mut faults = Vec::new();
-    for f in &files {
+    for f in &pages {
         let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         let name = f.strip_prefix(root()).unwrap_or(f).display().to_string();
         for fault in fence_faults(&text).into_iter().chain(link_faults(f, &text)) {
@@ -249,19 +250,6 @@ fn the_checks_find_what_breaks_a_page() {
     assert_eq!(anchor("Exit codes, and `--json`"), "exit-codes-and---json");
 }
 
-/// Every `.rs` file of the crates.
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            sources(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 /// The section numbers docs/originals.md has: its numbered headings, and
 /// the numbered points of §6 (the originals' quirks) as 6.N.
 fn original_sections(text: &str) -> BTreeSet<String> {
@@ -297,11 +285,11 @@ fn original_sections(text: &str) -> BTreeSet<String> {
 fn every_section_the_code_cites_is_in_the_originals_page() {
     let page = std::fs::read_to_string(root().join("docs/originals.md")).expect("docs/originals.md");
     let have = original_sections(&page);
-    let mut files = Vec::new();
-    sources(&root().join("crates"), &mut files);
+    let mut sources = Vec::new();
+    files(&root().join("crates"), ".rs", &mut sources);
     let mut missing = Vec::new();
     let mut cited = 0;
-    for f in files {
+    for f in sources {
         let text = std::fs::read_to_string(&f).unwrap_or_default();
         for (i, line) in text.lines().enumerate() {
             for part in line.split("originals §").skip(1) {
