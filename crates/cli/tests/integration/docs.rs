@@ -7,7 +7,8 @@
 //!   usage and help texts, error lines, `sweep --plan`, simulated sweeps,
 //!   JSON error documents.
 //! - Every captured example, one whose figures depend on the machine,
-//!   follows a comment that says how it was made,
+//!   follows a line a reader sees that says it is captured, and a comment
+//!   that says how it was made,
 //!   `<!-- shape: fabdiag ARGS -->` (one command), or
 //!   `<!-- shape: server | fabdiag TOOL ARGS | fabdiag TOOL 127.0.0.1 ARGS -->`
 //!   (a server and its client; `client |` for the client's side), or
@@ -19,6 +20,9 @@
 //!   `<!-- sections: fabdiag ARGS -->` is looser, for a report whose lines
 //!   depend on the machine (doctor's): each section title the page shows
 //!   (an unindented line) is printed, in that order.
+//! - With FABDIAG_WRITE_CAPTURES=1 the captured examples are written into
+//!   their pages from what their commands print now (all but `sections`),
+//!   for after a change to a tool's output; nothing else changes a page.
 
 use crate::common::*;
 use serde_json::Value;
@@ -68,6 +72,8 @@ struct Captured {
     /// Only the section titles are held to the page.
     sections: bool,
     shown: String,
+    /// The block's lines in the page (0-based), fences excluded.
+    body: std::ops::Range<usize>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -114,6 +120,20 @@ fn captured(page: &Path) -> Vec<Captured> {
                 w[1..].to_vec()
             })
             .collect();
+        // a reader cannot see the comment: the text above it says the
+        // block is a capture (and, as the pages do, from what command)
+        let above: Vec<&str> = lines[..i]
+            .iter()
+            .rev()
+            .skip_while(|l| l.trim().is_empty())
+            .take_while(|l| !l.trim().is_empty())
+            .copied()
+            .collect();
+        assert!(
+            above.iter().any(|l| l.to_lowercase().contains("captured")),
+            "{name}:{}: the paragraph above a captured example does not say it is captured: {above:?}",
+            i + 1
+        );
         let open = lines[i + 1..]
             .iter()
             .position(|l| l.starts_with("```"))
@@ -132,6 +152,7 @@ fn captured(page: &Path) -> Vec<Captured> {
             json: lines[open].trim_start_matches('`').starts_with("json"),
             sections,
             shown: lines[open + 1..close].join("\n"),
+            body: open + 1..close,
         });
     }
     out
@@ -270,9 +291,15 @@ fn captured_examples_have_the_shape_the_pages_show() {
         "the pages show few captured examples: {}",
         examples.len()
     );
+    let write = std::env::var_os("FABDIAG_WRITE_CAPTURES").is_some();
+    let mut written = Vec::new();
     let mut faults = Vec::new();
     for c in &examples {
         let o = run_example(c);
+        if write && !c.sections && o.code == Some(0) {
+            written.push((c, as_shown(c, &o.stdout)));
+            continue;
+        }
         let fault = if o.code != Some(0) && !c.sections {
             Some(format!("it exited {:?}: {}", o.code, o.stderr))
         } else if c.sections {
@@ -292,7 +319,85 @@ fn captured_examples_have_the_shape_the_pages_show() {
             faults.push(format!("{}:{}: {f}", c.page, c.line));
         }
     }
+    write_captures(&written);
     assert!(faults.is_empty(), "{}", faults.join("\n"));
+}
+
+/// What a page shows for `stdout`: JSON laid out by `layout`, and a
+/// server's port as the default one a reader would run it on.
+fn as_shown(c: &Captured, stdout: &str) -> String {
+    if c.json {
+        if let Ok(v) = serde_json::from_str::<Value>(stdout) {
+            return layout(&v, 0);
+        }
+    }
+    stdout
+        .trim_end()
+        .lines()
+        .map(|l| match l.strip_prefix("Listening on port ") {
+            Some(rest) => format!(
+                "Listening on port 49194{}",
+                rest.trim_start_matches(|c: char| c.is_ascii_digit())
+            ),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// JSON on one line, with a space after each comma and colon.
+fn flat(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let items: Vec<String> = m
+                .iter()
+                .map(|(k, x)| format!("{}: {}", Value::String(k.clone()), flat(x)))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        Value::Array(a) => format!("[{}]", a.iter().map(flat).collect::<Vec<_>>().join(", ")),
+        scalar => scalar.to_string(),
+    }
+}
+
+/// JSON indented by two, but an object or array that fits in 96
+/// characters stays on one line: a page shows a document's shape without
+/// a line per number.
+fn layout(v: &Value, indent: usize) -> String {
+    let flat = flat(v);
+    let pad = " ".repeat(indent + 2);
+    match v {
+        Value::Object(m) if flat.len() + indent > 96 && !m.is_empty() => {
+            let items: Vec<String> = m
+                .iter()
+                .map(|(k, x)| format!("{pad}{}: {}", Value::String(k.clone()), layout(x, indent + 2)))
+                .collect();
+            format!("{{\n{}\n{}}}", items.join(",\n"), " ".repeat(indent))
+        }
+        Value::Array(a) if flat.len() + indent > 96 && !a.is_empty() => {
+            let items: Vec<String> = a.iter().map(|x| format!("{pad}{}", layout(x, indent + 2))).collect();
+            format!("[\n{}\n{}]", items.join(",\n"), " ".repeat(indent))
+        }
+        _ => flat,
+    }
+}
+
+/// Puts each example's fresh output into its page, in place of the block
+/// the page had (FABDIAG_WRITE_CAPTURES=1, after a change to what a tool
+/// prints; the shape check is skipped for what it writes).
+fn write_captures(written: &[(&Captured, String)]) {
+    let mut pages: Vec<&str> = written.iter().map(|(c, _)| c.page.as_str()).collect();
+    pages.dedup();
+    for page in pages {
+        let path = root().join(page);
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        // from the bottom up, so the earlier blocks' lines stay where they were
+        for (c, out) in written.iter().rev().filter(|(c, _)| c.page == page) {
+            lines.splice(c.body.clone(), out.lines().map(String::from));
+        }
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap_or_else(|e| panic!("{page}: {e}"));
+    }
 }
 
 /// The shape checks themselves: a label, a column or a line changed is
