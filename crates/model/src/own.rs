@@ -63,6 +63,7 @@ mod tests {
             ("amd", GpuKind::Amd),
             ("INTEL", GpuKind::Intel),
             ("NVIDIA", GpuKind::Nvidia),
+            ("AMD", GpuKind::Amd),
         ] {
             assert_eq!(GpuKind::parse(s), Some(k));
         }
