@@ -33,7 +33,7 @@ mod streams;
 mod stuck;
 mod version;
 
-use fabdiag_model::Tool;
+use fabdiag_model::{Tool, HOST_TRAFFIC_ORIGINAL};
 use std::process::ExitCode;
 
 use version::VERSION;
@@ -56,7 +56,7 @@ fn run() -> u8 {
             commands::pair::run(tool, prog, a)
         });
     }
-    if argv.name == "gc-hosttraffictest" {
+    if argv.name == HOST_TRAFFIC_ORIGINAL {
         return argv.with(&argv.name, &argv.name, 1, commands::host_traffic::run);
     }
     let Some(cmd) = argv.first() else {
@@ -79,7 +79,7 @@ fn run() -> u8 {
         ),
         "host-traffic" => argv.with(
             "fabdiag host-traffic",
-            "gc-hosttraffictest",
+            HOST_TRAFFIC_ORIGINAL,
             2,
             commands::host_traffic::run,
         ),

@@ -142,6 +142,10 @@ const CATALOG: [Entry; 9] = [
 /// calls it `cxi_gpu_bw_loopback`, its usage text `cxi_loopback_bw`.
 pub const LOOPBACK_ALIASES: [&str; 2] = ["cxi_gpu_bw_loopback", "cxi_loopback_bw"];
 
+/// The name Graphcore's host traffic test goes by, which fabdiag answers
+/// to as `fabdiag host-traffic`.
+pub const HOST_TRAFFIC_ORIGINAL: &str = "gc-hosttraffictest";
+
 impl Tool {
     /// Every tool, in the order help lists them.
     pub fn all() -> impl Iterator<Item = Tool> {

@@ -19,7 +19,7 @@ pub mod traffic;
 pub mod units;
 pub mod words;
 
-pub use catalog::{BwTool, Family, LatTool, Tool};
+pub use catalog::{BwTool, Family, LatTool, Tool, HOST_TRAFFIC_ORIGINAL};
 pub use own::{GpuKind, OwnSettings, DEFAULT_SVC_ID};
 pub use run::{
     AmoBw, AmoLat, AmoRun, BwRun, Hugepages, Knob, LatRun, Mem, Role, Row, RowView, RunDesc, SideMem, TestMode,

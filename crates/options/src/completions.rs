@@ -7,7 +7,7 @@
 use crate::layout;
 use clap::{Arg, ArgAction, Command};
 pub use clap_complete::Shell;
-use fabdiag_model::Tool;
+use fabdiag_model::{Tool, HOST_TRAFFIC_ORIGINAL};
 
 /// A command with a tool's options (hidden aliases left out).
 fn tool_command(name: &'static str, tool: Tool) -> Command {
@@ -127,8 +127,8 @@ fn fabdiag() -> Command {
 pub fn script(shell: Shell, name: &str) -> Option<String> {
     let mut cmd = if name == "fabdiag" {
         fabdiag()
-    } else if name == "gc-hosttraffictest" {
-        traffic_command("gc-hosttraffictest")
+    } else if name == HOST_TRAFFIC_ORIGINAL {
+        traffic_command(HOST_TRAFFIC_ORIGINAL)
     } else {
         let tool = Tool::from_original(name)?;
         tool_command(tool.original_name(), tool)
@@ -140,7 +140,7 @@ pub fn script(shell: Shell, name: &str) -> Option<String> {
 
 /// Every name completions are installed for.
 pub fn names() -> Vec<&'static str> {
-    let mut v = vec!["fabdiag", "gc-hosttraffictest"];
+    let mut v = vec!["fabdiag", HOST_TRAFFIC_ORIGINAL];
     v.extend(Tool::all().map(Tool::original_name));
     v
 }

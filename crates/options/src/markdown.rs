@@ -9,7 +9,7 @@
 //! few lines here.
 
 use crate::pages::{self, Block, PageDoc, Span};
-use fabdiag_model::Tool;
+use fabdiag_model::{Tool, HOST_TRAFFIC_ORIGINAL};
 
 /// One reference page: its file name (`fabdiag-write-bw.md`) and text.
 pub struct RefPage {
@@ -148,7 +148,7 @@ fn render(page: &PageDoc) -> String {
 
 /// Pages under a tool's original name: the same page as its subcommand's.
 fn is_original_name(name: &str) -> bool {
-    name.starts_with("cxi_") || name == "gc-hosttraffictest"
+    Tool::from_original(name).is_some() || name == HOST_TRAFFIC_ORIGINAL
 }
 
 /// The index: every command, with what it does, and the original names.
@@ -174,7 +174,7 @@ Installed, the same pages are `man fabdiag`, `man fabdiag-write-bw`, ..., and `m
         let original = Tool::all()
             .find(|t| format!("fabdiag-{}", t.subcommand()) == p.name)
             .map(|t| t.original_name())
-            .or((p.name == "fabdiag-host-traffic").then_some("gc-hosttraffictest"))
+            .or((p.name == "fabdiag-host-traffic").then_some(HOST_TRAFFIC_ORIGINAL))
             .unwrap_or("");
         let original = if original.is_empty() {
             String::new()

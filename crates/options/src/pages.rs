@@ -6,7 +6,7 @@
 
 use crate::table::OptionDoc;
 use crate::{layout, serve, sweep, traffic};
-use fabdiag_model::{Family, Tool};
+use fabdiag_model::{Family, Tool, HOST_TRAFFIC_ORIGINAL};
 
 /// A run of text in one face.
 #[derive(Clone, Debug, PartialEq)]
@@ -378,7 +378,7 @@ fn tool_page(tool: Tool, name: &str, synopsis_prog: &str, version: &str) -> Page
 fn overview_page(version: &str) -> PageDoc {
     let also: Vec<String> = Tool::all()
         .map(|t| t.original_name().to_string())
-        .chain(["fabdiag-serve", "fabdiag-sweep", "gc-hosttraffictest"].map(String::from))
+        .chain(["fabdiag-serve", "fabdiag-sweep", HOST_TRAFFIC_ORIGINAL].map(String::from))
         .collect();
     let refs: Vec<&str> = also.iter().map(String::as_str).collect();
     PageDoc {
@@ -510,8 +510,8 @@ pub fn pages(version: &str) -> Vec<PageDoc> {
         version,
     ));
     let traffic_desc = "Host <-> GPU memory <-> compute traffic on NVIDIA GPUs, as Graphcore's gc-hosttraffictest: the host copies to and from a device buffer through the copy engines while kernels read or write the same buffer, and each figure is its own bytes over its own time.";
-    for name in ["gc-hosttraffictest", "fabdiag-host-traffic"] {
-        let prog = if name == "gc-hosttraffictest" {
+    for name in [HOST_TRAFFIC_ORIGINAL, "fabdiag-host-traffic"] {
+        let prog = if name == HOST_TRAFFIC_ORIGINAL {
             name
         } else {
             "fabdiag host-traffic"

@@ -8,7 +8,7 @@ use crate::streams::print_stdout;
 use crate::version::VERSION;
 use fabdiag_fabric::hugepage_pool;
 use fabdiag_model::HugePageSize;
-use fabdiag_model::Tool;
+use fabdiag_model::{Tool, HOST_TRAFFIC_ORIGINAL};
 use fabdiag_options::utility::Utility;
 use fabdiag_report::doctor::{
     self, hmem_from_log, Clock, Doctor, GpuDevice, GpuRuntime, HmemLog, HugePool, Libfabric, Limit, Limits, ToolStatus,
@@ -246,7 +246,7 @@ fn tools(lib: &Libfabric, providers: &[fabdiag_report::doctor::ProviderCaps], gp
         None => Some("no NVIDIA runtime was looked for".into()),
     };
     out.push(ToolStatus {
-        tool: "gc-hosttraffictest".into(),
+        tool: HOST_TRAFFIC_ORIGINAL.into(),
         command: "fabdiag host-traffic".into(),
         runnable: reason.is_none(),
         providers: Vec::new(),
