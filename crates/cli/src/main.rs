@@ -68,6 +68,7 @@ fn run() -> u8 {
         "-V" | "--version" => own(&format!("fabdiag {VERSION}\n")),
         "providers" => argv.with("fabdiag providers", "providers", 2, commands::probe::providers),
         "doctor" => argv.with("fabdiag doctor", "doctor", 2, commands::doctor::run),
+        "health" => argv.with("fabdiag health", "health", 2, commands::health::run),
         commands::doctor::PROBE => commands::doctor::probe(),
         "completions" => argv.with("fabdiag completions", "completions", 2, commands::docs::completions),
         "manpages" => argv.with("fabdiag manpages", "manpages", 2, commands::docs::manpages),

@@ -14,6 +14,7 @@ pub mod amo;
 pub mod bw;
 pub mod completions;
 mod getopt;
+pub mod health;
 pub mod lat;
 pub mod loopback;
 pub mod man;

@@ -4,6 +4,8 @@
 //! the CPU stand-in for the CUDA driver. Decides nothing about a test's
 //! outcome.
 
+pub mod sysfs;
+
 use std::io::Write;
 
 /// Says that the running test (or the part named in `why`) could not run

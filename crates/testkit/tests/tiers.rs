@@ -11,7 +11,7 @@ const TIERS: &[(&str, &[&str])] = &[
     ("FFI leaves", &["fabric", "clock", "gpu"]),
     ("pure parts", &["engine", "proto", "sweep-plan"]),
     ("vocabulary", &["model"]),
-    ("renderers", &["report", "sweep-report"]),
+    ("renderers", &["report", "sweep-report", "health"]),
     ("runtime", &["session", "traffic"]),
     ("front", &["options", "sweep"]),
     ("binary", &["cli"]),

@@ -7,6 +7,7 @@ pub mod docs;
 pub mod doctor;
 pub mod gpu;
 pub mod handoff;
+pub mod health;
 pub mod host_traffic;
 pub mod pair;
 pub mod probe;

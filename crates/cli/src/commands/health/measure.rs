@@ -1,0 +1,100 @@
+//! What `fabdiag health` measures and reads, each as one library call: the
+//! providers and domains libfabric lists, a loopback write-bw and send-lat
+//! on a domain (the pair tools' session code, both ends in this process),
+//! a host -> GPU copy (host-traffic's code), and process limits. Nothing
+//! here judges or prints.
+
+use super::super::{load_libfabric, with_hooks};
+use fabdiag_model::Tool;
+use fabdiag_options::Action;
+use fabdiag_traffic::plan::Request;
+use fabdiag_traffic::run::Session;
+
+/// libfabric's version, or why it does not load.
+pub fn libfabric() -> Result<String, String> {
+    load_libfabric().map_err(|e| e.to_string())?;
+    Ok(fabdiag_fabric::library_version().unwrap_or_else(|_| "version unknown".into()))
+}
+
+/// Each provider with its domains.
+pub fn providers() -> Result<Vec<(String, Vec<String>)>, String> {
+    let caps = fabdiag_session::provider_caps().map_err(|e| e.to_string())?;
+    Ok(caps.into_iter().map(|c| (c.provider, c.domains)).collect())
+}
+
+/// Providers that pin what they register (a locked-memory limit hurts them).
+pub const RDMA_PROVIDERS: &[&str] = &["verbs", "efa", "cxi", "psm3", "opx", "ucx"];
+
+/// One pair tool with both ends here, for `seconds`, on one domain.
+fn local(tool: Tool, provider: &str, domain: &str, extra: &[&str]) -> Result<fabdiag_session::Report, String> {
+    let mut args: Vec<String> = ["--local", "-P", provider, "-d", domain].map(String::from).to_vec();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let inv = match fabdiag_options::parse(tool, &args) {
+        Ok(Action::Run(inv)) => inv,
+        Ok(_) => return Err("internal error: options did not ask for a run".into()),
+        Err(fabdiag_options::OptionError::Invalid(m) | fabdiag_options::OptionError::Unavailable(m)) => return Err(m),
+    };
+    let env = with_hooks(fabdiag_session::Env::from(inv.own));
+    fabdiag_session::local(inv.spec, &env, &mut fabdiag_session::Silent).map_err(|f| f.to_string())
+}
+
+/// Loopback write bandwidth in MB/s: 64 KiB writes for one second.
+pub fn write_bw(provider: &str, domain: &str) -> Result<f64, String> {
+    let r = local(Tool::WriteBw, provider, domain, &["-D", "1"])?;
+    r.rows
+        .iter()
+        .filter_map(|row| row.bw_mb_s())
+        .reduce(f64::max)
+        .ok_or_else(|| "the run measured nothing".into())
+}
+
+/// Loopback send latency in µs (the median): 8-byte sends for one second.
+pub fn send_lat(provider: &str, domain: &str) -> Result<f64, String> {
+    let r = local(Tool::SendLat, provider, domain, &["-D", "1"])?;
+    r.rows
+        .iter()
+        .filter_map(|row| row.lat_stats())
+        .map(|s| s.p50_ns as f64 / 1000.0)
+        .reduce(f64::max)
+        .ok_or_else(|| "the run measured nothing".into())
+}
+
+/// The NVIDIA GPUs the CUDA driver shows.
+pub fn gpus() -> Result<Vec<fabdiag_gpu::Device>, String> {
+    let cuda = fabdiag_gpu::Cuda::load().map_err(|e| e.to_string())?;
+    cuda.devices().map_err(|e| e.to_string())
+}
+
+/// Host -> GPU copy bandwidth in GB/s (10^9 bytes/s): host-traffic's
+/// "host -> buffer" test for a quarter of a second.
+pub fn gpu_copy(dev: &fabdiag_gpu::Device) -> Result<f64, String> {
+    let req = Request {
+        tiles: None,
+        payload_blocks: 4,
+        iterations: 1,
+        // host-traffic's default chunk
+        chunk: 16 << 20,
+    };
+    let mut s = Session::open(dev.ordinal, &dev.pci_bus_id, &req, false, true).map_err(|e| e.to_string())?;
+    let test = fabdiag_model::traffic::TrafficTest {
+        host: Some(fabdiag_model::traffic::Dir::Write),
+        tile: None,
+    };
+    let f = s.run(test, 0x4ea1, 0.25, &mut |_| {}).map_err(|e| e.to_string())?;
+    if f.duration_s <= 0.0 {
+        return Err("the copy took no time".into());
+    }
+    Ok(f.host_bytes as f64 / f.duration_s / 1e9)
+}
+
+/// The soft locked-memory limit in bytes (None: unlimited or unreadable).
+pub fn locked_memory() -> Option<u64> {
+    use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
+    getrlimit(Resource::RLIMIT_MEMLOCK)
+        .ok()
+        .and_then(|(soft, _)| (soft != RLIM_INFINITY).then_some(soft))
+}
+
+pub fn free_hugepages_2m() -> Option<u64> {
+    fabdiag_fabric::hugepage_pool(fabdiag_model::HugePageSize::TwoMiB.bytes()).1
+}

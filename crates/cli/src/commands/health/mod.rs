@@ -1,0 +1,335 @@
+//! `fabdiag health`: a verdict on this node within a time budget. It reads
+//! the expectations, then checks one thing after another (libfabric, the
+//! providers and domains, limits, each NIC's link and a short loopback
+//! write-bw and send-lat, each GPU's host -> GPU copy, the PCI topology),
+//! keeping every finished check where a watchdog thread can see it: when
+//! the budget runs out (a provider call held, a GPU hung) the watchdog
+//! prints the verdict UNKNOWN with the checks made so far and ends the
+//! process, so Slurm never has to kill it. Then `--slurm` drains or
+//! resumes the node. The judging is fabdiag_health's.
+
+mod act;
+mod measure;
+
+use crate::signals::lock;
+use crate::streams::print_stdout;
+use fabdiag_health::expect::{self, DomainExpect, Expect, Measured, MeasuredDomain};
+use fabdiag_health::judge::{self, Source};
+use fabdiag_health::{link, topology, Check, Health, Verdict};
+use fabdiag_options::health::{parse, usage, HealthOptions, DEFAULT_EXPECT};
+use fabdiag_options::Action;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What the watchdog can see: the checks so far and what is running.
+#[derive(Default)]
+struct Progress {
+    checks: Vec<Check>,
+    step: String,
+    /// The outcome is being printed (by the main thread or the watchdog).
+    done: bool,
+}
+
+type Shared = Arc<Mutex<Progress>>;
+
+fn push(p: &Shared, c: Check) {
+    lock(p).checks.push(c);
+}
+
+fn step(p: &Shared, what: String) {
+    lock(p).step = what;
+}
+
+/// The sysfs tree read: the machine's, or a fixture's under
+/// FABDIAG_TEST_SYSFS_ROOT (a test hook).
+fn sysfs_root() -> PathBuf {
+    std::env::var_os("FABDIAG_TEST_SYSFS_ROOT").map_or_else(|| PathBuf::from("/"), PathBuf::from)
+}
+
+fn print(h: &Health, json: bool) {
+    if json {
+        print_stdout(&(serde_json::to_string_pretty(h).unwrap_or_else(|_| "{}".into()) + "\n"));
+    } else {
+        print_stdout(&h.text());
+    }
+}
+
+/// The expectations and where they came from: `--expect` (which must
+/// exist), else the default file if it exists, else none.
+fn load_expect(given: Option<&str>) -> Result<(Expect, Option<String>), String> {
+    let path = match given {
+        Some(p) => p.to_string(),
+        None if std::path::Path::new(DEFAULT_EXPECT).exists() => DEFAULT_EXPECT.to_string(),
+        None => return Ok((Expect::default(), None)),
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let e = expect::parse(&text, &path).map_err(|e| e.to_string())?;
+    Ok((e, Some(path)))
+}
+
+/// Ends the run with UNKNOWN when the budget is spent.
+fn watchdog(p: Shared, node: String, o: &HealthOptions, start: Instant, source: Option<String>) {
+    let (budget, json) = (o.budget_s, o.json);
+    // a little before the budget, so the verdict is out within it
+    let at = Duration::from_secs_f64((budget - 0.25).max(0.5));
+    let spawned = std::thread::Builder::new()
+        .name("fabdiag-health-watchdog".into())
+        .spawn(move || {
+            std::thread::sleep(at.saturating_sub(start.elapsed()));
+            let mut g = lock(&p);
+            if g.done {
+                return;
+            }
+            g.done = true;
+            let what = format!("{} did not finish within the {budget} s budget", g.step);
+            g.checks.push(Check::new("budget", "", Verdict::Unknown, what));
+            let h = Health::new(&node, g.checks.clone(), start.elapsed().as_secs_f64(), budget, source);
+            print(&h, json);
+            std::process::exit(i32::from(Verdict::Unknown.exit_code()));
+        });
+    if let Err(e) = spawned {
+        tell!("fabdiag health: warning: no watchdog ({e}): a held call is not cut off");
+    }
+}
+
+/// The domains to look at: the file's, then `-d`'s not in it.
+fn domains(e: &Expect, extra: &[(String, String)]) -> Vec<DomainExpect> {
+    let mut out = e.domains.clone();
+    for (p, d) in extra {
+        if !out.iter().any(|x| &x.provider == p && &x.domain == d) {
+            out.push(DomainExpect {
+                provider: p.clone(),
+                domain: d.clone(),
+                ..DomainExpect::default()
+            });
+        }
+    }
+    out
+}
+
+/// One NIC: its link, flaps since last time, loopback write-bw and send-lat.
+fn check_domain(p: &Shared, d: &DomainExpect, src: &Source, state: &mut act::FlapState, m: &mut Measured) {
+    let subject = format!("{}:{}", d.provider, d.domain);
+    let l = link::link(&sysfs_root(), &d.provider, &d.domain);
+    push(p, judge::link(&subject, &l, d, src));
+    if let Ok(facts) = &l {
+        if let Some(now) = facts.flaps {
+            let now = (now, act::unix_now());
+            if let Some(c) = judge::flaps(&subject, state.get(&subject).copied(), now, d, src) {
+                push(p, c);
+            }
+            state.insert(subject.clone(), now);
+        }
+    }
+    step(p, format!("loopback write-bw on {subject}"));
+    let bw = measure::write_bw(&d.provider, &d.domain);
+    push(p, judge::write_bw(&subject, &bw, d, src));
+    step(p, format!("loopback send-lat on {subject}"));
+    let lat = measure::send_lat(&d.provider, &d.domain);
+    push(p, judge::send_lat(&subject, &lat, d, src));
+    let l = l.ok();
+    m.domains.push(MeasuredDomain {
+        provider: d.provider.clone(),
+        domain: d.domain.clone(),
+        link_gbps: l.as_ref().and_then(|l| l.rate_gbps),
+        write_bw_mb_s: bw.ok(),
+        send_lat_us: lat.ok(),
+        flap_counter: l.is_some_and(|l| l.flaps.is_some()),
+    });
+}
+
+/// libfabric, its providers and domains, limits, and each NIC.
+fn check_fabric(p: &Shared, o: &HealthOptions, e: &Expect, src: &Source, m: &mut Measured) {
+    step(p, "loading libfabric".into());
+    let lib = measure::libfabric();
+    let loaded = lib.is_ok();
+    push(p, judge::libfabric(lib));
+    let wanted = Expect {
+        domains: domains(e, &o.domains),
+        ..e.clone()
+    };
+    let mut present = Vec::new();
+    if loaded {
+        step(p, "listing providers".into());
+        match measure::providers() {
+            Ok(list) => present = list,
+            Err(why) => push(p, Check::new("providers", "", Verdict::Critical, why)),
+        }
+        for c in judge::providers(&present, &wanted, src) {
+            push(p, c);
+        }
+    }
+    // as -P names them: a layered "tcp;ofi_rxm" is selected by "tcp"
+    for (name, _) in &present {
+        let core = name.split(';').next().unwrap_or(name).to_string();
+        if !m.providers.contains(&core) {
+            m.providers.push(core);
+        }
+    }
+    let rdma = present
+        .iter()
+        .any(|(name, _)| name.split(';').any(|part| measure::RDMA_PROVIDERS.contains(&part)));
+    if let Some(c) = judge::locked_memory(measure::locked_memory(), e, rdma, src) {
+        push(p, c);
+    }
+    if let Some(c) = judge::hugepages(measure::free_hugepages_2m(), e, src) {
+        push(p, c);
+    }
+    let mut state = act::read_state(&o.state_dir);
+    let keeps = wanted.domains.iter().any(|d| d.max_flaps_per_hour.is_some());
+    for d in &wanted.domains {
+        let listed = judge::domains_of(&present, &d.provider).is_some_and(|ds| ds.contains(&d.domain));
+        if listed {
+            check_domain(p, d, src, &mut state, m);
+        }
+    }
+    if keeps {
+        if let Err(why) = act::write_state(&o.state_dir, &state) {
+            push(
+                p,
+                Check::new("link flaps", "", Verdict::Ok, format!("rates not kept: {why}")),
+            );
+        }
+    }
+}
+
+/// Each GPU's copy, and the GPUs' places on the PCI tree.
+fn check_gpus(p: &Shared, e: &Expect, src: &Source, m: &mut Measured) {
+    step(p, "looking for GPUs".into());
+    let found = measure::gpus();
+    let count = found.as_ref().map(|d| d.len() as u32).map_err(Clone::clone);
+    if let Some(c) = judge::gpus(&count, e, src) {
+        push(p, c);
+    }
+    if let Ok(devs) = &found {
+        m.gpus = Some(devs.len() as u32);
+        for d in devs {
+            let subject = format!("GPU{} ({})", d.ordinal, d.pci_bus_id);
+            step(p, format!("host->GPU copy on {subject}"));
+            let r = measure::gpu_copy(d);
+            push(p, judge::gpu_copy(&subject, &r, e, src));
+            if let Ok(v) = r {
+                m.host_to_gpu_gb_s = Some(m.host_to_gpu_gb_s.map_or(v, |w: f64| w.min(v)));
+            }
+        }
+    }
+    step(p, "reading the PCI tree".into());
+    let tree = topology::Tree::read(&sysfs_root());
+    let place = topology::placement(&tree);
+    m.gpu_nic = place
+        .gpus
+        .iter()
+        .filter_map(|g| g.nearest.as_ref().map(|(_, c)| *c))
+        .max();
+    for c in judge::topology(&place, e, src) {
+        push(p, c);
+    }
+}
+
+/// `--topology`: the GPU × NIC matrix, and exit.
+fn topology_only(json: bool) -> u8 {
+    let root = sysfs_root();
+    let tree = topology::Tree::read(&root);
+    if tree.devices.is_empty() {
+        tell!(
+            "fabdiag health: no PCI devices visible under {}",
+            root.join("sys/bus/pci/devices").display()
+        );
+        return Verdict::Unknown.exit_code();
+    }
+    let place = topology::placement(&tree);
+    if json {
+        print_stdout(&(serde_json::to_string_pretty(&place).unwrap_or_default() + "\n"));
+    } else {
+        print_stdout(&topology::matrix_text(&place));
+    }
+    Verdict::Ok.exit_code()
+}
+
+pub fn run(prog: &str, args: &[String]) -> u8 {
+    let o = match parse(args) {
+        Ok(Action::Run(o)) => o,
+        Ok(_) => {
+            print_stdout(&usage(prog));
+            return Verdict::Ok.exit_code();
+        }
+        Err(fabdiag_options::OptionError::Invalid(m) | fabdiag_options::OptionError::Unavailable(m)) => {
+            tell!("{prog}: {m}");
+            return Verdict::Unknown.exit_code();
+        }
+    };
+    if o.topology {
+        return topology_only(o.json);
+    }
+    let (e, path) = match load_expect(o.expect.as_deref()) {
+        Ok(x) => x,
+        Err(m) => {
+            tell!("{prog}: UNKNOWN: {m}");
+            return Verdict::Unknown.exit_code();
+        }
+    };
+    let start = Instant::now();
+    let node = act::node_name(o.node.as_deref());
+    let shared: Shared = Arc::default();
+    watchdog(Arc::clone(&shared), node.clone(), &o, start, path.clone());
+    let src_name = path.as_deref().map_or("health.toml".to_string(), |p| {
+        std::path::Path::new(p)
+            .file_name()
+            .map_or(p.to_string(), |f| f.to_string_lossy().into_owned())
+    });
+    let src = Source(&src_name);
+    let mut m = Measured::default();
+    check_fabric(&shared, &o, &e, &src, &mut m);
+    check_gpus(&shared, &e, &src, &mut m);
+    let checks = {
+        let mut g = lock(&shared);
+        if g.done {
+            // the watchdog is printing UNKNOWN and ends the process
+            drop(g);
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+        g.done = true;
+        g.checks.clone()
+    };
+    let mut h = Health::new(&node, checks, start.elapsed().as_secs_f64(), o.budget_s, path);
+    conclude(prog, &o, &mut h, &m)
+}
+
+/// `--write-expect`, `--slurm`, then the output and the exit code.
+fn conclude(prog: &str, o: &HealthOptions, h: &mut Health, m: &Measured) -> u8 {
+    if let Some(file) = &o.write_expect {
+        let text = expect::write(m, 0.2, &h.node);
+        let written = if file == "-" {
+            print_stdout(&text);
+            Ok(())
+        } else {
+            std::fs::write(file, &text).map_err(|e| format!("cannot write {file}: {e}"))
+        };
+        match written {
+            Ok(()) if file != "-" => tell!("{prog}: wrote {file} from this node's figures (check it before use)"),
+            Ok(()) => {}
+            Err(why) => {
+                tell!("{prog}: UNKNOWN: {why}");
+                return Verdict::Unknown.exit_code();
+            }
+        }
+        if file == "-" {
+            return h.verdict.exit_code();
+        }
+    }
+    if o.slurm {
+        let left = Duration::from_secs_f64((o.budget_s - h.elapsed_s).max(2.0));
+        h.slurm = Some(match act::slurm(&h.node, h.verdict, &h.summary, o.dry_run, left) {
+            Ok(done) => done,
+            Err(why) => {
+                tell!("{prog}: {why}");
+                format!("not acted on: {why}")
+            }
+        });
+    }
+    print(h, o.json);
+    h.verdict.exit_code()
+}

@@ -1,0 +1,107 @@
+//! A libfabric domain's link as sysfs shows it: the InfiniBand port
+//! (verbs, efa: /sys/class/infiniband/DEV/ports/N/state, phys_state,
+//! rate), else the network interface (tcp, udp, psm3 over sockets, and
+//! the Ethernet side of a CXI or RoCE NIC: /sys/class/net/IF/operstate,
+//! carrier, speed). Domains with no device behind them (shm, sm2) have no
+//! link. Reads files under a root; never writes.
+
+use serde::Serialize;
+use std::path::Path;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkFacts {
+    /// What was read: "mlx5_0 port 1", "eth0".
+    pub device: String,
+    pub up: bool,
+    /// As the kernel says it: "4: ACTIVE", "up", "down".
+    pub state: String,
+    /// Gb/s (None: the driver does not say, as veth and lo do not).
+    pub rate_gbps: Option<f64>,
+    /// Flap counter (carrier_changes or link_downed), for rates.
+    pub flaps: Option<u64>,
+}
+
+fn read(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+}
+
+/// The device name in a domain name: verbs and efa add "-rdm", "-dgram"
+/// or "-xrc" to the device's.
+fn device_of(domain: &str) -> &str {
+    for suffix in ["-rdm", "-dgram", "-xrc"] {
+        if let Some(d) = domain.strip_suffix(suffix) {
+            return d;
+        }
+    }
+    domain
+}
+
+/// "100 Gb/sec (4X EDR)" -> 100.
+fn ib_rate(s: &str) -> Option<f64> {
+    s.split_whitespace().next()?.parse().ok()
+}
+
+fn infiniband(root: &Path, dev: &str) -> Option<LinkFacts> {
+    let ports = root.join("sys/class/infiniband").join(dev).join("ports");
+    let mut rd: Vec<_> = std::fs::read_dir(&ports).ok()?.flatten().map(|e| e.path()).collect();
+    rd.sort();
+    // the first port that is active, else the first
+    let pick = rd
+        .iter()
+        .find(|p| read(&p.join("state")).is_some_and(|s| s.ends_with("ACTIVE")))
+        .or(rd.first())?;
+    let state = read(&pick.join("state")).unwrap_or_else(|| "unknown".into());
+    let port = pick
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Some(LinkFacts {
+        device: format!("{dev} port {port}"),
+        up: state.ends_with("ACTIVE"),
+        state,
+        rate_gbps: read(&pick.join("rate")).and_then(|r| ib_rate(&r)),
+        flaps: read(&pick.join("counters/link_downed")).and_then(|v| v.parse().ok()),
+    })
+}
+
+fn netdev(root: &Path, ifname: &str) -> Option<LinkFacts> {
+    let d = root.join("sys/class/net").join(ifname);
+    let operstate = read(&d.join("operstate"))?;
+    let carrier = read(&d.join("carrier")).is_some_and(|c| c == "1");
+    // lo and some virtual interfaces say "unknown" while carrying traffic
+    let up = operstate == "up" || (operstate == "unknown" && carrier);
+    Some(LinkFacts {
+        device: ifname.into(),
+        up,
+        state: operstate,
+        rate_gbps: read(&d.join("speed"))
+            .and_then(|s| s.parse::<i64>().ok())
+            .filter(|&s| s > 0)
+            .map(|mbps| mbps as f64 / 1000.0),
+        flaps: read(&d.join("carrier_changes")).and_then(|v| v.parse().ok()),
+    })
+}
+
+/// The first network interface of a CXI device (its Ethernet side, hsnN).
+fn cxi(root: &Path, dev: &str) -> Option<LinkFacts> {
+    let net = root.join("sys/class/cxi").join(dev).join("device/net");
+    let mut names: Vec<String> = std::fs::read_dir(net)
+        .ok()?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    netdev(root, names.first()?)
+}
+
+/// The link behind a domain, or why there is none to read.
+pub fn link(root: &Path, provider: &str, domain: &str) -> Result<LinkFacts, String> {
+    if matches!(provider, "shm" | "sm2") {
+        return Err(format!("{provider} has no NIC behind it"));
+    }
+    let dev = device_of(domain);
+    infiniband(root, dev)
+        .or_else(|| netdev(root, dev))
+        .or_else(|| cxi(root, dev))
+        .ok_or_else(|| format!("no /sys/class/infiniband, net or cxi entry named {dev}"))
+}

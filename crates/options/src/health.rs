@@ -1,0 +1,228 @@
+//! The command line of `fabdiag health`, parsed with the same getopt rules
+//! as the tools. Nothing here reads the expectations file or the machine.
+
+use crate::getopt::{self, OptDef, Parsed};
+use crate::resolve::{Action, OptionError};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HealthOpt {
+    Budget,
+    Expect,
+    Domain,
+    WriteExpect,
+    StateDir,
+    Topology,
+    Json,
+    Slurm,
+    DryRun,
+    Node,
+    Help,
+}
+
+const fn def(id: HealthOpt, short: Option<char>, long: &'static str, takes_arg: bool) -> OptDef<HealthOpt> {
+    OptDef {
+        id,
+        short,
+        long,
+        takes_arg,
+    }
+}
+
+const HEALTH: &[OptDef<HealthOpt>] = &[
+    def(HealthOpt::Budget, None, "budget", true),
+    def(HealthOpt::Expect, None, "expect", true),
+    def(HealthOpt::Domain, Some('d'), "domain", true),
+    def(HealthOpt::WriteExpect, None, "write-expect", true),
+    def(HealthOpt::StateDir, None, "state-dir", true),
+    def(HealthOpt::Topology, None, "topology", false),
+    def(HealthOpt::Json, None, "json", false),
+    def(HealthOpt::Slurm, None, "slurm", false),
+    def(HealthOpt::DryRun, None, "dry-run", false),
+    def(HealthOpt::Node, None, "node", true),
+    def(HealthOpt::Help, Some('h'), "help", false),
+];
+
+/// The default expectations file, read when it exists.
+pub const DEFAULT_EXPECT: &str = "/etc/fabdiag/health.toml";
+/// Where the counters read last time are kept.
+pub const DEFAULT_STATE_DIR: &str = "/var/lib/fabdiag";
+/// Seconds a run may take before it ends itself with UNKNOWN (Slurm kills
+/// a HealthCheckProgram after 60 s).
+pub const DEFAULT_BUDGET_S: f64 = 10.0;
+
+/// Every option (short, long, takes an argument): what completion offers.
+pub fn options() -> impl Iterator<Item = (Option<char>, &'static str, bool)> {
+    HEALTH.iter().map(|d| (d.short, d.long, d.takes_arg))
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HealthOptions {
+    pub budget_s: f64,
+    /// `--expect`: a file that must exist (None: the default, if there).
+    pub expect: Option<String>,
+    /// `-d PROV:DOMAIN`: NICs to measure beside the file's.
+    pub domains: Vec<(String, String)>,
+    pub write_expect: Option<String>,
+    pub state_dir: String,
+    pub topology: bool,
+    pub json: bool,
+    pub slurm: bool,
+    pub dry_run: bool,
+    pub node: Option<String>,
+}
+
+pub fn usage(prog: &str) -> String {
+    format!(
+        "Usage:
+  {prog} [--expect FILE] [-d PROV:DOMAIN]... [--budget SEC] [--json]
+         [--slurm [--dry-run] [--node NAME]] [--state-dir DIR]
+  {prog} --write-expect FILE [-d PROV:DOMAIN]...
+  {prog} --topology
+                         A verdict on this node: OK, WARNING, CRITICAL or UNKNOWN
+
+Options:
+      --expect=FILE      What this node must have and reach (TOML; default:
+                         {DEFAULT_EXPECT} if it exists; without one, only
+                         what is absent or broken fails)
+  -d, --domain=PROV:DOMAIN
+                         Also measure this NIC (libfabric provider and domain,
+                         e.g. verbs:mlx5_0, tcp:eth0); repeatable
+      --budget=SEC       End with UNKNOWN after this many seconds (default: {DEFAULT_BUDGET_S})
+      --write-expect=FILE
+                         Write an expectations file from what this node
+                         measures now, with a 20 % margin (- for stdout)
+      --state-dir=DIR    Where link counters are kept between runs, for rates
+                         (default: {DEFAULT_STATE_DIR})
+      --topology         Print each GPU's class to each NIC on the PCI tree
+                         (as nvidia-smi topo -m names them) and exit
+      --json             One JSON document (schema fabdiag-health/1)
+      --slurm            Drain this node on CRITICAL (reason \"fabdiag: ...\"),
+                         resume it on OK if fabdiag drained it
+      --dry-run          With --slurm: print the scontrol command, run nothing
+      --node=NAME        The Slurm node name (default: $SLURMD_NODENAME, else
+                         the short host name)
+  -h, --help             Print this help text and exit
+
+The first line is the verdict; one line per check follows. Exit codes are
+Nagios's: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (a bad option or file too).
+"
+    )
+}
+
+fn positive_seconds(v: &str) -> Option<f64> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 1.0 && *s <= 3600.0)
+}
+
+pub fn parse(args: &[String]) -> Result<Action<HealthOptions>, OptionError> {
+    let mut o = HealthOptions {
+        budget_s: DEFAULT_BUDGET_S,
+        expect: None,
+        domains: Vec::new(),
+        write_expect: None,
+        state_dir: DEFAULT_STATE_DIR.into(),
+        topology: false,
+        json: false,
+        slurm: false,
+        dry_run: false,
+        node: None,
+    };
+    let bad = |m: String| OptionError::Invalid(m);
+    let nonempty = |what: &str, v: Option<String>| match v {
+        Some(v) if !v.is_empty() => Ok(v),
+        _ => Err(bad(format!("Invalid {what}: ''"))),
+    };
+    for p in getopt::parse(HEALTH, args).map_err(|m| bad(format!("{m} (see -h)")))? {
+        match p {
+            Parsed::Opt(HealthOpt::Help, _) => return Ok(Action::Help),
+            Parsed::Opt(HealthOpt::Budget, v) => {
+                let v = v.unwrap_or_default();
+                o.budget_s =
+                    positive_seconds(&v).ok_or_else(|| bad(format!("Invalid budget: {v} (seconds, 1 to 3600)")))?;
+            }
+            Parsed::Opt(HealthOpt::Expect, v) => o.expect = Some(nonempty("expectations file", v)?),
+            Parsed::Opt(HealthOpt::WriteExpect, v) => o.write_expect = Some(nonempty("file to write", v)?),
+            Parsed::Opt(HealthOpt::StateDir, v) => o.state_dir = nonempty("state directory", v)?,
+            Parsed::Opt(HealthOpt::Node, v) => o.node = Some(nonempty("node name", v)?),
+            Parsed::Opt(HealthOpt::Domain, v) => {
+                let v = v.unwrap_or_default();
+                match v.split_once(':') {
+                    Some((p, d)) if !p.is_empty() && !d.is_empty() => o.domains.push((p.into(), d.into())),
+                    _ => {
+                        return Err(bad(format!(
+                            "Invalid domain: '{v}' (PROVIDER:DOMAIN, e.g. verbs:mlx5_0)"
+                        )))
+                    }
+                }
+            }
+            Parsed::Opt(HealthOpt::Topology, _) => o.topology = true,
+            Parsed::Opt(HealthOpt::Json, _) => o.json = true,
+            Parsed::Opt(HealthOpt::Slurm, _) => o.slurm = true,
+            Parsed::Opt(HealthOpt::DryRun, _) => o.dry_run = true,
+            Parsed::Operand(x) => return Err(bad(format!("Unexpected argument: {x} (see -h)"))),
+        }
+    }
+    if o.dry_run && !o.slurm {
+        return Err(bad("--dry-run goes with --slurm".into()));
+    }
+    if o.write_expect.is_some() && o.slurm {
+        return Err(bad(
+            "--write-expect measures a known-good node; it does not go with --slurm".into(),
+        ));
+    }
+    Ok(Action::Run(o))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn run(a: &[&str]) -> HealthOptions {
+        match parse(&args(a)) {
+            Ok(Action::Run(o)) => o,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn health_options() {
+        let o = run(&[
+            "-d",
+            "tcp:lo",
+            "--domain=verbs:mlx5_0",
+            "--budget",
+            "20",
+            "--slurm",
+            "--dry-run",
+        ]);
+        assert_eq!(
+            o.domains,
+            vec![("tcp".into(), "lo".into()), ("verbs".into(), "mlx5_0".into())]
+        );
+        assert_eq!((o.budget_s, o.slurm, o.dry_run), (20.0, true, true));
+        let d = run(&[]);
+        assert_eq!(
+            (d.budget_s, d.expect, d.state_dir.as_str()),
+            (10.0, None, DEFAULT_STATE_DIR)
+        );
+        for (a, msg) in [
+            (
+                &["-d", "lo"][..],
+                "Invalid domain: 'lo' (PROVIDER:DOMAIN, e.g. verbs:mlx5_0)",
+            ),
+            (&["--budget", "0.5"], "Invalid budget: 0.5 (seconds, 1 to 3600)"),
+            (&["--budget", "nan"], "Invalid budget: nan (seconds, 1 to 3600)"),
+            (&["--dry-run"], "--dry-run goes with --slurm"),
+            (&["--expect="], "Invalid expectations file: ''"),
+            (&["x"], "Unexpected argument: x (see -h)"),
+        ] {
+            assert_eq!(parse(&args(a)), Err(OptionError::Invalid(msg.into())), "{a:?}");
+        }
+        assert_eq!(parse(&args(&["-h"])), Ok(Action::Help));
+    }
+}
