@@ -7,6 +7,9 @@
 #   scripts/dev/slurm-local.sh start DIR   # prints "export SLURM_CONF=DIR/slurm.conf"
 #   scripts/dev/slurm-local.sh stop DIR
 #
+# SLURM_LOCAL_EXTRA: lines added to slurm.conf (e.g. a HealthCheckProgram
+# and HealthCheckInterval, as the health gate's tests set them).
+#
 # The node declares 16 CPUs whatever this machine has, so a step of 8 or 16
 # tasks fits on a 2-core machine (the tasks of a sweep mostly wait).
 set -euo pipefail
@@ -140,6 +143,7 @@ ReturnToService=2
 SlurmdParameters=config_overrides
 NodeName=$host CPUs=16 State=UNKNOWN
 PartitionName=fabdiag Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+${SLURM_LOCAL_EXTRA:-}
 EOF
 export SLURM_CONF="$conf"
 slurmctld -f "$conf" -i

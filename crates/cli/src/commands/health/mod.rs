@@ -108,27 +108,32 @@ fn domains(e: &Expect, extra: &[(String, String)]) -> Vec<DomainExpect> {
     out
 }
 
-/// One NIC: its link, flaps since last time, loopback write-bw and send-lat.
-fn check_domain(p: &Shared, d: &DomainExpect, src: &Source, state: &mut act::FlapState, m: &mut Measured) {
+/// One NIC's link, and flaps since last time: sysfs, whether or not
+/// libfabric lists the domain.
+fn check_link(p: &Shared, d: &DomainExpect, src: &Source, state: &mut act::FlapState) -> Option<link::LinkFacts> {
     let subject = format!("{}:{}", d.provider, d.domain);
     let l = link::link(&sysfs_root(), &d.provider, &d.domain);
     push(p, judge::link(&subject, &l, d, src));
-    if let Ok(facts) = &l {
-        if let Some(now) = facts.flaps {
-            let now = (now, act::unix_now());
-            if let Some(c) = judge::flaps(&subject, state.get(&subject).copied(), now, d, src) {
-                push(p, c);
-            }
-            state.insert(subject.clone(), now);
+    let facts = l.ok()?;
+    if let Some(now) = facts.flaps {
+        let now = (now, act::unix_now());
+        if let Some(c) = judge::flaps(&subject, state.get(&subject).copied(), now, d, src) {
+            push(p, c);
         }
+        state.insert(subject, now);
     }
+    Some(facts)
+}
+
+/// One NIC's loopback write-bw and send-lat.
+fn check_loopback(p: &Shared, d: &DomainExpect, src: &Source, l: Option<link::LinkFacts>, m: &mut Measured) {
+    let subject = format!("{}:{}", d.provider, d.domain);
     step(p, format!("loopback write-bw on {subject}"));
     let bw = measure::write_bw(&d.provider, &d.domain);
     push(p, judge::write_bw(&subject, &bw, d, src));
     step(p, format!("loopback send-lat on {subject}"));
     let lat = measure::send_lat(&d.provider, &d.domain);
     push(p, judge::send_lat(&subject, &lat, d, src));
-    let l = l.ok();
     m.domains.push(MeasuredDomain {
         provider: d.provider.clone(),
         domain: d.domain.clone(),
@@ -179,9 +184,10 @@ fn check_fabric(p: &Shared, o: &HealthOptions, e: &Expect, src: &Source, m: &mut
     let mut state = act::read_state(&o.state_dir);
     let keeps = wanted.domains.iter().any(|d| d.max_flaps_per_hour.is_some());
     for d in &wanted.domains {
-        let listed = judge::domains_of(&present, &d.provider).is_some_and(|ds| ds.contains(&d.domain));
-        if listed {
-            check_domain(p, d, src, &mut state, m);
+        let link = check_link(p, d, src, &mut state);
+        // a domain libfabric does not list is CRITICAL already
+        if judge::domains_of(&present, &d.provider).is_some_and(|ds| ds.contains(&d.domain)) {
+            check_loopback(p, d, src, link, m);
         }
     }
     if keeps {
