@@ -36,36 +36,35 @@ pub fn domains_of(present: &[(String, Vec<String>)], provider: &str) -> Option<V
     found.then_some(out)
 }
 
-/// Each provider and domain the file asks for, present or not.
+/// Each provider the file asks for, present or not.
 pub fn providers(present: &[(String, Vec<String>)], e: &Expect, src: &Source) -> Vec<Check> {
-    let find = |p: &str| domains_of(present, p);
-    let mut out = Vec::new();
-    for p in &e.providers {
-        out.push(match find(p) {
+    e.providers
+        .iter()
+        .map(|p| match domains_of(present, p) {
             Some(d) => Check::new("provider", p, Verdict::Ok, format!("present ({})", d.join(", "))),
             None => Check::new("provider", p, Verdict::Critical, format!("missing ({})", src.0)),
-        });
+        })
+        .collect()
+}
+
+/// A domain to check that libfabric does not list (None: it does).
+pub fn domain(present: &[(String, Vec<String>)], d: &DomainExpect) -> Option<Check> {
+    let subject = format!("{}:{}", d.provider, d.domain);
+    match domains_of(present, &d.provider) {
+        None => Some(Check::new(
+            "domain",
+            &subject,
+            Verdict::Critical,
+            format!("provider {} missing", d.provider),
+        )),
+        Some(ds) if !ds.contains(&d.domain) => Some(Check::new(
+            "domain",
+            &subject,
+            Verdict::Critical,
+            format!("missing (the provider has: {})", ds.join(", ")),
+        )),
+        Some(_) => None,
     }
-    for d in &e.domains {
-        let subject = format!("{}:{}", d.provider, d.domain);
-        let check = match find(&d.provider) {
-            None => Check::new(
-                "domain",
-                &subject,
-                Verdict::Critical,
-                format!("provider {} missing", d.provider),
-            ),
-            Some(ds) if !ds.contains(&d.domain) => Check::new(
-                "domain",
-                &subject,
-                Verdict::Critical,
-                format!("missing (the provider has: {})", ds.join(", ")),
-            ),
-            Some(_) => continue,
-        };
-        out.push(check);
-    }
-    out
 }
 
 /// The soft locked-memory limit (None: unlimited): held to the file's

@@ -18,6 +18,7 @@ mod doctor;
 mod gpu;
 mod gpu_loopback;
 mod gpu_plumbing;
+mod health;
 mod lat;
 mod netns;
 mod op_contexts;

@@ -7,9 +7,9 @@
 //! slurm-wlm and munge (scripts/install-deps.sh); without them the tests
 //! fail, they do not skip.
 
+use crate::common::slurm::Slurm;
 use crate::common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -81,56 +81,6 @@ fn mpirun_bad_options_fail_on_every_rank_with_one_line() {
     // left to finish, every rank says it (mpirun then exits 0 itself)
     let o = mpirun(&["--mca", "orte_abort_on_non_zero_status", "0"]);
     assert_eq!(said(&o), 4, "one line from each rank: {}", o.stderr);
-}
-
-/// A single-node Slurm cluster for the length of a test; one at a time.
-struct Slurm {
-    dir: PathBuf,
-    conf: String,
-    _one: std::sync::MutexGuard<'static, ()>,
-}
-
-impl Slurm {
-    fn start() -> Slurm {
-        static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let one = ONE.lock().unwrap_or_else(|e| e.into_inner());
-        require_root();
-        let dir = std::env::temp_dir().join(format!("fabdiag-slurm-{}", std::process::id()));
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/dev/slurm-local.sh");
-        let o = Command::new("bash")
-            .arg(&script)
-            .arg("start")
-            .arg(&dir)
-            .output()
-            .expect("bash");
-        let out = String::from_utf8_lossy(&o.stdout);
-        assert!(
-            o.status.success(),
-            "scripts/dev/slurm-local.sh start: {}{}",
-            out,
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let conf = out
-            .lines()
-            .find_map(|l| l.strip_prefix("export SLURM_CONF="))
-            .expect("SLURM_CONF from slurm-local.sh")
-            .to_string();
-        Slurm { dir, conf, _one: one }
-    }
-
-    fn srun(&self, args: &[&str]) -> Output {
-        let mut cmd = Command::new("srun");
-        cmd.env("SLURM_CONF", &self.conf).args(args);
-        Proc::spawn(&mut cmd).wait(LIMIT * 3)
-    }
-}
-
-impl Drop for Slurm {
-    fn drop(&mut self) {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/dev/slurm-local.sh");
-        let _ = Command::new("bash").arg(script).arg("stop").arg(&self.dir).output();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 #[test]

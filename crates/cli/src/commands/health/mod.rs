@@ -150,10 +150,7 @@ fn check_fabric(p: &Shared, o: &HealthOptions, e: &Expect, src: &Source, m: &mut
     let lib = measure::libfabric();
     let loaded = lib.is_ok();
     push(p, judge::libfabric(lib));
-    let wanted = Expect {
-        domains: domains(e, &o.domains),
-        ..e.clone()
-    };
+    let wanted = domains(e, &o.domains);
     let mut present = Vec::new();
     if loaded {
         step(p, "listing providers".into());
@@ -161,7 +158,7 @@ fn check_fabric(p: &Shared, o: &HealthOptions, e: &Expect, src: &Source, m: &mut
             Ok(list) => present = list,
             Err(why) => push(p, Check::new("providers", "", Verdict::Critical, why)),
         }
-        for c in judge::providers(&present, &wanted, src) {
+        for c in judge::providers(&present, e, src) {
             push(p, c);
         }
     }
@@ -182,12 +179,17 @@ fn check_fabric(p: &Shared, o: &HealthOptions, e: &Expect, src: &Source, m: &mut
         push(p, c);
     }
     let mut state = act::read_state(&o.state_dir);
-    let keeps = wanted.domains.iter().any(|d| d.max_flaps_per_hour.is_some());
-    for d in &wanted.domains {
+    let keeps = wanted.iter().any(|d| d.max_flaps_per_hour.is_some());
+    // the link first: a NIC whose link is down is said so before what
+    // follows from it (libfabric no longer listing its domain)
+    for d in &wanted {
         let link = check_link(p, d, src, &mut state);
-        // a domain libfabric does not list is CRITICAL already
-        if judge::domains_of(&present, &d.provider).is_some_and(|ds| ds.contains(&d.domain)) {
-            check_loopback(p, d, src, link, m);
+        if !loaded {
+            continue;
+        }
+        match judge::domain(&present, d) {
+            Some(missing) => push(p, missing),
+            None => check_loopback(p, d, src, link, m),
         }
     }
     if keeps {

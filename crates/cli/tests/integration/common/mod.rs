@@ -19,6 +19,7 @@
 #![allow(dead_code)]
 
 pub mod netns;
+pub mod slurm;
 
 pub use nix::sys::signal::Signal;
 use std::io::Read;
