@@ -63,6 +63,12 @@ for name in $(cd "$root/usr/bin" && ls); do
     "$bin" completions fish "$name" > "$root/usr/share/fish/vendor_completions.d/$name.fish"
 done
 
+# the health gate's integrations: Slurm's HealthCheckProgram and a prolog
+# example, and the NHC check (copied into /etc/nhc/scripts by the site)
+install -D -m 0755 contrib/slurm/fabdiag-healthcheck "$root/usr/share/fabdiag/slurm/fabdiag-healthcheck"
+install -D -m 0755 contrib/slurm/prolog.sh "$root/usr/share/fabdiag/slurm/prolog.sh"
+install -D -m 0644 contrib/nhc/fabdiag.nhc "$root/usr/share/fabdiag/nhc/fabdiag.nhc"
+
 doc="$root/usr/share/doc/fabdiag"
 install -D -m 0644 README.md "$doc/README.md"
 install -D -m 0644 CHANGELOG.md "$doc/CHANGELOG.md"

@@ -166,7 +166,11 @@ pub fn summary_line(verdict: Verdict, checks: &[Check], elapsed_s: f64) -> Strin
     let bad: Vec<&Check> = checks.iter().filter(|c| c.verdict == verdict).collect();
     match (verdict, bad.first()) {
         (Verdict::Ok, _) | (_, None) => {
-            format!("fabdiag health: OK: {} checks passed in {elapsed_s:.1} s", checks.len())
+            let n = match checks.len() {
+                1 => "1 check".to_string(),
+                n => format!("{n} checks"),
+            };
+            format!("fabdiag health: OK: {n} passed in {elapsed_s:.1} s")
         }
         (v, Some(first)) => {
             let others = checks.iter().filter(|c| c.verdict != Verdict::Ok).count() - 1;

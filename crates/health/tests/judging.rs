@@ -180,7 +180,7 @@ fn the_worst_check_is_the_summary() {
     let h = Health::new("n1", checks[..1].to_vec(), 1.25, 10.0, None);
     assert_eq!(
         h.text(),
-        "fabdiag health: OK: 1 checks passed in 1.2 s\nOK       libfabric: loads (1.17)\n"
+        "fabdiag health: OK: 1 check passed in 1.2 s\nOK       libfabric: loads (1.17)\n"
     );
     assert_eq!(
         [Verdict::Ok, Verdict::Warning, Verdict::Critical, Verdict::Unknown].map(Verdict::exit_code),

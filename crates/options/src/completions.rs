@@ -76,6 +76,17 @@ fn serve_command() -> Command {
         .arg(flag("version", Some('V'), false, "Print the version and exit"))
 }
 
+/// `fabdiag health`'s options, from its parser's table.
+fn health_command() -> Command {
+    let mut cmd = Command::new("health")
+        .about("A verdict on this node: OK, WARNING, CRITICAL or UNKNOWN")
+        .disable_help_flag(true);
+    for (short, long, takes_arg, help) in crate::health::options() {
+        cmd = cmd.arg(flag(long, short, takes_arg, help));
+    }
+    cmd
+}
+
 /// `fabdiag sweep`'s own options (the pair tool's follow them).
 fn sweep_command() -> Command {
     let mut cmd = Command::new("sweep")
@@ -97,6 +108,7 @@ fn fabdiag() -> Command {
     }
     cmd.subcommand(serve_command())
         .subcommand(sweep_command())
+        .subcommand(health_command())
         .subcommand(traffic_command("host-traffic"))
         .subcommand(Command::new("providers").about("libfabric providers and domains on this machine"))
         .subcommand(
@@ -162,6 +174,8 @@ mod tests {
                 "atomic-lat",
                 "serve",
                 "doctor",
+                "health",
+                "write-expect",
                 "bidirectional",
                 "sweep",
                 "outlier-fraction",

@@ -50,9 +50,27 @@ pub const DEFAULT_STATE_DIR: &str = "/var/lib/fabdiag";
 /// a HealthCheckProgram after 60 s).
 pub const DEFAULT_BUDGET_S: f64 = 10.0;
 
-/// Every option (short, long, takes an argument): what completion offers.
-pub fn options() -> impl Iterator<Item = (Option<char>, &'static str, bool)> {
-    HEALTH.iter().map(|d| (d.short, d.long, d.takes_arg))
+/// One line of help per option, for the shells' completions.
+const HELP: &[(&str, &str)] = &[
+    ("budget", "End with UNKNOWN after this many seconds"),
+    ("expect", "The expectations file (TOML)"),
+    ("domain", "Also measure this NIC (PROV:DOMAIN)"),
+    ("write-expect", "Write an expectations file from this node"),
+    ("state-dir", "Where link counters are kept between runs"),
+    ("topology", "Print each GPU's class to each NIC and exit"),
+    ("json", "One JSON document"),
+    ("slurm", "Drain on CRITICAL, resume on OK"),
+    ("dry-run", "With --slurm: print the scontrol command"),
+    ("node", "The Slurm node name"),
+    ("help", "Print this help text and exit"),
+];
+
+/// Every option (short, long, takes an argument, help): what completion offers.
+pub fn options() -> impl Iterator<Item = (Option<char>, &'static str, bool, &'static str)> {
+    HEALTH.iter().map(|d| {
+        let help = HELP.iter().find(|(l, _)| *l == d.long).map_or("", |(_, h)| *h);
+        (d.short, d.long, d.takes_arg, help)
+    })
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -224,5 +242,12 @@ mod tests {
             assert_eq!(parse(&args(a)), Err(OptionError::Invalid(msg.into())), "{a:?}");
         }
         assert_eq!(parse(&args(&["-h"])), Ok(Action::Help));
+        for (_, long, _, help) in options() {
+            assert!(!help.is_empty(), "--{long} has no help line");
+            assert!(
+                usage("fabdiag health").contains(&format!("--{long}")),
+                "--{long} not in the usage"
+            );
+        }
     }
 }

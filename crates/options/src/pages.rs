@@ -5,7 +5,7 @@
 //! `markdown` as the guide's reference pages. Nothing here formats.
 
 use crate::table::OptionDoc;
-use crate::{layout, serve, sweep, traffic};
+use crate::{health, layout, serve, sweep, traffic};
 use fabdiag_model::{Family, Tool, HOST_TRAFFIC_ORIGINAL};
 
 /// A run of text in one face.
@@ -141,6 +141,24 @@ const SWEEP_EXIT_STATUS: &[(&str, &str)] = &[
         "5",
         "Slow links or nodes were found, or (with --baseline) links, nodes or the fabric below their earlier figures. A missed threshold (3) outranks this code, and a failure (2) outranks both.",
     ),
+];
+
+/// Nagios's plugin codes, which NHC wrappers and monitoring read.
+const HEALTH_EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "OK: every check passed (or --topology, -h)."),
+    ("1", "WARNING: something to look at that does not stop jobs (a downtrained PCIe link, ACS redirection, a GPU across sockets from its nearest NIC, a low locked-memory limit)."),
+    ("2", "CRITICAL: something absent, broken or below the expectations file: with --slurm the node is drained."),
+    ("3", "UNKNOWN: the budget ran out before every check was made (a provider call held, a GPU hung), or an invalid option or expectations file. Nothing is drained or resumed."),
+];
+
+const HEALTH_STOP: &str = "The signal ends it at once, printing nothing more; nothing is drained or resumed.";
+
+const HEALTH_ENV: &[(&str, &str)] = &[
+    (
+        "SLURMD_NODENAME",
+        "The Slurm node name --slurm acts on when --node is not given (else the short host name).",
+    ),
+    ("SLURM_CONF", "Read by scontrol, which --slurm runs."),
 ];
 
 const TRAFFIC_EXIT_STATUS: &[(&str, &str)] = &[
@@ -506,6 +524,18 @@ pub fn pages(version: &str) -> Vec<PageDoc> {
             exits: SWEEP_EXIT_STATUS,
             stop: SWEEP_STOP,
             env: SWEEP_ENV,
+        },
+        version,
+    ));
+    out.push(text_page(
+        Command {
+            name: "fabdiag-health",
+            summary: "a verdict on this node for Slurm and NHC",
+            description: "fabdiag health checks this node within a time budget (10 s by default) and prints one summary line, then a line per check: libfabric loads, the providers and domains the expectations file names are there, the locked-memory limit, each NIC's link state, rate and flaps (from sysfs), a one-second loopback write-bw and send-lat on each NIC, each NVIDIA GPU's host -> GPU copy bandwidth, and the PCI tree: each GPU's nearest NIC with nvidia-smi topo -m's classes (PIX, PXB, PHB, NODE, SYS), PCIe links trained below what both ends can do, ACS redirection between a GPU and its NIC. The expectations file (/etc/fabdiag/health.toml, TOML) holds the site's limits; --write-expect makes one on a known-good node. With --slurm it drains the node on CRITICAL with a reason that starts \"fabdiag:\", and resumes it on OK only if such a reason drained it. A watchdog ends a run that outlasts its budget with UNKNOWN, so Slurm never has to kill it. /usr/share/fabdiag holds a HealthCheckProgram, a prolog example and an NHC check.",
+            usage: &health::usage("fabdiag health"),
+            exits: HEALTH_EXIT_STATUS,
+            stop: HEALTH_STOP,
+            env: HEALTH_ENV,
         },
         version,
     ));

@@ -82,6 +82,13 @@ fn the_package_installs_runs_and_removes_cleanly() {
         );
     }
     assert!(has("usr/share/doc/fabdiag/copyright") && has("usr/share/doc/fabdiag/README.md"));
+    for f in [
+        "usr/share/fabdiag/slurm/fabdiag-healthcheck",
+        "usr/share/fabdiag/slurm/prolog.sh",
+        "usr/share/fabdiag/nhc/fabdiag.nhc",
+    ] {
+        assert!(has(f), "{f}\n{list}");
+    }
     guide_is_packaged(&has);
     let fields = sh(Command::new("dpkg-deb")
         .args(["-f"])

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Slow-mode count: N alternating two-process runs of fabdiag send-lat and
+# Debian's fi_pingpong (-e rdm) at one size, each run's one-way latency
+# printed, then per tool the median and how many runs were above 1.5 times
+# it. Server on CPU 0, client on CPU 1 for both, as scripts/dev/bench.sh.
+# Not a test: the figures depend on the machine and its load.
+# usage: [FABDIAG_BIN=path] scripts/dev/slow-mode.sh [--runs N] [--iters N] [--size S] [--provider P]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+RUNS=50 ITERS=200000 SIZE=8 PROV=shm
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --runs) RUNS="$2"; shift 2 ;;
+        --iters) ITERS="$2"; shift 2 ;;
+        --size) SIZE="$2"; shift 2 ;;
+        --provider) PROV="$2"; shift 2 ;;
+        *) echo "slow-mode.sh: unknown argument '$1'" >&2; exit 1 ;;
+    esac
+done
+B=${FABDIAG_BIN:-target/release/fabdiag}
+SRV="taskset -c 0" CLI="taskset -c 1"
+port=$((56000 + RANDOM % 4000))
+fab() {
+    port=$((port + 1))
+    $SRV "$B" send-lat -p "$port" >/dev/null 2>&1 &
+    local s=$!
+    sleep 0.3
+    $CLI "$B" send-lat 127.0.0.1 -p "$port" -P "$PROV" -s "$SIZE" -n "$ITERS" --warmup 100 --latency-gap 0 --json |
+        python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.3f" % (r["mean_ns"]/1000))'
+    wait "$s" || true
+}
+peer() {
+    port=$((port + 1))
+    $SRV timeout 120 fi_pingpong -p "$PROV" -e rdm -S "$SIZE" -I "$ITERS" -B "$port" >/dev/null 2>&1 &
+    local s=$!
+    sleep 0.4
+    $CLI timeout 120 fi_pingpong -p "$PROV" -e rdm -S "$SIZE" -I "$ITERS" -P "$port" 127.0.0.1 2>/dev/null | awk 'NR==2 {print $7}'
+    wait "$s" || true
+}
+f=() p=()
+for i in $(seq "$RUNS"); do
+    f+=("$(fab)")
+    p+=("$(peer)")
+    echo "run $i fabdiag ${f[-1]} fi_pingpong ${p[-1]}"
+done
+summary() { # name values...
+    local name=$1; shift
+    printf '%s\n' "$@" | sort -g | awk -v n="$name" '{a[NR]=$1} END {
+        m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; slow = 0
+        for (i = 1; i <= NR; i++) if (a[i] > 1.5*m) slow++
+        printf "%-12s runs %d  median %.3f us  min %.3f  max %.3f  above 1.5x median: %d\n", n, NR, m, a[1], a[NR], slow }'
+}
+echo "$(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $PROV, $SIZE B, $ITERS iterations per run"
+summary fabdiag "${f[@]}"
+summary fi_pingpong "${p[@]}"
