@@ -42,6 +42,9 @@ pub struct Expect {
     /// Host -> GPU copy bandwidth (GB/s, 10^9 bytes/s) each GPU must reach.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_host_to_gpu_gb_s: Option<f64>,
+    /// GPU -> host copy bandwidth (GB/s) each GPU must reach.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_gpu_to_host_gb_s: Option<f64>,
     /// Each GPU's nearest NIC at most this far on the PCI tree: PIX, PXB,
     /// PHB, NODE or SYS (default: anything but SYS is fine).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -50,6 +53,9 @@ pub struct Expect {
     /// "unlimited" (RDMA providers pin every buffer they register).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_locked_memory_mib: Option<LockedMemory>,
+    /// The soft open-files limit must be at least this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_open_files: Option<u64>,
     /// Free 2 MiB huge pages needed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_free_hugepages_2m: Option<u64>,
@@ -141,8 +147,13 @@ pub fn parse(text: &str, source: &str) -> Result<Expect, ExpectError> {
             }
         }
     }
-    if let Some(v) = e.min_host_to_gpu_gb_s.filter(|v| !v.is_finite() || *v <= 0.0) {
-        return bad(format!("min_host_to_gpu_gb_s = {v}: must be a positive number"));
+    for (k, v) in [
+        ("min_host_to_gpu_gb_s", e.min_host_to_gpu_gb_s),
+        ("min_gpu_to_host_gb_s", e.min_gpu_to_host_gb_s),
+    ] {
+        if let Some(v) = v.filter(|v| !v.is_finite() || *v <= 0.0) {
+            return bad(format!("{k} = {v}: must be a positive number"));
+        }
     }
     Ok(e)
 }
@@ -152,8 +163,9 @@ pub fn parse(text: &str, source: &str) -> Result<Expect, ExpectError> {
 pub struct Measured {
     pub providers: Vec<String>,
     pub gpus: Option<u32>,
-    /// The slowest GPU's host -> GPU copy, GB/s.
+    /// The slowest GPU's host -> GPU and GPU -> host copies, GB/s.
     pub host_to_gpu_gb_s: Option<f64>,
+    pub gpu_to_host_gb_s: Option<f64>,
     /// The farthest of the GPUs' nearest NICs.
     pub gpu_nic: Option<Connection>,
     pub domains: Vec<MeasuredDomain>,
@@ -180,6 +192,8 @@ pub fn write(m: &Measured, margin: f64, node: &str) -> String {
         providers: m.providers.clone(),
         gpus: m.gpus,
         min_host_to_gpu_gb_s: m.host_to_gpu_gb_s.map(|v| round(v * (1.0 - margin))),
+        min_gpu_to_host_gb_s: m.gpu_to_host_gb_s.map(|v| round(v * (1.0 - margin))),
+        min_open_files: None,
         max_gpu_nic: m.gpu_nic.map(|c| c.label().to_string()),
         min_locked_memory_mib: None,
         min_free_hugepages_2m: None,

@@ -277,6 +277,23 @@ pub fn gpu_copy(subject: &str, r: &Result<f64, String>, e: &Expect, src: &Source
     figure("host->GPU copy", subject, r, "GB/s", e.min_host_to_gpu_gb_s, None, src)
 }
 
+pub fn gpu_copy_back(subject: &str, r: &Result<f64, String>, e: &Expect, src: &Source) -> Check {
+    figure("GPU->host copy", subject, r, "GB/s", e.min_gpu_to_host_gb_s, None, src)
+}
+
+/// The soft open-files limit, held to the file's minimum (a sweep's rank
+/// 0 holds one per rank; providers hold several per endpoint).
+pub fn open_files(soft: Option<u64>, e: &Expect, src: &Source) -> Option<Check> {
+    let want = e.min_open_files?;
+    let shown = soft.map_or("unlimited".to_string(), |s| s.to_string());
+    Some(match soft {
+        Some(s) if s < want => Check::new("open files", "", Verdict::Critical, format!("{s} < {want} ({})", src.0))
+            .with_figure(s as f64, "files")
+            .with_limit(format!(">= {want}")),
+        _ => Check::new("open files", "", Verdict::Ok, shown),
+    })
+}
+
 /// The GPUs the CUDA driver shows, against the number expected. None:
 /// no GPU expected and none there (not a GPU node).
 pub fn gpus(found: &Result<u32, String>, e: &Expect, src: &Source) -> Option<Check> {

@@ -57,6 +57,7 @@ fn written_expectations_read_back_with_the_margin() {
         providers: vec!["verbs".into(), "shm".into()],
         gpus: Some(8),
         host_to_gpu_gb_s: Some(50.0),
+        gpu_to_host_gb_s: Some(25.0),
         gpu_nic: Some(fabdiag_health::topology::Connection::Pix),
         domains: vec![MeasuredDomain {
             provider: "verbs".into(),
@@ -70,7 +71,10 @@ fn written_expectations_read_back_with_the_margin() {
     let text = expect::write(&m, 0.2, "node07");
     assert!(text.starts_with("# fabdiag health expectations, written by `fabdiag health --write-expect` on node07"));
     let e = expect::parse(&text, "w.toml").unwrap();
-    assert_eq!(e.min_host_to_gpu_gb_s, Some(40.0));
+    assert_eq!(
+        (e.min_host_to_gpu_gb_s, e.min_gpu_to_host_gb_s),
+        (Some(40.0), Some(20.0))
+    );
     assert_eq!(e.max_gpu_nic.as_deref(), Some("PIX"));
     let d = &e.domains[0];
     assert_eq!(

@@ -341,3 +341,49 @@ fn gpu_buffers_from_the_driver_meet_a_libfabric_without_cuda() {
     );
     assert_eq!(o.json()["error"]["kind"], "unavailable");
 }
+
+/// `fabdiag health`'s GPU checks on the stand-in: every GPU the driver
+/// shows is counted and copied to and from, a count below the file's is
+/// CRITICAL, and a GPU whose memory cannot be had fails its copy in one
+/// line of its own while the run goes on to a verdict.
+#[test]
+fn health_counts_and_copies_every_gpu() {
+    let _cpu = cpu();
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        run_on_cpu(&[&["health", "--budget", "30"][..], args].concat(), env, LIMIT)
+    };
+    let o = run(&[], &[("FABDIAG_CPU_CUDA_DEVICES", "2")]);
+    assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("OK       gpus: 2 found"), "{}", o.stdout);
+    for gpu in 0..2 {
+        for what in ["host->GPU copy", "GPU->host copy"] {
+            let prefix = format!("OK       GPU{gpu} (");
+            assert!(
+                o.stdout
+                    .lines()
+                    .any(|l| l.starts_with(&prefix) && l.contains(&format!(") {what}: ")) && l.ends_with("GB/s")),
+                "GPU{gpu} {what}:\n{}",
+                o.stdout
+            );
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("h.toml");
+    std::fs::write(&f, "gpus = 3\n").unwrap();
+    let o = run(&["--expect", f.to_str().unwrap()], &[("FABDIAG_CPU_CUDA_DEVICES", "2")]);
+    assert_eq!(o.code, Some(2), "{}", o.stdout);
+    assert_eq!(
+        o.stdout.lines().next(),
+        Some("fabdiag health: CRITICAL: gpus: 2 found, 3 expected (h.toml)")
+    );
+    let o = run(&[], &[("FABDIAG_CPU_CUDA_FAULT", "oom")]);
+    assert_eq!(o.code, Some(2), "{}{}", o.stdout, o.stderr);
+    assert!(
+        o.stdout
+            .lines()
+            .any(|l| l.starts_with("CRITICAL GPU0 (") && l.contains(") host->GPU copy: failed: ")),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains(") GPU->host copy: failed: not tried"), "{}", o.stdout);
+}

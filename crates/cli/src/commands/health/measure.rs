@@ -65,9 +65,11 @@ pub fn gpus() -> Result<Vec<fabdiag_gpu::Device>, String> {
     cuda.devices().map_err(|e| e.to_string())
 }
 
-/// Host -> GPU copy bandwidth in GB/s (10^9 bytes/s): host-traffic's
-/// "host -> buffer" test for a quarter of a second.
-pub fn gpu_copy(dev: &fabdiag_gpu::Device) -> Result<f64, String> {
+/// Host -> GPU and GPU -> host copy bandwidth in GB/s (10^9 bytes/s):
+/// host-traffic's "host -> buffer" and "host <- buffer" tests for a
+/// quarter of a second each. The second is not tried once the first
+/// failed (a fault poisons the GPU context).
+pub fn gpu_copies(dev: &fabdiag_gpu::Device) -> (Result<f64, String>, Result<f64, String>) {
     let req = Request {
         tiles: None,
         payload_blocks: 4,
@@ -75,22 +77,45 @@ pub fn gpu_copy(dev: &fabdiag_gpu::Device) -> Result<f64, String> {
         // host-traffic's default chunk
         chunk: 16 << 20,
     };
-    let mut s = Session::open(dev.ordinal, &dev.pci_bus_id, &req, false, true).map_err(|e| e.to_string())?;
-    let test = fabdiag_model::traffic::TrafficTest {
-        host: Some(fabdiag_model::traffic::Dir::Write),
-        tile: None,
+    let mut s = match Session::open(dev.ordinal, &dev.pci_bus_id, &req, false, true) {
+        Ok(s) => s,
+        Err(e) => return (Err(e.to_string()), Err("not tried: the GPU could not be opened".into())),
     };
-    let f = s.run(test, 0x4ea1, 0.25, &mut |_| {}).map_err(|e| e.to_string())?;
-    if f.duration_s <= 0.0 {
-        return Err("the copy took no time".into());
+    let mut copy = |dir: fabdiag_model::traffic::Dir, seed: u32| -> Result<f64, String> {
+        let test = fabdiag_model::traffic::TrafficTest {
+            host: Some(dir),
+            tile: None,
+        };
+        let f = s.run(test, seed, 0.25, &mut |_| {}).map_err(|e| e.to_string())?;
+        if f.duration_s <= 0.0 {
+            return Err("the copy took no time".into());
+        }
+        Ok(f.host_bytes as f64 / f.duration_s / 1e9)
+    };
+    let to_gpu = copy(fabdiag_model::traffic::Dir::Write, 0x4ea1);
+    let from_gpu = match &to_gpu {
+        Ok(_) => copy(fabdiag_model::traffic::Dir::Read, 0x4ea2),
+        Err(_) => Err("not tried after the host -> GPU copy failed".into()),
+    };
+    if from_gpu.is_err() {
+        // work a failed test left queued may never end
+        s.abandon();
     }
-    Ok(f.host_bytes as f64 / f.duration_s / 1e9)
+    (to_gpu, from_gpu)
 }
 
 /// The soft locked-memory limit in bytes (None: unlimited or unreadable).
 pub fn locked_memory() -> Option<u64> {
     use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
     getrlimit(Resource::RLIMIT_MEMLOCK)
+        .ok()
+        .and_then(|(soft, _)| (soft != RLIM_INFINITY).then_some(soft))
+}
+
+/// The soft open-files limit (None: unlimited or unreadable).
+pub fn open_files() -> Option<u64> {
+    use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
+    getrlimit(Resource::RLIMIT_NOFILE)
         .ok()
         .and_then(|(soft, _)| (soft != RLIM_INFINITY).then_some(soft))
 }

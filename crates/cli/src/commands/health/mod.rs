@@ -175,6 +175,9 @@ fn check_fabric(p: &Shared, o: &HealthOptions, e: &Expect, src: &Source, m: &mut
     if let Some(c) = judge::locked_memory(measure::locked_memory(), e, rdma, src) {
         push(p, c);
     }
+    if let Some(c) = judge::open_files(measure::open_files(), e, src) {
+        push(p, c);
+    }
     if let Some(c) = judge::hugepages(measure::free_hugepages_2m(), e, src) {
         push(p, c);
     }
@@ -214,12 +217,17 @@ fn check_gpus(p: &Shared, e: &Expect, src: &Source, m: &mut Measured) {
         m.gpus = Some(devs.len() as u32);
         for d in devs {
             let subject = format!("GPU{} ({})", d.ordinal, d.pci_bus_id);
-            step(p, format!("host->GPU copy on {subject}"));
-            let r = measure::gpu_copy(d);
-            push(p, judge::gpu_copy(&subject, &r, e, src));
-            if let Ok(v) = r {
-                m.host_to_gpu_gb_s = Some(m.host_to_gpu_gb_s.map_or(v, |w: f64| w.min(v)));
-            }
+            step(p, format!("host <-> GPU copies on {subject}"));
+            let (to_gpu, from_gpu) = measure::gpu_copies(d);
+            push(p, judge::gpu_copy(&subject, &to_gpu, e, src));
+            push(p, judge::gpu_copy_back(&subject, &from_gpu, e, src));
+            let slowest = |kept: Option<f64>, r: &Result<f64, String>| match (kept, r) {
+                (Some(k), Ok(v)) => Some(k.min(*v)),
+                (None, Ok(v)) => Some(*v),
+                (k, Err(_)) => k,
+            };
+            m.host_to_gpu_gb_s = slowest(m.host_to_gpu_gb_s, &to_gpu);
+            m.gpu_to_host_gb_s = slowest(m.gpu_to_host_gb_s, &from_gpu);
         }
     }
     step(p, "reading the PCI tree".into());
