@@ -16,6 +16,7 @@ enum SweepOpt {
     Coordinator,
     Output,
     Resume,
+    Replace,
     Plan,
     Ranks,
     Rails,
@@ -68,6 +69,12 @@ const TABLE: &[(SweepOpt, &str, Option<&str>, &str)] = &[
         "resume",
         None,
         "With --output: run only the pairs that have no measured result there",
+    ),
+    (
+        SweepOpt::Replace,
+        "replace",
+        None,
+        "With --output: discard the results already there (without it a sweep refuses a folder that holds results)",
     ),
     (
         SweepOpt::Plan,
@@ -196,6 +203,8 @@ pub struct SweepOptions {
     pub coordinator: Option<String>,
     pub output: Option<String>,
     pub resume: bool,
+    /// `--replace`: an --output folder's earlier results may be discarded.
+    pub replace: bool,
     pub plan: bool,
     pub ranks: Option<usize>,
     /// Pair only ranks with the same rank mod `rails` (1: every pair).
@@ -327,6 +336,7 @@ impl Default for SweepOptions {
             coordinator: None,
             output: None,
             resume: false,
+            replace: false,
             plan: false,
             ranks: None,
             rails: 1,
@@ -435,6 +445,7 @@ fn take(
         SweepOpt::Coordinator => o.coordinator = Some(value),
         SweepOpt::Output => o.output = Some(value),
         SweepOpt::Resume => o.resume = true,
+        SweepOpt::Replace => o.replace = true,
         SweepOpt::Plan => o.plan = true,
         SweepOpt::Ranks => o.ranks = Some(number(name, &value)?),
         SweepOpt::Rails => {
@@ -531,6 +542,11 @@ fn checked(o: SweepOptions) -> Result<SweepOptions, OptionError> {
                 rest.next();
             }
         }
+    }
+    if o.replace && (o.output.is_none() || o.resume) {
+        return Err(OptionError::Invalid(
+            "--replace goes with --output DIR, and not with --resume (which keeps the results there)".into(),
+        ));
     }
     if o.resume && o.output.is_none() {
         return Err(OptionError::Invalid(

@@ -473,3 +473,21 @@ fn slurm_health_check_drains_a_bad_nic_and_resumes_it() {
         "{text}"
     );
 }
+
+/// `--write-expect` onto a link someone planted replaces the link and
+/// leaves what it points to as it was.
+#[test]
+fn write_expect_never_writes_through_a_link() {
+    let d = tempfile::tempdir().unwrap();
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, "not yours\n").unwrap();
+    let at = d.path().join("health.toml");
+    std::os::unix::fs::symlink(&victim, &at).unwrap();
+    let o = health(&["--write-expect", at.to_str().unwrap()], &[]);
+    assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "not yours\n");
+    assert!(std::fs::symlink_metadata(&at).unwrap().file_type().is_file());
+    assert!(std::fs::read_to_string(&at)
+        .unwrap()
+        .starts_with("# fabdiag health expectations"));
+}

@@ -470,3 +470,84 @@ fn a_report_is_made_from_what_a_killed_rank_0_recorded() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A folder that holds a sweep's results is never overwritten by another
+/// sweep by accident: a second `--output` into it is refused in one line
+/// naming what is there, and every file is left byte for byte; `--replace`
+/// asks for it, `--resume` continues it. A link planted at a result's name
+/// (in a shared folder, say) is replaced, never written through.
+#[test]
+fn a_finished_sweep_is_never_overwritten_by_accident() {
+    let dir = tempdir("kept");
+    let out = format!("{dir}/out");
+    assert_eq!(simulate("6", &["--output", &out]).code, Some(0));
+    let files = |d: &str| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| {
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = files(&out);
+    assert!(
+        before.iter().any(|(n, _)| n == "pairs.jsonl"),
+        "{:?}",
+        before.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    let o = simulate("6", &["--sim-slow", "3", "--output", &out]);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(
+        o.one_line().contains(&format!(
+            "{out} already holds a sweep's results (meta.json, pairs.jsonl,"
+        )),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.contains("--resume continues it, --replace discards it"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stdout.is_empty(), "it ran: {}", o.stdout);
+    assert_eq!(files(&out), before, "a refused sweep changed the folder");
+    let o = simulate("6", &["--output", &out, "--resume", "--replace"]);
+    assert_eq!(o.code, Some(1));
+    assert!(
+        o.one_line()
+            .contains("--replace goes with --output DIR, and not with --resume"),
+        "{}",
+        o.stderr
+    );
+    // asked for: the slow node's sweep replaces the healthy one
+    let o = simulate("6", &["--sim-slow", "3", "--output", &out, "--replace"]);
+    assert_eq!(o.code, Some(5), "{}", o.stderr);
+    assert_ne!(files(&out), before);
+
+    // links planted in a fresh folder: replaced by the sweep's own files,
+    // what they point to untouched
+    let planted = format!("{dir}/planted");
+    std::fs::create_dir_all(&planted).unwrap();
+    let victim = format!("{dir}/victim");
+    std::fs::write(&victim, "someone else's file\n").unwrap();
+    std::os::unix::fs::symlink(&victim, format!("{planted}/summary.txt")).unwrap();
+    let o = simulate("4", &["--output", &planted]);
+    assert_eq!(
+        o.code,
+        Some(1),
+        "a link at a result's name is something there: {}",
+        o.stderr
+    );
+    let o = simulate("4", &["--output", &planted, "--replace"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "someone else's file\n");
+    let summary = std::fs::symlink_metadata(format!("{planted}/summary.txt")).unwrap();
+    assert!(summary.file_type().is_file(), "summary.txt is still a link");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -117,10 +117,9 @@ pub fn read_state(dir: &str) -> FlapState {
 pub fn write_state(dir: &str, s: &FlapState) -> Result<(), String> {
     let d = Path::new(dir);
     std::fs::create_dir_all(d).map_err(|e| format!("cannot create {dir}: {e}"))?;
-    let tmp = d.join(format!(".{STATE_FILE}.{}", std::process::id()));
     let body = serde_json::to_string(s).map_err(|e| e.to_string())?;
-    std::fs::write(&tmp, body).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, d.join(STATE_FILE)).map_err(|e| format!("cannot write {dir}/{STATE_FILE}: {e}"))
+    crate::write::whole(&d.join(STATE_FILE), body.as_bytes())
+        .map_err(|e| format!("cannot write {dir}/{STATE_FILE}: {e}"))
 }
 
 pub fn unix_now() -> f64 {

@@ -322,7 +322,8 @@ fn conclude(prog: &str, o: &HealthOptions, h: &mut Health, m: &Measured) -> u8 {
             print_stdout(&text);
             Ok(())
         } else {
-            std::fs::write(file, &text).map_err(|e| format!("cannot write {file}: {e}"))
+            crate::write::whole(std::path::Path::new(file), text.as_bytes())
+                .map_err(|e| format!("cannot write {file}: {e}"))
         };
         match written {
             Ok(()) if file != "-" => tell!("{prog}: wrote {file} from this node's figures (check it before use)"),

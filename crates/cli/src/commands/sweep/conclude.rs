@@ -56,13 +56,13 @@ pub(super) fn conclude(
     }
     let dir = o.output.as_deref().map(Path::new);
     let write = |dir: &Path, name: &str, body: &[u8]| {
-        std::fs::write(dir.join(name), body).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+        crate::write::whole(&dir.join(name), body)
+            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
     };
     let mut draw = false;
     if let Some(dir) = dir {
         let path = dir.join("sweep.json");
-        let written = std::fs::File::create(&path)
-            .and_then(|f| json_to(BufWriter::new(f), &doc))
+        let written = crate::write::whole_with(&path, |w| json_to(w, &doc))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
             .and_then(|()| write(dir, "summary.txt", text.as_bytes()));
         match written {

@@ -5,6 +5,7 @@
 //! fabdiag-sweep's `folder`.
 
 use super::setup::Setup;
+use crate::exit;
 use crate::version::VERSION;
 use fabdiag_options::sweep::SweepOptions;
 use fabdiag_sweep::{folder, SweepError};
@@ -51,16 +52,60 @@ pub(super) fn earlier(
     folder::records(dir, size, bad)
 }
 
-pub(super) fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<PairRecord>, String> {
+/// What a sweep leaves in its --output folder: its records and its report.
+const RESULT_FILES: &[&str] = &[
+    "meta.json",
+    "pairs.jsonl",
+    "nodes.json",
+    "sweep.json",
+    "summary.txt",
+    "report.html",
+    "heatmap.png",
+    "change.png",
+];
+
+/// The result files already in `dir` (a link counts: something is there).
+fn results_in(dir: &Path) -> Vec<&'static str> {
+    RESULT_FILES
+        .iter()
+        .copied()
+        .filter(|name| std::fs::symlink_metadata(dir.join(name)).is_ok())
+        .collect()
+}
+
+/// The --output folder made ready, with the earlier results --resume
+/// continues from; an error is its exit code (a folder holding results
+/// without --resume or --replace is a refused command line) and its line.
+pub(super) fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<PairRecord>, (u8, String)> {
+    prepare(o, size, setup).map_err(|(refused, m)| (if refused { exit::USAGE } else { exit::RUNTIME }, m))
+}
+
+/// prepare_output's work; an error says whether it is a refusal.
+fn prepare(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<PairRecord>, (bool, String)> {
+    let io = |m: String| (false, m);
     let Some(dir) = o.output.as_deref().map(PathBuf::from) else {
         return Ok(Vec::new());
     };
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|e| io(format!("cannot create {}: {e}", dir.display())))?;
     if o.resume {
-        return earlier(&dir, size, o, &setup.test).map_err(|e| e.to_string());
+        return earlier(&dir, size, o, &setup.test).map_err(|e| io(e.to_string()));
     }
-    if dir.join("pairs.jsonl").exists() {
-        std::fs::remove_file(dir.join("pairs.jsonl")).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
+    let there = results_in(&dir);
+    if !there.is_empty() && !o.replace {
+        return Err((
+            true,
+            format!(
+                "{} already holds a sweep's results ({}): --resume continues it, --replace discards it, or give another --output",
+                dir.display(),
+                there.join(", ")
+            ),
+        ));
+    }
+    // --replace: what the earlier sweep left goes, so nothing of it is
+    // read as this one's if this one ends early (a link goes, not what it
+    // points to)
+    for name in there {
+        std::fs::remove_file(dir.join(name)).map_err(|e| io(format!("cannot clear {}: {e}", dir.display())))?;
     }
     // (the options too: a report can be made from this folder alone if
     // rank 0 ends before it writes one)
@@ -71,8 +116,8 @@ pub(super) fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Re
         "options": setup.options,
         "fabdiag_version": VERSION,
     });
-    std::fs::write(dir.join("meta.json"), meta.to_string())
-        .map_err(|e| format!("cannot write {}: {e}", dir.join("meta.json").display()))?;
+    crate::write::whole(&dir.join("meta.json"), meta.to_string().as_bytes())
+        .map_err(|e| io(format!("cannot write {}: {e}", dir.join("meta.json").display())))?;
     Ok(Vec::new())
 }
 

@@ -69,11 +69,7 @@ impl Progress {
         let out = match dir {
             Some(d) => {
                 let path = d.join("pairs.jsonl");
-                let f = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&path)
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                let f = crate::write::append(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                 Some((f, path))
             }
             None => None,
@@ -112,11 +108,9 @@ impl Observer for Progress {
             let path = dir.join("nodes.json");
             // written aside and renamed over: a rank 0 killed mid-write
             // leaves the last whole file, never a torn one
-            let part = dir.join("nodes.json.part");
             let written = serde_json::to_vec(nodes)
                 .map_err(|e| e.to_string())
-                .and_then(|body| std::fs::write(&part, body).map_err(|e| e.to_string()))
-                .and_then(|()| std::fs::rename(&part, &path).map_err(|e| e.to_string()));
+                .and_then(|body| crate::write::whole(&path, &body).map_err(|e| e.to_string()));
             if let Err(e) = written {
                 self.out_error.get_or_insert(format!(
                     "cannot record the ranks in {}: {e}; they are in the report",

@@ -233,11 +233,5 @@ fn rank0_ready(
         // (the baseline before the output folder: a baseline refused
         // leaves that folder as it was)
         .and_then(|r| Ok((r, read_baseline(o, setup).map_err(|m| (exit::USAGE, m))?)))
-        .and_then(|(r, baseline)| {
-            Ok((
-                r,
-                prepare_output(o, size, setup).map_err(|m| (exit::RUNTIME, m))?,
-                baseline,
-            ))
-        })
+        .and_then(|(r, baseline)| Ok((r, prepare_output(o, size, setup)?, baseline)))
 }

@@ -46,7 +46,7 @@ pub(super) fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) ->
     };
     let earlier = match prepare_output(o, n, setup) {
         Ok(e) => e,
-        Err(m) => return fail(prog, exit::RUNTIME, &m),
+        Err((code, m)) => return fail(prog, code, &m),
     };
     let listener = match fabdiag_proto::listen_on(([127, 0, 0, 1], 0).into()) {
         Ok(l) => l,
