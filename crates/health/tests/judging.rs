@@ -261,3 +261,31 @@ fn locked_memory_and_gpus() {
         (Verdict::Critical, "7 found, 8 expected (health.toml)")
     );
 }
+
+mod properties {
+    use fabdiag_health::expect::{self, ExpectError};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever an expectations file holds, reading it never panics,
+        /// and a refusal is one line that starts with the file's name.
+        #[test]
+        fn any_text_is_read_or_refused_in_one_line(text in ".*(\n.*){0,6}") {
+            match expect::parse(&text, "h.toml") {
+                Ok(_) => {}
+                Err(ExpectError::Syntax(m) | ExpectError::Value(m)) => {
+                    prop_assert!(m.starts_with("h.toml"), "{}", m);
+                    prop_assert!(!m.contains('\n'), "{}", m);
+                }
+            }
+        }
+
+        #[test]
+        fn any_value_of_a_known_key_is_read_or_refused(key in "(gpus|max_gpu_nic|min_locked_memory_mib|min_write_bw_mb_s|providers)", v in "[-0-9a-zA-Z\"\\[\\]., ]{0,12}") {
+            let text = format!("{key} = {v}\n");
+            if let Err(ExpectError::Syntax(m) | ExpectError::Value(m)) = expect::parse(&text, "h.toml") {
+                prop_assert!(!m.contains('\n'), "{}", m);
+            }
+        }
+    }
+}
