@@ -1,5 +1,6 @@
 //! One module per command: the pair tools (`pair`), `serve` and its
-//! per-test `worker` (and the `handoff` of a connection between them),
+//! per-test `worker` (the `lobby` where a connection waits for its hello,
+//! and the `handoff` of a connection between them),
 //! the cluster `sweep`, the provider probes (`probe`), `doctor`,
 //! `host_traffic`, and the generated `docs` (completions, man pages).
 
@@ -9,6 +10,7 @@ pub mod gpu;
 pub mod handoff;
 pub mod health;
 pub mod host_traffic;
+pub mod lobby;
 pub mod pair;
 pub mod probe;
 pub mod serve;

@@ -14,6 +14,7 @@
 //! cleanly.
 
 use super::load_libfabric;
+use super::lobby::{Left, Lobby};
 use super::worker::{Line, COMMAND};
 use crate::exit;
 use crate::output::early_failure;
@@ -238,6 +239,12 @@ impl Server {
         answer_turned_away(stream, msg);
     }
 
+    /// A connection let go from the lobby unheard: its line.
+    fn unheard(&mut self, peer: SocketAddr, why: &str) {
+        self.served += 1;
+        self.log(peer, None, Err(why), None);
+    }
+
     /// `spare`, or None with a line saying why (the next client then gets
     /// a worker started for it).
     fn next_spare(&self, args: &[String]) -> Option<Spare> {
@@ -372,6 +379,9 @@ fn serve_clients(server: &mut Server, listener: &Listener, stop: &Stop, worker_a
     // a client that came as the running test ended: served once its
     // worker is gone
     let mut next: Option<(TcpStream, SocketAddr)> = None;
+    // connections until their hello is here: only one that speaks is
+    // served or told the server is busy
+    let mut lobby = Lobby::default();
     loop {
         if let Some(sig) = stop.signal() {
             let name = sig.as_str();
@@ -413,13 +423,31 @@ fn serve_clients(server: &mut Server, listener: &Listener, stop: &Stop, worker_a
                 Err(e) => tell!("{prog}: cannot watch the test's worker: {e}"),
             }
         }
-        match listener.try_accept_stream() {
-            Ok(Some((stream, peer))) => match &running {
-                // none running, or the test is over and its worker only
-                // exiting (bounded by LINGER): this client is next
-                None => next = Some((stream, peer)),
-                Some(w) if w.over_at.is_some() && next.is_none() => next = Some((stream, peer)),
-                Some(w) => {
+        let accepted = match listener.try_accept_stream() {
+            Ok(Some((stream, peer))) => {
+                if let Some((peer, why)) = lobby.admit(stream, peer) {
+                    server.unheard(peer, &why);
+                }
+                true
+            }
+            Ok(None) => false,
+            Err(e) => {
+                tell!("{prog}: {e}");
+                false
+            }
+        };
+        // who comes forward: during a test, everyone who spoke (to be told
+        // it is busy); with the slot free (none running, or the test over
+        // and its worker only exiting, bounded by LINGER), one client
+        let busy = running.as_ref().is_some_and(|w| w.over_at.is_none());
+        let take = match (busy, next.is_none()) {
+            (true, _) => usize::MAX,
+            (false, true) => 1,
+            (false, false) => 0,
+        };
+        for left in lobby.sort(take) {
+            match (left, &running) {
+                (Left::Ready(stream, peer), Some(w)) if busy => {
                     let what = w.tool.as_deref().map_or("a".to_string(), |t| format!("a {t}"));
                     let msg = format!(
                         "fabdiag serve on port {} is busy with {what} test from {}; try again when it ends",
@@ -428,12 +456,12 @@ fn serve_clients(server: &mut Server, listener: &Listener, stop: &Stop, worker_a
                     );
                     server.turn_away(stream, peer, msg);
                 }
-            },
-            Ok(None) => std::thread::sleep(TICK),
-            Err(e) => {
-                tell!("{prog}: {e}");
-                std::thread::sleep(TICK);
+                (Left::Ready(stream, peer), _) => next = Some((stream, peer)),
+                (Left::Dropped(peer, why), _) => server.unheard(peer, &why),
             }
+        }
+        if !accepted {
+            std::thread::sleep(TICK);
         }
         if running.is_none() {
             if let Some((stream, peer)) = next.take() {

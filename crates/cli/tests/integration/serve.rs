@@ -673,3 +673,74 @@ fn serve_without_a_gpu_runtime_is_unavailable() {
     assert_eq!(o.code, Some(1), "{}", o.stderr);
     assert_eq!(o.one_line(), "fabdiag serve: Invalid dest gpu device: 300");
 }
+
+/// A hostile crowd in front of an honest client: 200 connections opened
+/// and held silent, 40 sending half a frame header, 20 a frame that never
+/// completes, 20 random bytes. The honest client that arrives while all
+/// of them are still held is served (before, the first silent connection
+/// took the one test slot, and everyone after it was told the server was
+/// busy); every crowd connection ends in its own line once the hello limit
+/// passes, and the server's descriptors and memory come back.
+#[test]
+fn an_honest_client_is_served_through_a_hostile_crowd() {
+    let _cpu = cpu();
+    let s = Serve::start(&[]);
+    let pid = s.proc.pid();
+    let (rss0, fds0) = footprint(pid);
+    let mut crowd = Vec::new();
+    let mut seed = 0x9e37_79b9u32;
+    for k in 0..280 {
+        let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+        match k {
+            0..200 => {}
+            200..240 => c.write_all(b"\x00\x00").unwrap(),
+            240..260 => c.write_all(b"\x00\x00\x01\x00{\"type\":\"hel").unwrap(),
+            _ => {
+                let bytes: Vec<u8> = (0..64)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 17;
+                        seed ^= seed << 5;
+                        seed as u8
+                    })
+                    .collect();
+                let _ = c.write_all(&bytes);
+            }
+        }
+        crowd.push(c);
+    }
+    // it arrives while the crowd holds its connections, well inside their
+    // hello limit: before, it was told the server was busy
+    let o = s.client(&["send-lat", "-n", "3", "--warmup", "0", "--latency-gap", "0"]);
+    assert_eq!(o.code, Some(0), "the honest client: {}", o.stderr);
+    let (rss1, fds1) = footprint(pid);
+    assert!(fds1 >= fds0 + 200, "the crowd is held: {fds0} -> {fds1} descriptors");
+    // each crowd connection ends in one line; the probe, the random ones
+    // whose first bytes announce a frame past the limit, and the client
+    let lines = s.wait_lines(1 + 280 + 1);
+    let unheard = lines
+        .iter()
+        .filter(|l| {
+            l["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("no fabdiag hello within 5 s"))
+        })
+        .count();
+    assert!(unheard >= 240, "{unheard} connections let go unheard");
+    drop(crowd);
+    let t1 = Instant::now();
+    loop {
+        let (_, fds) = footprint(pid);
+        if fds <= fds0 + 2 {
+            break;
+        }
+        assert!(t1.elapsed() < SHORT, "descriptors still held: {fds0} -> {fds}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        rss1 < rss0 + 64 * 1024,
+        "memory grew from {rss0} kB to {rss1} kB with the crowd"
+    );
+    let out = s.stop(Signal::SIGINT);
+    assert_eq!(out.code, Some(0));
+}
