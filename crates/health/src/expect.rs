@@ -113,7 +113,12 @@ pub fn parse(text: &str, source: &str) -> Result<Expect, ExpectError> {
         let at = err
             .span()
             .map(|s| {
-                let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+                // (bytes: a span is never cut inside a character this way)
+                let line = text.as_bytes()[..s.start.min(text.len())]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count()
+                    + 1;
                 format!(" at line {line}")
             })
             .unwrap_or_default();
