@@ -254,7 +254,7 @@ impl Tree {
                 _ => Connection::Node,
             };
         }
-        let common = a.bridges.iter().zip(&b.bridges).take_while(|(x, y)| x == y).count();
+        let common = shared_bridges(a, b);
         if common == 0 {
             return Connection::Phb;
         }
@@ -273,7 +273,7 @@ impl Tree {
         if a.host_bridge != b.host_bridge {
             return a.bridges.iter().chain(&b.bridges).cloned().collect();
         }
-        let common = a.bridges.iter().zip(&b.bridges).take_while(|(x, y)| x == y).count();
+        let common = shared_bridges(a, b);
         let mut out: Vec<String> = a.bridges[common.saturating_sub(1)..].to_vec();
         out.extend(b.bridges[common..].iter().cloned());
         out
@@ -423,6 +423,11 @@ pub struct Placement {
     pub gpus: Vec<GpuPlace>,
     /// Links of GPUs, NICs and the bridges above them trained below capability.
     pub downtrained: Vec<Downtrain>,
+}
+
+/// How many bridges from the root port down two functions share.
+fn shared_bridges(a: &PciDevice, b: &PciDevice) -> usize {
+    a.bridges.iter().zip(&b.bridges).take_while(|(x, y)| x == y).count()
 }
 
 /// A NIC's label: its first name, else its address.

@@ -130,7 +130,7 @@ fn gpus() -> Vec<GpuRuntime> {
 
 /// The soft and hard limits on locked memory and open files, and the
 /// longest accept queue a listener gets.
-fn limits() -> Limits {
+pub(crate) fn limits() -> Limits {
     use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
     let read = |r: Resource| {
         getrlimit(r).ok().map(|(soft, hard)| Limit {

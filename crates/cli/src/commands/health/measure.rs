@@ -104,22 +104,6 @@ pub fn gpu_copies(dev: &fabdiag_gpu::Device) -> (Result<f64, String>, Result<f64
     (to_gpu, from_gpu)
 }
 
-/// The soft locked-memory limit in bytes (None: unlimited or unreadable).
-pub fn locked_memory() -> Option<u64> {
-    use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
-    getrlimit(Resource::RLIMIT_MEMLOCK)
-        .ok()
-        .and_then(|(soft, _)| (soft != RLIM_INFINITY).then_some(soft))
-}
-
-/// The soft open-files limit (None: unlimited or unreadable).
-pub fn open_files() -> Option<u64> {
-    use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
-    getrlimit(Resource::RLIMIT_NOFILE)
-        .ok()
-        .and_then(|(soft, _)| (soft != RLIM_INFINITY).then_some(soft))
-}
-
 pub fn free_hugepages_2m() -> Option<u64> {
     fabdiag_fabric::hugepage_pool(fabdiag_model::HugePageSize::TwoMiB.bytes()).1
 }

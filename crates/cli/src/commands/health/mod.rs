@@ -172,10 +172,12 @@ fn check_fabric(p: &Shared, o: &HealthOptions, e: &Expect, src: &Source, m: &mut
     let rdma = present
         .iter()
         .any(|(name, _)| name.split(';').any(|part| measure::RDMA_PROVIDERS.contains(&part)));
-    if let Some(c) = judge::locked_memory(measure::locked_memory(), e, rdma, src) {
+    // doctor's reading: a soft limit of None is unlimited (or unreadable)
+    let limits = super::doctor::limits();
+    if let Some(c) = judge::locked_memory(limits.locked_memory_bytes.and_then(|l| l.soft), e, rdma, src) {
         push(p, c);
     }
-    if let Some(c) = judge::open_files(measure::open_files(), e, src) {
+    if let Some(c) = judge::open_files(limits.open_files.and_then(|l| l.soft), e, src) {
         push(p, c);
     }
     if let Some(c) = judge::hugepages(measure::free_hugepages_2m(), e, src) {
