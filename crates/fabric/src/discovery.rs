@@ -93,6 +93,41 @@ pub struct ProviderInfo {
     /// Every operation that completes must carry a struct fi_context the
     /// provider may write into (FI_CONTEXT or FI_CONTEXT2: psm2, psm3, opx).
     pub(crate) needs_context: bool,
+    /// The NIC behind the entry (fi_nic), where the provider fills it in.
+    pub nic: Option<Nic>,
+}
+
+/// A port's state as fi_nic(3) gives it (`enum fi_link_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkState {
+    /// Unknown or not applicable.
+    Unknown,
+    Down,
+    Up,
+}
+
+/// The link attributes of fi_nic(3). Zero is "not given" for the numbers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NicLink {
+    pub state: LinkState,
+    /// The active data rate, bits per second.
+    pub speed_bps: u64,
+    pub mtu: u64,
+    /// "InfiniBand", "Ethernet" (verbs); empty when not given.
+    pub network_type: String,
+    pub address: String,
+}
+
+/// The NIC behind a libfabric entry (fi_nic(3)): verbs, efa and cxi fill it
+/// in; libfabric 1.17's tcp, udp and shm do not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nic {
+    /// The device's name ("mlx5_0", "cxi0"); empty when not given.
+    pub device: String,
+    pub driver: String,
+    /// "0000:3b:00.0", when the NIC is on PCI.
+    pub pci: Option<String>,
+    pub link: Option<NicLink>,
 }
 
 /// An owned fi_info list; entries are opened by index.
@@ -142,6 +177,42 @@ fn cstr(p: *const std::os::raw::c_char) -> String {
     }
 }
 
+/// The fi_nic of one entry.
+fn nic_of(entry: *const ffi::FiInfo) -> Option<Nic> {
+    let mut v = std::mem::MaybeUninit::<ffi::NicView>::uninit();
+    // SAFETY: entry is a valid entry of a live list; fdg_nic_view fully
+    // initialises the view (memset, then field copies) whatever it returns.
+    let (present, v) = unsafe {
+        let present = ffi::fdg_nic_view(entry, v.as_mut_ptr());
+        (present, v.assume_init())
+    };
+    if present == 0 {
+        return None;
+    }
+    let state = match v.link_state {
+        1 => LinkState::Down,
+        2 => LinkState::Up,
+        _ => LinkState::Unknown,
+    };
+    Some(Nic {
+        device: cstr(v.name),
+        driver: cstr(v.driver),
+        pci: (v.has_pci != 0).then(|| {
+            format!(
+                "{:04x}:{:02x}:{:02x}.{:x}",
+                v.pci_domain, v.pci_bus, v.pci_device, v.pci_function
+            )
+        }),
+        link: (v.has_link != 0).then(|| NicLink {
+            state,
+            speed_bps: v.link_speed,
+            mtu: v.link_mtu,
+            network_type: cstr(v.network_type),
+            address: cstr(v.link_address),
+        }),
+    })
+}
+
 fn getinfo(caps: u64, op_flags: u64, prov: Option<&str>) -> Result<InfoList, FabricError> {
     let prov_c = prov.map(|p| CString::new(p).unwrap_or_default());
     let hints = ffi::Hints {
@@ -189,6 +260,7 @@ fn getinfo(caps: u64, op_flags: u64, prov: Option<&str>) -> Result<InfoList, Fab
                 mr_key_size: v.mr_key_size,
                 string_address: v.addr_format == consts::addr_str(),
                 needs_context: v.needs_context != 0,
+                nic: nic_of(cur),
             },
         ));
         // SAFETY: cur is valid; next is either null or the next entry.

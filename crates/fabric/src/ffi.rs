@@ -46,6 +46,24 @@ pub struct InfoView {
     pub needs_context: u32,
 }
 
+/// Mirrors `struct fdg_nic_view` in shim.c (fabdiag's own struct).
+#[repr(C)]
+pub struct NicView {
+    pub name: *const c_char,
+    pub driver: *const c_char,
+    pub has_pci: u32,
+    pub pci_domain: u16,
+    pub pci_bus: u8,
+    pub pci_device: u8,
+    pub pci_function: u8,
+    pub has_link: u32,
+    pub link_state: u32,
+    pub link_speed: u64,
+    pub link_mtu: u64,
+    pub link_address: *const c_char,
+    pub network_type: *const c_char,
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, Default, Debug)]
 pub struct RawCompletion {
@@ -62,6 +80,7 @@ extern "C" {
     pub fn fdg_freeinfo(info: *mut FiInfo);
     pub fn fdg_info_next(info: *const FiInfo) -> *mut FiInfo;
     pub fn fdg_info_view(info: *const FiInfo, v: *mut InfoView);
+    pub fn fdg_nic_view(info: *const FiInfo, v: *mut NicView) -> c_int;
     pub fn fdg_close(fid: *mut Fid) -> c_int;
     pub fn fdg_fabric(info: *mut FiInfo, fabric: *mut *mut FidFabric) -> c_int;
     pub fn fdg_domain(f: *mut FidFabric, info: *mut FiInfo, d: *mut *mut FidDomain) -> c_int;

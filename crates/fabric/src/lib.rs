@@ -17,7 +17,7 @@ mod ffi;
 mod held_calls;
 
 pub use buffer::{free_hugepages, hugepage_pool, page_size, DeviceMemory, HmemIface, HostAsDevice, HostBuffer, Memory};
-pub use discovery::{discover, provider_names, Capability, InfoList, ProviderInfo, Query};
+pub use discovery::{discover, provider_names, Capability, InfoList, LinkState, Nic, NicLink, ProviderInfo, Query};
 pub use endpoint::{
     atomic_datatype, atomic_op, AtomicKind, AtomicOperands, AtomicSpec, AtomicValue, Completion, Endpoint, OpFlags,
     PeerId, Posted, RegionId, RemoteRegion,

@@ -170,6 +170,55 @@ void fdg_info_view(const struct fi_info *i, struct fdg_info_view *v)
 	v->addr_format = i->addr_format;
 }
 
+/*
+ * The NIC behind an entry (fi_nic(3)), where the provider fills it in:
+ * verbs, efa and cxi do; libfabric 1.17's tcp, udp and shm leave it NULL.
+ * Returns 0 when there is no fi_nic, 1 when v holds it. Strings live as
+ * long as the fi_info list.
+ */
+struct fdg_nic_view {
+	const char *name;	  /* device_attr->name: "mlx5_0", "cxi0" */
+	const char *driver;
+	uint32_t has_pci;
+	uint16_t pci_domain;
+	uint8_t pci_bus, pci_device, pci_function;
+	uint32_t has_link;
+	uint32_t link_state;	  /* 0 unknown, 1 down, 2 up (enum fi_link_state) */
+	uint64_t link_speed;	  /* bits per second; 0: not given */
+	uint64_t link_mtu;
+	const char *link_address;
+	const char *network_type; /* "InfiniBand", "Ethernet" */
+};
+
+int fdg_nic_view(const struct fi_info *i, struct fdg_nic_view *v)
+{
+	const struct fid_nic *n = i->nic;
+
+	memset(v, 0, sizeof(*v));
+	if (!n)
+		return 0;
+	if (n->device_attr) {
+		v->name = n->device_attr->name;
+		v->driver = n->device_attr->driver;
+	}
+	if (n->bus_attr && n->bus_attr->bus_type == FI_BUS_PCI) {
+		v->has_pci = 1;
+		v->pci_domain = n->bus_attr->attr.pci.domain_id;
+		v->pci_bus = n->bus_attr->attr.pci.bus_id;
+		v->pci_device = n->bus_attr->attr.pci.device_id;
+		v->pci_function = n->bus_attr->attr.pci.function_id;
+	}
+	if (n->link_attr) {
+		v->has_link = 1;
+		v->link_state = (uint32_t)n->link_attr->state;
+		v->link_speed = (uint64_t)n->link_attr->speed;
+		v->link_mtu = (uint64_t)n->link_attr->mtu;
+		v->link_address = n->link_attr->address;
+		v->network_type = n->link_attr->network_type;
+	}
+	return 1;
+}
+
 /* ---- object lifetime ---------------------------------------------------- */
 
 int fdg_close(struct fid *fid) { return fi_close(fid); }

@@ -4,7 +4,7 @@
 //! Pure: nothing here measures.
 
 use crate::expect::{connection, DomainExpect, Expect};
-use crate::link::LinkFacts;
+use crate::link::{LinkFacts, ProviderLink};
 use crate::topology::{Connection, Placement};
 use crate::verdict::{Check, Verdict};
 
@@ -111,59 +111,149 @@ pub fn hugepages(free_2m: Option<u64>, e: &Expect, src: &Source) -> Option<Check
     )
 }
 
-/// The link's state and rate.
-pub fn link(subject: &str, l: &Result<LinkFacts, String>, d: &DomainExpect, src: &Source) -> Check {
-    let l = match l {
-        Err(why) => {
-            let v = if d.link_speed_gbps.is_some() {
-                Verdict::Unknown
-            } else {
-                Verdict::Ok
-            };
-            return Check::new("link", subject, v, format!("not read: {why}"));
-        }
-        Ok(l) => l,
-    };
-    let rate = l
-        .rate_gbps
-        .map_or("rate not reported".to_string(), |r| format!("{r} Gb/s"));
-    if !l.up {
-        return Check::new(
-            "link",
-            subject,
+/// One source's view of a link, for setting the two side by side.
+struct Reading<'a> {
+    source: &'static str,
+    device: &'a str,
+    up: Option<bool>,
+    state: String,
+    rate: Option<f64>,
+}
+
+/// Which sources were read, and why the others were not: "sysfs",
+/// "sysfs, libfabric", "sysfs; libfabric: not reported".
+fn sources(sysfs: &Result<LinkFacts, String>, fi: &Result<ProviderLink, String>) -> String {
+    match (sysfs, fi) {
+        (Ok(_), Ok(_)) => "sysfs, libfabric".into(),
+        (Ok(_), Err(why)) => format!("sysfs; libfabric: {why}"),
+        (Err(why), Ok(_)) => format!("libfabric; sysfs: {why}"),
+        (Err(a), Err(b)) if a == b => a.clone(),
+        (Err(a), Err(b)) => format!("{a}; libfabric: {b}"),
+    }
+}
+
+fn readings<'a>(sysfs: &'a Result<LinkFacts, String>, fi: &'a Result<ProviderLink, String>) -> Vec<Reading<'a>> {
+    let mut out = Vec::new();
+    if let Ok(l) = sysfs {
+        // "up", "4: ACTIVE"; else what the kernel says of a link that
+        // carries traffic anyway (lo: "unknown" with carrier)
+        let state = match l.state.as_str() {
+            s if !l.up || s == "up" || s.ends_with("ACTIVE") => s.to_string(),
+            s => format!("up ({s}, carrier on)"),
+        };
+        out.push(Reading {
+            source: "sysfs",
+            device: &l.device,
+            up: Some(l.up),
+            state,
+            rate: l.rate_gbps,
+        });
+    }
+    if let Ok(p) = fi {
+        out.push(Reading {
+            source: "libfabric",
+            device: &p.device,
+            up: p.up,
+            state: p.state().to_string(),
+            rate: p.rate_gbps,
+        });
+    }
+    out
+}
+
+/// The link's state and rate, from sysfs and from the provider's fi_nic
+/// where it fills it in: down by either is CRITICAL, the lower rate is the
+/// one held to the limit, and two rates that differ by over 1 % are a
+/// WARNING (a port renegotiated since the provider looked, or a driver
+/// that reports the wrong figure). The line ends with the sources read.
+pub fn link(
+    subject: &str,
+    sysfs: &Result<LinkFacts, String>,
+    fi: &Result<ProviderLink, String>,
+    d: &DomainExpect,
+    src: &Source,
+) -> Check {
+    let from = sources(sysfs, fi);
+    let rs = readings(sysfs, fi);
+    let line = |v: Verdict, what: String| Check::new("link", subject, v, format!("{what} [{from}]"));
+    if rs.is_empty() {
+        let v = if d.link_speed_gbps.is_some() {
+            Verdict::Unknown
+        } else {
+            Verdict::Ok
+        };
+        return Check::new("link", subject, v, format!("not read: {from}"));
+    }
+    if let Some(down) = rs.iter().find(|r| r.up == Some(false)) {
+        let against = rs
+            .iter()
+            .find(|r| r.up == Some(true))
+            .map_or(String::new(), |r| format!("; {} says {}", r.source, r.state));
+        return line(
             Verdict::Critical,
-            format!("{} is {} (not up)", l.device, l.state),
+            format!("{} is {} (not up{against})", down.device, down.state),
         );
     }
-    match (d.link_speed_gbps, l.rate_gbps) {
-        (Some(want), Some(r)) if r + 1e-9 < want => Check::new(
-            "link",
-            subject,
-            Verdict::Critical,
-            format!("{} at {r} Gb/s < {want} Gb/s ({})", l.device, src.0),
-        )
-        .with_figure(r, "Gb/s")
-        .with_limit(format!(">= {want} Gb/s")),
-        (Some(want), None) => Check::new(
-            "link",
-            subject,
-            Verdict::Unknown,
-            format!("{} is up, its rate not reported (expected {want} Gb/s)", l.device),
-        ),
-        (_, r) => {
-            // "up", "4: ACTIVE"; else what the kernel says of a link that
-            // carries traffic anyway (lo: "unknown" with carrier)
-            let state = match l.state.as_str() {
-                "up" => "up".to_string(),
-                s if s.ends_with("ACTIVE") => s.to_string(),
-                s => format!("up ({s}, carrier on)"),
-            };
-            let c = Check::new("link", subject, Verdict::Ok, format!("{} {state}, {rate}", l.device));
-            match r {
-                Some(r) => c.with_figure(r, "Gb/s"),
-                None => c,
-            }
+    let first = &rs[0];
+    let Some(up) = rs.iter().find(|r| r.up == Some(true)) else {
+        let v = if d.link_speed_gbps.is_some() {
+            Verdict::Unknown
+        } else {
+            Verdict::Ok
+        };
+        return line(v, format!("{} link state {}", first.device, first.state));
+    };
+    let rated: Vec<&Reading> = rs.iter().filter(|r| r.rate.is_some()).collect();
+    let lowest = rated
+        .iter()
+        .min_by(|a, b| a.rate.partial_cmp(&b.rate).unwrap_or(std::cmp::Ordering::Equal));
+    let (rate, device) = match lowest {
+        Some(r) => (r.rate, r.device),
+        None => (None, up.device),
+    };
+    match (d.link_speed_gbps, rate) {
+        (Some(want), Some(r)) if r + 1e-9 < want => {
+            return line(
+                Verdict::Critical,
+                format!("{device} at {r} Gb/s < {want} Gb/s ({})", src.0),
+            )
+            .with_figure(r, "Gb/s")
+            .with_limit(format!(">= {want} Gb/s"))
         }
+        (Some(want), None) => {
+            return line(
+                Verdict::Unknown,
+                format!("{device} is up, its rate not reported (expected {want} Gb/s)"),
+            )
+        }
+        _ => {}
+    }
+    let highest = rated
+        .iter()
+        .max_by(|a, b| a.rate.partial_cmp(&b.rate).unwrap_or(std::cmp::Ordering::Equal));
+    if let (Some(lo), Some(hi)) = (lowest, highest) {
+        let (l, h) = (lo.rate.unwrap_or(0.0), hi.rate.unwrap_or(0.0));
+        if h > 0.0 && (h - l) / h > 0.01 {
+            return line(
+                Verdict::Warning,
+                format!(
+                    "{} {}, but {} says {h} Gb/s and {} {l} Gb/s",
+                    up.device, up.state, hi.source, lo.source
+                ),
+            )
+            .with_figure(l, "Gb/s");
+        }
+    }
+    // with two sources read and one rate, the rate says whose it is
+    let whose = match lowest {
+        Some(r) if rs.len() > 1 && rated.len() == 1 => format!(" ({})", r.source),
+        _ => String::new(),
+    };
+    let shown = rate.map_or("rate not reported".to_string(), |r| format!("{r} Gb/s{whose}"));
+    let c = line(Verdict::Ok, format!("{} {}, {shown}", up.device, up.state));
+    match rate {
+        Some(r) => c.with_figure(r, "Gb/s"),
+        None => c,
     }
 }
 

@@ -3,7 +3,9 @@
 //! rate), else the network interface (tcp, udp, psm3 over sockets, and
 //! the Ethernet side of a CXI or RoCE NIC: /sys/class/net/IF/operstate,
 //! carrier, speed). Domains with no device behind them (shm, sm2) have no
-//! link. Reads files under a root; never writes.
+//! link. Also the shape of the provider's own view (fi_nic(3)'s link
+//! attributes), which the binary reads through libfabric and the judge
+//! sets beside sysfs's. Reads files under a root; never writes.
 
 use serde::Serialize;
 use std::path::Path;
@@ -19,6 +21,35 @@ pub struct LinkFacts {
     pub rate_gbps: Option<f64>,
     /// Flap counter (carrier_changes or link_downed), for rates.
     pub flaps: Option<u64>,
+}
+
+/// A NIC's link as its libfabric provider reports it: fi_nic(3)'s link
+/// attributes, which verbs, efa and cxi fill in (libfabric 1.17's tcp, udp
+/// and shm do not).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProviderLink {
+    /// fi_nic's device name ("mlx5_0"), else the domain's.
+    pub device: String,
+    /// FI_LINK_UP: Some(true), FI_LINK_DOWN: Some(false), FI_LINK_UNKNOWN: None.
+    pub up: Option<bool>,
+    /// Gb/s (None: the provider gives 0, "not known").
+    pub rate_gbps: Option<f64>,
+}
+
+impl ProviderLink {
+    /// The state as the line says it.
+    pub fn state(&self) -> &'static str {
+        match self.up {
+            Some(true) => "up",
+            Some(false) => "down",
+            None => "unknown",
+        }
+    }
+}
+
+/// Why a provider's domain has no link to read at all (shm, sm2), else None.
+pub fn no_nic(provider: &str) -> Option<String> {
+    matches!(provider, "shm" | "sm2").then(|| format!("{provider} has no NIC behind it"))
 }
 
 fn read(p: &Path) -> Option<String> {
@@ -96,8 +127,8 @@ fn cxi(root: &Path, dev: &str) -> Option<LinkFacts> {
 
 /// The link behind a domain, or why there is none to read.
 pub fn link(root: &Path, provider: &str, domain: &str) -> Result<LinkFacts, String> {
-    if matches!(provider, "shm" | "sm2") {
-        return Err(format!("{provider} has no NIC behind it"));
+    if let Some(why) = no_nic(provider) {
+        return Err(why);
     }
     let dev = device_of(domain);
     infiniband(root, dev)

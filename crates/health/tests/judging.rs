@@ -3,7 +3,7 @@
 
 use fabdiag_health::expect::{self, DomainExpect, Expect, ExpectError, Measured, MeasuredDomain};
 use fabdiag_health::judge::{self, Source};
-use fabdiag_health::link::LinkFacts;
+use fabdiag_health::link::{LinkFacts, ProviderLink};
 use fabdiag_health::slurm::{self, Action, NodeState};
 use fabdiag_health::verdict::summary_line;
 use fabdiag_health::{Check, Health, Verdict};
@@ -121,23 +121,138 @@ fn figures_and_links_against_their_limits() {
     assert_eq!((c.verdict, c.detail.as_str()), (Verdict::Ok, "2.00 us (<= 3.00 us)"));
     let c = judge::write_bw("verbs:mlx5_0", &Err("no route".into()), &dom(), &SRC);
     assert_eq!((c.verdict, c.detail.as_str()), (Verdict::Critical, "failed: no route"));
-    let c = judge::link("verbs:mlx5_0", &link(false, Some(400.0)), &dom(), &SRC);
+    let none: Result<ProviderLink, String> = Err("not reported".into());
+    let c = judge::link("verbs:mlx5_0", &link(false, Some(400.0)), &none, &dom(), &SRC);
     assert_eq!(
         (c.verdict, c.detail.as_str()),
-        (Verdict::Critical, "mlx5_0 port 1 is 1: DOWN (not up)")
+        (
+            Verdict::Critical,
+            "mlx5_0 port 1 is 1: DOWN (not up) [sysfs; libfabric: not reported]"
+        )
     );
-    let c = judge::link("verbs:mlx5_0", &link(true, Some(200.0)), &dom(), &SRC);
-    assert_eq!(c.detail, "mlx5_0 port 1 at 200 Gb/s < 400 Gb/s (health.toml)");
-    let c = judge::link("verbs:mlx5_0", &link(true, None), &dom(), &SRC);
+    let c = judge::link("verbs:mlx5_0", &link(true, Some(200.0)), &none, &dom(), &SRC);
+    assert_eq!(
+        c.detail,
+        "mlx5_0 port 1 at 200 Gb/s < 400 Gb/s (health.toml) [sysfs; libfabric: not reported]"
+    );
+    let c = judge::link("verbs:mlx5_0", &link(true, None), &none, &dom(), &SRC);
     assert_eq!(c.verdict, Verdict::Unknown);
     // without a limit, a link that cannot be read is said, not failed
+    let why = "shm has no NIC behind it".to_string();
+    let c = judge::link("shm:shm", &Err(why.clone()), &Err(why), &DomainExpect::default(), &SRC);
+    assert_eq!(
+        (c.verdict, c.detail.as_str()),
+        (Verdict::Ok, "not read: shm has no NIC behind it")
+    );
+}
+
+fn provider(up: Option<bool>, rate: Option<f64>) -> Result<ProviderLink, String> {
+    Ok(ProviderLink {
+        device: "mlx5_0".into(),
+        up,
+        rate_gbps: rate,
+    })
+}
+
+#[test]
+fn the_providers_view_of_a_link_beside_sysfs() {
+    let d = dom();
+    // both agree: one line naming both sources
     let c = judge::link(
-        "shm:shm",
-        &Err("shm has no NIC behind it".into()),
-        &DomainExpect::default(),
+        "verbs:mlx5_0",
+        &link(true, Some(400.0)),
+        &provider(Some(true), Some(400.0)),
+        &d,
         &SRC,
     );
-    assert_eq!(c.verdict, Verdict::Ok);
+    assert_eq!(
+        (c.verdict, c.detail.as_str()),
+        (Verdict::Ok, "mlx5_0 port 1 4: ACTIVE, 400 Gb/s [sysfs, libfabric]")
+    );
+    // down by either is down, and the other's word is kept
+    let c = judge::link(
+        "verbs:mlx5_0",
+        &link(true, Some(400.0)),
+        &provider(Some(false), None),
+        &d,
+        &SRC,
+    );
+    assert_eq!(
+        (c.verdict, c.detail.as_str()),
+        (
+            Verdict::Critical,
+            "mlx5_0 is down (not up; sysfs says 4: ACTIVE) [sysfs, libfabric]"
+        )
+    );
+    // the lower rate is held to the limit, whichever source gave it
+    let c = judge::link(
+        "verbs:mlx5_0",
+        &link(true, Some(400.0)),
+        &provider(Some(true), Some(200.0)),
+        &d,
+        &SRC,
+    );
+    assert_eq!(c.verdict, Verdict::Critical);
+    assert!(c.detail.starts_with("mlx5_0 at 200 Gb/s < 400 Gb/s"), "{}", c.detail);
+    // under no limit, rates that disagree are a warning naming both
+    let free = DomainExpect::default();
+    let c = judge::link(
+        "verbs:mlx5_0",
+        &link(true, Some(400.0)),
+        &provider(Some(true), Some(200.0)),
+        &free,
+        &SRC,
+    );
+    assert_eq!(
+        (c.verdict, c.detail.as_str()),
+        (
+            Verdict::Warning,
+            "mlx5_0 port 1 4: ACTIVE, but sysfs says 400 Gb/s and libfabric 200 Gb/s [sysfs, libfabric]"
+        )
+    );
+    // within 1 %: the same figure (HDR's 200 and a driver's 199.5)
+    let c = judge::link(
+        "verbs:mlx5_0",
+        &link(true, Some(200.0)),
+        &provider(Some(true), Some(199.5)),
+        &free,
+        &SRC,
+    );
+    assert_eq!(c.verdict, Verdict::Ok, "{}", c.detail);
+    // one rate between two sources: the line says whose it is
+    let c = judge::link(
+        "verbs:mlx5_0",
+        &link(true, None),
+        &provider(Some(true), Some(400.0)),
+        &free,
+        &SRC,
+    );
+    assert_eq!(
+        c.detail,
+        "mlx5_0 port 1 4: ACTIVE, 400 Gb/s (libfabric) [sysfs, libfabric]"
+    );
+    // sysfs unreadable: the provider's word alone, said as such
+    let gone: Result<LinkFacts, String> = Err("no /sys/class/infiniband, net or cxi entry named mlx5_0".into());
+    let c = judge::link("verbs:mlx5_0", &gone, &provider(Some(true), Some(400.0)), &d, &SRC);
+    assert_eq!(
+        (c.verdict, c.detail.as_str()),
+        (
+            Verdict::Ok,
+            "mlx5_0 up, 400 Gb/s [libfabric; sysfs: no /sys/class/infiniband, net or cxi entry named mlx5_0]"
+        )
+    );
+    assert_eq!(c.figure, Some(400.0));
+    // a provider that says "unknown" proves nothing: UNKNOWN under a limit
+    let c = judge::link("verbs:mlx5_0", &gone, &provider(None, Some(400.0)), &d, &SRC);
+    assert_eq!(c.verdict, Verdict::Unknown, "{}", c.detail);
+    let c = judge::link("verbs:mlx5_0", &gone, &provider(None, None), &free, &SRC);
+    assert_eq!(
+        (c.verdict, c.detail.as_str()),
+        (
+            Verdict::Ok,
+            "mlx5_0 link state unknown [libfabric; sysfs: no /sys/class/infiniband, net or cxi entry named mlx5_0]"
+        )
+    );
 }
 
 #[test]

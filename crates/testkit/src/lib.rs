@@ -1,7 +1,9 @@
 //! What the tests of every crate share, and nothing the tools use: a
 //! dev-dependency only. Today that is `skipped`, the one way a test says
-//! it (or part of it) could not run here, and `cpu_cuda`, which builds
-//! the CPU stand-in for the CUDA driver. Decides nothing about a test's
+//! it (or part of it) could not run here; `cpu_cuda`, which builds the
+//! CPU stand-in for the CUDA driver; `nic_provider`, which builds a
+//! libfabric provider that fills in fi_nic; and `sysfs`, fixtures laid out
+//! as the kernel's drivers lay out sysfs. Decides nothing about a test's
 //! outcome.
 
 pub mod sysfs;
@@ -34,6 +36,33 @@ pub fn cpu_cuda(dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
     if !o.status.success() {
         return Err(format!(
             "the CPU stand-in for the CUDA driver does not build (a C++ compiler is needed: install build-essential):\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    Ok(dir.to_path_buf())
+}
+
+/// Builds fdgnic (crates/testkit/libfabric/nic_provider.c), a libfabric
+/// provider for tests that lists the domains named in `FDGNIC_DOMAINS` with
+/// fi_nic's link attributes filled in (what it lists: its file's header),
+/// into `dir` as libfdgnic-fi.so, and gives back `dir`: set
+/// `FI_PROVIDER_PATH` to it and the real libfabric loads the provider.
+/// Needs a C compiler and libfabric's headers (scripts/install-deps.sh);
+/// without them it fails, saying so.
+pub fn nic_provider(dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("libfabric/nic_provider.c");
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let o = std::process::Command::new(&cc)
+        .args(["-O1", "-g", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(dir.join("libfdgnic-fi.so"))
+        .arg(&src)
+        .arg("-lfabric")
+        .output()
+        .map_err(|e| format!("cannot run {cc}: {e}"))?;
+    if !o.status.success() {
+        return Err(format!(
+            "the test provider fdgnic does not build (a C compiler and libfabric-dev are needed: scripts/install-deps.sh):\n{}",
             String::from_utf8_lossy(&o.stderr)
         ));
     }

@@ -214,8 +214,8 @@ fn links_and_topology_from_a_fixture_tree() {
     let o = health(&["--expect", &f], &[("FABDIAG_TEST_SYSFS_ROOT", root)]);
     assert_eq!(o.code, Some(2), "{}{}", o.stdout, o.stderr);
     for line in [
-        "CRITICAL verbs:mlx5_0 link: mlx5_0 port 1 at 100 Gb/s < 200 Gb/s (h.toml)",
-        "CRITICAL verbs:mlx5_1 link: mlx5_1 port 1 is 1: DOWN (not up)",
+        "CRITICAL verbs:mlx5_0 link: mlx5_0 port 1 at 100 Gb/s < 200 Gb/s (h.toml) [sysfs; libfabric: does not list the provider]",
+        "CRITICAL verbs:mlx5_1 link: mlx5_1 port 1 is 1: DOWN (not up) [sysfs; libfabric: does not list the provider]",
         "OK       GPU0 (0000:05:00.0) nearest NIC: mlx5_0 PXB",
         "WARNING  0000:05:00.0 PCIe link: x8 at 16 GT/s, capable of x16 at 16 GT/s",
         "WARNING  0000:06:00.0 PCIe link: x16 at 8 GT/s, capable of x16 at 16 GT/s",
@@ -255,6 +255,77 @@ fn links_and_topology_from_a_fixture_tree() {
     );
     assert_eq!(o.code, Some(3));
     assert!(o.one_line().contains("no PCI devices visible under"), "{}", o.stderr);
+}
+
+/// The provider's own view of each link (fi_nic's link attributes) beside
+/// sysfs's, through the real libfabric and the test provider fdgnic, which
+/// fills them in as verbs, efa and cxi do on their hardware. The fixture
+/// tree has mlx5_0 up at 100 Gb/s and mlx5_1 down.
+#[test]
+fn the_providers_link_attributes_beside_sysfs() {
+    let d = tempfile::tempdir().unwrap();
+    fabdiag_testkit::sysfs::switches_downtrained(d.path());
+    let prov = fabdiag_testkit::nic_provider(&d.path().join("prov")).unwrap_or_else(|e| panic!("{e}"));
+    let env = [
+        ("FABDIAG_TEST_SYSFS_ROOT", d.path().to_str().unwrap()),
+        ("FI_PROVIDER_PATH", prov.to_str().unwrap()),
+        (
+            "FDGNIC_DOMAINS",
+            "mlx5_0=up:200:4096:0000:03:00.0,mlx5_1=up:200:4096,gone0=down:0:4096,quiet0",
+        ),
+    ];
+    let f = write(
+        d.path(),
+        "h.toml",
+        "[[domain]]\nprovider = \"fdgnic\"\ndomain = \"gone0\"\nlink_speed_gbps = 100\n",
+    );
+    let o = health(
+        &[
+            "--expect",
+            &f,
+            "-d",
+            "fdgnic:mlx5_0",
+            "-d",
+            "fdgnic:mlx5_1",
+            "-d",
+            "fdgnic:quiet0",
+            "--budget",
+            "30",
+        ],
+        &env,
+    );
+    assert_eq!(o.code, Some(2), "{}{}", o.stdout, o.stderr);
+    for line in [
+        // down in libfabric's eyes, with no sysfs entry: the provider's word
+        "CRITICAL fdgnic:gone0 link: gone0 is down (not up) [libfabric; sysfs: no /sys/class/infiniband, net or cxi entry named gone0]",
+        // the two sources disagree on the rate: a warning naming both
+        "WARNING  fdgnic:mlx5_0 link: mlx5_0 port 1 4: ACTIVE, but libfabric says 200 Gb/s and sysfs 100 Gb/s [sysfs, libfabric]",
+        // down in sysfs is down, whatever the provider last saw
+        "CRITICAL fdgnic:mlx5_1 link: mlx5_1 port 1 is 1: DOWN (not up; libfabric says up) [sysfs, libfabric]",
+        // a provider that leaves fi_nic empty, and no sysfs entry
+        "OK       fdgnic:quiet0 link: not read: no /sys/class/infiniband, net or cxi entry named quiet0; libfabric: not reported",
+    ] {
+        assert!(
+            o.stdout.lines().any(|l| l == line),
+            "no line {line:?} in:\n{}",
+            o.stdout
+        );
+    }
+    // the figure the JSON carries is the lower, held to nothing here
+    let o = health(&["-d", "fdgnic:mlx5_0", "--json", "--budget", "30"], &env);
+    let doc = o.json();
+    let link = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "link")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (link["verdict"].as_str(), link["figure"].as_f64()),
+        (Some("WARNING"), Some(100.0)),
+        "{link}"
+    );
 }
 
 /// The shipped NHC check under a harness that stands in for NHC's own

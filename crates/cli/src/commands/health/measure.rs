@@ -22,6 +22,40 @@ pub fn providers() -> Result<Vec<(String, Vec<String>)>, String> {
     Ok(caps.into_iter().map(|c| (c.provider, c.domains)).collect())
 }
 
+/// The provider's own view of a domain's link (fi_nic(3)'s link
+/// attributes), or why there is none: most providers other than verbs, efa
+/// and cxi leave fi_nic empty ("not reported").
+pub fn provider_link(provider: &str, domain: &str) -> Result<fabdiag_health::link::ProviderLink, String> {
+    let list = fabdiag_fabric::discover(&fabdiag_fabric::Query {
+        provider: Some(provider.to_string()),
+        domain: Some(domain.to_string()),
+        capability: None,
+    })
+    .map_err(|e| match e {
+        fabdiag_fabric::FabricError::UnknownProvider { .. } => "does not list the provider".to_string(),
+        _ => "does not list the domain".to_string(),
+    })?;
+    let (nic, link) = list
+        .entries()
+        .filter_map(|e| e.nic.as_ref())
+        .find_map(|n| n.link.as_ref().map(|l| (n, l)))
+        .ok_or_else(|| "not reported".to_string())?;
+    Ok(fabdiag_health::link::ProviderLink {
+        device: if nic.device.is_empty() {
+            domain.to_string()
+        } else {
+            nic.device.clone()
+        },
+        up: match link.state {
+            fabdiag_fabric::LinkState::Up => Some(true),
+            fabdiag_fabric::LinkState::Down => Some(false),
+            fabdiag_fabric::LinkState::Unknown => None,
+        },
+        // fi_nic(3): bits per second, 0 when not known
+        rate_gbps: (link.speed_bps > 0).then(|| link.speed_bps as f64 / 1e9),
+    })
+}
+
 /// Providers that pin what they register (a locked-memory limit hurts them).
 pub const RDMA_PROVIDERS: &[&str] = &["verbs", "efa", "cxi", "psm3", "opx", "ucx"];
 

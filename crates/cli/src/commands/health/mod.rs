@@ -108,13 +108,30 @@ fn domains(e: &Expect, extra: &[(String, String)]) -> Vec<DomainExpect> {
     out
 }
 
+/// What a link check saw, for the loopback's record.
+struct LinkSeen {
+    rate_gbps: Option<f64>,
+    flap_counter: bool,
+}
+
 /// One NIC's link, and flaps since last time: sysfs, whether or not
-/// libfabric lists the domain.
-fn check_link(p: &Shared, d: &DomainExpect, src: &Source, state: &mut act::FlapState) -> Option<link::LinkFacts> {
+/// libfabric lists the domain, and the provider's fi_nic where libfabric
+/// loaded.
+fn check_link(p: &Shared, d: &DomainExpect, src: &Source, loaded: bool, state: &mut act::FlapState) -> LinkSeen {
     let subject = format!("{}:{}", d.provider, d.domain);
     let l = link::link(&sysfs_root(), &d.provider, &d.domain);
-    push(p, judge::link(&subject, &l, d, src));
-    let facts = l.ok()?;
+    let fi = match link::no_nic(&d.provider) {
+        Some(why) => Err(why),
+        None if loaded => measure::provider_link(&d.provider, &d.domain),
+        None => Err("not loaded".into()),
+    };
+    push(p, judge::link(&subject, &l, &fi, d, src));
+    let Ok(facts) = l else {
+        return LinkSeen {
+            rate_gbps: fi.ok().and_then(|f| f.rate_gbps),
+            flap_counter: false,
+        };
+    };
     if let Some(now) = facts.flaps {
         let now = (now, act::unix_now());
         if let Some(c) = judge::flaps(&subject, state.get(&subject).copied(), now, d, src) {
@@ -122,11 +139,14 @@ fn check_link(p: &Shared, d: &DomainExpect, src: &Source, state: &mut act::FlapS
         }
         state.insert(subject, now);
     }
-    Some(facts)
+    LinkSeen {
+        rate_gbps: facts.rate_gbps.or(fi.ok().and_then(|f| f.rate_gbps)),
+        flap_counter: facts.flaps.is_some(),
+    }
 }
 
 /// One NIC's loopback write-bw and send-lat.
-fn check_loopback(p: &Shared, d: &DomainExpect, src: &Source, l: Option<link::LinkFacts>, m: &mut Measured) {
+fn check_loopback(p: &Shared, d: &DomainExpect, src: &Source, l: LinkSeen, m: &mut Measured) {
     let subject = format!("{}:{}", d.provider, d.domain);
     step(p, format!("loopback write-bw on {subject}"));
     let bw = measure::write_bw(&d.provider, &d.domain);
@@ -137,10 +157,10 @@ fn check_loopback(p: &Shared, d: &DomainExpect, src: &Source, l: Option<link::Li
     m.domains.push(MeasuredDomain {
         provider: d.provider.clone(),
         domain: d.domain.clone(),
-        link_gbps: l.as_ref().and_then(|l| l.rate_gbps),
+        link_gbps: l.rate_gbps,
         write_bw_mb_s: bw.ok(),
         send_lat_us: lat.ok(),
-        flap_counter: l.is_some_and(|l| l.flaps.is_some()),
+        flap_counter: l.flap_counter,
     });
 }
 
@@ -188,7 +208,7 @@ fn check_fabric(p: &Shared, o: &HealthOptions, e: &Expect, src: &Source, m: &mut
     // the link first: a NIC whose link is down is said so before what
     // follows from it (libfabric no longer listing its domain)
     for d in &wanted {
-        let link = check_link(p, d, src, &mut state);
+        let link = check_link(p, d, src, loaded, &mut state);
         if !loaded {
             continue;
         }
