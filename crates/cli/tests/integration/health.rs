@@ -1,11 +1,13 @@
 //! `fabdiag health`: verdicts and their exit codes on this machine's shm
 //! and tcp, the expectations file, the budget's watchdog against a
 //! provider call held on purpose, links and topology from fixture sysfs
-//! trees (fabdiag_testkit::sysfs), the shipped NHC check under a shell
+//! trees (fabdiag_testkit::sysfs), the provider's fi_nic link beside them
+//! (the test provider fdgnic), the shipped NHC check under a shell
 //! harness, and the gate under real Slurm (scripts/dev/slurm-local.sh):
 //! a veth whose peer goes down drains the node with fabdiag's reason, and
-//! coming back resumes it, while a node drained by hand stays drained.
-//! The Slurm test needs root, slurm-wlm and munge (scripts/install-deps.sh).
+//! coming back resumes it, while a node drained by hand stays drained; the
+//! shipped prolog stops a job on a CRITICAL node. The Slurm tests need
+//! root, slurm-wlm and munge (scripts/install-deps.sh).
 
 use crate::common::slurm::Slurm;
 use crate::common::*;
@@ -543,6 +545,71 @@ fn slurm_health_check_drains_a_bad_nic_and_resumes_it() {
         text.contains("drained by someone else (maintenance: new DIMM): not resumed"),
         "{text}"
     );
+}
+
+/// The shipped prolog under real Slurm: on CRITICAL the job does not run
+/// and the node is drained with fabdiag's reason, which Slurm's own drain
+/// for a failed prolog leaves in place; once the node passes again and is
+/// resumed, the next job runs.
+#[test]
+fn the_shipped_prolog_stops_a_job_on_a_bad_node() {
+    require_root();
+    let _cpu = cpu();
+    let d = tempfile::tempdir().unwrap();
+    let site = d.path().join("site.toml");
+    let bad = "[[domain]]\nprovider = \"shm\"\ndomain = \"shm\"\nmin_write_bw_mb_s = 1e9\n";
+    std::fs::write(&site, bad).unwrap();
+    let conf_dir = std::env::temp_dir().join(format!("fabdiag-slurm-{}", std::process::id()));
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contrib/slurm/prolog.sh");
+    // slurmd runs the prolog with almost no environment: say where things are
+    let prolog = write(
+        d.path(),
+        "prolog",
+        &format!(
+            "#!/bin/sh\nexport SLURM_CONF={conf} FABDIAG={bin} FABDIAG_HEALTH_ARGS='--expect {site} --budget 20'\nexec sh {shipped}\n",
+            conf = conf_dir.join("slurm.conf").display(),
+            bin = bin(),
+            site = site.display(),
+            shipped = shipped.display(),
+        ),
+    );
+    must(&["chmod", "+x", &prolog]);
+    let slurm = Slurm::start_with(&format!("Prolog={prolog}"));
+    let node = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .split('.')
+        .next()
+        .unwrap()
+        .to_string();
+
+    let o = slurm.srun(&["-t", "1", "true"]);
+    assert_ne!(
+        o.code,
+        Some(0),
+        "the job ran on a CRITICAL node:{}{}",
+        o.stdout,
+        o.stderr
+    );
+    assert!(o.stderr.contains("prolog failed"), "{}", o.stderr);
+    let (state, reason) = node_state(&slurm, &node);
+    assert!(state.contains("DRAIN"), "{state}");
+    assert!(
+        reason.starts_with("fabdiag: CRITICAL: shm:shm loopback write-bw: "),
+        "Slurm's drain for the failed prolog took the reason: {reason}"
+    );
+
+    // fixed: the health check resumes it, and the prolog lets the job run
+    std::fs::write(&site, "[[domain]]\nprovider = \"shm\"\ndomain = \"shm\"\n").unwrap();
+    let site_s = site.to_string_lossy().into_owned();
+    let o = health(
+        &["--slurm", "--expect", &site_s, "--node", &node],
+        &[("SLURM_CONF", slurm.conf.as_str())],
+    );
+    assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
+    assert!(!node_state(&slurm, &node).0.contains("DRAIN"));
+    let o = slurm.srun(&["-t", "1", "true"]);
+    assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
 }
 
 /// `--write-expect` onto a link someone planted replaces the link and
