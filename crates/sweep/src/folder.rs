@@ -34,25 +34,54 @@ pub fn meta<E>(dir: &Path, bad: impl Fn(String) -> E) -> Result<serde_json::Valu
 
 /// Every record in an `--output` folder's `pairs.jsonl` of ranks below
 /// `size`, in the order written (pairs and re-tests as they arrived), read a
-/// line at a time (50 million at 10,000 ranks). A line cut short by a
-/// crash is skipped (that pair has no result); no file is no result yet;
-/// a file that cannot be read is an error, never "nothing ran".
+/// line at a time (50 million at 10,000 ranks). No file is no result yet;
+/// a file that cannot be read or is damaged is an error, never "nothing
+/// ran" (see `records_in`).
 pub fn records<E>(dir: &Path, size: usize, bad: impl Fn(String) -> E) -> Result<Vec<PairRecord>, E> {
     let file = match std::fs::File::open(dir.join("pairs.jsonl")) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(bad(format!("pairs.jsonl: {e}"))),
     };
+    records_in(std::io::BufReader::new(file), size).map_err(|e| bad(format!("pairs.jsonl: {e}")))
+}
+
+/// The records of a `pairs.jsonl` as `r` reads it. Rank 0 appends each
+/// record as one line ending in a newline, so only the last line can be
+/// cut short by a crash: a last line with no newline that does not decode
+/// is skipped (that pair has no result). Any other line that does not
+/// decode is damage no crash of fabdiag's makes, and is refused naming the
+/// line and its byte offset, rather than read as fewer results.
+pub fn records_in(mut r: impl BufRead, size: usize) -> Result<Vec<PairRecord>, String> {
     let mut out = Vec::new();
-    for line in std::io::BufReader::new(file).split(b'\n') {
-        let line = line.map_err(|e| bad(format!("pairs.jsonl: {e}")))?;
-        if let Ok(rec) = serde_json::from_slice::<PairRecord>(&line) {
-            if rec.a < size && rec.b < size {
-                out.push(rec);
+    let mut line = Vec::new();
+    let (mut offset, mut number) = (0u64, 0u64);
+    loop {
+        line.clear();
+        let n = r.read_until(b'\n', &mut line).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Ok(out);
+        }
+        number += 1;
+        let whole = line.last() == Some(&b'\n');
+        match serde_json::from_slice::<PairRecord>(&line) {
+            Ok(rec) => {
+                if rec.a < size && rec.b < size {
+                    out.push(rec);
+                }
+            }
+            Err(_) if !whole => return Ok(out),
+            Err(e) => {
+                // serde's own "at line 1 column 9" counts within the line
+                let why = e.to_string();
+                let why = why.split(" at line ").next().unwrap_or_default();
+                return Err(format!(
+                    "line {number} (byte {offset}) is not a pair record ({why}): the file is damaged"
+                ));
             }
         }
+        offset += n as u64;
     }
-    Ok(out)
 }
 
 /// Whether `path` is an `--output` folder whose rank 0 ended before it

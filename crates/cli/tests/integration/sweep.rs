@@ -1175,6 +1175,22 @@ fn resume_skips_a_torn_line_and_refuses_results_it_cannot_read() {
     assert_eq!(pairs_measured(&doc), 6);
     let rounds = doc["overhead"]["steps"].as_array().unwrap().len();
     assert_eq!(rounds, 1, "only the torn pair's round ran again");
+    // the torn half was cut off before the new record was appended, so
+    // the folder reads back whole: every line a record, all six pairs
+    let after = std::fs::read_to_string(&jsonl).unwrap();
+    assert!(after.starts_with(&full[..full.trim_end().rfind('\n').unwrap() + 1]));
+    assert!(
+        after
+            .lines()
+            .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()),
+        "{after}"
+    );
+    let o = run(&["sweep", "--report", &dir, "--json"], LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(pairs_measured(&o.json()), 6);
+    std::fs::remove_file(format!("{dir}/sweep.json")).unwrap();
+    let o = run(&["sweep", "--report", &dir, "--json"], LIMIT);
+    assert_eq!(pairs_measured(&o.json()), 6, "made from pairs.jsonl: {}", o.stderr);
     // a results file that cannot be read
     std::fs::remove_file(&jsonl).unwrap();
     std::fs::create_dir(&jsonl).unwrap();
@@ -1185,6 +1201,36 @@ fn resume_skips_a_torn_line_and_refuses_results_it_cannot_read() {
             .contains(&format!("cannot resume from {dir}: pairs.jsonl: Is a directory")),
         "{}",
         o.stderr
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A results file damaged other than by a crash (a line in the middle that
+/// is not a record) is refused naming the file, the line and its byte
+/// offset, by `--report` and `--resume` alike, and the reading leaves it
+/// as it was.
+#[test]
+fn a_damaged_results_file_is_refused_naming_the_line_and_left_alone() {
+    let dir = tempdir("damaged");
+    let o = run(&["sweep", "--simulate", "4", "--output", &dir], LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    std::fs::remove_file(format!("{dir}/sweep.json")).unwrap();
+    let jsonl = format!("{dir}/pairs.jsonl");
+    let full = std::fs::read_to_string(&jsonl).unwrap();
+    let first = full.find('\n').unwrap() + 1;
+    let damaged = format!("{}{{\"a\": 0, \"garbage\n{}", &full[..first], &full[first..]);
+    std::fs::write(&jsonl, &damaged).unwrap();
+    let want = format!("pairs.jsonl: line 2 (byte {first}) is not a pair record (");
+    let o = run(&["sweep", "--report", &dir], LIMIT);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(o.one_line().contains(&want), "{}", o.stderr);
+    let o = run(&["sweep", "--simulate", "4", "--output", &dir, "--resume"], LIMIT);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(o.one_line().contains(&want), "{}", o.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&jsonl).unwrap(),
+        damaged,
+        "the reading changed the file"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

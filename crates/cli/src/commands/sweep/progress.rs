@@ -69,7 +69,8 @@ impl Progress {
         let out = match dir {
             Some(d) => {
                 let path = d.join("pairs.jsonl");
-                let f = crate::write::append(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                let f =
+                    crate::write::append_lines(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                 Some((f, path))
             }
             None => None,
