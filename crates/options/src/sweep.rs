@@ -74,7 +74,7 @@ const TABLE: &[(SweepOpt, &str, Option<&str>, &str)] = &[
         SweepOpt::Replace,
         "replace",
         None,
-        "With --output: discard the results already there (without it a sweep refuses a folder that holds results)",
+        "With --output: discard the results already there (without it a sweep, or a --report into another folder, refuses a folder that holds results)",
     ),
     (
         SweepOpt::Plan,
@@ -515,6 +515,7 @@ fn checked(o: SweepOptions) -> Result<SweepOptions, OptionError> {
         const REPORT_OPTIONS: &[&str] = &[
             "report",
             "output",
+            "replace",
             "json",
             "outlier-fraction",
             "outlier-reference",
@@ -525,7 +526,7 @@ fn checked(o: SweepOptions) -> Result<SweepOptions, OptionError> {
         ];
         if let Some(other) = o.given.iter().find(|g| !REPORT_OPTIONS.contains(g)) {
             return Err(OptionError::Invalid(format!(
-                "--{other} has no effect with --report, which runs nothing (it takes --output, --json, the outlier rules, --baseline, --min-bw and --max-lat)"
+                "--{other} has no effect with --report, which runs nothing (it takes --output, --replace, --json, the outlier rules, --baseline, --min-bw and --max-lat)"
             )));
         }
         let mut rest = o.tool_args.iter();

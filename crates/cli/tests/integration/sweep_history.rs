@@ -530,6 +530,40 @@ fn a_finished_sweep_is_never_overwritten_by_accident() {
     assert_eq!(o.code, Some(5), "{}", o.stderr);
     assert_ne!(files(&out), before);
 
+    // --report of another sweep into this folder: refused, the folder kept;
+    // into its own folder (from a path spelt another way) it is made again
+    let other = format!("{dir}/other");
+    assert_eq!(simulate("4", &["--output", &other]).code, Some(0));
+    let kept = files(&out);
+    let o = run(&["sweep", "--report", &other, "--output", &out], LIMIT);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(
+        o.one_line().contains(&format!(
+            "{out} already holds another sweep's results (meta.json, pairs.jsonl,"
+        )),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(files(&out), kept, "a refused --report changed the folder");
+    let o = run(
+        &[
+            "sweep",
+            "--report",
+            &format!("{out}/sweep.json"),
+            "--output",
+            &format!("{dir}/./out"),
+        ],
+        LIMIT,
+    );
+    assert_eq!(o.code, Some(5), "its own folder: {}", o.stderr);
+    let o = run(&["sweep", "--report", &other, "--output", &out, "--replace"], LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let names: Vec<String> = files(&out).into_iter().map(|f| f.0).collect();
+    assert!(
+        !names.iter().any(|n| n == "pairs.jsonl"),
+        "the other sweep's records stayed: {names:?}"
+    );
+
     // links planted in a fresh folder: replaced by the sweep's own files,
     // what they point to untouched
     let planted = format!("{dir}/planted");

@@ -73,6 +73,43 @@ fn results_in(dir: &Path) -> Vec<&'static str> {
         .collect()
 }
 
+/// `--report`'s --output folder made ready: the folder of the sweep read
+/// (its report made again in place), a new or empty one, or, with
+/// --replace, one whose earlier results are cleared first. Another
+/// sweep's results there are never mixed with this one's report: refused,
+/// naming them.
+pub(super) fn prepare_report_output(o: &SweepOptions, read: &Path) -> Result<(), (u8, String)> {
+    let Some(dir) = o.output.as_deref().map(PathBuf::from) else {
+        return Ok(());
+    };
+    let io = |m: String| (exit::RUNTIME, m);
+    std::fs::create_dir_all(&dir).map_err(|e| io(format!("cannot create {}: {e}", dir.display())))?;
+    // the folder the sweep was read from ("sweep.json" alone: this one)
+    let source = match read.parent() {
+        _ if read.is_dir() => read,
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if matches!((dir.canonicalize(), source.canonicalize()), (Ok(a), Ok(b)) if a == b) {
+        return Ok(());
+    }
+    let there = results_in(&dir);
+    if !there.is_empty() && !o.replace {
+        return Err((
+            exit::USAGE,
+            format!(
+                "{} already holds another sweep's results ({}): --replace discards them, or give another --output",
+                dir.display(),
+                there.join(", ")
+            ),
+        ));
+    }
+    for name in there {
+        std::fs::remove_file(dir.join(name)).map_err(|e| io(format!("cannot clear {}: {e}", dir.display())))?;
+    }
+    Ok(())
+}
+
 /// The --output folder made ready, with the earlier results --resume
 /// continues from; an error is its exit code (a folder holding results
 /// without --resume or --replace is a refused command line) and its line.

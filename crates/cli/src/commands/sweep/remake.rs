@@ -3,7 +3,7 @@
 //! given now; nothing runs.
 
 use super::conclude::{conclude, Led};
-use super::files::read_baseline;
+use super::files::{prepare_report_output, read_baseline};
 use super::setup::{fail, limits_of, reference, Setup, Versions};
 use crate::exit;
 use crate::version::VERSION;
@@ -68,10 +68,8 @@ pub(super) fn remake(prog: &str, o: &SweepOptions, path: &str) -> u8 {
         Ok(b) => b,
         Err(m) => return fail(prog, exit::USAGE, &m),
     };
-    if let Some(dir) = o.output.as_deref() {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            return fail(prog, exit::RUNTIME, &format!("cannot create {dir}: {e}"));
-        }
+    if let Err((code, m)) = prepare_report_output(o, Path::new(path)) {
+        return fail(prog, code, &m);
     }
     let led = Led {
         sweep: f.sweep,
