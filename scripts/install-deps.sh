@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything fabdiag needs to build, test, package and benchmark on
 # Debian 12 (as root): libfabric (headers, library, fi_info/fi_pingpong), a C
-# compiler for the libfabric shim, iproute2 for the two-host namespace tests,
+# compiler for the libfabric shim, iproute2 and nftables for the namespace tests
+# (links shaped, cut, partitioned and made lossy),
 # iperf3 for the benchmark, dpkg-dev and man-db for the package and its
 # manual pages, Open MPI, Slurm and munge for the sweep's launcher tests,
 # Chromium for rendering the sweep's HTML report in a test, and a Rust
@@ -21,7 +22,7 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
     libfabric-dev libfabric-bin libfabric1 \
     build-essential pkg-config ca-certificates \
-    iproute2 iperf3 procps \
+    iproute2 nftables iperf3 procps \
     dpkg-dev binutils man-db bash \
     openmpi-bin slurm-wlm munge chromium >/dev/null
 

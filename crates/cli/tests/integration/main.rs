@@ -12,6 +12,7 @@ mod amo;
 mod bw_faults;
 mod bw_hugepages;
 mod bw_loopback;
+mod chaos;
 mod cpu_cuda;
 mod docs;
 mod doctor;

@@ -7,6 +7,7 @@
 //! figure that depends on load. Needs root and iproute2 (CI has both);
 //! without them the namespace test fails loudly instead of skipping.
 
+use crate::common::cluster::Cluster;
 use crate::common::*;
 use serde_json::Value;
 use std::process::Command;
@@ -1287,133 +1288,11 @@ fn thresholds_name_the_pairs_and_nodes_that_miss_them_with_their_own_exit_code()
     );
 }
 
-/// A healthy link in the namespace cluster: far below what two cores move
-/// through veth with four pairs at once, far above the slowed ones.
-const LINK_RATE: &str = "100mbit";
-
 fn tempdir(tag: &str) -> String {
     let d = std::env::temp_dir().join(format!("fabdiag-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d.display().to_string()
-}
-
-/// Eight "nodes": namespaces fdn<i> whose veth ends meet on a bridge in a
-/// switch namespace, node i at 198.18.10.<i+1>.
-///
-/// Every switch port toward a node is shaped to LINK_RATE, so a healthy pair
-/// is held by its link, as on a real fabric, and not by how four busy-polling
-/// pairs share two cores: unshaped, healthy pairs ranged 25 to 104 MB/s on a
-/// loaded CI machine, and that spread hid a node slowed to 40 Mbit/s.
-struct Cluster {
-    tag: String,
-    n: usize,
-}
-
-impl Cluster {
-    fn new(n: usize) -> Cluster {
-        require_root();
-        // unique per cluster, in case two ever run at once in this process
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tag = format!("{}{k}", std::process::id() % 10000);
-        let c = Cluster { tag, n };
-        let sw = c.switch();
-        must(&["ip", "netns", "add", &sw]);
-        must(&["ip", "-n", &sw, "link", "add", "br0", "type", "bridge"]);
-        must(&["ip", "-n", &sw, "link", "set", "br0", "up"]);
-        for i in 0..n {
-            let ns = c.node(i);
-            let (inner, outer) = (format!("e{i}x{}", c.tag), format!("p{i}x{}", c.tag));
-            must(&["ip", "netns", "add", &ns]);
-            must(&["ip", "link", "add", &inner, "type", "veth", "peer", "name", &outer]);
-            must(&["ip", "link", "set", &inner, "netns", &ns]);
-            must(&["ip", "link", "set", &outer, "netns", &sw]);
-            must(&["ip", "-n", &ns, "link", "set", &inner, "name", "eth0"]);
-            must(&[
-                "ip",
-                "-n",
-                &ns,
-                "addr",
-                "add",
-                &format!("{}/24", c.ip(i)),
-                "dev",
-                "eth0",
-            ]);
-            must(&["ip", "-n", &ns, "link", "set", "eth0", "up"]);
-            must(&["ip", "-n", &ns, "link", "set", "lo", "up"]);
-            must(&["ip", "-n", &sw, "link", "set", &outer, "master", "br0"]);
-            must(&["ip", "-n", &sw, "link", "set", &outer, "up"]);
-            c.shape(&sw, &outer, LINK_RATE);
-        }
-        c
-    }
-    /// A tbf at `rate` on one interface, replacing what was there.
-    fn shape(&self, ns: &str, dev: &str, rate: &str) {
-        must(&[
-            "ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate, "burst",
-            "32kb", "latency", "400ms",
-        ]);
-    }
-    fn switch(&self) -> String {
-        format!("fdsw{}", self.tag)
-    }
-    fn node(&self, i: usize) -> String {
-        format!("fdn{i}x{}", self.tag)
-    }
-    fn ip(&self, i: usize) -> String {
-        format!("198.18.10.{}", i + 1)
-    }
-    /// Node i's traffic to node j (both ways) at `rate`: htb with a u32
-    /// filter on the destination, on each node's own interface.
-    fn slow_link(&self, i: usize, j: usize, rate: &str) {
-        for (from, to) in [(i, j), (j, i)] {
-            let ns = self.node(from);
-            let tc = |a: &[&str]| must(&[&["ip", "netns", "exec", &ns, "tc"][..], a].concat());
-            tc(&[
-                "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "10",
-            ]);
-            tc(&[
-                "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:10", "htb", "rate", "10gbit",
-            ]);
-            tc(&[
-                "class", "add", "dev", "eth0", "parent", "1:", "classid", "1:20", "htb", "rate", rate,
-            ]);
-            let dst = format!("{}/32", self.ip(to));
-            tc(&[
-                "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "u32", "match", "ip", "dst", &dst,
-                "flowid", "1:20",
-            ]);
-        }
-    }
-    /// Everything into and out of node i at `rate` (tbf on both veth ends).
-    fn slow_node(&self, i: usize, rate: &str) {
-        self.shape(&self.node(i), "eth0", rate);
-        self.shape(&self.switch(), &format!("p{i}x{}", self.tag), rate);
-    }
-    fn rank(&self, r: usize, port: u16, extra: &[&str]) -> Command {
-        self.rank_at(r, &format!("{}:{port}", self.ip(0)), extra)
-    }
-    /// Rank `r` on node r, joining the coordinator at `coord`.
-    fn rank_at(&self, r: usize, coord: &str, extra: &[&str]) -> Command {
-        let ns = self.node(r);
-        let mut c = Command::new("ip");
-        c.args(["netns", "exec", &ns, bin(), "sweep", "--coordinator", coord]);
-        c.args(extra);
-        c.env("FABDIAG_RANK", r.to_string())
-            .env("FABDIAG_SIZE", self.n.to_string())
-            .env("FABDIAG_NODE_NAME", format!("node{r}"));
-        c
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        for i in 0..self.n {
-            let _ = Command::new("ip").args(["netns", "del", &self.node(i)]).status();
-        }
-        let _ = Command::new("ip").args(["netns", "del", &self.switch()]).status();
-    }
 }
 
 /// A coordinator known only by its link-local address, named with its
@@ -1515,7 +1394,7 @@ fn a_node_cut_off_mid_sweep_is_lost_and_gives_up_within_seconds() {
     let mut others: Vec<Proc> = (1..4).map(|r| Proc::spawn(&mut c.rank(r, port, args))).collect();
     let zero = Proc::spawn(&mut c.rank(0, port, &[args, &["--json", "--output", &dir]].concat()));
     records(&dir, 2);
-    must(&["ip", "-n", &c.switch(), "link", "set", &format!("p3x{}", c.tag), "down"]);
+    c.link(3, false);
     let cut = Instant::now();
     let cut_off = others.remove(2).wait(Duration::from_secs(80));
     let took = cut.elapsed();

@@ -11,13 +11,15 @@
 //!   handed out twice in one test process.
 //! - `pair`, `both_exit`, `expect_failure`, `one_line` and the `scripted` peers are the
 //!   shapes every test file uses.
-//! - `netns::Netns`: two hosts joined by a veth pair, for what crosses a network.
+//! - `netns::Netns`: two hosts joined by a veth pair, for what crosses a network;
+//!   `cluster::Cluster`: n of them on a bridge, for sweeps.
 //! - `skipped()`: the one way a test says it (or part of it) did not run
 //!   here, and why, where a CI log shows it.
 //! - `traffic_tests` and `traffic_num`: host-traffic's JSON, whose values
 //!   are all strings (gpu.rs on a GPU, cpu_cuda.rs on the stand-in).
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod netns;
 pub mod slurm;
 
