@@ -5,9 +5,11 @@
 //! as its own baseline) without panicking.
 #![no_main]
 use fabdiag_sweep_report::baseline::Baseline;
-use fabdiag_sweep_report::{build, picture, reread, text, Inputs};
+use fabdiag_sweep_report::{picture, reread};
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
+
+mod report;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(f) = reread::document(Path::new("sweep.json"), || Ok::<_, String>(data)) else {
@@ -15,17 +17,7 @@ fuzz_target!(|data: &[u8]| {
     };
     // the same document as its own baseline: the comparison's paths too
     let base = Baseline::from_reader("sweep.json", data).ok();
-    let doc = build(Inputs {
-        sweep: f.sweep,
-        metric: f.metric,
-        rules: f.rules,
-        limits: f.limits,
-        options: f.options,
-        fabdiag_version: "fuzz",
-        libfabric_version: f.libfabric_version,
-        baseline: base.as_ref().map(|b| (b, 0.9)),
-    });
-    let _ = text(&doc);
+    let doc = report::report(f, base.as_ref());
     let _ = picture::cells(&doc, 1 << 12);
     if let Some(b) = &base {
         let _ = picture::change_cells(&doc, b);

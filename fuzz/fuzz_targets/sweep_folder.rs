@@ -7,10 +7,11 @@
 use fabdiag_sweep::folder::records_in;
 use fabdiag_sweep_plan::PairRecord;
 use fabdiag_sweep_report::reread::{self, RecordedFiles};
-use fabdiag_sweep_report::{build, text, Inputs};
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 use std::time::SystemTime;
+
+mod report;
 
 struct Folder<'a> {
     meta: &'a [u8],
@@ -43,15 +44,5 @@ fuzz_target!(|data: &[u8]| {
     let Ok(f) = reread::recorded(Path::new("out"), &folder) else {
         return;
     };
-    let doc = build(Inputs {
-        sweep: f.sweep,
-        metric: f.metric,
-        rules: f.rules,
-        limits: f.limits,
-        options: f.options,
-        fabdiag_version: "fuzz",
-        libfabric_version: f.libfabric_version,
-        baseline: None,
-    });
-    let _ = text(&doc);
+    report::report(f, None);
 });

@@ -39,7 +39,8 @@ pub fn manpages(prog: &str, args: &[String]) -> u8 {
     }
     for page in fabdiag_options::man::pages(VERSION) {
         let path = dir.join(format!("{}.1", page.name));
-        if let Err(e) = std::fs::write(&path, page.roff) {
+        // whole, never through a link planted at the page's name
+        if let Err(e) = crate::write::whole(&path, page.roff.as_bytes()) {
             tell!("{prog}: cannot write {}: {e}", path.display());
             return exit::RUNTIME;
         }

@@ -28,6 +28,17 @@ fn first_line(o: &Output) -> &str {
     o.stdout.lines().next().unwrap_or_default()
 }
 
+/// Each of `lines` is a whole line of what `o` printed.
+fn has_lines(o: &Output, lines: &[&str]) {
+    for line in lines {
+        assert!(
+            o.stdout.lines().any(|l| l == *line),
+            "no line {line:?} in:\n{}",
+            o.stdout
+        );
+    }
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -215,19 +226,16 @@ fn links_and_topology_from_a_fixture_tree() {
     );
     let o = health(&["--expect", &f], &[("FABDIAG_TEST_SYSFS_ROOT", root)]);
     assert_eq!(o.code, Some(2), "{}{}", o.stdout, o.stderr);
-    for line in [
+    has_lines(
+        &o,
+        &[
         "CRITICAL verbs:mlx5_0 link: mlx5_0 port 1 at 100 Gb/s < 200 Gb/s (h.toml) [sysfs; libfabric: does not list the provider]",
         "CRITICAL verbs:mlx5_1 link: mlx5_1 port 1 is 1: DOWN (not up) [sysfs; libfabric: does not list the provider]",
         "OK       GPU0 (0000:05:00.0) nearest NIC: mlx5_0 PXB",
         "WARNING  0000:05:00.0 PCIe link: x8 at 16 GT/s, capable of x16 at 16 GT/s",
         "WARNING  0000:06:00.0 PCIe link: x16 at 8 GT/s, capable of x16 at 16 GT/s",
-    ] {
-        assert!(
-            o.stdout.lines().any(|l| l == line),
-            "no line {line:?} in:\n{}",
-            o.stdout
-        );
-    }
+        ],
+    );
     assert!(
         o.stdout
             .contains("WARNING  GPU0 (0000:05:00.0) ACS: P2P redirection on 0000:02:00.0 between it and mlx5_0"),
@@ -297,7 +305,9 @@ fn the_providers_link_attributes_beside_sysfs() {
         &env,
     );
     assert_eq!(o.code, Some(2), "{}{}", o.stdout, o.stderr);
-    for line in [
+    has_lines(
+        &o,
+        &[
         // down in libfabric's eyes, with no sysfs entry: the provider's word
         "CRITICAL fdgnic:gone0 link: gone0 is down (not up) [libfabric; sysfs: no /sys/class/infiniband, net or cxi entry named gone0]",
         // the two sources disagree on the rate: a warning naming both
@@ -306,13 +316,8 @@ fn the_providers_link_attributes_beside_sysfs() {
         "CRITICAL fdgnic:mlx5_1 link: mlx5_1 port 1 is 1: DOWN (not up; libfabric says up) [sysfs, libfabric]",
         // a provider that leaves fi_nic empty, and no sysfs entry
         "OK       fdgnic:quiet0 link: not read: no /sys/class/infiniband, net or cxi entry named quiet0; libfabric: not reported",
-    ] {
-        assert!(
-            o.stdout.lines().any(|l| l == line),
-            "no line {line:?} in:\n{}",
-            o.stdout
-        );
-    }
+        ],
+    );
     // the figure the JSON carries is the lower, held to nothing here
     let o = health(&["-d", "fdgnic:mlx5_0", "--json", "--budget", "30"], &env);
     let doc = o.json();

@@ -58,3 +58,20 @@ fn a_stray_argument_is_one_line_naming_it() {
         assert!(line.contains("(usage: fabdiag "), "{args:?}: {line}");
     }
 }
+
+/// `manpages DIR` into a shared folder: a link planted at a page's name is
+/// replaced by the page, and what it points to is left as it was.
+#[test]
+fn manpages_never_write_through_a_link() {
+    let d = tempfile::tempdir().unwrap();
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, "someone else's file\n").unwrap();
+    let pages = d.path().join("man1");
+    std::fs::create_dir_all(&pages).unwrap();
+    std::os::unix::fs::symlink(&victim, pages.join("fabdiag.1")).unwrap();
+    let o = run(&["manpages", pages.to_str().unwrap()], LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "someone else's file\n");
+    let page = std::fs::symlink_metadata(pages.join("fabdiag.1")).unwrap();
+    assert!(page.file_type().is_file(), "fabdiag.1 is still a link");
+}

@@ -93,19 +93,29 @@ pub(super) fn prepare_report_output(o: &SweepOptions, read: &Path) -> Result<(),
     if matches!((dir.canonicalize(), source.canonicalize()), (Ok(a), Ok(b)) if a == b) {
         return Ok(());
     }
-    let there = results_in(&dir);
-    if !there.is_empty() && !o.replace {
-        return Err((
-            exit::USAGE,
-            format!(
-                "{} already holds another sweep's results ({}): --replace discards them, or give another --output",
-                dir.display(),
-                there.join(", ")
-            ),
-        ));
+    clear_unless_kept(&dir, o.replace, |d, there| {
+        format!(
+            "{d} already holds another sweep's results ({there}): --replace discards them, or give another --output"
+        )
+    })
+    .map_err(|(refused, m)| (if refused { exit::USAGE } else { exit::RUNTIME }, m))
+}
+
+/// The results already in `dir` are refused, `refusal` saying so with the
+/// folder and what is there, unless `replace`; then they go (a link goes,
+/// not what it points to), so nothing of them is read as the new run's.
+/// An error says whether it is a refusal.
+fn clear_unless_kept(
+    dir: &Path,
+    replace: bool,
+    refusal: impl FnOnce(std::path::Display, String) -> String,
+) -> Result<(), (bool, String)> {
+    let there = results_in(dir);
+    if !there.is_empty() && !replace {
+        return Err((true, refusal(dir.display(), there.join(", "))));
     }
     for name in there {
-        std::fs::remove_file(dir.join(name)).map_err(|e| io(format!("cannot clear {}: {e}", dir.display())))?;
+        std::fs::remove_file(dir.join(name)).map_err(|e| (false, format!("cannot clear {}: {e}", dir.display())))?;
     }
     Ok(())
 }
@@ -127,23 +137,9 @@ fn prepare(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<PairRecor
     if o.resume {
         return earlier(&dir, size, o, &setup.test).map_err(|e| io(e.to_string()));
     }
-    let there = results_in(&dir);
-    if !there.is_empty() && !o.replace {
-        return Err((
-            true,
-            format!(
-                "{} already holds a sweep's results ({}): --resume continues it, --replace discards it, or give another --output",
-                dir.display(),
-                there.join(", ")
-            ),
-        ));
-    }
-    // --replace: what the earlier sweep left goes, so nothing of it is
-    // read as this one's if this one ends early (a link goes, not what it
-    // points to)
-    for name in there {
-        std::fs::remove_file(dir.join(name)).map_err(|e| io(format!("cannot clear {}: {e}", dir.display())))?;
-    }
+    clear_unless_kept(&dir, o.replace, |d, there| {
+        format!("{d} already holds a sweep's results ({there}): --resume continues it, --replace discards it, or give another --output")
+    })?;
     // (the options too: a report can be made from this folder alone if
     // rank 0 ends before it writes one)
     let meta = serde_json::json!({
