@@ -26,4 +26,4 @@ fi
 cargo build --release --locked -p fabdiag --tests >/dev/null 2>&1
 # (the test harness's own lines, and cargo's, are left out)
 cargo test --release --locked -p fabdiag --test integration chaos::chaos_campaign -- --ignored --nocapture --exact 2>/dev/null |
-    grep -E '^(seed |    |runs )'
+    grep --line-buffered -E '^(seed |    |runs )'

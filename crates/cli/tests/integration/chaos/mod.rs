@@ -13,8 +13,9 @@
 //! garbage or holding the connection silent.
 //!
 //! Invariants, checked after every run:
-//! 1. every rank process ends within BOUND, and nothing is left running
-//!    in the nodes' namespaces;
+//! 1. every rank process ends within the sweep's stated bound (BOUND, from
+//!    its documented limits), and nothing is left running in the nodes'
+//!    namespaces;
 //! 2. rank 0, if it lives, prints a whole, valid report, and writes the
 //!    same one to --output unless the disk is full (then it says so and
 //!    exits 2); if it dies, `--report` makes a report from --output, and
@@ -44,8 +45,14 @@ use std::time::{Duration, Instant};
 pub const NODES: usize = 8;
 /// Each pair: 4 iterations of 16 writes of 64 KiB over tcp.
 const TEST: &[&str] = &["-P", "tcp", "-s", "65536", "-n", "4", "-l", "16"];
-/// How long any rank may take to end, faults included.
-const BOUND: Duration = Duration::from_secs(150);
+/// How long any rank may take to end, faults included: the sweep's own
+/// stated limits at their defaults (fabdiag-sweep(1)): the join (60 s),
+/// then each of the 7 rounds and up to 8 re-tests at most the pair
+/// timeout (60 s plus this test's data at 100 MB/s, under a second), and
+/// half a minute for the report. A link that works but crawls (a queue of
+/// a megabit a second and loss) holds every round it is in up to that
+/// limit, and no less is promised.
+const BOUND: Duration = Duration::from_secs(60 + (7 + 8) * 61 + 30);
 /// When faults start: within the first WINDOW_MS of a sweep (a clean one
 /// of these takes about 5 s here).
 pub const WINDOW_MS: u64 = 4500;
@@ -94,7 +101,7 @@ fn sweep_once(c: &Cluster, faults: &[Fault], out: &str, extra0: &[&str]) -> Ran 
         if ranks.iter_mut().all(|p| !p.alive()) {
             break;
         }
-        if t0.elapsed() > BOUND {
+        if t0.elapsed() > BOUND && violations.is_empty() {
             for (r, p) in ranks.iter_mut().enumerate() {
                 if p.alive() {
                     violations.push(format!("1: rank {r} still running after {BOUND:?}"));
@@ -203,12 +210,8 @@ fn judge_after_kill(c: &Cluster, ran: &Ran, dir: &str, v: &mut Vec<String>) -> S
             ));
         }
     }
-    format!(
-        "rank 0 killed with {} recorded; {} {}",
-        rec.len(),
-        extra.join(" "),
-        tally(o, &said)
-    )
+    let how = if started { "--resume" } else { "begun again" };
+    format!("rank 0 killed with {} recorded; {how} {}", rec.len(), tally(o, &said))
 }
 
 /// What one seed did: its faults, how it ended, and every invariant it
