@@ -61,12 +61,9 @@ fn messages() -> Vec<Message> {
     ]
 }
 
-fn main() {
-    let Some(out) = std::env::args().nth(1) else {
-        eprintln!("usage: seeds SWEEP_OUTPUT_FOLDER");
-        std::process::exit(2);
-    };
-    let out = Path::new(&out);
+/// The control protocol's seeds: a session's messages, framed and not,
+/// and every tool's run spec.
+fn protocol() {
     let ms = messages();
     let payloads: Vec<Vec<u8>> = ms.iter().map(|m| serde_json::to_vec(m).expect("message")).collect();
     for (i, p) in payloads.iter().enumerate() {
@@ -78,6 +75,10 @@ fn main() {
         let spec = TestSpec::new(tool).to_wire().expect("spec");
         put("run_spec", tool.subcommand(), spec.to_string().as_bytes());
     }
+}
+
+/// The sweep's messages, both ways, framed.
+fn sweep_wire() {
     let up = [
         ToCoordinator::Join {
             protocol: 1,
@@ -127,6 +128,11 @@ fn main() {
     let down: Vec<Vec<u8>> = down.iter().map(|m| serde_json::to_vec(m).expect("down")).collect();
     put("sweep_wire", "to-coordinator", &framed(&up));
     put("sweep_wire", "to-rank", &framed(&down));
+}
+
+/// A simulated sweep's folder `out`: its document, and its records as the
+/// folder target splits them.
+fn sweep_files(out: &Path) {
     let read = |name: &str| std::fs::read(out.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     put("sweep_doc", "sweep.json", &read("sweep.json"));
     let mut folder = read("meta.json");
@@ -135,6 +141,10 @@ fn main() {
     folder.push(0);
     folder.extend(read("pairs.jsonl"));
     put("sweep_folder", "folder", &folder);
+}
+
+/// A command line for each command, as the options target reads them.
+fn command_lines() {
     let tools: Vec<Tool> = Tool::all().collect();
     let argv = |pick: usize, args: &[&str]| {
         let mut v = vec![pick as u8];
@@ -187,4 +197,15 @@ fn main() {
             &["-d", "0", "--test-duration", "1", "--tile-read", "-j"],
         ),
     );
+}
+
+fn main() {
+    let Some(out) = std::env::args().nth(1) else {
+        eprintln!("usage: seeds SWEEP_OUTPUT_FOLDER");
+        std::process::exit(2);
+    };
+    protocol();
+    sweep_wire();
+    sweep_files(Path::new(&out));
+    command_lines();
 }

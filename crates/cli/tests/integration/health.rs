@@ -412,6 +412,12 @@ impl Drop for Veth {
     }
 }
 
+/// This machine's short host name: the Slurm node the local cluster has.
+fn short_host_name() -> String {
+    let full = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    full.trim().split('.').next().unwrap_or_default().to_string()
+}
+
 fn node_state(slurm: &Slurm, node: &str) -> (String, String) {
     let o = slurm.scontrol(&["show", "node", node]);
     let field = |k: &str| {
@@ -473,13 +479,7 @@ fn slurm_health_check_drains_a_bad_nic_and_resumes_it() {
     must(&["chmod", "+x", &program]);
     let slurm = Slurm::start_with(&format!("HealthCheckProgram={program}\nHealthCheckInterval=5"));
     assert_eq!(slurm.dir, conf_dir);
-    let node = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .unwrap()
-        .trim()
-        .split('.')
-        .next()
-        .unwrap()
-        .to_string();
+    let node = short_host_name();
     let runs = || {
         std::fs::read_to_string(&log)
             .unwrap_or_default()
@@ -580,13 +580,7 @@ fn the_shipped_prolog_stops_a_job_on_a_bad_node() {
     );
     must(&["chmod", "+x", &prolog]);
     let slurm = Slurm::start_with(&format!("Prolog={prolog}"));
-    let node = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .unwrap()
-        .trim()
-        .split('.')
-        .next()
-        .unwrap()
-        .to_string();
+    let node = short_host_name();
 
     let o = slurm.srun(&["-t", "1", "true"]);
     assert_ne!(
