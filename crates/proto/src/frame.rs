@@ -36,24 +36,29 @@ pub fn read_frame(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
             Err(e) => return Err(e),
         }
     }
-    let len = u32::from_be_bytes(hdr);
-    if len > MAX_FRAME {
-        // a stranger speaking a text protocol (HTTP, SSH, a typo'd nc) shows
-        // as a huge length: say what it sent instead
-        let text = hdr.iter().all(|b| b.is_ascii_graphic() || *b == b' ');
-        let what = if text {
-            format!(
-                "received text starting {:?}, not a fabdiag frame",
-                String::from_utf8_lossy(&hdr)
-            )
-        } else {
-            format!("frame of {len} bytes announced (limit {MAX_FRAME})")
-        };
-        return Err(io::Error::new(io::ErrorKind::InvalidData, what));
-    }
+    let len = frame_len(hdr).map_err(|what| io::Error::new(io::ErrorKind::InvalidData, what))?;
     let mut payload = vec![0u8; len as usize];
     r.read_exact(&mut payload)?;
     Ok(Some(payload))
+}
+
+/// The payload length a frame header announces, or what is wrong with it.
+pub(crate) fn frame_len(hdr: [u8; 4]) -> Result<u32, String> {
+    let len = u32::from_be_bytes(hdr);
+    if len <= MAX_FRAME {
+        return Ok(len);
+    }
+    // a stranger speaking a text protocol (HTTP, SSH, a typo'd nc) shows
+    // as a huge length: say what it sent instead
+    let text = hdr.iter().all(|b| b.is_ascii_graphic() || *b == b' ');
+    Err(if text {
+        format!(
+            "received text starting {:?}, not a fabdiag frame",
+            String::from_utf8_lossy(&hdr)
+        )
+    } else {
+        format!("frame of {len} bytes announced (limit {MAX_FRAME})")
+    })
 }
 
 #[cfg(test)]

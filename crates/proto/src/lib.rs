@@ -16,6 +16,7 @@ mod link;
 mod listen;
 mod liveness;
 mod message;
+mod opening;
 
 pub use channel::{connect, Control, Listener, Rejection, Role};
 pub use error::ProtoError;
@@ -24,6 +25,7 @@ pub use link::{Alone, Link};
 pub use listen::{listen_any, listen_on, plain};
 pub use liveness::{PeerLoss, PeerWatch};
 pub use message::{ErrorClass, Hello, MemoryDesc, Message, Phase, RegionDesc, MAGIC, PROTOCOL};
+pub use opening::{broken_before_hello, closed_before_hello, opening, Opening};
 
 use std::time::Duration;
 

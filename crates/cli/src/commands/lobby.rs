@@ -1,15 +1,17 @@
-//! Where `fabdiag serve` keeps each accepted connection until its first
-//! frame (a client's hello) has fully arrived, so that only a connection
-//! that speaks claims the one test slot or is told the server is busy. A
-//! stranger holding connections open, sending half a header, or dribbling
-//! bytes never stands in front of an honest client: each waits here at
-//! most the hello limit, the lobby holds a bounded number (the oldest
-//! makes room), and looking costs a peek per connection and tick. It reads
-//! nothing off a connection (the worker reads the hello) and starts no
-//! process.
+//! Where `fabdiag serve` keeps each accepted connection until a whole
+//! fabdiag hello has arrived on it, so that only a client claims the one
+//! test slot or is told the server is busy. A stranger holding
+//! connections open, sending half a header, dribbling bytes, or sending
+//! a frame that is no hello never stands in front of an honest client:
+//! bytes that show a stranger end its wait at once with the line a
+//! worker would write, the rest wait at most the hello limit, the lobby
+//! holds a bounded number (the oldest makes room), and looking costs a
+//! peek per connection and tick. It reads nothing off a connection (the
+//! worker reads the hello) and starts no process.
 
-use fabdiag_proto::MAX_FRAME;
+use fabdiag_proto::{broken_before_hello, closed_before_hello, opening, Opening};
 use std::collections::VecDeque;
+use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -17,8 +19,8 @@ use std::time::{Duration, Instant};
 pub const HELLO_LIMIT: Duration = fabdiag_proto::SILENCE_LIMIT;
 /// Connections waiting at once; past it the oldest is let go.
 pub const ROOM: usize = 1024;
-/// A first frame announced larger than this is handed on as it is (the
-/// worker reads or refuses it) rather than peeked at whole.
+/// How far into a connection the lobby looks for the hello (a real one,
+/// after any heartbeats, is a few hundred bytes).
 const PEEK_LIMIT: usize = 64 << 10;
 
 struct Waiting {
@@ -29,10 +31,11 @@ struct Waiting {
 
 /// What became of a connection in the lobby.
 pub enum Left {
-    /// Its first frame is here, or its peer closed or broke the
-    /// connection: the worker (or a busy answer) deals with it.
+    /// Its hello is here, unread: the worker (or a busy answer) deals
+    /// with it.
     Ready(TcpStream, SocketAddr),
-    /// It said nothing whole within the limit, or was let go to make room.
+    /// It said nothing whole within the limit, showed it is no fabdiag
+    /// client, closed or broke, or was let go to make room: why.
     Dropped(SocketAddr, String),
 }
 
@@ -42,23 +45,20 @@ pub struct Lobby {
     peek: Vec<u8>,
 }
 
-/// Whether a whole first frame can be read, without reading it.
-fn arrived(s: &TcpStream, buf: &mut Vec<u8>) -> bool {
-    let mut hdr = [0u8; 4];
-    match s.peek(&mut hdr) {
-        // closed: the worker says so in its line
-        Ok(0) => true,
-        Ok(n) if n < 4 => false,
-        Ok(_) => {
-            let len = u32::from_be_bytes(hdr);
-            if len > MAX_FRAME || len as usize > PEEK_LIMIT {
-                return true;
-            }
-            buf.resize(4 + len as usize, 0);
-            matches!(s.peek(buf), Ok(n) if n == buf.len())
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => false,
-        Err(_) => true,
+/// What the first bytes on `s` are, read without reading them off.
+fn judge(s: &TcpStream, buf: &mut Vec<u8>) -> Opening {
+    buf.resize(PEEK_LIMIT, 0);
+    match s.peek(buf) {
+        Ok(0) => Opening::Refused(closed_before_hello()),
+        Ok(n) => match opening(&buf[..n]) {
+            Opening::Partial if n == PEEK_LIMIT => Opening::Refused(fabdiag_proto::ProtoError::NotFabdiag {
+                reason: format!("no fabdiag hello in its first {} KiB", PEEK_LIMIT >> 10),
+            }),
+            judged => judged,
+        },
+        Err(e) if e.kind() == ErrorKind::WouldBlock => Opening::Partial,
+        Err(e) if e.kind() == ErrorKind::ConnectionReset => Opening::Refused(closed_before_hello()),
+        Err(e) => Opening::Refused(broken_before_hello(e.to_string())),
     }
 }
 
@@ -85,34 +85,39 @@ impl Lobby {
             })
     }
 
-    /// Connections whose time is up, and (up to `take`) those whose first
-    /// frame is here, oldest first, back in blocking mode.
+    /// Connections let go (time up, refused, closed), and (up to `take`)
+    /// those whose hello is here, oldest first, back in blocking mode.
     pub fn sort(&mut self, take: usize) -> Vec<Left> {
         let mut out = Vec::new();
         let mut ready = 0;
         let mut i = 0;
         while i < self.waiting.len() {
             let w = &self.waiting[i];
-            let expired = w.since.elapsed() > HELLO_LIMIT;
-            let here = ready < take && arrived(&w.stream, &mut self.peek);
-            if !expired && !here {
-                i += 1;
-                continue;
-            }
+            let left = match judge(&w.stream, &mut self.peek) {
+                Opening::Hello(_) if ready < take => None,
+                Opening::Refused(e) => Some(e.to_string()),
+                // a hello waits only for the slot, taken at a next tick
+                Opening::Partial if w.since.elapsed() > HELLO_LIMIT => Some(format!(
+                    "peer is not a fabdiag control endpoint: no fabdiag hello within {} s",
+                    HELLO_LIMIT.as_secs()
+                )),
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
             let Some(w) = self.waiting.remove(i) else {
                 break;
             };
-            if here && w.stream.set_nonblocking(false).is_ok() {
-                ready += 1;
-                out.push(Left::Ready(w.stream, w.peer));
-            } else {
-                out.push(Left::Dropped(
-                    w.peer,
-                    format!(
-                        "peer is not a fabdiag control endpoint: no fabdiag hello within {} s",
-                        HELLO_LIMIT.as_secs()
-                    ),
-                ));
+            match left {
+                Some(why) => out.push(Left::Dropped(w.peer, why)),
+                None => match w.stream.set_nonblocking(false) {
+                    Ok(()) => {
+                        ready += 1;
+                        out.push(Left::Ready(w.stream, w.peer));
+                    }
+                    Err(e) => out.push(Left::Dropped(w.peer, format!("cannot hand the connection on: {e}"))),
+                },
             }
         }
         out

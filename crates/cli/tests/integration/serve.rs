@@ -676,10 +676,14 @@ fn serve_without_a_gpu_runtime_is_unavailable() {
 
 /// A hostile crowd in front of an honest client: 200 connections opened
 /// and held silent, 40 sending half a frame header, 20 a frame that never
-/// completes, 20 random bytes. The honest client that arrives while all
-/// of them are still held is served (before, the first silent connection
-/// took the one test slot, and everyone after it was told the server was
-/// busy); every crowd connection ends in its own line once the hello limit
+/// completes, 20 random bytes, and 100 whole frames that are no hello
+/// (a payload that is not JSON, a barrier, a hello with another magic).
+/// The honest client that arrives while all of them are still held is
+/// served: before, the first silent connection took the one test slot and
+/// everyone after it was told the server was busy, and later each whole
+/// frame took the slot in turn (a worker started to refuse it) while the
+/// client was told the same. Every crowd connection ends in its own line,
+/// the strangers' at once and the silent ones once the hello limit
 /// passes, and the server's descriptors and memory come back.
 #[test]
 fn an_honest_client_is_served_through_a_hostile_crowd() {
@@ -689,23 +693,31 @@ fn an_honest_client_is_served_through_a_hostile_crowd() {
     let (rss0, fds0) = footprint(pid);
     let mut crowd = Vec::new();
     let mut seed = 0x9e37_79b9u32;
-    for k in 0..280 {
+    let mut random = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                seed as u8
+            })
+            .collect()
+    };
+    let mut other_magic: Value = serde_json::from_slice(&hello("cxi_write_bw", VERSION)).unwrap();
+    other_magic["magic"] = "fabdiag-contro1".into();
+    let other_magic = serde_json::to_vec(&other_magic).unwrap();
+    for k in 0..380 {
         let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
         match k {
             0..200 => {}
             200..240 => c.write_all(b"\x00\x00").unwrap(),
             240..260 => c.write_all(b"\x00\x00\x01\x00{\"type\":\"hel").unwrap(),
-            _ => {
-                let bytes: Vec<u8> = (0..64)
-                    .map(|_| {
-                        seed ^= seed << 13;
-                        seed ^= seed >> 17;
-                        seed ^= seed << 5;
-                        seed as u8
-                    })
-                    .collect();
-                let _ = c.write_all(&bytes);
+            260..280 => {
+                let _ = c.write_all(&random(64));
             }
+            280..330 => frame(&mut c, &[b"\xff".as_slice(), &random(7)].concat()),
+            330..355 => frame(&mut c, br#"{"type":"barrier","phase":"ready","size":null}"#),
+            _ => frame(&mut c, &other_magic),
         }
         crowd.push(c);
     }
@@ -715,9 +727,18 @@ fn an_honest_client_is_served_through_a_hostile_crowd() {
     assert_eq!(o.code, Some(0), "the honest client: {}", o.stderr);
     let (rss1, fds1) = footprint(pid);
     assert!(fds1 >= fds0 + 200, "the crowd is held: {fds0} -> {fds1} descriptors");
-    // each crowd connection ends in one line; the probe, the random ones
-    // whose first bytes announce a frame past the limit, and the client
-    let lines = s.wait_lines(1 + 280 + 1);
+    // each crowd connection ends in one line, as do the probe and the
+    // client; each stranger's says what it sent
+    let lines = s.wait_lines(1 + 380 + 1);
+    let said = |what: &str| {
+        lines
+            .iter()
+            .filter(|l| l["error"]["message"].as_str().is_some_and(|m| m.contains(what)))
+            .count()
+    };
+    assert_eq!(said("undecodable control message"), 50);
+    assert_eq!(said("first message was 'barrier', not a fabdiag hello"), 25);
+    assert_eq!(said("first message was 'hello', not a fabdiag hello"), 25);
     let unheard = lines
         .iter()
         .filter(|l| {
@@ -726,7 +747,7 @@ fn an_honest_client_is_served_through_a_hostile_crowd() {
                 .is_some_and(|m| m.contains("no fabdiag hello within 5 s"))
         })
         .count();
-    assert!(unheard >= 240, "{unheard} connections let go unheard");
+    assert!(unheard >= 260, "{unheard} connections let go unheard");
     drop(crowd);
     let t1 = Instant::now();
     loop {
