@@ -7,6 +7,7 @@
 //! attributes), which the binary reads through libfabric and the judge
 //! sets beside sysfs's. Reads files under a root; never writes.
 
+use fabdiag_counters::{device_of, pick_port, Unavailable};
 use serde::Serialize;
 use std::path::Path;
 
@@ -56,36 +57,14 @@ fn read(p: &Path) -> Option<String> {
     std::fs::read_to_string(p).ok().map(|s| s.trim().to_string())
 }
 
-/// The device name in a domain name: verbs and efa add "-rdm", "-dgram"
-/// or "-xrc" to the device's.
-fn device_of(domain: &str) -> &str {
-    for suffix in ["-rdm", "-dgram", "-xrc"] {
-        if let Some(d) = domain.strip_suffix(suffix) {
-            return d;
-        }
-    }
-    domain
-}
-
 /// "100 Gb/sec (4X EDR)" -> 100.
 fn ib_rate(s: &str) -> Option<f64> {
     s.split_whitespace().next()?.parse().ok()
 }
 
 fn infiniband(root: &Path, dev: &str) -> Option<LinkFacts> {
-    let ports = root.join("sys/class/infiniband").join(dev).join("ports");
-    let mut rd: Vec<_> = std::fs::read_dir(&ports).ok()?.flatten().map(|e| e.path()).collect();
-    rd.sort();
-    // the first port that is active, else the first
-    let pick = rd
-        .iter()
-        .find(|p| read(&p.join("state")).is_some_and(|s| s.ends_with("ACTIVE")))
-        .or(rd.first())?;
+    let (pick, port) = pick_port(&root.join("sys/class/infiniband").join(dev))?;
     let state = read(&pick.join("state")).unwrap_or_else(|| "unknown".into());
-    let port = pick
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     Some(LinkFacts {
         device: format!("{dev} port {port}"),
         up: state.ends_with("ACTIVE"),
@@ -134,5 +113,5 @@ pub fn link(root: &Path, provider: &str, domain: &str) -> Result<LinkFacts, Stri
     infiniband(root, dev)
         .or_else(|| netdev(root, dev))
         .or_else(|| cxi(root, dev))
-        .ok_or_else(|| format!("no /sys/class/infiniband, net or cxi entry named {dev}"))
+        .ok_or_else(|| Unavailable::NotFound { device: dev.into() }.to_string())
 }

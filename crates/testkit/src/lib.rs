@@ -6,6 +6,7 @@
 //! as the kernel's drivers lay out sysfs. Decides nothing about a test's
 //! outcome.
 
+pub mod counters;
 pub mod sysfs;
 
 use std::io::Write;

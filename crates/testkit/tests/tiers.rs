@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// Lower tiers first. A crate may depend on any crate of a lower tier.
 const TIERS: &[(&str, &[&str])] = &[
-    ("FFI leaves", &["fabric", "clock", "gpu"]),
+    ("system leaves", &["fabric", "clock", "gpu", "counters"]),
     ("pure parts", &["engine", "proto", "sweep-plan"]),
     ("vocabulary", &["model"]),
     ("renderers", &["report", "sweep-report", "health"]),
