@@ -14,7 +14,7 @@ use fabdiag_model::{Role, Row, RunDesc};
 use fabdiag_proto::Phase;
 use fabdiag_report::json::{render, Document, ErrorJson, RowJson, RunDocument, SCHEMA_VERSION};
 use fabdiag_report::threshold::judge;
-use fabdiag_report::{legacy, text};
+use fabdiag_report::{counters_text, legacy, text};
 use fabdiag_session::{Event, Failure, Report, Sink};
 use std::sync::{Arc, Mutex};
 
@@ -25,6 +25,8 @@ pub struct Console {
     pub json: bool,
     /// Print the extra percentile table (latency tools).
     pub percentiles: bool,
+    /// Print the NIC counter block after the table (`--counters`).
+    pub counters: bool,
     pub so_far: Arc<Mutex<SoFar>>,
 }
 
@@ -68,7 +70,8 @@ impl Sink for Console {
             Event::Banner(run) => self.text(&text::banner(run)),
             Event::Row { run, row, index } => self.text(&text::row(run, row, index)),
             Event::End { run, rows } => self.text(&text::end(run, rows, self.percentiles)),
-            Event::Accepted { .. } | Event::Phase(_) => {}
+            Event::Counters { role, counters } if self.counters => self.text(&counters_text::block(role, counters)),
+            Event::Accepted { .. } | Event::Phase(_) | Event::Counters { .. } => {}
         }
     }
 }
@@ -87,6 +90,7 @@ pub fn document(tool: &str, role: Option<Role>) -> RunDocument {
         results: Vec::new(),
         threshold: None,
         error: None,
+        counters: None,
     }
 }
 
@@ -248,12 +252,13 @@ pub fn conclude(
             }
             doc.results = rows_json(&report.rows);
             doc.config = Some(report.run);
+            doc.counters = report.counters;
             (doc, code, line)
         }
         Err(f) => {
             let code = exit::of(f.kind);
             let msg = f.to_string();
-            let doc = failed_document(
+            let mut doc = failed_document(
                 tool,
                 role,
                 f.run.map(|r| *r),
@@ -261,6 +266,7 @@ pub fn conclude(
                 exit::kind_name(code),
                 msg.clone(),
             );
+            doc.counters = f.counters.map(|c| *c);
             (doc, code, Some(msg))
         }
     }

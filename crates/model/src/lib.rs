@@ -1,5 +1,6 @@
 //! fabdiag's shared vocabulary, the words every other crate speaks:
-//! `catalog` names every tool once; `run` describes a run and its result
+//! `catalog` names every tool once; `counters` the NIC counters set
+//! beside a pair test's result; `run` describes a run and its result
 //! rows as a side saw them; `spec` is what a client decides for a test,
 //! with the limits a peer is held to; `own` is what each side chooses for
 //! itself; `threshold` what a user demands of the results; `traffic` the
@@ -11,6 +12,7 @@
 //! parser and the renderers build without any of them.
 
 pub mod catalog;
+pub mod counters;
 pub mod own;
 pub mod run;
 pub mod spec;
@@ -20,6 +22,7 @@ pub mod units;
 pub mod words;
 
 pub use catalog::{BwTool, Family, LatTool, Tool, HOST_TRAFFIC_ORIGINAL};
+pub use counters::PairCounters;
 pub use own::{GpuKind, OwnSettings, DEFAULT_SVC_ID};
 pub use run::{
     AmoBw, AmoLat, AmoRun, BwRun, Hugepages, Knob, LatRun, Mem, Role, Row, RowView, RunDesc, SideMem, TestMode,

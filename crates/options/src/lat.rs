@@ -40,7 +40,16 @@ pub fn layout(tool: LatTool) -> Layout {
                 Help,
                 Version,
             ],
-            &[Clock, IgnoreCpuFreq, Provider, Json, MaxLat, Percentiles, Local],
+            &[
+                Clock,
+                IgnoreCpuFreq,
+                Provider,
+                Json,
+                MaxLat,
+                Percentiles,
+                Counters,
+                Local,
+            ],
         ),
         LatTool::ReadLat => (
             &[
@@ -63,7 +72,16 @@ pub fn layout(tool: LatTool) -> Layout {
                 Help,
                 Version,
             ],
-            &[Clock, IgnoreCpuFreq, Provider, Json, MaxLat, Percentiles, Local],
+            &[
+                Clock,
+                IgnoreCpuFreq,
+                Provider,
+                Json,
+                MaxLat,
+                Percentiles,
+                Counters,
+                Local,
+            ],
         ),
         LatTool::SendLat => (
             &[
@@ -89,7 +107,7 @@ pub fn layout(tool: LatTool) -> Layout {
                 Help,
                 Version,
             ],
-            &[Provider, Json, MaxLat, Percentiles, Local],
+            &[Provider, Json, MaxLat, Percentiles, Counters, Local],
         ),
     };
     Layout {

@@ -32,7 +32,7 @@ pub fn layout() -> Layout {
             Help,
             Version,
         ],
-        extensions: &[Provider, Json, MinBwGbit, Verify, NoVerify],
+        extensions: &[Provider, Json, MinBwGbit, Verify, NoVerify, Counters],
         // (one process: no server to ignore them)
         run: &[],
         width: 25,

@@ -88,6 +88,8 @@ pub struct Invocation {
     pub threshold: Option<Threshold>,
     /// Print the extra percentile table (latency tools).
     pub percentiles: bool,
+    /// `--counters`: print the NIC counter block after the table.
+    pub counters: bool,
     /// Run options given to a server, which the client overrides (the
     /// originals ignored them silently, originals §6.6; fabdiag warns).
     pub ignored_on_server: Vec<&'static str>,
@@ -270,6 +272,7 @@ impl Common {
             json: self.json,
             threshold: None,
             percentiles: raw.has(Opt::Percentiles),
+            counters: raw.has(Opt::Counters),
             ignored_on_server,
             gpu: self.gpu,
         }

@@ -42,6 +42,7 @@ pub enum Opt {
     MinBw,
     MaxLat,
     Percentiles,
+    Counters,
     Local,
     AtomicOp,
     CswapOp,
@@ -402,6 +403,14 @@ const SPECS: &[Spec] = &[
         false,
         Some("    --percentiles"),
         &["Also print p50/p90/p99/p99.9 latencies per size"],
+    ),
+    spec(
+        Opt::Counters,
+        None,
+        "counters",
+        false,
+        Some("    --counters"),
+        &["Also print the NIC counters that rose on either side during the test"],
     ),
     spec(
         Opt::Local,

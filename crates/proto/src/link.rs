@@ -95,7 +95,7 @@ impl Link for Alone {
     /// Every message is answered as a peer that initiates nothing would:
     /// the run parameters adopted without a word, the same endpoint (its
     /// own: the process writes to itself) and barrier, no operations,
-    /// nothing to verify.
+    /// nothing to verify, no counters.
     fn send(&mut self, _: Phase, msg: &Message) -> Result<(), ProtoError> {
         let answer = match msg {
             Message::Config { .. } => return Ok(()),
@@ -105,6 +105,9 @@ impl Link for Alone {
                 ops: 0,
             },
             Message::Verify { .. } => Message::Verify {
+                report: serde_json::Value::Null,
+            },
+            Message::Counters { .. } => Message::Counters {
                 report: serde_json::Value::Null,
             },
             other => other.clone(),

@@ -102,6 +102,11 @@ pub enum Message {
     Verify {
         report: serde_json::Value,
     },
+    /// A side's NIC counters across the measurement (fabdiag-counters'
+    /// `Counters`); null from a link with no peer.
+    Counters {
+        report: serde_json::Value,
+    },
     Heartbeat,
     /// The sender failed; `message` says why. The run is over.
     Error {
@@ -137,6 +142,7 @@ impl Message {
             Message::Barrier { .. } => "barrier",
             Message::Results { .. } => "results",
             Message::Verify { .. } => "verify",
+            Message::Counters { .. } => "counters",
             Message::Heartbeat => "heartbeat",
             Message::Error { .. } => "error",
         }

@@ -6,11 +6,11 @@ use fabdiag_engine::amo::Verification;
 use fabdiag_engine::lat::Bucket;
 use fabdiag_engine::{LatResult, SizeResult};
 use fabdiag_model::units::gbit_s;
-use fabdiag_model::{AmoBw, AmoLat, AmoRun, BwRun, LatRun, Row, RunDesc};
+use fabdiag_model::{AmoBw, AmoLat, AmoRun, BwRun, LatRun, PairCounters, Row, RunDesc};
 use serde::Serialize;
 
 /// Bumped on any incompatible change of the documents below.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct BwResultJson {
@@ -114,6 +114,9 @@ pub struct Document<C, R, T> {
     pub results: Vec<R>,
     pub threshold: Option<T>,
     pub error: Option<ErrorJson>,
+    /// Both sides' NIC counters across the measurement (schema 2); null
+    /// when the run ended before its first reading.
+    pub counters: Option<PairCounters>,
 }
 
 /// An atomic result: the bandwidth or latency figures and the verdict on

@@ -2,7 +2,8 @@
 //! model is fabdiag-model's) to text. `legacy` holds every width, label
 //! and word of the originals' tables in one place; `bw_text`, `lat_text`
 //! and `amo_text` render the originals' banners and tables byte for byte
-//! and `text` picks among them by family; `json` defines fabdiag's JSON
+//! and `text` picks among them by family; `counters_text` the NIC counter
+//! block `--counters` adds; `json` defines fabdiag's JSON
 //! documents and `threshold` the pass/fail verdicts; `traffic` renders
 //! host-traffic's lines and JSON, `doctor` and `support` what those
 //! commands print. Nothing here measures, prints or touches the network.
@@ -10,6 +11,7 @@
 pub mod amo_text;
 mod banner;
 pub mod bw_text;
+pub mod counters_text;
 pub mod doctor;
 pub mod json;
 pub mod lat_text;

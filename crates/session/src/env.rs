@@ -7,6 +7,7 @@ use fabdiag_fabric::{CallWatcher, HmemIface};
 use fabdiag_gpu::GpuKind;
 use fabdiag_model::{OwnSettings, DEFAULT_SVC_ID};
 use fabdiag_proto::PeerWatch;
+use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,6 +40,10 @@ pub struct Env {
     /// watched for a peer that is gone, by a thread that can look while
     /// this one is held inside a provider call (None: not watched).
     pub peer: Option<PeerWatch>,
+    /// Where this side's NIC counters are read around the measurement:
+    /// sysfs and procfs under this root ("/" on a real machine; None: not
+    /// read, said as "not available").
+    pub counters_root: Option<PathBuf>,
     pub hooks: Hooks,
 }
 
@@ -117,6 +122,7 @@ impl Default for Env {
             peer_in_process: false,
             calls: None,
             peer: None,
+            counters_root: None,
             hooks: Hooks::default(),
         }
     }

@@ -13,6 +13,7 @@
 //! vocabulary, progress leaves through a `Sink`, and the
 //! outcome is a `Report` or a `Failure` that says phase, side and kind.
 
+mod counters;
 mod device;
 mod driver;
 mod env;

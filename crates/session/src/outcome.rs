@@ -7,13 +7,15 @@ use crate::driver::DriveError;
 use fabdiag_clock::ClockError;
 use fabdiag_fabric::FabricError;
 use fabdiag_model::SpecError;
-use fabdiag_model::{Row, RunDesc};
+use fabdiag_model::{PairCounters, Row, RunDesc};
 use fabdiag_proto::{Phase, ProtoError};
 
 #[derive(Clone, Debug)]
 pub struct Report {
     pub run: RunDesc,
     pub rows: Vec<Row>,
+    /// Both sides' NIC counters across the measurement.
+    pub counters: Option<PairCounters>,
 }
 
 /// Every way a session can fail, each with its one-line message.
@@ -66,6 +68,10 @@ pub struct Failure {
     pub run: Option<Box<RunDesc>>,
     /// Sizes finished before the failure.
     pub rows: Vec<Row>,
+    /// This side's NIC counters from before the measurement to the
+    /// failure (the peer's too if they were traded), when it got that far.
+    /// Boxed, as `error` and `run` are: a failure travels up every call.
+    pub counters: Option<Box<PairCounters>>,
 }
 
 impl SessionError {
@@ -114,6 +120,7 @@ impl Failure {
             error: Box::new(error),
             run: run.map(Box::new),
             rows,
+            counters: None,
         }
     }
 }

@@ -14,6 +14,7 @@
 //! Everything that differs between tools is in `crate::family`. Nothing
 //! here prints: progress goes to the `Sink`, the outcome is returned.
 
+use crate::counters;
 use crate::driver::LatClock;
 use crate::env::Env;
 use crate::family::{self, Facts, FamilyRun, Rows};
@@ -23,7 +24,7 @@ use crate::outcome::{Failure, Report, SessionError};
 use crate::sink::{Event, Silent, Sink};
 use fabdiag_fabric::FabricError;
 use fabdiag_model::{ClockKind, TestSpec};
-use fabdiag_model::{Role, Row, RunDesc, Tool};
+use fabdiag_model::{PairCounters, Role, Row, RunDesc, Tool};
 use fabdiag_proto::Link;
 use fabdiag_proto::{Control, Hello, Listener, Message, Phase, ProtoError, MAGIC, PROTOCOL};
 use std::net::TcpStream;
@@ -279,6 +280,10 @@ struct Progress {
     phase: Phase,
     run: Option<RunDesc>,
     rows: Vec<Row>,
+    /// The counters read before the measurement, and both sides' changes
+    /// once read after it (the peer's once traded).
+    before: Option<counters::Before>,
+    counters: Option<PairCounters>,
 }
 
 impl Progress {
@@ -289,8 +294,19 @@ impl Progress {
 
     /// The session's outcome; a failure of ours is told to the peer.
     fn conclude(self, r: Result<(), SessionError>, link: &mut dyn Link) -> Result<Report, Failure> {
+        // a run that failed after its first reading keeps this side's change
+        let counters = self.counters.or_else(|| {
+            self.before.as_ref().map(|b| PairCounters {
+                local: counters::after(b),
+                peer: None,
+            })
+        });
         match (r, self.run) {
-            (Ok(()), Some(run)) => Ok(Report { run, rows: self.rows }),
+            (Ok(()), Some(run)) => Ok(Report {
+                run,
+                rows: self.rows,
+                counters,
+            }),
             (Ok(()), None) => Err(Failure::new(
                 self.phase,
                 SessionError::Internal("run ended without a description".into()),
@@ -301,7 +317,9 @@ impl Progress {
                 if !e.from_peer() {
                     link.send_error(self.phase, &e.to_string(), e.kind());
                 }
-                Err(Failure::new(self.phase, e, run, self.rows))
+                let mut f = Failure::new(self.phase, e, run, self.rows);
+                f.counters = counters.map(Box::new);
+                Err(f)
             }
         }
     }
@@ -312,6 +330,8 @@ fn start() -> Progress {
         phase: Phase::Config,
         run: None,
         rows: Vec::new(),
+        before: None,
+        counters: None,
     }
 }
 
@@ -472,6 +492,7 @@ impl<'a> Side<'a> {
         p.enter(Phase::Ready, self.sink);
         self.link.barrier(Phase::Ready, None)?;
         p.enter(Phase::Run, self.sink);
+        p.before = Some(counters::before(self.env, port.provider(), port.domain()));
         let mut d = port.driver(&mut *self.link, self.fam.driver(self.role, self.clock.clone()))?;
         let verdict = self.fam.measure(
             self.role,
@@ -487,6 +508,19 @@ impl<'a> Side<'a> {
             run: &run,
             rows: &p.rows,
         });
+        if let Some(b) = &p.before {
+            let local = counters::after(b);
+            p.counters = Some(PairCounters {
+                local: local.clone(),
+                peer: None,
+            });
+            let both = counters::trade(&mut *self.link, local)?;
+            self.sink.event(Event::Counters {
+                role: self.role,
+                counters: &both,
+            });
+            p.counters = Some(both);
+        }
         verdict.map_or(Ok(()), Err)
     }
 }

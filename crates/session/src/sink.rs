@@ -2,7 +2,7 @@
 //! console, a JSON collector, a worker's report pipe or nothing at all can
 //! listen. Events carry data, never text; the caller renders.
 
-use fabdiag_model::{Row, RunDesc, Tool};
+use fabdiag_model::{PairCounters, Role, Row, RunDesc, Tool};
 use fabdiag_proto::Phase;
 use std::net::SocketAddr;
 
@@ -28,6 +28,9 @@ pub enum Event<'a> {
     },
     /// The run is over; `rows` are all of them.
     End { run: &'a RunDesc, rows: &'a [Row] },
+    /// Both sides' NIC counters across the measurement, once traded;
+    /// `role` is this side's.
+    Counters { role: Role, counters: &'a PairCounters },
 }
 
 pub trait Sink {

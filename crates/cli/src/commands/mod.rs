@@ -83,6 +83,7 @@ pub fn with_hooks(env: Env) -> Env {
         })
     });
     Env {
+        counters_root: Some(sysfs_root()),
         hooks: Hooks {
             amo_extra_iterations,
             corrupt_offset,
@@ -92,6 +93,12 @@ pub fn with_hooks(env: Env) -> Env {
         },
         ..env
     }
+}
+
+/// Where sysfs and procfs are read: "/", or the fixture tree named by
+/// FABDIAG_TEST_SYSFS_ROOT (a test hook).
+pub fn sysfs_root() -> std::path::PathBuf {
+    std::env::var_os("FABDIAG_TEST_SYSFS_ROOT").map_or_else(|| "/".into(), std::path::PathBuf::from)
 }
 
 /// A test hook's duration in seconds ("0.5"); None if it is not one.

@@ -62,6 +62,7 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         prog: prog.into(),
         json: inv.json,
         percentiles: inv.percentiles,
+        counters: inv.counters,
         so_far: Arc::clone(&so_far),
     };
     if let Err(e) = watching {

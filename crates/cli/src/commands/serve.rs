@@ -152,6 +152,7 @@ impl Server {
                     "results": [],
                     "threshold": null,
                     "error": { "kind": "runtime", "message": outcome.err().unwrap_or_default() },
+                    "counters": null,
                 })
             });
             if let Value::Object(fields) = doc {

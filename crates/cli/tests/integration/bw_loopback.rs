@@ -25,7 +25,7 @@ fn check_pair(tool: &str, provider: &str, extra: &[&str], iters: u64, list: u64,
     assert_eq!(s.code, Some(0), "server failed: {}", s.stderr);
     let (cj, sj) = (c.json(), s.json());
     for (doc, role) in [(&cj, "client"), (&sj, "server")] {
-        assert_eq!(doc["schema_version"], 1);
+        assert_eq!(doc["schema_version"], 2);
         assert_eq!(doc["role"], role);
         assert!(doc["error"].is_null(), "{doc}");
         assert_eq!(sizes_of(doc), want_sizes, "{role}");

@@ -13,6 +13,7 @@ mod bw_faults;
 mod bw_hugepages;
 mod bw_loopback;
 mod chaos;
+mod counters;
 mod cpu_cuda;
 mod docs;
 mod doctor;

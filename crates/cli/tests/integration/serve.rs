@@ -127,7 +127,12 @@ fn answers_every_tool_client_after_client() {
         assert!(!line["results"].as_array().unwrap().is_empty(), "{line}");
         assert!(line["peer"].as_str().unwrap().starts_with("127.0.0.1:"));
         assert!(line["time"].as_str().unwrap().ends_with('Z'));
-        assert_eq!(line["schema_version"], 1);
+        assert_eq!(line["schema_version"], 2);
+        // both sides' NIC counters, the client's sent over at the end
+        for side in ["local", "peer"] {
+            let state = &line["counters"][side]["state"];
+            assert!(state == "read" || state == "not_available", "{line}");
+        }
     }
     assert_eq!(tests[1]["config"]["provider"], "shm");
     let out = s.stop(Signal::SIGTERM);

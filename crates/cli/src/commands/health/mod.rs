@@ -11,6 +11,7 @@
 mod act;
 mod measure;
 
+use super::sysfs_root;
 use crate::signals::lock;
 use crate::streams::print_stdout;
 use fabdiag_health::expect::{self, DomainExpect, Expect, Measured, MeasuredDomain};
@@ -18,7 +19,6 @@ use fabdiag_health::judge::{self, Source};
 use fabdiag_health::{link, topology, Check, Health, Verdict};
 use fabdiag_options::health::{parse, usage, HealthOptions, DEFAULT_EXPECT};
 use fabdiag_options::Action;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,12 +39,6 @@ fn push(p: &Shared, c: Check) {
 
 fn step(p: &Shared, what: String) {
     lock(p).step = what;
-}
-
-/// The sysfs tree read: the machine's, or a fixture's under
-/// FABDIAG_TEST_SYSFS_ROOT (a test hook).
-fn sysfs_root() -> PathBuf {
-    std::env::var_os("FABDIAG_TEST_SYSFS_ROOT").map_or_else(|| PathBuf::from("/"), PathBuf::from)
 }
 
 fn print(h: &Health, json: bool) {

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 pub struct Netns {
     pub a: String,
     pub b: String,
+    k: u8,
 }
 
 pub fn ip(args: &[&str]) {
@@ -22,6 +23,7 @@ impl Netns {
         let n = Netns {
             a: format!("fdA{tag}"),
             b: format!("fdB{tag}"),
+            k,
         };
         let (va, vb) = (format!("va{tag}"), format!("vb{tag}"));
         ip(&["netns", "add", &n.a]);
@@ -38,6 +40,17 @@ impl Netns {
             ip(&["-n", ns, "link", "set", "lo", "up"]);
         }
         n
+    }
+
+    /// A's address (B's is .2).
+    pub fn a_addr(&self) -> String {
+        format!("198.18.{}.1", self.k)
+    }
+
+    /// The veth ends' names: A's, then B's.
+    pub fn ends(&self) -> (String, String) {
+        let tag = self.a.trim_start_matches("fdA");
+        (format!("va{tag}"), format!("vb{tag}"))
     }
 
     pub fn cmd(&self, ns: &str, args: &[&str]) -> Command {

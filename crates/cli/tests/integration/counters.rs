@@ -1,0 +1,269 @@
+//! NIC counters read around every pair test and set beside its result:
+//! on this machine's own loopback (real sysfs and procfs), on shm (no
+//! NIC: said once per side), against a fixture tree changed while the
+//! test runs (the whole path through the binary, both sides, JSON and
+//! the `--counters` block), and across network namespaces for real: a
+//! veth taken down and up mid-run shows carrier changes on the side
+//! whose link flapped, and loss on one namespace's path shows TCP
+//! retransmissions there, not on the clean side.
+
+use crate::common::netns::*;
+use crate::common::*;
+use fabdiag_testkit::counters::{netdev_counters, set, set_tcp};
+use fabdiag_testkit::sysfs::SysfsTree;
+use serde_json::Value;
+use std::time::Duration;
+
+/// The change of `name` in the source `device` of a side's counters.
+fn change<'a>(side: &'a Value, device: &str, name: &str) -> &'a Value {
+    let sources = side["sources"].as_array().unwrap_or_else(|| panic!("{side}"));
+    let s = sources
+        .iter()
+        .find(|s| s["device"].as_str().is_some_and(|d| d.starts_with(device)))
+        .unwrap_or_else(|| panic!("no source {device} in {side}"));
+    s["counters"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == name))
+        .unwrap_or_else(|| panic!("no {name} in {s}"))
+}
+
+#[test]
+fn loopback_tcp_counters_are_read_on_both_sides() {
+    let _cpu = cpu();
+    let o = run(&["write-bw", "--local", "-P", "tcp", "-n", "50", "--json"], LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let doc = o.json();
+    assert_eq!(doc["schema_version"], 2);
+    for side in ["local", "peer"] {
+        let c = &doc["counters"][side];
+        assert_eq!(c["state"], "read", "{side}: {c}");
+        // the domain's own interface and the namespace's TCP counters
+        let families: Vec<&str> = c["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["family"].as_str())
+            .collect();
+        assert_eq!(families, ["netdev", "tcp"], "{c}");
+        let rx = change(c, "lo", "rx_packets");
+        assert_eq!(rx["change"], "rose", "{rx}");
+        assert_eq!(rx["class"], "traffic");
+        assert_eq!(rx["fault"], false);
+        assert!(c["counters_read"].as_u64().unwrap() > 20, "{c}");
+        assert!(c["seconds"].as_f64().unwrap() > 0.0, "{c}");
+    }
+}
+
+#[test]
+fn a_provider_without_a_nic_says_so_once_per_side() {
+    let _cpu = cpu();
+    let o = run(&["send-lat", "--local", "-P", "shm", "-n", "20", "--json"], LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let none = serde_json::json!({"state": "not_available", "reason": "shm has no NIC behind it"});
+    assert_eq!(o.json()["counters"], serde_json::json!({"local": none, "peer": none}));
+    let o = run(&["send-lat", "--local", "-P", "shm", "-n", "20", "--counters"], LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(
+        o.stdout.ends_with(
+            "Counters (client): not available (shm has no NIC behind it)\n\
+             Counters (server): not available (shm has no NIC behind it)\n"
+        ),
+        "{}",
+        o.stdout
+    );
+    // without --counters the originals' output is untouched
+    let o = run(&["send-lat", "--local", "-P", "shm", "-n", "20"], LIMIT);
+    assert!(!o.stdout.contains("Counters"), "{}", o.stdout);
+}
+
+/// A fixture machine whose tcp domain "lo" is a netdev with every
+/// statistic, plus the namespace's TCP counters.
+fn lo_fixture(root: &std::path::Path) -> std::path::PathBuf {
+    let t = SysfsTree::new(root);
+    let lo = t.netdev(None, "lo", "unknown", 1, -1);
+    netdev_counters(&lo, 0);
+    set_tcp(&root.join("proc/net"), 100, 0);
+    lo
+}
+
+#[test]
+fn counters_changed_during_a_test_reach_the_json_and_the_block() {
+    let _cpu = cpu();
+    let dir = tempfile::tempdir().unwrap();
+    let lo = lo_fixture(dir.path());
+    let root = dir.path().to_str().unwrap();
+    let mut cmd = fabdiag(&[
+        "write-bw",
+        "--local",
+        "-P",
+        "tcp",
+        "-D",
+        "1",
+        "-s",
+        "8:64",
+        "--counters",
+    ]);
+    cmd.env("FABDIAG_TEST_SYSFS_ROOT", root);
+    let mut p = Proc::spawn(&mut cmd);
+    // the first row is out: both sides have read their counters
+    p.wait_for("the first row", LIMIT, |out, _| {
+        out.lines().any(|l| l.trim_start().starts_with("8 "))
+    });
+    set(&lo, &[("carrier_changes", 2)]);
+    set(&lo.join("statistics"), &[("rx_crc_errors", 1207), ("tx_dropped", 3)]);
+    set_tcp(&dir.path().join("proc/net"), 130, 1);
+    let o = p.wait(LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let block = &o.stdout[o.stdout.find("Counters (client").expect("the block")..];
+    for who in ["client", "server"] {
+        let at = block
+            .find(&format!("Counters ({who}, lo + tcp: "))
+            .unwrap_or_else(|| panic!("{block}"));
+        let lines: Vec<&str> = block[at..]
+            .lines()
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "  lo carrier_changes +2 [flap: the link went down or retrained]",
+                "  lo rx_crc_errors +1,207 [physical: suspect the cable, optics or port]",
+                "  lo tx_dropped +3 [drop: packets were dropped]",
+                "  tcp RetransSegs +30 [retransmit: packets were lost and sent again]",
+                "  tcp TCPTimeouts +1 [retransmit: packets were lost and sent again]",
+            ],
+            "{block}"
+        );
+    }
+}
+
+/// A pair tool across namespaces: the server in A (its JSON), the client
+/// in B (text with --counters); `during` runs once the test is under way.
+fn across(ns: &Netns, k: u16, seconds: &str, during: impl FnOnce()) -> (Output, Output) {
+    let port = (49500 + k).to_string();
+    let srv = Proc::spawn(&mut ns.cmd(&ns.a, &["write-bw", "-p", &port, "--json"]));
+    wait_listen_in_ns(srv.pid(), 49500 + k);
+    let addr = ns.a_addr();
+    let mut cli = Proc::spawn(&mut ns.cmd(
+        &ns.b,
+        &[
+            "write-bw",
+            &addr,
+            "-p",
+            &port,
+            "-D",
+            seconds,
+            "-s",
+            "65536",
+            "--counters",
+        ],
+    ));
+    cli.wait_for("the table header", SHORT, |out, _| out.contains("Size[B]"));
+    // past the ready barrier: both sides have read their counters
+    std::thread::sleep(Duration::from_millis(300));
+    during();
+    (cli.wait(LIMIT), srv.wait(LIMIT))
+}
+
+fn rise(v: &Value) -> u64 {
+    assert_eq!(v["change"], "rose", "{v}");
+    v["by"].as_u64().unwrap_or_default()
+}
+
+#[test]
+fn a_flapping_veth_shows_carrier_changes_on_its_side() {
+    require_root();
+    let _cpu = cpu();
+    let ns = Netns::new(5);
+    let (va, vb) = ns.ends();
+    let (c, s) = across(&ns, 0, "4", || {
+        ip(&["-n", &ns.a, "link", "set", &va, "down"]);
+        std::thread::sleep(Duration::from_millis(300));
+        ip(&["-n", &ns.a, "link", "set", &va, "up"]);
+    });
+    assert_eq!(c.code, Some(0), "{}", c.stderr);
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    let doc = s.json();
+    // the server's own end went down and up
+    assert!(
+        rise(change(&doc["counters"]["local"], &va, "carrier_changes")) >= 2,
+        "{doc}"
+    );
+    // the client's end lost its carrier with it (a veth pair) and says so
+    // under its own name, on its own side
+    assert!(
+        rise(change(&doc["counters"]["peer"], &vb, "carrier_changes")) >= 2,
+        "{doc}"
+    );
+    assert!(
+        c.stdout.contains(&format!("  {vb} carrier_changes +"))
+            && c.stdout.contains(&format!("  {va} carrier_changes +")),
+        "{}",
+        c.stdout
+    );
+}
+
+#[test]
+fn loss_on_one_side_shows_retransmissions_there() {
+    require_root();
+    let _cpu = cpu();
+    let ns = Netns::new(6);
+    // the client's namespace drops one in ten of the TCP segments it sends
+    let nft = |args: &[&str]| must(&[&["ip", "netns", "exec", &ns.b, "nft"][..], args].concat());
+    nft(&["add", "table", "inet", "lossy"]);
+    nft(&[
+        "add",
+        "chain",
+        "inet",
+        "lossy",
+        "out",
+        "{ type filter hook output priority 0; }",
+    ]);
+    nft(&[
+        "add", "rule", "inet", "lossy", "out", "meta", "l4proto", "tcp", "numgen", "random", "mod", "100", "<", "10",
+        "drop",
+    ]);
+    let (c, s) = across(&ns, 1, "2", || {});
+    assert_eq!(c.code, Some(0), "{}", c.stderr);
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    let doc = s.json();
+    let client_retrans = rise(change(&doc["counters"]["peer"], "tcp", "RetransSegs"));
+    assert!(client_retrans > 0, "{doc}");
+    assert!(c.stdout.contains("  tcp RetransSegs +"), "{}", c.stdout);
+    // the server's namespace sends acks only: what it resent, if anything,
+    // is far below what the lossy side resent
+    let server = change(&doc["counters"]["local"], "tcp", "RetransSegs");
+    let server_retrans = server["by"].as_u64().unwrap_or(0);
+    assert!(server_retrans * 10 < client_retrans, "{server} vs {client_retrans}");
+}
+
+#[test]
+fn a_run_that_fails_mid_way_keeps_this_side_s_counters() {
+    let _cpu = cpu();
+    let port = free_port();
+    let p = port.to_string();
+    let srv = server(&["write-bw", "-p", &p, "--json"], port);
+    let mut cli = Proc::spawn(&mut fabdiag(&["write-bw", "127.0.0.1", "-p", &p, "-D", "30"]));
+    cli.wait_for("the table header", SHORT, |out, _| out.contains("Size[B]"));
+    std::thread::sleep(Duration::from_millis(300));
+    cli.signal(Signal::SIGKILL);
+    drop(cli);
+    let s = srv.wait(LIMIT);
+    assert_eq!(s.code, Some(2), "{}", s.stderr);
+    let doc = s.json();
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("peer closed")),
+        "{doc}"
+    );
+    // read before the run and again at the failure; the peer's never came
+    assert_eq!(doc["counters"]["local"]["state"], "read", "{doc}");
+    assert_eq!(
+        change(&doc["counters"]["local"], "lo", "rx_bytes")["change"],
+        "rose",
+        "{doc}"
+    );
+    assert!(doc["counters"]["peer"].is_null(), "{doc}");
+}
