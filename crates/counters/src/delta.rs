@@ -50,24 +50,32 @@ pub struct CounterChange {
     pub change: Change,
 }
 
-impl CounterChange {
-    /// Whether this change is worth a person's eye: a fault counter that
-    /// rose or cannot be trusted (went back, at its ceiling).
-    pub fn alarming(&self) -> bool {
-        self.fault
+impl Change {
+    /// Whether a counter of which a rise is a fault (`fault`) should
+    /// alarm: it rose, or can no longer be trusted (went back, at its
+    /// ceiling).
+    pub fn alarming(&self, fault: bool) -> bool {
+        fault
             && matches!(
-                self.change,
+                self,
                 Change::Rose { .. } | Change::WentBack { .. } | Change::AtCeiling { .. }
             )
     }
 
     /// The rise, where one is known.
     pub fn rise(&self) -> Option<u64> {
-        match self.change {
+        match *self {
             Change::Rose { by } => Some(by),
             Change::AtCeiling { at_least } => Some(at_least),
             _ => None,
         }
+    }
+}
+
+impl CounterChange {
+    /// A fault counter that rose or can no longer be trusted.
+    pub fn alarming(&self) -> bool {
+        self.change.alarming(self.fault)
     }
 }
 

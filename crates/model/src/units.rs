@@ -17,3 +17,16 @@ pub fn gbps(bytes: u64, seconds: f64) -> f64 {
         0.0
     }
 }
+
+/// A count as a person reads it: 1234567 -> "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -5,48 +5,37 @@
 //! read), each with its class and what it usually means; traffic counts
 //! and unchanged counters are left to the JSON. Pure.
 
-use fabdiag_model::counters::{Change, Class, CounterChange, Counters, PairCounters};
+use fabdiag_model::counters::{Change, Class, Counters, PairCounters, WHOLE_SOURCE};
+use fabdiag_model::units::thousands;
 use fabdiag_model::Role;
 
-/// 1234567 -> "1,234,567".
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// A change as a person reads it: "+1,204", "went back from 9 to 0
-/// (wrapped or reset)", ...; None when it is not worth a line.
-pub fn change_words(c: &CounterChange) -> Option<String> {
-    match &c.change {
-        Change::Rose { by } if c.fault || c.class != Class::Traffic => Some(format!("+{}", thousands(*by))),
-        Change::Rose { .. } | Change::Unchanged | Change::Appeared { .. } => None,
-        Change::WentBack { before, after } if c.class != Class::Traffic || c.fault => Some(format!(
+/// (wrapped or reset)", ...
+pub fn change_words(c: &Change) -> String {
+    match c {
+        Change::Rose { by } => format!("+{}", thousands(*by)),
+        Change::Unchanged => "unchanged".into(),
+        Change::Appeared { value } => format!("appeared at {}", thousands(*value)),
+        Change::WentBack { before, after } => format!(
             "went back from {} to {} (wrapped or reset)",
             thousands(*before),
             thousands(*after)
-        )),
-        Change::WentBack { .. } => None,
-        Change::AtCeiling { at_least } => Some(format!(
+        ),
+        Change::AtCeiling { at_least } => format!(
             "at its ceiling: rose by at least {}, and stopped counting",
             thousands(*at_least)
-        )),
-        Change::Unreadable { why } => Some(format!("could not be read ({why})")),
-        Change::Vanished => Some("vanished during the test".into()),
+        ),
+        Change::Unreadable { why } => format!("could not be read ({why})"),
+        Change::Vanished => "vanished during the test".into(),
     }
 }
 
-fn class_words(c: &CounterChange) -> String {
-    if c.fault {
-        format!("{}: {}", c.class.as_str(), c.class.suspect())
+/// "flap: the link went down or retrained", or "congestion, a sign of load".
+pub fn class_words(class: Class, fault: bool) -> String {
+    if fault {
+        format!("{}: {}", class.as_str(), class.suspect())
     } else {
-        format!("{}, a sign of load", c.class.as_str())
+        format!("{}, a sign of load", class.as_str())
     }
 }
 
@@ -62,21 +51,23 @@ fn side(who: &str, c: &Counters) -> String {
         Counters::NotAvailable { reason } => return format!("Counters ({who}): not available ({reason})\n"),
         Counters::Read(d) => d,
     };
-    let devices: Vec<&str> = d.sources.iter().map(|s| s.device.as_str()).collect();
-    let mut lines = Vec::new();
-    for s in &d.sources {
-        if let Some(why) = &s.unavailable {
-            lines.push(format!("  {}: not read ({why})", s.device));
-        }
-        for c in &s.counters {
-            if let Some(words) = change_words(c) {
-                lines.push(format!("  {} {} {words} [{}]", s.device, c.name, class_words(c)));
-            }
-        }
-    }
+    let lines: Vec<String> = c
+        .noted()
+        .iter()
+        .map(|n| match &n.change {
+            Change::Unreadable { why } if n.name == WHOLE_SOURCE => format!("  {}: not read ({why})", n.device),
+            change => format!(
+                "  {} {} {} [{}]",
+                n.device,
+                n.name,
+                change_words(change),
+                class_words(n.class, n.fault)
+            ),
+        })
+        .collect();
     let head = format!(
         "Counters ({who}, {}: {} read in {:.1} ms)",
-        devices.join(" + "),
+        c.what_was_read(),
         d.counters_read,
         d.read_us as f64 / 1000.0
     );

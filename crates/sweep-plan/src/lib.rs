@@ -8,5 +8,7 @@
 pub mod records;
 pub mod schedule;
 
-pub use records::{first_records, Coordinated, Node, NodeStatus, PairRecord, RowFigure, StepKind, StepRecord};
+pub use records::{
+    first_records, Coordinated, Node, NodeStatus, PairNoted, PairRecord, RowFigure, StepKind, StepRecord,
+};
 pub use schedule::{Pair, Schedule, MAX_RANKS};

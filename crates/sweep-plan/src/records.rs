@@ -6,6 +6,7 @@
 //! folder; here they are plain data with their JSON form, nothing more.
 
 use crate::schedule::Pair;
+use fabdiag_counters::Noted;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 use std::collections::{HashMap, HashSet};
@@ -53,6 +54,10 @@ pub struct Node {
     /// Endpoints it opened in the whole sweep, and the time that took.
     pub endpoint_opens: u64,
     pub endpoint_open_s: f64,
+    /// The NIC counters its pair tests read ("mlx5_0 port 1", "vaX +
+    /// tcp"), or "not available (why)"; absent from simulated sweeps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -75,6 +80,33 @@ pub struct PairRecord {
     pub untested: bool,
     pub elapsed_s: f64,
     pub measure_s: f64,
+    /// The NIC counter changes worth a look on each side while it ran;
+    /// absent when neither side had one (or nothing was read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<Box<PairNoted>>,
+}
+
+/// A pair test's NIC counter changes worth a look, side by side.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairNoted {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client: Vec<Noted>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server: Vec<Noted>,
+}
+
+impl PairNoted {
+    /// Rank `rank`'s side of pair record `p`'s changes (empty: it is not
+    /// one of the pair).
+    pub fn of<'a>(&'a self, p: &PairRecord, rank: usize) -> &'a [Noted] {
+        if rank == p.client {
+            &self.client
+        } else if rank == p.server {
+            &self.server
+        } else {
+            &[]
+        }
+    }
 }
 
 /// The first record of each pair `keys` names, in one pass over `pairs`
@@ -104,6 +136,7 @@ impl Node {
             reason: None,
             endpoint_opens: 0,
             endpoint_open_s: 0.0,
+            counters: None,
         }
     }
 }
@@ -124,6 +157,7 @@ impl PairRecord {
             untested: false,
             elapsed_s: 0.0,
             measure_s: 0.0,
+            counters: None,
         }
     }
 }

@@ -347,7 +347,7 @@ pub(crate) fn median(v: &mut [f64]) -> f64 {
 
 impl Analysis {
     /// "Goodness" relative to `reference`: 1.0 as good, 0.5 half as good.
-    fn relative(better: Better, v: f64, reference: f64) -> f64 {
+    pub fn relative(better: Better, v: f64, reference: f64) -> f64 {
         match better {
             Better::Higher if reference > 0.0 => v / reference,
             Better::Lower if v > 0.0 => reference / v,

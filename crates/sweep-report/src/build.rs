@@ -7,6 +7,7 @@
 use crate::analysis::Rules;
 use crate::analysis::{Analysis, Better, Matrix};
 use crate::baseline::{self, Baseline};
+use crate::blame::blame;
 use crate::doc::{Comparison, NodeChange};
 use crate::doc::{
     Limits, Metric, NodeSummary, Overhead, RailSummary, Retest, RetestVerdict, ScheduleSummary, SweepDoc, Verdict,
@@ -61,6 +62,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
     let verdict = verdict_of(&i, &an, &nodes, &rails, compared.as_ref(), &slow);
     let rail_count = s.rails;
     let (started, ended) = (s.started, s.ended);
+    let counters = blame(&s.pairs, &nodes, &an);
     let Coordinated { pairs, stopped, .. } = i.sweep;
     SweepDoc {
         schema: SCHEMA.into(),
@@ -87,6 +89,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         verdict,
         baseline: compared,
         stopped,
+        counters,
     }
 }
 

@@ -5,6 +5,7 @@
 //! builder is `build`, the text `text`, the page `html`.
 
 use crate::analysis::{Analysis, Better, Matrix};
+use crate::blame::Blame;
 use fabdiag_engine::lat::LatFigure;
 use fabdiag_sweep_plan::{Node, PairRecord, StepRecord};
 use serde::{Deserialize, Serialize};
@@ -234,6 +235,10 @@ pub struct SweepDoc {
     /// pairs it did not reach are `untested`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// The ranks whose own NIC counters rose during their pair tests,
+    /// beside what the figures said of them (`blame`).
+    #[serde(default, skip_serializing_if = "Blame::is_empty")]
+    pub counters: Blame,
 }
 
 /// A pair measured in both sweeps that has fallen below the limit.

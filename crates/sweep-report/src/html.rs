@@ -86,6 +86,7 @@ pub fn page(doc: &SweepDoc, pictures: &Pictures) -> String {
     figures(&mut o, doc, pictures);
     slow_nodes(&mut o, doc, &who);
     slow_links(&mut o, doc, &who);
+    nic_counters(&mut o, doc, &names);
     rails(&mut o, doc);
     if let Some(c) = &doc.baseline {
         baseline_section(&mut o, c, pictures.change.as_deref(), &who, &doc.metric.unit);
@@ -245,6 +246,36 @@ fn slow_nodes(o: &mut String, doc: &SweepDoc, who: &dyn Fn(usize) -> String) {
             .collect(),
         "none",
     );
+}
+
+/// The ranks whose own NIC counters rose, and those whose counters could
+/// not be read (nothing when no rank read any: a simulated sweep).
+fn nic_counters(o: &mut String, doc: &SweepDoc, names: &phrases::Names) {
+    if doc.nodes.iter().all(|n| n.node.counters.is_none()) {
+        return;
+    }
+    o.push_str("<h2>NIC counters</h2>\n");
+    let name = |r: usize| names.of(r).into_owned();
+    if doc.counters.named.is_empty() {
+        o.push_str("<p>No rank's own fault counters named it.</p>\n");
+    } else {
+        o.push_str("<ul>\n");
+        for c in &doc.counters.named {
+            let _ = writeln!(o, "<li>{}</li>", escape(&phrases::counters_line(c, &name)));
+        }
+        o.push_str("</ul>\n");
+    }
+    if let Some(line) = phrases::scattered_line(doc) {
+        let _ = writeln!(o, "<p>{}</p>", escape(&line));
+    }
+    for (why, k) in phrases::counters_unavailable(doc) {
+        let _ = writeln!(
+            o,
+            "<p>NIC counters not available on {}: {}</p>",
+            phrases::count(k, "rank"),
+            escape(why)
+        );
+    }
 }
 
 /// The slow links: how far off each is, and its re-test.

@@ -1,6 +1,6 @@
 //! The sweep's report, made from a finished sweep and nothing else:
 //! `analysis` finds the slow links and nodes, `baseline` compares with an
-//! earlier sweep, `build` makes the document (`doc`, the JSON schema),
+//! earlier sweep, `blame` sets the NIC counters beside them, `build` makes the document (`doc`, the JSON schema),
 //! `reread` takes a finished sweep's document (or folder) apart again,
 //! `phrases` holds the sentences the text and the page share, `text` is
 //! the one-page summary, `picture` the heatmap, change and histogram PNGs,
@@ -13,6 +13,7 @@
 
 pub mod analysis;
 pub mod baseline;
+pub mod blame;
 pub mod build;
 pub mod doc;
 mod error;

@@ -4,8 +4,10 @@
 //! hosts to look at. Pure functions of the document; no layout.
 
 use crate::analysis::Analysis;
+use crate::blame::{suspect, NodeCounters};
 use crate::doc::{AbsentNode, Comparison, LinkChange, NodeChange};
 use crate::doc::{Retest, RetestVerdict, SweepDoc, Verdict};
+use fabdiag_model::units::thousands;
 use fabdiag_sweep_plan::{Node, NodeStatus};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -310,6 +312,82 @@ pub(crate) fn suspects_line(doc: &SweepDoc) -> String {
             count(n, "rank")
         ),
     }
+}
+
+/// A rank whose own NIC counters rose: the rises, in how many of its
+/// pair tests, and what the figures said of it ("rank 2 (vm07): vaX
+/// carrier_changes +4, tcp RetransSegs +288 during 3 of its 7 pair tests;
+/// a slow node, its pairs at 0.61 of the median: vaX's link went down or
+/// retrained").
+pub(crate) fn counters_line(c: &NodeCounters, name: &dyn Fn(usize) -> String) -> String {
+    const SHOWN: usize = 4;
+    let mut rises: Vec<String> = c
+        .rises
+        .iter()
+        .take(SHOWN)
+        .map(|r| {
+            let at_least = if r.untrusted { "at least " } else { "" };
+            format!("{} {} {at_least}+{}", r.device, r.name, thousands(r.rise))
+        })
+        .collect();
+    if c.rises.len() > SHOWN {
+        rises.push(format!("and {} more", c.rises.len() - SHOWN));
+    }
+    let suspect = c.worst().map(suspect).unwrap_or_default();
+    let speed = c
+        .of_median
+        .map(|f| format!(" at {} of the median", fraction(f)))
+        .unwrap_or_default();
+    let verdict = if c.slow_node {
+        format!("a slow node, its pairs{speed}: {suspect}")
+    } else if !c.slow_links_with.is_empty() {
+        let with: Vec<String> = c.slow_links_with.iter().map(|&r| name(r)).collect();
+        format!("its links with {} are slow: {suspect}", with.join(", "))
+    } else {
+        format!("its pairs at normal speed{speed}: errors that do not slow it yet ({suspect})")
+    };
+    format!(
+        "{}: {} during {} of its {} pair tests; {verdict}",
+        name(c.rank),
+        rises.join(", "),
+        c.tests_with_rises,
+        c.tests
+    )
+}
+
+/// The ranks whose counters could not be read, counted by why, in rank
+/// order of first appearance.
+pub(crate) fn counters_unavailable(doc: &SweepDoc) -> Vec<(&str, usize)> {
+    let mut out: Vec<(&str, usize)> = Vec::new();
+    for n in &doc.nodes {
+        let why = n
+            .node
+            .counters
+            .as_deref()
+            .and_then(|c| c.strip_prefix("not available ("));
+        let Some(why) = why.map(|w| w.strip_suffix(')').unwrap_or(w)) else {
+            continue;
+        };
+        match out.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, k)) => *k += 1,
+            None => out.push((why, 1)),
+        }
+    }
+    out
+}
+
+/// The ranks whose path rises were not enough to name them, said once.
+pub(crate) fn scattered_line(doc: &SweepDoc) -> Option<String> {
+    let s = &doc.counters.scattered;
+    (!s.is_empty()).then(|| {
+        let names = Names::new(doc);
+        let who: Vec<String> = s.iter().map(|&r| names.of(r).into_owned()).collect();
+        format!(
+            "not named: {} whose only rises were retransmissions or waits no higher than the rest of the sweep's, or in their tests with a rank named above ({})",
+            count(s.len(), "rank"),
+            who.join(", ")
+        )
+    })
 }
 
 #[cfg(test)]

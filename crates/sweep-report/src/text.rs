@@ -91,6 +91,7 @@ pub fn text(doc: &SweepDoc) -> String {
     heading(&mut o, doc);
     slow_nodes(&mut o, doc, &names);
     slow_links(&mut o, doc, &names);
+    nic_counters(&mut o, doc, &names);
     rails(&mut o, doc);
     if let Some(c) = &doc.baseline {
         baseline_text(&mut o, c, &names, &doc.metric.unit);
@@ -194,6 +195,31 @@ fn slow_links(o: &mut String, doc: &SweepDoc, names: &Names) {
             })
             .collect(),
     );
+}
+
+/// The ranks whose own NIC counters rose, beside what the figures said
+/// of them; and the ranks whose counters could not be read. Nothing when
+/// no rank read counters (a simulated sweep).
+fn nic_counters(o: &mut String, doc: &SweepDoc, names: &Names) {
+    if doc.nodes.iter().all(|n| n.node.counters.is_none()) {
+        return;
+    }
+    let name = |r: usize| names.of(r).into_owned();
+    section(
+        o,
+        "NIC counters that rose",
+        first_listed(
+            doc.counters.named.iter().map(|c| counters_line(c, &name)),
+            doc.counters.named.len(),
+            |n| format!("... and {n} more ranks"),
+        ),
+    );
+    if let Some(line) = scattered_line(doc) {
+        let _ = writeln!(o, "{line}");
+    }
+    for (why, k) in counters_unavailable(doc) {
+        let _ = writeln!(o, "NIC counters not available on {}: {why}", count(k, "rank"));
+    }
 }
 
 /// Each rail's median and slow ranks, on rails.

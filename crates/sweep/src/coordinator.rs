@@ -13,7 +13,7 @@ use crate::error::SweepError;
 use crate::protocol::{self, PairRole, ReadFail, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
 use fabdiag_engine::lat::LatFigure;
 use fabdiag_sweep_plan::{
-    first_records, Coordinated, Node, NodeStatus, Pair, PairRecord, Schedule, StepKind, StepRecord,
+    first_records, Coordinated, Node, NodeStatus, Pair, PairNoted, PairRecord, Schedule, StepKind, StepRecord,
 };
 use fabdiag_sweep_report::analysis::{Analysis, Better, Matrix, Rules};
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
@@ -530,7 +530,9 @@ impl Coordinator<'_> {
                 continue;
             }
             let rec = &mut out[i];
-            match (answers[p.client].take(), answers[p.server].take()) {
+            let (mut c, mut s) = (answers[p.client].take(), answers[p.server].take());
+            self.note_counters(p, rec, c.as_mut(), s.as_mut());
+            match (c, s) {
                 (Some(c), s) => {
                     rec.elapsed_s = c.elapsed_s;
                     rec.measure_s = c.measure_s;
@@ -572,6 +574,29 @@ impl Coordinator<'_> {
             coordinator_busy_s: cpu.as_secs_f64(),
         });
         out
+    }
+
+    /// Each side's NIC counters: what its rank reads (kept once, with the
+    /// node), and the pair's changes worth a look (kept with the pair
+    /// only when there is one).
+    fn note_counters(
+        &mut self,
+        p: &Pair,
+        rec: &mut PairRecord,
+        c: Option<&mut SideOutcome>,
+        s: Option<&mut SideOutcome>,
+    ) {
+        let mut noted = PairNoted::default();
+        for (rank, side, into) in [(p.client, c, &mut noted.client), (p.server, s, &mut noted.server)] {
+            let Some(o) = side else { continue };
+            if let (Some(read), Some(r)) = (o.counters_read.take(), self.ranks.get_mut(rank)) {
+                r.node.counters.get_or_insert(read);
+            }
+            *into = std::mem::take(&mut o.noted);
+        }
+        if !noted.client.is_empty() || !noted.server.is_empty() {
+            rec.counters = Some(Box::new(noted));
+        }
     }
 
     /// Every live rank's answer to `step`, read as answers arrive. A rank

@@ -7,6 +7,7 @@
 //! beyond that and reading and writing one message.
 
 use fabdiag_engine::lat::LatFigure;
+use fabdiag_model::counters::Noted;
 use fabdiag_sweep_plan::RowFigure;
 use serde::{Deserialize, Serialize};
 use std::io;
@@ -112,6 +113,13 @@ pub struct SideOutcome {
     pub opens: u64,
     #[serde(default)]
     pub open_s: f64,
+    /// The NIC counters this side read ("vaX + tcp", or "not available
+    /// (why)"), and their changes worth a look (only those travel: a
+    /// pair's full list stays with the rank).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters_read: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub noted: Vec<Noted>,
 }
 
 /// How a read ended when it brought no message.

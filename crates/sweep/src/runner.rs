@@ -24,6 +24,14 @@ struct Intro {
     rank: usize,
 }
 
+/// How a pair test did not come back with a report: before it started
+/// (no connection, no test configured), or in it (with what it measured
+/// and read so far).
+enum Fail {
+    Before(String),
+    Test(fabdiag_session::Failure),
+}
+
 pub struct FabricRunner {
     station: Station,
     env: Env,
@@ -126,18 +134,16 @@ impl PairRunner for FabricRunner {
         let t0 = Instant::now();
         let mut timing = Timing::default();
         let result = match self.spec.clone() {
-            None => Err("no test configured".to_string()),
+            None => Err(Fail::Before("no test configured".to_string())),
             Some(spec) => match order.role {
-                PairRole::Client => self.connect(order, deadline).and_then(|s| {
-                    self.station
-                        .client(spec, &self.env, s, &mut timing)
-                        .map_err(|f| f.to_string())
-                }),
-                PairRole::Server => self.accept(order, deadline).and_then(|s| {
-                    self.station
-                        .serve(&spec, &self.env, s, &mut timing)
-                        .map_err(|f| f.to_string())
-                }),
+                PairRole::Client => self
+                    .connect(order, deadline)
+                    .map_err(Fail::Before)
+                    .and_then(|s| self.station.client(spec, &self.env, s, &mut timing).map_err(Fail::Test)),
+                PairRole::Server => self
+                    .accept(order, deadline)
+                    .map_err(Fail::Before)
+                    .and_then(|s| self.station.serve(&spec, &self.env, s, &mut timing).map_err(Fail::Test)),
             },
         };
         let stats = self.station.stats();
@@ -151,6 +157,15 @@ impl PairRunner for FabricRunner {
             open_s: stats.open_time.as_secs_f64(),
             ..SideOutcome::default()
         };
+        let counters = match &result {
+            Ok(report) => report.counters.as_ref(),
+            Err(Fail::Test(f)) => f.counters.as_deref(),
+            Err(Fail::Before(_)) => None,
+        };
+        if let Some(c) = counters {
+            out.counters_read = Some(c.local.what_was_read());
+            out.noted = c.local.noted();
+        }
         match result {
             Ok(report) => {
                 out.rows = row_figures(&report.rows, self.figure).collect();
@@ -159,7 +174,8 @@ impl PairRunner for FabricRunner {
                     out.error = Some("the test produced no figure".into());
                 }
             }
-            Err(e) => out.error = Some(e),
+            Err(Fail::Before(e)) => out.error = Some(e),
+            Err(Fail::Test(f)) => out.error = Some(f.to_string()),
         }
         out
     }

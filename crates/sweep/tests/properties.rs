@@ -3,6 +3,7 @@
 //! through its JSON, and no payload makes the decoder panic (a stranger
 //! or a broken rank on the coordinator's port is an error, never a crash).
 
+use fabdiag_model::counters::{Change, Class, Family, Noted};
 use fabdiag_sweep::protocol::{PairRole, SideOutcome, ToCoordinator, ToRank};
 use proptest::prelude::*;
 
@@ -44,10 +45,12 @@ fn to_coordinator() -> impl Strategy<Value = ToCoordinator> {
             finite(),
             finite(),
             any::<u64>(),
-            finite()
+            finite(),
+            proptest::option::of(".*"),
+            proptest::collection::vec((".*", ".*", any::<u64>()), 0..3)
         )
             .prop_map(
-                |(step, value, error, elapsed_s, measure_s, opens, open_s)| ToCoordinator::Done {
+                |(step, value, error, elapsed_s, measure_s, opens, open_s, counters_read, noted)| ToCoordinator::Done {
                     step,
                     outcome: SideOutcome {
                         value,
@@ -57,6 +60,18 @@ fn to_coordinator() -> impl Strategy<Value = ToCoordinator> {
                         measure_s,
                         opens,
                         open_s,
+                        counters_read,
+                        noted: noted
+                            .into_iter()
+                            .map(|(device, name, by)| Noted {
+                                family: Family::Netdev,
+                                device,
+                                name,
+                                class: Class::Retransmit,
+                                fault: true,
+                                change: Change::Rose { by },
+                            })
+                            .collect(),
                     },
                 }
             ),

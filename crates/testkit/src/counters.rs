@@ -9,23 +9,8 @@
 //! its PCI function (HPE's shs-cxi-driver: /sys/class/cxi/cxiN/device/
 //! telemetry). Only for tests.
 
-use crate::sysfs::{SysfsTree, ETH_NIC, GEN4_X16, IB_NIC, MELLANOX};
+use crate::sysfs::{link, write, SysfsTree, ETH_NIC, GEN4_X16, IB_NIC, MELLANOX};
 use std::path::{Path, PathBuf};
-
-fn write(p: &Path, s: &str) {
-    if let Some(d) = p.parent() {
-        std::fs::create_dir_all(d).expect("a fixture folder");
-    }
-    std::fs::write(p, s).expect("a fixture file");
-}
-
-fn symlink(target: &Path, at: &Path) {
-    if let Some(d) = at.parent() {
-        std::fs::create_dir_all(d).expect("a fixture folder");
-    }
-    let _ = std::fs::remove_file(at);
-    std::os::unix::fs::symlink(target, at).expect("a fixture link");
-}
 
 /// Sets counters in a folder: one file per counter, as "N\n".
 pub fn set(dir: &Path, values: &[(&str, u64)]) {
@@ -86,7 +71,7 @@ pub fn set_tcp(proc_net: &Path, retrans_segs: u64, timeouts: u64) {
 fn add_ib_port(t: &SysfsTree, dev: &Path, name: &str, link_layer: &str) -> PathBuf {
     t.ib(dev, name, "4: ACTIVE", "5: LinkUp", "400 Gb/sec (4X NDR)");
     let d = dev.join("infiniband").join(name);
-    symlink(Path::new("../.."), &d.join("device"));
+    link(dev, &d.join("device"));
     write(&d.join("ports/1/link_layer"), &format!("{link_layer}\n"));
     d.join("ports/1")
 }
@@ -132,9 +117,9 @@ pub fn nics(root: &Path) -> Nics {
     let efa = t.pci(&hb, "0000:42:00.0", 0x1d0f, ETH_NIC, 0, GEN4_X16);
     t.ib(&efa, "efa_0", "4: ACTIVE", "5: LinkUp", "100 Gb/sec (4X EDR)");
     let efa_d = efa.join("infiniband/efa_0");
-    symlink(Path::new("../.."), &efa_d.join("device"));
-    symlink(&root.join("sys/bus/pci/drivers/efa"), &efa.join("driver"));
+    link(&efa, &efa_d.join("device"));
     std::fs::create_dir_all(root.join("sys/bus/pci/drivers/efa")).expect("a driver folder");
+    link(&root.join("sys/bus/pci/drivers/efa"), &efa.join("driver"));
     set(
         &efa_d.join("ports/1/hw_counters"),
         &[("tx_bytes", 0), ("rx_drops", 0), ("retrans_pkts", 0), ("lifespan", 10)],
@@ -144,8 +129,8 @@ pub fn nics(root: &Path) -> Nics {
     let cxi = t.pci(&hb, "0000:43:00.0", 0x17db, ETH_NIC, 0, GEN4_X16);
     let cxi_d = cxi.join("cxi/cxi0");
     std::fs::create_dir_all(&cxi_d).expect("a cxi folder");
-    symlink(Path::new("../.."), &cxi_d.join("device"));
-    symlink(&cxi_d, &root.join("sys/class/cxi/cxi0"));
+    link(&cxi, &cxi_d.join("device"));
+    link(&cxi_d, &root.join("sys/class/cxi/cxi0"));
     set_telemetry(
         &cxi.join("telemetry"),
         &[

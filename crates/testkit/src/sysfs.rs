@@ -32,14 +32,15 @@ pub struct SysfsTree {
     pub root: PathBuf,
 }
 
-fn write(p: &Path, s: &str) {
+pub(crate) fn write(p: &Path, s: &str) {
     if let Some(d) = p.parent() {
         std::fs::create_dir_all(d).expect("a fixture folder");
     }
     std::fs::write(p, s).expect("a fixture file");
 }
 
-fn link(target: &Path, at: &Path) {
+/// A link at `at` to `target`, relative as the kernel's are.
+pub(crate) fn link(target: &Path, at: &Path) {
     if let Some(d) = at.parent() {
         std::fs::create_dir_all(d).expect("a fixture folder");
     }

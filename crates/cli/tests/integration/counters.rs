@@ -5,13 +5,17 @@
 //! the `--counters` block), and across network namespaces for real: a
 //! veth taken down and up mid-run shows carrier changes on the side
 //! whose link flapped, and loss on one namespace's path shows TCP
-//! retransmissions there, not on the clean side.
+//! retransmissions there, not on the clean side; and eight ranks of a
+//! sweep, one flapping and one lossy, named in its report every time.
 
+use crate::common::cluster::Cluster;
 use crate::common::netns::*;
 use crate::common::*;
 use fabdiag_testkit::counters::{netdev_counters, set, set_tcp};
 use fabdiag_testkit::sysfs::SysfsTree;
 use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The change of `name` in the source `device` of a side's counters.
@@ -266,4 +270,139 @@ fn a_run_that_fails_mid_way_keeps_this_side_s_counters() {
         "{doc}"
     );
     assert!(doc["counters"]["peer"].is_null(), "{doc}");
+}
+
+/// `loss` % of the frames into and out of node `node` dropped on the
+/// switch (a bridge table in the switch namespace, as a bad cable would).
+fn lossy_port(c: &Cluster, node: usize, loss: u32) {
+    let nft = |args: &[&str]| must(&[&["ip", "netns", "exec", &c.switch(), "nft"][..], args].concat());
+    nft(&["add", "table", "bridge", "lossy"]);
+    nft(&[
+        "add",
+        "chain",
+        "bridge",
+        "lossy",
+        "cross",
+        "{ type filter hook forward priority 0; }",
+    ]);
+    let port = format!("\"{}\"", c.port(node));
+    let pct = loss.to_string();
+    for dir in ["iifname", "oifname"] {
+        nft(&[
+            "add", "rule", "bridge", "lossy", "cross", dir, &port, "numgen", "random", "mod", "100", "<", &pct, "drop",
+        ]);
+    }
+}
+
+/// The ranks a sweep's report names by their counters, each with the
+/// counters it names.
+fn named(doc: &Value) -> Vec<(u64, Vec<String>)> {
+    doc["counters"]["named"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|n| {
+                    let rises = n["rises"].as_array().unwrap().iter();
+                    let names =
+                        rises.map(|r| format!("{} {}", r["device"].as_str().unwrap(), r["name"].as_str().unwrap()));
+                    (n["rank"].as_u64().unwrap(), names.collect())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Eight ranks over namespaces on a bridge: node 3's cable flaps all
+/// through the sweep, node 6's drops a tenth of its frames. In each of
+/// five sweeps the report names node 3 by its carrier changes and node 6
+/// by its retransmissions, and no other rank: the partners resent too (in
+/// their tests with nodes 3 and 6, and in the tests after, as those
+/// connections closed), but no more than the rest of the sweep, test for
+/// test.
+#[test]
+fn a_sweep_names_the_flapping_node_and_the_lossy_one_every_time() {
+    let _cpu = cpu();
+    let args: &[&str] = &["-P", "tcp", "-s", "65536", "-n", "4", "-l", "16", "--retest", "0"];
+    for run in 1..=5 {
+        let c = Cluster::new(8);
+        lossy_port(&c, 6, 10);
+        let stop = Arc::new(AtomicBool::new(false));
+        let flapper = {
+            let (sw, port, stop) = (c.switch(), c.port(3), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(600));
+                    for state in ["down", "up"] {
+                        must(&["ip", "-n", &sw, "link", "set", &port, state]);
+                        std::thread::sleep(Duration::from_millis(150));
+                    }
+                }
+            })
+        };
+        let port = free_port();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().to_str().unwrap();
+        let others: Vec<Proc> = (1..8).map(|r| Proc::spawn(&mut c.rank(r, port, args))).collect();
+        let zero = Proc::spawn(&mut c.rank(0, port, &[args, &["--json", "--output", out]].concat())).wait(LIMIT * 4);
+        stop.store(true, Ordering::Relaxed);
+        let _ = flapper.join();
+        for p in others {
+            let _ = p.wait(LIMIT);
+        }
+        let doc = zero.json();
+        let text = std::fs::read_to_string(dir.path().join("summary.txt")).unwrap_or_default();
+        // (shown with --nocapture; the guide quotes one)
+        println!("run {run}:\n{text}");
+        let found = named(&doc);
+        let ranks: Vec<u64> = {
+            let mut r: Vec<u64> = found.iter().map(|(r, _)| *r).collect();
+            r.sort();
+            r
+        };
+        assert_eq!(ranks, [3, 6], "run {run}: {found:?}\n{text}");
+        for (rank, counters) in &found {
+            let want = if *rank == 3 {
+                "eth0 carrier_changes"
+            } else {
+                "tcp RetransSegs"
+            };
+            assert!(
+                counters.iter().any(|c| c == want),
+                "run {run}: rank {rank} {counters:?}\n{text}"
+            );
+        }
+        // every rank says what it read (the flapping one may have found
+        // its link down when it chose a domain), and the summary says who
+        // to blame
+        for n in doc["nodes"].as_array().unwrap() {
+            let read = n["counters"].as_str().unwrap_or_default();
+            assert!(
+                read == "eth0 + tcp" || (n["rank"] == 3 && read.ends_with(" + tcp")),
+                "{n}"
+            );
+        }
+        let section = text.split("\nNIC counters that rose:\n").nth(1).unwrap_or_default();
+        let line = |r: usize| {
+            let head = format!("  rank {r} (node{r}): ");
+            section.lines().find(|l| l.starts_with(&head)).unwrap_or_default()
+        };
+        assert!(
+            line(3).contains(": eth0 carrier_changes +") && line(3).ends_with(": eth0's link went down or retrained"),
+            "run {run}:\n{text}"
+        );
+        // the page says the same
+        let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap_or_default();
+        let at = page
+            .find("<h2>NIC counters</h2>")
+            .unwrap_or_else(|| panic!("run {run}: no section"));
+        assert!(
+            page[at..].contains("<li>rank 3 (node3): eth0 carrier_changes +"),
+            "run {run}"
+        );
+        assert!(
+            line(6).contains(": tcp RetransSegs +")
+                && line(6).ends_with("packets were lost on its path (TCP resent them)"),
+            "run {run}:\n{text}"
+        );
+    }
 }

@@ -1,0 +1,346 @@
+//! The NIC counters set beside the sweep's verdicts. For each rank, the
+//! fault counters its own side of its pair tests saw rise, summed per
+//! device and counter, beside what the figures said of it: a slow node,
+//! the slow links it is in, or nothing. A rank is named by its port's own
+//! counters (physical, flap, drop) whenever they rose; by path counters
+//! only (retransmissions, congestion, every TCP counter: a rank sees them
+//! rise when its partner's link is the bad one, and a namespace's TCP
+//! counters count all its connections) when they rose far above the rest
+//! of the sweep's, test for test. A slow rank with rises is named with
+//! them; a rank whose counters rose while its pairs ran at normal speed is
+//! a warning of its own (errors that do not slow it yet). A counter that
+//! went back or sits at its ceiling is said as untrusted, never summed as
+//! zero. Pure: reads the records it is handed.
+
+use crate::analysis::Analysis;
+use crate::doc::NodeSummary;
+use fabdiag_model::counters::{Change, Class, Family};
+use fabdiag_sweep_plan::PairRecord;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One counter's rises on one rank's side, over its pair tests.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterRise {
+    pub family: Family,
+    pub device: String,
+    pub name: String,
+    pub class: Class,
+    /// The sum of its known rises (an at-ceiling counter's at least).
+    pub rise: u64,
+    /// It went back or sat at its ceiling in some test: the sum is a
+    /// floor, not a count.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untrusted: bool,
+}
+
+/// A rank whose own counters rose during its pair tests.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeCounters {
+    pub rank: usize,
+    /// The port's own counters first (physical, flap, drop), then the
+    /// path's; the largest rise first within each.
+    pub rises: Vec<CounterRise>,
+    /// Its pair tests in which a fault counter rose on its side, and all
+    /// its pair tests that ran.
+    pub tests_with_rises: usize,
+    pub tests: usize,
+    /// What the figures said of it: a slow node, and the partners of the
+    /// slow links it is in.
+    pub slow_node: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slow_links_with: Vec<usize>,
+    /// Its median as a fraction of the sweep's, where better is higher
+    /// (below 1: worse, for latency too).
+    pub of_median: Option<f64>,
+}
+
+impl NodeCounters {
+    /// Whether the figures named it (slow, or in a slow link).
+    pub fn is_slow(&self) -> bool {
+        self.slow_node || !self.slow_links_with.is_empty()
+    }
+
+    /// The first of its rises (the port's own before the path's): what
+    /// to suspect.
+    pub fn worst(&self) -> Option<&CounterRise> {
+        self.rises.first()
+    }
+}
+
+/// Rank `rank`'s tally of fault rises over the pair tests in `pairs`.
+#[derive(Default)]
+struct Tally {
+    rises: BTreeMap<(String, String), CounterRise>,
+    /// Every test it ran: the partner, and the sum of its path counters'
+    /// rises on its side (0: none rose).
+    tests: Vec<(usize, u64)>,
+    /// Tests in which a fault counter rose on its side.
+    rise_tests: usize,
+    /// Its port's own counters rose in some test.
+    port: bool,
+}
+
+fn tally(pairs: &[PairRecord], n: usize) -> Vec<Tally> {
+    let mut t: Vec<Tally> = (0..n).map(|_| Tally::default()).collect();
+    for p in pairs.iter().filter(|p| !p.untested) {
+        for (rank, partner) in [(p.client, p.server), (p.server, p.client)] {
+            let Some(me) = t.get_mut(rank) else { continue };
+            let noted = p.counters.as_deref().map_or(&[][..], |c| c.of(p, rank));
+            let alarming: Vec<_> = noted.iter().filter(|x| x.alarming()).collect();
+            let path: u64 = alarming
+                .iter()
+                .filter(|x| x.of_the_path())
+                .map(|x| x.change.rise().unwrap_or(1))
+                .sum();
+            me.tests.push((partner, path));
+            me.rise_tests += usize::from(!alarming.is_empty());
+            me.port |= alarming.iter().any(|x| !x.of_the_path());
+            for x in alarming {
+                let r = me
+                    .rises
+                    .entry((x.device.clone(), x.name.clone()))
+                    .or_insert_with(|| CounterRise {
+                        family: x.family,
+                        device: x.device.clone(),
+                        name: x.name.clone(),
+                        class: x.class,
+                        rise: 0,
+                        untrusted: false,
+                    });
+                r.rise = r.rise.saturating_add(x.change.rise().unwrap_or(0));
+                r.untrusted |= matches!(x.change, Change::WentBack { .. } | Change::AtCeiling { .. });
+            }
+        }
+    }
+    t
+}
+
+/// How far above the sweep's typical path rises a rank's must be, test
+/// for test, to name it, and the least they must be (retransmitted
+/// segments, say, per test).
+const PATH_FACTOR: u64 = 4;
+const PATH_FLOOR: u64 = 8;
+
+fn median(mut v: Vec<u64>) -> u64 {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
+}
+
+/// A rank's typical path rise per test: the median over its tests, not
+/// counting those with a partner whose port's own counters rose (its
+/// trouble, seen from here).
+fn typical(t: &Tally, all: &[Tally]) -> u64 {
+    let own = t
+        .tests
+        .iter()
+        .filter(|(partner, _)| !all.get(*partner).is_some_and(|p| p.port))
+        .map(|(_, path)| *path);
+    median(own.collect())
+}
+
+/// The ranks the counters name, and those whose path rises were not
+/// enough to.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Blame {
+    /// Every rank named by its own counters: slow ones first, then by
+    /// the size of their largest rise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub named: Vec<NodeCounters>,
+    /// Ranks whose only rises were path counters no higher than the rest
+    /// of the sweep's, test for test (or in their tests with a rank whose
+    /// port is named): not named.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scattered: Vec<usize>,
+}
+
+impl Blame {
+    pub fn is_empty(&self) -> bool {
+        self.named.is_empty() && self.scattered.is_empty()
+    }
+}
+
+/// Every rank whose own fault counters rose, named or not.
+pub fn blame(pairs: &[PairRecord], nodes: &[NodeSummary], an: &Analysis) -> Blame {
+    let tallies = tally(pairs, nodes.len());
+    let typicals: Vec<u64> = tallies.iter().map(|t| typical(t, &tallies)).collect();
+    // the sweep's typical: the median of the ranks' that no port names
+    let sweep = median(
+        tallies
+            .iter()
+            .zip(&typicals)
+            .filter(|(t, _)| !t.port && !t.tests.is_empty())
+            .map(|(_, &x)| x)
+            .collect(),
+    );
+    let bar = (PATH_FACTOR * sweep).max(PATH_FLOOR);
+    let mut out = Blame::default();
+    for (rank, t) in tallies.iter().enumerate().filter(|(_, t)| !t.rises.is_empty()) {
+        if t.port || typicals[rank] >= bar {
+            out.named.push(node_counters(rank, t, nodes, an));
+        } else {
+            out.scattered.push(rank);
+        }
+    }
+    out.named.sort_by(|a, b| {
+        b.is_slow()
+            .cmp(&a.is_slow())
+            .then_with(|| b.rises[0].rise.cmp(&a.rises[0].rise))
+            .then_with(|| a.rank.cmp(&b.rank))
+    });
+    out
+}
+
+fn node_counters(rank: usize, t: &Tally, nodes: &[NodeSummary], an: &Analysis) -> NodeCounters {
+    let mut rises: Vec<CounterRise> = t.rises.values().cloned().collect();
+    // the port's own counters first: they say what the path's cannot
+    rises.sort_by(|a, b| {
+        weight(a)
+            .cmp(&weight(b))
+            .then_with(|| b.rise.cmp(&a.rise))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let slow_links_with = an
+        .slow_links
+        .iter()
+        .filter_map(|f| match (f.a == rank, f.b == rank) {
+            (true, _) => Some(f.b),
+            (_, true) => Some(f.a),
+            _ => None,
+        })
+        .collect();
+    NodeCounters {
+        rank,
+        rises,
+        tests_with_rises: t.rise_tests,
+        tests: t.tests.len(),
+        slow_node: an.slow_nodes.iter().any(|f| f.node == rank),
+        slow_links_with,
+        of_median: nodes
+            .get(rank)
+            .and_then(|s| s.median)
+            .map(|m| Analysis::relative(an.better, m, an.stats.median)),
+    }
+}
+
+/// The order a rank's rises are listed and judged in: the port's own
+/// counters (physical, flap, drop) before the path's (retransmissions,
+/// congestion, and every TCP counter).
+fn weight(r: &CounterRise) -> u8 {
+    match (r.family, r.class) {
+        (Family::Tcp, _) => 6,
+        (_, Class::Physical) => 0,
+        (_, Class::Flap) => 1,
+        (_, Class::Drop) => 2,
+        (_, Class::Retransmit) => 3,
+        (_, Class::Congestion) => 4,
+        (_, Class::Other | Class::Traffic) => 5,
+    }
+}
+
+/// What a rise points at, for the report's line.
+pub fn suspect(r: &CounterRise) -> String {
+    let device = &r.device;
+    match (r.family, r.class) {
+        (Family::Tcp, _) => "packets were lost on its path (TCP resent them)".into(),
+        (_, Class::Physical) => format!("suspect the cable or port of {device}"),
+        (_, Class::Flap) => format!("{device}'s link went down or retrained"),
+        (_, Class::Retransmit) => format!("packets were lost on {device}'s path"),
+        (_, Class::Drop) => format!("packets were dropped at {device}"),
+        (_, Class::Congestion) => format!("{device} was congested"),
+        (_, Class::Traffic | Class::Other) => format!("look at {device}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{doc_of, sweep_with};
+    use fabdiag_model::counters::Noted;
+    use fabdiag_sweep_plan::PairNoted;
+
+    fn rose(device: &str, name: &str, class: Class, by: u64) -> Noted {
+        Noted {
+            family: if device == "tcp" { Family::Tcp } else { Family::Netdev },
+            device: device.into(),
+            name: name.into(),
+            class,
+            fault: true,
+            change: Change::Rose { by },
+        }
+    }
+
+    /// Six ranks at 100 MB/s but rank 2's pairs at 40: rank 2's port
+    /// flapped in two tests; rank 4 resent in all of its tests (a lossy
+    /// link with nothing on its port); rank 1 resent only in its test with
+    /// rank 4; rank 5 resent once, with rank 0; rank 3's port dropped
+    /// packets in one test at full speed.
+    #[test]
+    fn the_counters_name_the_rank_whose_port_or_path_is_bad_and_no_other() {
+        let slow: Vec<((usize, usize), f64)> = [0, 1, 3, 4, 5].iter().map(|&o| ((o.min(2), o.max(2)), 40.0)).collect();
+        let mut sweep = sweep_with(6, &slow, &[], &[]);
+        for p in sweep.pairs.iter_mut() {
+            let mut n = PairNoted::default();
+            let mut side = |rank: usize, x: Noted| {
+                if rank == p.client {
+                    n.client.push(x)
+                } else {
+                    n.server.push(x)
+                }
+            };
+            let key = (p.a, p.b);
+            if key == (0, 2) || key == (2, 3) {
+                side(2, rose("eth0", "carrier_changes", Class::Flap, 2));
+            }
+            if p.a == 4 || p.b == 4 {
+                side(4, rose("tcp", "RetransSegs", Class::Retransmit, 100));
+            }
+            if key == (1, 4) {
+                side(1, rose("tcp", "RetransSegs", Class::Retransmit, 30));
+            }
+            if key == (0, 5) {
+                side(5, rose("tcp", "RetransSegs", Class::Retransmit, 1));
+            }
+            if key == (1, 3) {
+                side(3, rose("eth0", "rx_dropped", Class::Drop, 7));
+            }
+            if !n.client.is_empty() || !n.server.is_empty() {
+                p.counters = Some(Box::new(n));
+            }
+        }
+        let doc = doc_of(&sweep);
+        let b = &doc.counters;
+        let named: Vec<usize> = b.named.iter().map(|n| n.rank).collect();
+        // the slow node first, then by the largest rise
+        assert_eq!(named, [2, 4, 3], "{b:#?}");
+        assert_eq!(b.scattered, [1, 5]);
+        let two = &b.named[0];
+        assert!(two.slow_node && two.of_median.is_some_and(|f| f < 0.5), "{two:?}");
+        assert_eq!((two.tests_with_rises, two.tests), (2, 5));
+        assert_eq!(b.named[1].rises[0].rise, 500);
+        let name = |r: usize| format!("rank{r}");
+        let line = crate::phrases::counters_line(two, &name);
+        assert!(
+            line.starts_with(
+                "rank2: eth0 carrier_changes +4 during 2 of its 5 pair tests; a slow node, its pairs at 0."
+            ),
+            "{line}"
+        );
+        assert!(line.ends_with(": eth0's link went down or retrained"), "{line}");
+        let three = crate::phrases::counters_line(&b.named[2], &name);
+        assert!(three.contains("at normal speed"), "{three}");
+        assert!(
+            three.contains("errors that do not slow it yet (packets were dropped at eth0)"),
+            "{three}"
+        );
+        let four = crate::phrases::counters_line(&b.named[1], &name);
+        assert!(
+            four.starts_with("rank4: tcp RetransSegs +500 during 5 of its 5 pair tests;"),
+            "{four}"
+        );
+        assert!(
+            four.ends_with("(packets were lost on its path (TCP resent them))"),
+            "{four}"
+        );
+    }
+}
