@@ -120,7 +120,8 @@ fn fabdiag() -> Command {
         .subcommand(
             Command::new("doctor")
                 .about("What this node has, and which tools can run on it")
-                .arg(flag("json", None, false, "JSON instead of text")),
+                .arg(flag("json", None, false, "JSON instead of text"))
+                .arg(flag("watch", None, true, "Read the NIC counters again SECONDS later")),
         )
         .subcommand(
             Command::new("completions")

@@ -12,6 +12,7 @@ use crate::resolve::{Action, OptionError};
 enum UtilityOpt {
     Provider,
     Json,
+    Watch,
     Help,
 }
 
@@ -27,6 +28,10 @@ const fn def(id: UtilityOpt, short: Option<char>, long: &'static str, takes_arg:
 const HELP: OptDef<UtilityOpt> = def(UtilityOpt::Help, Some('h'), "help", false);
 const JSON: OptDef<UtilityOpt> = def(UtilityOpt::Json, None, "json", false);
 const PROVIDER: OptDef<UtilityOpt> = def(UtilityOpt::Provider, Some('P'), "provider", true);
+const WATCH: OptDef<UtilityOpt> = def(UtilityOpt::Watch, None, "watch", true);
+
+/// The longest `doctor --watch`: an hour.
+pub const MAX_WATCH_S: u64 = 3600;
 
 /// The utility commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +50,7 @@ fn synopsis(command: Utility) -> &'static str {
     match command {
         Providers => "fabdiag providers",
         AtomicSupport => "fabdiag atomic-support [-P PROV] [--json]",
-        Doctor => "fabdiag doctor [--json]",
+        Doctor => "fabdiag doctor [--json] [--watch SECONDS]",
         Completions => "fabdiag completions bash|zsh|fish [fabdiag|ORIGINAL_NAME]",
         Manpages => "fabdiag manpages DIR",
     }
@@ -71,10 +76,13 @@ Options:
         }
         Doctor => {
             "What this node has for fabdiag (libfabric, providers, GPUs, huge pages,
-clocks) and which tools can run on it; exits 4 when none can.
+clocks, each NIC's counters not at zero) and which tools can run on it;
+exits 4 when none can.
 
 Options:
       --json             JSON instead of text
+      --watch=SECONDS    Also read the NIC counters again SECONDS later (1 to
+                         3600) and show each that rose, with its rate
   -h, --help             Print this help text and exit
 "
         }
@@ -139,24 +147,34 @@ pub fn atomic_support(args: &[String]) -> Result<Action<(Option<String>, bool)>,
             }
             Parsed::Opt(UtilityOpt::Provider, v) => provider = v,
             Parsed::Opt(UtilityOpt::Json, _) => json = true,
+            // (not among atomic-support's options: getopt never gives it)
+            Parsed::Opt(UtilityOpt::Watch, _) => {}
             Parsed::Operand(x) => return Err(unexpected(AtomicSupport, &x)),
         }
     }
     Ok(Action::Run((provider, json)))
 }
 
-/// `fabdiag doctor [--json]`: whether JSON was asked for.
-pub fn doctor(args: &[String]) -> Result<Action<bool>, OptionError> {
-    let mut json = false;
-    for p in parse(Doctor, &[JSON, HELP], args)? {
+/// `fabdiag doctor [--json] [--watch SECONDS]`: whether JSON was asked
+/// for, and how long to watch the NIC counters (None: one reading).
+pub fn doctor(args: &[String]) -> Result<Action<(bool, Option<u64>)>, OptionError> {
+    let (mut json, mut watch) = (false, None);
+    for p in parse(Doctor, &[JSON, WATCH, HELP], args)? {
         match p {
             Parsed::Opt(UtilityOpt::Help, _) => return Ok(Action::Help),
             Parsed::Opt(UtilityOpt::Json, _) => json = true,
+            Parsed::Opt(UtilityOpt::Watch, v) => {
+                let v = v.unwrap_or_default();
+                let s = v.parse::<u64>().ok().filter(|s| (1..=MAX_WATCH_S).contains(s));
+                watch = Some(s.ok_or_else(|| {
+                    OptionError::Invalid(format!("Invalid --watch: '{v}' (seconds, 1 to {MAX_WATCH_S})"))
+                })?);
+            }
             Parsed::Opt(..) => {}
             Parsed::Operand(x) => return Err(unexpected(Doctor, &x)),
         }
     }
-    Ok(Action::Run(json))
+    Ok(Action::Run((json, watch)))
 }
 
 /// `fabdiag completions SHELL [NAME]`: the shell and the name (default
@@ -261,11 +279,18 @@ mod tests {
 
     #[test]
     fn doctor_options() {
-        assert_eq!(doctor(&args(&["--json"])), Ok(Action::Run(true)));
-        assert_eq!(doctor(&[]), Ok(Action::Run(false)));
+        assert_eq!(doctor(&args(&["--json"])), Ok(Action::Run((true, None))));
+        assert_eq!(doctor(&[]), Ok(Action::Run((false, None))));
+        assert_eq!(doctor(&args(&["--watch", "10"])), Ok(Action::Run((false, Some(10)))));
+        for bad in ["0", "3601", "ten", "-1", ""] {
+            assert_eq!(
+                refusal(doctor(&args(&["--watch", bad]))),
+                format!("Invalid --watch: '{bad}' (seconds, 1 to 3600)")
+            );
+        }
         assert_eq!(
             refusal(doctor(&args(&["--bogus"]))),
-            "unrecognized option '--bogus' (usage: fabdiag doctor [--json])"
+            "unrecognized option '--bogus' (usage: fabdiag doctor [--json] [--watch SECONDS])"
         );
     }
 

@@ -1,6 +1,9 @@
 //! `fabdiag doctor`: what a node has for fabdiag, as data (its JSON) and
 //! as the page a person reads. Pure: the probing is done elsewhere.
 
+use crate::counters_text::class_words;
+use fabdiag_model::counters::Class;
+use fabdiag_model::units::thousands;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -16,6 +19,91 @@ pub struct Doctor {
     pub tools: Vec<ToolStatus>,
     /// At least one tool can run here.
     pub usable: bool,
+    /// Each domain's NIC counters now (and, with `--watch`, their rises).
+    pub nics: Vec<NicCounters>,
+}
+
+/// One domain's NIC counters as doctor shows them.
+#[derive(Clone, Debug, Serialize)]
+pub struct NicCounters {
+    pub domain: String,
+    /// The providers that offer it.
+    pub providers: Vec<String>,
+    /// What was read ("lo + tcp"), or "not available (why)".
+    pub read: String,
+    /// Every counter not at zero that is not a traffic count.
+    pub nonzero: Vec<CounterNow>,
+    /// With `--watch`: the seconds between the readings, and each counter
+    /// (traffic aside) that rose, with its rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watched_s: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rates: Vec<CounterRate>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CounterNow {
+    pub device: String,
+    pub name: String,
+    pub class: Class,
+    pub fault: bool,
+    pub value: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CounterRate {
+    pub device: String,
+    pub name: String,
+    pub class: Class,
+    pub fault: bool,
+    pub rise: u64,
+    pub per_second: f64,
+}
+
+/// A rate as a person reads it: flaps per hour, the rest per second.
+fn rate_words(r: &CounterRate) -> String {
+    if r.class == Class::Flap {
+        format!("{:.1} per hour", r.per_second * 3600.0)
+    } else {
+        format!("{:.3} per second", r.per_second)
+    }
+}
+
+/// The NIC counters section: per domain what was read, the counters not
+/// at zero, and with `--watch` each that rose and how fast.
+fn nic_lines(nics: &[NicCounters]) -> String {
+    let mut o = String::from("\nNIC counters (not at zero, traffic aside)\n");
+    if nics.is_empty() {
+        o.push_str("  (no domain)\n");
+    }
+    for n in nics {
+        o.push_str(&format!("  {} ({}): {}\n", n.domain, n.providers.join(", "), n.read));
+        for c in &n.nonzero {
+            o.push_str(&format!(
+                "    {} {} {} [{}]\n",
+                c.device,
+                c.name,
+                thousands(c.value),
+                class_words(c.class, c.fault)
+            ));
+        }
+        if let Some(s) = n.watched_s {
+            if n.rates.is_empty() {
+                o.push_str(&format!("    in {s:.1} s: none rose but traffic\n"));
+            }
+            for r in &n.rates {
+                o.push_str(&format!(
+                    "    in {s:.1} s: {} {} +{} ({}) [{}]\n",
+                    r.device,
+                    r.name,
+                    thousands(r.rise),
+                    rate_words(r),
+                    class_words(r.class, r.fault)
+                ));
+            }
+        }
+    }
+    o
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -305,6 +393,7 @@ pub fn text(d: &Doctor) -> String {
             Some(r) => o.push_str(&format!("  {:<20} no: {r}\n", t.tool)),
         }
     }
+    o.push_str(&nic_lines(&d.nics));
     if !d.usable {
         o.push_str("\nnothing fabdiag can run is usable on this node\n");
     }

@@ -1,5 +1,6 @@
-//! `fabdiag doctor [--json]`: what this node has for fabdiag, and which
-//! tools can run on it. It exits 4 when nothing fabdiag runs is usable,
+//! `fabdiag doctor [--json] [--watch SECONDS]`: what this node has for
+//! fabdiag (its NIC counters from `doctor_nics`), and which tools can run
+//! on it. It exits 4 when nothing fabdiag runs is usable,
 //! so it can gate a node in a prolog script.
 
 use super::{load_libfabric, utility_args};
@@ -256,8 +257,8 @@ fn tools(lib: &Libfabric, providers: &[fabdiag_report::doctor::ProviderCaps], gp
 }
 
 pub fn run(prog: &str, args: &[String]) -> u8 {
-    let json = match utility_args(Utility::Doctor, prog, fabdiag_options::utility::doctor(args)) {
-        Ok(json) => json,
+    let (json, watch) = match utility_args(Utility::Doctor, prog, fabdiag_options::utility::doctor(args)) {
+        Ok(x) => x,
         Err(code) => return code,
     };
     let lib = libfabric();
@@ -269,6 +270,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     let gpus = gpus();
     let tools = tools(&lib, &providers, &gpus);
     let usable = tools.iter().any(|t| t.runnable);
+    let nics = super::doctor_nics::nics(&providers, watch.map(std::time::Duration::from_secs));
     let d = Doctor {
         fabdiag_version: VERSION.into(),
         libfabric: lib,
@@ -279,6 +281,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         clock: clock(),
         tools,
         usable,
+        nics,
     };
     if json {
         print_stdout(&(serde_json::to_string_pretty(&d).unwrap_or_else(|_| "{}".into()) + "\n"));

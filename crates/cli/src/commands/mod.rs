@@ -1,11 +1,13 @@
 //! One module per command: the pair tools (`pair`), `serve` and its
 //! per-test `worker` (the `lobby` where a connection waits for its hello,
 //! and the `handoff` of a connection between them),
-//! the cluster `sweep`, the provider probes (`probe`), `doctor`,
+//! the cluster `sweep`, the provider probes (`probe`), `doctor` (and its
+//! NIC counters, `doctor_nics`),
 //! `host_traffic`, and the generated `docs` (completions, man pages).
 
 pub mod docs;
 pub mod doctor;
+pub mod doctor_nics;
 pub mod gpu;
 pub mod handoff;
 pub mod health;

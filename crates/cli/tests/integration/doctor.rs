@@ -5,6 +5,8 @@
 
 use crate::common::*;
 use serde_json::Value;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::process::Command;
 
 fn doctor(env: &[(&str, &str)]) -> (Output, Value) {
@@ -298,5 +300,105 @@ fn a_short_accept_queue_is_named_for_sweeps() {
     assert!(
         out.contains("  accept queue   64 (net.core.somaxconn): ranks beyond it joining a sweep's rank 0 at once wait for TCP's retry"),
         "{out}"
+    );
+}
+
+/// Each domain's NIC counters, read from a fixture tree whose `lo` has
+/// errors and flaps: the counters not at zero (traffic aside) with their
+/// classes; with `--watch 2`, a flap and errors added meanwhile show as
+/// rises with their rates; shm is "not available" with its reason; and a
+/// bad `--watch` is one line.
+#[test]
+fn nic_counters_now_and_watched() {
+    use fabdiag_testkit::counters::{netdev_counters, set, set_tcp};
+    let _cpu = cpu();
+    let dir = tempfile::tempdir().unwrap();
+    let t = fabdiag_testkit::sysfs::SysfsTree::new(dir.path());
+    let lo = t.netdev(None, "lo", "unknown", 1, -1);
+    netdev_counters(&lo, 3);
+    set(&lo.join("statistics"), &[("rx_crc_errors", 5), ("rx_bytes", 1000)]);
+    set_tcp(&dir.path().join("proc/net"), 100, 0);
+    let root = dir.path().to_str().unwrap();
+    let o = Proc::spawn(fabdiag(&["doctor"]).env("FABDIAG_TEST_SYSFS_ROOT", root)).wait(LIMIT);
+    let section = o
+        .stdout
+        .split("\nNIC counters (not at zero, traffic aside)\n")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        section.contains("\n    lo carrier_changes 3 [flap: the link went down or retrained]\n"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        section.contains("\n    lo rx_crc_errors 5 [physical: suspect the cable, optics or port]\n"),
+        "{section}"
+    );
+    assert!(
+        section.contains("\n    tcp RetransSegs 100 [retransmit: packets were lost and sent again]\n"),
+        "{section}"
+    );
+    assert!(!section.contains("rx_bytes"), "{section}");
+    if section.contains("\n  shm (") {
+        assert!(
+            section.contains(": not available (shm has no NIC behind it)\n"),
+            "{section}"
+        );
+    }
+    // watched: a flap and more errors between its two readings. The flap
+    // counter is a FIFO, so each reading waits for the value this test
+    // gives it: no guess at when doctor reads.
+    let flaps = lo.join("carrier_changes");
+    std::fs::remove_file(&flaps).unwrap();
+    assert!(Command::new("mkfifo").arg(&flaps).status().unwrap().success());
+    let p = Proc::spawn(fabdiag(&["doctor", "--json", "--watch", "2"]).env("FABDIAG_TEST_SYSFS_ROOT", root));
+    let give = |value: &str| {
+        let t0 = std::time::Instant::now();
+        loop {
+            // (a FIFO opens for writing only once its reader has opened it)
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(nix::libc::O_NONBLOCK)
+                .open(&flaps)
+            {
+                Ok(mut f) => break f.write_all(value.as_bytes()).unwrap(),
+                Err(_) => assert!(t0.elapsed() < LIMIT, "doctor never read {}", flaps.display()),
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    };
+    give("3\n");
+    set(&lo.join("statistics"), &[("rx_crc_errors", 15)]);
+    give("5\n");
+    let j = p.wait(LIMIT).json();
+    let lo_nic = j["nics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["domain"] == "lo")
+        .expect("lo");
+    assert_eq!(lo_nic["read"], "lo + tcp", "{lo_nic}");
+    let watched = lo_nic["watched_s"].as_f64().unwrap();
+    assert!((2.0..10.0).contains(&watched), "{lo_nic}");
+    let rate = |name: &str| {
+        lo_nic["rates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .cloned()
+    };
+    let flap = rate("carrier_changes").expect("the flap");
+    assert_eq!(flap["rise"], 2);
+    assert!(
+        (flap["per_second"].as_f64().unwrap() - 2.0 / watched).abs() < 1e-9,
+        "{flap}"
+    );
+    assert_eq!(rate("rx_crc_errors").expect("the errors")["rise"], 10);
+    let o = run(&["doctor", "--watch", "0"], SHORT);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert_eq!(
+        o.one_line(),
+        "fabdiag doctor: Invalid --watch: '0' (seconds, 1 to 3600)"
     );
 }
