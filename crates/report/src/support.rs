@@ -131,7 +131,9 @@ pub fn overview(version: &str) -> String {
     s.push_str("  sweep       Test every pair of ranks (srun, mpirun) and name the slow link or node\n");
     s.push_str("  host-traffic\n              Host <-> GPU memory <-> compute traffic, as gc-hosttraffictest (CUDA)\n");
     s.push_str("  providers   List libfabric providers and domains on this machine\n");
-    s.push_str("  doctor [--json] [--watch SECONDS]\n              What this node has, and which tools can run on it\n");
+    s.push_str(
+        "  doctor [--json] [--watch SECONDS]\n              What this node has, and which tools can run on it\n",
+    );
     s.push_str("  health [--expect FILE] [-d PROV:DOMAIN] [--slurm]\n              A verdict on this node (OK, WARNING, CRITICAL, UNKNOWN) for Slurm and NHC\n");
     s.push_str("  completions bash|zsh|fish\n              Print a shell completion script\n");
     s.push_str("  manpages DIR\n              Write the manual pages into DIR\n");
