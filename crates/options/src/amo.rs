@@ -5,7 +5,7 @@
 use crate::resolve::{common_mode, common_values, number, threshold, Action, Invocation, OptionError};
 
 use crate::table::Raw;
-use crate::table::{Layout, Opt};
+use crate::table::{Layout, Opt, LATENCY_EXTENSIONS};
 use fabdiag_engine::amo::{validate, AmoOp, AmoType, CswapOp};
 use fabdiag_model::Threshold;
 use fabdiag_model::Tool;
@@ -51,16 +51,7 @@ pub fn layout(latency: bool) -> Layout {
                 Help,
                 Version,
             ],
-            extensions: &[
-                Clock,
-                IgnoreCpuFreq,
-                Provider,
-                Json,
-                MaxLat,
-                Percentiles,
-                Counters,
-                Local,
-            ],
+            extensions: LATENCY_EXTENSIONS,
             run: RUN,
             width: 26,
             tool: Tool::AtomicLat,

@@ -5,7 +5,7 @@
 use crate::resolve::{common_mode, common_values, number, threshold, Action, Invocation, OptionError};
 
 use crate::table::Raw;
-use crate::table::{Layout, Opt};
+use crate::table::{Layout, Opt, LATENCY_EXTENSIONS};
 use fabdiag_model::ClockKind;
 use fabdiag_model::Threshold;
 use fabdiag_model::{LatTool, Tool};
@@ -40,16 +40,7 @@ pub fn layout(tool: LatTool) -> Layout {
                 Help,
                 Version,
             ],
-            &[
-                Clock,
-                IgnoreCpuFreq,
-                Provider,
-                Json,
-                MaxLat,
-                Percentiles,
-                Counters,
-                Local,
-            ],
+            LATENCY_EXTENSIONS,
         ),
         LatTool::ReadLat => (
             &[
@@ -72,16 +63,7 @@ pub fn layout(tool: LatTool) -> Layout {
                 Help,
                 Version,
             ],
-            &[
-                Clock,
-                IgnoreCpuFreq,
-                Provider,
-                Json,
-                MaxLat,
-                Percentiles,
-                Counters,
-                Local,
-            ],
+            LATENCY_EXTENSIONS,
         ),
         LatTool::SendLat => (
             &[

@@ -87,6 +87,19 @@ struct Spec {
     help: &'static [&'static str],
 }
 
+/// fabdiag's own options of the latency tools that take a clock
+/// (send-lat, write-lat, atomic-lat).
+pub(crate) const LATENCY_EXTENSIONS: &[Opt] = &[
+    Opt::Clock,
+    Opt::IgnoreCpuFreq,
+    Opt::Provider,
+    Opt::Json,
+    Opt::MaxLat,
+    Opt::Percentiles,
+    Opt::Counters,
+    Opt::Local,
+];
+
 const fn spec(
     id: Opt,
     short: Option<char>,

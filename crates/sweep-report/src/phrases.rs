@@ -343,6 +343,11 @@ pub(crate) fn counters_line(c: &NodeCounters, name: &dyn Fn(usize) -> String) ->
     } else if !c.slow_links_with.is_empty() {
         let with: Vec<String> = c.slow_links_with.iter().map(|&r| name(r)).collect();
         format!("its links with {} are slow: {suspect}", with.join(", "))
+    } else if c.failed_pairs > 0 {
+        format!(
+            "{} of its pair tests failed, the others ran{speed}: {suspect}",
+            c.failed_pairs
+        )
     } else {
         format!("its pairs at normal speed{speed}: errors that do not slow it yet ({suspect})")
     };
