@@ -36,17 +36,17 @@ impl CounterChange {
     }
 }
 
+/// The devices a reading covers, as the reports name them: "vaX + tcp".
+pub fn devices_read<'a>(devices: impl Iterator<Item = &'a str>) -> String {
+    devices.collect::<Vec<_>>().join(" + ")
+}
+
 impl Counters {
     /// What was read ("vaX + tcp"), or why nothing was ("not available
     /// (shm has no NIC behind it)").
     pub fn what_was_read(&self) -> String {
         match self {
-            Counters::Read(d) => d
-                .sources
-                .iter()
-                .map(|s| s.device.as_str())
-                .collect::<Vec<_>>()
-                .join(" + "),
+            Counters::Read(d) => devices_read(d.sources.iter().map(|s| s.device.as_str())),
             Counters::NotAvailable { reason } => format!("not available ({reason})"),
         }
     }

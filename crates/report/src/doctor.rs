@@ -78,28 +78,21 @@ fn nic_lines(nics: &[NicCounters]) -> String {
     }
     for n in nics {
         o.push_str(&format!("  {} ({}): {}\n", n.domain, n.providers.join(", "), n.read));
+        // one line per counter: "    [when: ]device name what [class]"
+        let line = |when: &str, device: &str, name: &str, what: String, class: Class, fault: bool| {
+            format!("    {when}{device} {name} {what} [{}]\n", class_words(class, fault))
+        };
         for c in &n.nonzero {
-            o.push_str(&format!(
-                "    {} {} {} [{}]\n",
-                c.device,
-                c.name,
-                thousands(c.value),
-                class_words(c.class, c.fault)
-            ));
+            o.push_str(&line("", &c.device, &c.name, thousands(c.value), c.class, c.fault));
         }
         if let Some(s) = n.watched_s {
+            let when = format!("in {s:.1} s: ");
             if n.rates.is_empty() {
-                o.push_str(&format!("    in {s:.1} s: none rose but traffic\n"));
+                o.push_str(&format!("    {when}none rose but traffic\n"));
             }
             for r in &n.rates {
-                o.push_str(&format!(
-                    "    in {s:.1} s: {} {} +{} ({}) [{}]\n",
-                    r.device,
-                    r.name,
-                    thousands(r.rise),
-                    rate_words(r),
-                    class_words(r.class, r.fault)
-                ));
+                let what = format!("+{} ({})", thousands(r.rise), rate_words(r));
+                o.push_str(&line(&when, &r.device, &r.name, what, r.class, r.fault));
             }
         }
     }

@@ -4,7 +4,7 @@
 //! under the root the test hook names; prints nothing.
 
 use super::sysfs_root;
-use fabdiag_counters::{device_of, meaning, sources, Change, Class, Counters, Snapshot, Source};
+use fabdiag_counters::{device_of, devices_read, meaning, sources, Change, Class, Counters, Snapshot, Source};
 use fabdiag_report::doctor::{CounterNow, CounterRate, NicCounters, ProviderCaps};
 use std::time::Duration;
 
@@ -85,17 +85,17 @@ fn rates(after: &Snapshot, before: &Snapshot) -> (f64, Vec<CounterRate>) {
 /// Every domain's counters now, and with `watch` their rises over it.
 pub fn nics(providers: &[ProviderCaps], watch: Option<Duration>) -> Vec<NicCounters> {
     let found = domains(providers);
-    let first: Vec<Option<Snapshot>> = found
-        .iter()
-        .map(|d| d.sources.as_ref().ok().map(|s| Snapshot::take(s)))
-        .collect();
+    let read = || -> Vec<Option<Snapshot>> {
+        found
+            .iter()
+            .map(|d| d.sources.as_ref().ok().map(|s| Snapshot::take(s)))
+            .collect()
+    };
+    let first = read();
     let second: Vec<Option<Snapshot>> = match watch {
         Some(w) => {
             std::thread::sleep(w);
-            found
-                .iter()
-                .map(|d| d.sources.as_ref().ok().map(|s| Snapshot::take(s)))
-                .collect()
+            read()
         }
         None => found.iter().map(|_| None).collect(),
     };
@@ -104,7 +104,7 @@ pub fn nics(providers: &[ProviderCaps], watch: Option<Duration>) -> Vec<NicCount
         .zip(first.into_iter().zip(second))
         .map(|(d, (one, two))| {
             let read = match &d.sources {
-                Ok(s) => s.iter().map(|x| x.device.as_str()).collect::<Vec<_>>().join(" + "),
+                Ok(s) => devices_read(s.iter().map(|x| x.device.as_str())),
                 Err(why) => Counters::NotAvailable { reason: why.clone() }.what_was_read(),
             };
             let (watched_s, rates) = match (&one, &two) {
