@@ -80,13 +80,13 @@ fn side(who: &str, c: &Counters) -> String {
 
 /// The block: this side's line(s), then the peer's.
 pub fn block(role: Role, pc: &PairCounters) -> String {
-    let (me, them) = match role {
-        Role::Client => (Role::Client, Role::Server),
-        Role::Server => (Role::Server, Role::Client),
+    let peer = match role {
+        Role::Client => Role::Server,
+        Role::Server => Role::Client,
     };
-    let mut out = side(role_name(me), &pc.local);
+    let mut out = side(role_name(role), &pc.local);
     if let Some(p) = &pc.peer {
-        out.push_str(&side(role_name(them), p));
+        out.push_str(&side(role_name(peer), p));
     }
     out
 }
