@@ -13,6 +13,7 @@ use fabdiag_fabric::{AtomicSpec, Capability, Endpoint, FabricError, InfoList, Pe
 use fabdiag_proto::Link;
 use fabdiag_proto::{Message, Phase, ProtoError, RegionDesc};
 use std::net::IpAddr;
+use std::time::{Duration, Instant};
 
 pub trait Net {
     /// Before any network traffic: can this side run a test that needs
@@ -83,6 +84,37 @@ impl FabricNet {
     }
 }
 
+/// How long a side waits for the domain holding its address to be listed
+/// again: a link that is down for a moment as the run starts.
+const HIDDEN_LINK_WAIT: Duration = Duration::from_secs(2);
+
+/// Variables by which the user names the tcp/sockets/udp providers'
+/// interface themselves: then a missing one is their choice, not a flap.
+const IFACE_VARIABLES: [&str; 3] = ["FI_TCP_IFACE", "FI_SOCKETS_IFACE", "FI_UDP_IFACE"];
+
+impl FabricNet {
+    /// The entry to open for `q`. When the best provider's domain holding
+    /// `near` is missing from the list (its link down at this moment: see
+    /// `provider::hides_network_of`), libfabric is asked again for up to
+    /// `HIDDEN_LINK_WAIT`, so a link that flaps as the run starts is still
+    /// the one used, and its counters the ones read; after that,
+    /// `choose`'s fallback as before. Not when the user named the domain
+    /// (-d) or the interface.
+    fn entry_for(&mut self, q: Query, near: Option<IpAddr>) -> Result<usize, FabricError> {
+        let named = q.device.is_some() || IFACE_VARIABLES.iter().any(|v| std::env::var_os(v).is_some());
+        let deadline = Instant::now() + HIDDEN_LINK_WAIT;
+        loop {
+            let list = self.list(q.clone())?;
+            let hidden = !named && near.is_some_and(|ip| provider::hides_network_of(list, ip));
+            if !hidden || Instant::now() >= deadline {
+                return Ok(provider::choose(list, near));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            self.cached = None;
+        }
+    }
+}
+
 impl Net for FabricNet {
     fn check(&mut self, env: &Env, cap: Capability) -> Result<(), SessionError> {
         self.list(Query {
@@ -115,12 +147,13 @@ impl FabricNet {
         near: Option<IpAddr>,
         plan: &MemoryPlan,
     ) -> Result<FabricPort, SessionError> {
-        let list = self.list(Query {
+        let query = Query {
             provider: provider.map(str::to_string),
             device: env.device.clone(),
             cap,
-        })?;
-        let idx = provider::choose(list, near);
+        };
+        let idx = self.entry_for(query.clone(), near)?;
+        let list = self.list(query)?;
         let (buffers, memory) = memory::allocate(plan, env.gpu.as_ref(), env.hooks.host_as_gpu, !env.peer_in_process)?;
         let mut ep = match env.hooks.lend_contexts {
             Some(slots) => Endpoint::open_lending_contexts(list, idx, buffers, slots)?,

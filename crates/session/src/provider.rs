@@ -50,15 +50,23 @@ fn cidr_contains(cidr: &str, ip: IpAddr) -> bool {
     }
 }
 
-/// Picks the entry to open: best provider, then the domain reaching `local`.
-pub fn choose(list: &InfoList, local: Option<IpAddr>) -> usize {
+/// The entries of the best provider listed, each with its index.
+fn best_provider(list: &InfoList) -> Vec<(usize, &ProviderInfo)> {
     let entries: Vec<(usize, &ProviderInfo)> = list.entries().enumerate().collect();
     let best_rank = entries.iter().map(|(_, e)| rank(&e.provider)).min().unwrap_or(0);
-    let best: Vec<&(usize, &ProviderInfo)> = entries.iter().filter(|(_, e)| rank(&e.provider) == best_rank).collect();
+    let best: Vec<(usize, &ProviderInfo)> = entries
+        .into_iter()
+        .filter(|(_, e)| rank(&e.provider) == best_rank)
+        .collect();
     let Some(first_provider) = best.first().map(|(_, e)| e.provider.clone()) else {
-        return 0;
+        return Vec::new();
     };
-    let same: Vec<&&(usize, &ProviderInfo)> = best.iter().filter(|(_, e)| e.provider == first_provider).collect();
+    best.into_iter().filter(|(_, e)| e.provider == first_provider).collect()
+}
+
+/// Picks the entry to open: best provider, then the domain reaching `local`.
+pub fn choose(list: &InfoList, local: Option<IpAddr>) -> usize {
+    let same = best_provider(list);
     if let Some(ip) = local {
         if let Some((i, _)) = same.iter().find(|(_, e)| cidr_contains(&e.fabric, ip)) {
             return *i;
@@ -70,6 +78,28 @@ pub fn choose(list: &InfoList, local: Option<IpAddr>) -> usize {
         }
     }
     same.first().map_or(0, |(i, _)| *i)
+}
+
+/// True when the best provider names its domains by IP networks (the
+/// sockets providers: tcp, udp) and none holds `ip`, a non-loopback
+/// address of this host. libfabric lists only interfaces that are up and
+/// running (ofi_get_list_of_addr skips those without IFF_RUNNING), so a
+/// link down at this moment hides its domain, and `choose` would open the
+/// first one listed (often `lo`) in its place while the kernel still
+/// routes the traffic over the hidden one.
+pub fn hides_network_of(list: &InfoList, ip: IpAddr) -> bool {
+    if ip.is_loopback() {
+        return false;
+    }
+    let same = best_provider(list);
+    let by_network = same.iter().any(|(_, e)| is_cidr(&e.fabric));
+    by_network && !same.iter().any(|(_, e)| cidr_contains(&e.fabric, ip))
+}
+
+/// Is `text` an IP network like "198.18.0.0/24"?
+fn is_cidr(text: &str) -> bool {
+    text.split_once('/')
+        .is_some_and(|(net, bits)| net.parse::<IpAddr>().is_ok() && bits.parse::<u32>().is_ok())
 }
 
 #[cfg(test)]
@@ -87,5 +117,7 @@ mod tests {
         assert!(cidr_contains("127.0.0.1/32", "127.0.0.1".parse().unwrap()));
         assert!(!cidr_contains("fe80::/64", ip));
         assert!(!cidr_contains("shm", ip));
+        assert!(is_cidr("198.18.0.0/24") && is_cidr("fe80::/64"));
+        assert!(!is_cidr("IB-0xfe80000000000000") && !is_cidr("shm") && !is_cidr("a/24"));
     }
 }
