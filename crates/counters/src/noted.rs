@@ -91,6 +91,12 @@ impl Noted {
     /// congestion anywhere, and every TCP counter (the namespace's, not a
     /// NIC's). A rank sees them rise when its partner's link is the bad one.
     pub fn of_the_path(&self) -> bool {
-        self.family == Family::Tcp || matches!(self.class, Class::Retransmit | Class::Congestion)
+        of_the_path(self.family, self.class)
     }
+}
+
+/// Whether a counter of `family` and `class` is the path's rather than
+/// the port's (see `Noted::of_the_path`).
+pub fn of_the_path(family: Family, class: Class) -> bool {
+    family == Family::Tcp || matches!(class, Class::Retransmit | Class::Congestion)
 }

@@ -142,7 +142,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     time("baseline read", t);
     let t = Instant::now();
     let nodes: Vec<Node> = doc.nodes.iter().map(|x| x.node.clone()).collect();
-    let c = baseline::compare(&base, &nodes, &doc.matrix, Better::Higher, 0.8, 0.5);
+    let c = baseline::compare(&base, &nodes, &doc.pairs, &doc.matrix, Better::Higher, 0.8, 0.5);
     time("baseline compared", t);
     let t = Instant::now();
     let change = picture::change_png(&doc, &picture::change_cells(&doc, &base))?;

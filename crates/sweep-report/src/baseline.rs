@@ -9,9 +9,10 @@
 //! only the file it is given; never prints.
 
 use crate::analysis::{median, Better, Matrix};
-use crate::doc::{AbsentNode, Comparison, LinkChange, Metric, NodeChange, SCHEMA};
+use crate::doc::{AbsentNode, Comparison, ErrorRates, LinkChange, Metric, NodeChange, SCHEMA};
 use crate::error::ReportError;
-use fabdiag_sweep_plan::Node;
+use crate::error_rates::{self, Rates};
+use fabdiag_sweep_plan::{Node, PairNoted, PairRecord};
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -72,6 +73,10 @@ pub struct Baseline {
     idents: Vec<Option<Ident>>,
     /// Its pairs' figures, by its ranks (as its own `matrix` held them).
     figures: Matrix,
+    /// Each of its ranks' NIC error rises over its pair tests, and
+    /// whether its counters were read, by its rank.
+    rates: Vec<Rates>,
+    read: Vec<bool>,
 }
 
 /// The parts of a sweep document read here; serde skips the rest (the
@@ -98,6 +103,8 @@ struct DocNode {
     device: Option<String>,
     #[serde(default)]
     gpu: Option<String>,
+    #[serde(default)]
+    counters: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -106,12 +113,22 @@ struct DocPair {
     b: usize,
     round: Option<u32>,
     value: Option<f64>,
+    #[serde(default)]
+    client: Option<usize>,
+    #[serde(default)]
+    server: Option<usize>,
+    #[serde(default)]
+    untested: bool,
+    #[serde(default)]
+    counters: Option<PairNoted>,
 }
 
 /// The sweep's measured figures (a, b, value), read a pair at a time: a
 /// 10,000-rank document has 50 million pairs, and a whole record each
 /// would take gigabytes. Re-tests (no round) are not the sweep's figure.
-struct Figures(Vec<(u32, u32, f32)>);
+/// Beside them, each rank's NIC error rises (re-tests too: they ran), a
+/// few counters per rank however many pairs.
+struct Figures(Vec<(u32, u32, f32)>, Vec<Rates>);
 
 impl<'de> Deserialize<'de> for Figures {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Figures, D::Error> {
@@ -123,13 +140,31 @@ impl<'de> Deserialize<'de> for Figures {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Figures, A::Error> {
                 let mut out = Vec::new();
+                let mut rates: Vec<Rates> = Vec::new();
                 while let Some(p) = seq.next_element::<DocPair>()? {
                     let fits = |x: usize| u32::try_from(x).ok();
                     if let (Some(a), Some(b), Some(v), Some(_)) = (fits(p.a), fits(p.b), p.value, p.round) {
                         out.push((a, b, v as f32));
                     }
+                    if p.untested {
+                        continue;
+                    }
+                    for (rank, client) in [(p.client, true), (p.server, false)] {
+                        // (a rank past any sweep's is no rank: left out)
+                        let Some(rank) = rank.filter(|&r| r < fabdiag_sweep_plan::MAX_RANKS) else {
+                            continue;
+                        };
+                        if rates.len() <= rank {
+                            rates.resize(rank + 1, Rates::default());
+                        }
+                        let noted = p.counters.as_ref().map_or(&[][..], |c| match client {
+                            true => &c.client[..],
+                            false => &c.server[..],
+                        });
+                        rates[rank].add(noted);
+                    }
                 }
-                Ok(Figures(out))
+                Ok(Figures(out, rates))
             }
         }
         d.deserialize_seq(V)
@@ -159,6 +194,8 @@ impl Baseline {
             started: humantime::format_rfc3339_millis(f.sweep.started).to_string(),
             fabdiag_version: f.fabdiag_version,
             idents: idents(f.sweep.nodes.iter().map(|x| (&x.host, &x.device, &x.gpu))),
+            rates: error_rates::of_pairs(&f.sweep.pairs, n),
+            read: error_rates::read_of(&f.sweep.nodes),
             metric: f.metric,
             options: f.options,
             figures,
@@ -194,6 +231,8 @@ impl Baseline {
         if let Some(x) = doc.nodes.iter().enumerate().find(|(i, x)| x.rank != *i) {
             return Err(bad(format!("its node {} says it is rank {}", x.0, x.1.rank)));
         }
+        let mut rates = doc.pairs.1;
+        rates.resize(n, Rates::default());
         let mut figures = Matrix::new(n);
         for &(a, b, v) in &doc.pairs.0 {
             // (a pair of ranks the document does not have is no figure)
@@ -205,8 +244,14 @@ impl Baseline {
             fabdiag_version: doc.fabdiag_version,
             options: doc.options,
             idents: idents(doc.nodes.iter().map(|x| (&x.host, &x.device, &x.gpu))),
+            read: doc
+                .nodes
+                .iter()
+                .map(|x| error_rates::was_read(x.counters.as_deref()))
+                .collect(),
             metric: doc.metric,
             figures,
+            rates,
         })
     }
 
@@ -327,6 +372,7 @@ impl<'a> Matched<'a> {
 pub fn compare(
     base: &Baseline,
     nodes: &[Node],
+    pairs: &[PairRecord],
     now: &Matrix,
     better: Better,
     fraction: f64,
@@ -420,7 +466,25 @@ pub fn compare(
                 name: ident_name(i),
             })
             .collect(),
+        error_rates: error_rates_against(base, nodes, pairs, there),
     }
+}
+
+/// This sweep's NIC error rates against `base`'s, node for node.
+fn error_rates_against(base: &Baseline, nodes: &[Node], pairs: &[PairRecord], there: &[Option<usize>]) -> ErrorRates {
+    let rates = error_rates::of_pairs(pairs, nodes.len());
+    let read = error_rates::read_of(nodes);
+    error_rates::compare(
+        error_rates::Side {
+            rates: &rates,
+            read: &read,
+        },
+        error_rates::Side {
+            rates: &base.rates,
+            read: &base.read,
+        },
+        there,
+    )
 }
 
 #[cfg(test)]
@@ -437,7 +501,7 @@ pub(crate) mod tests {
 
     fn against(base: &Baseline, doc: &SweepDoc, better: Better) -> Comparison {
         let nodes: Vec<Node> = doc.nodes.iter().map(|x| x.node.clone()).collect();
-        compare(base, &nodes, &doc.matrix, better, 0.8, 0.5)
+        compare(base, &nodes, &doc.pairs, &doc.matrix, better, 0.8, 0.5)
     }
 
     /// A sweep of `n` ranks at 100 except `values`, its rank r on host
@@ -474,6 +538,88 @@ pub(crate) mod tests {
         // a link at 0.85 of its figure is within the default 0.8
         let base = baseline_of(&doc_with(8, &[((2, 5), 117.0)], &[], &[]));
         assert!(against(&base, &now, Better::Higher).links.is_empty());
+    }
+
+    /// Four ranks whose counters were read, rank r on host
+    /// node((r + shift) mod 4), `flapping`'s carrier changing by 2 in each
+    /// of its pair tests.
+    fn flapping_on(shift: usize, flapping: usize) -> SweepDoc {
+        use fabdiag_model::counters::{Change, Class, Family, Noted};
+        let mut s = sweep_with(4, &[], &[], &[]);
+        for x in &mut s.nodes {
+            x.host = Some(format!("node{}", (x.rank + shift) % 4));
+            x.counters = Some("eth0 + tcp".into());
+        }
+        for p in s
+            .pairs
+            .iter_mut()
+            .filter(|p| p.client == flapping || p.server == flapping)
+        {
+            let flap = Noted {
+                family: Family::Netdev,
+                device: "eth0".into(),
+                name: "carrier_changes".into(),
+                class: Class::Flap,
+                fault: true,
+                change: Change::Rose { by: 2 },
+            };
+            let mut noted = PairNoted::default();
+            match p.client == flapping {
+                true => noted.client.push(flap),
+                false => noted.server.push(flap),
+            }
+            p.counters = Some(Box::new(noted));
+        }
+        build_with(s, None)
+    }
+
+    /// The baseline's node1 (its rank 0) flapped; now node2 (rank 2) does
+    /// and node1 (rank 1) no longer: both said, node by node, through the
+    /// document streamed back, in the text and on the page.
+    #[test]
+    fn nic_error_rates_are_compared_node_for_node() {
+        let base = baseline_of(&flapping_on(1, 0));
+        let now = flapping_on(0, 2);
+        let e = against(&base, &now, Better::Higher).error_rates;
+        assert_eq!((e.compared_nodes, e.not_compared.as_deref()), (4, None));
+        let said = |l: &[crate::doc::ErrorRateChange]| -> Vec<(usize, usize, f64, f64)> {
+            l.iter()
+                .map(|x| (x.rank, x.baseline_rank, x.per_test, x.baseline_per_test))
+                .collect()
+        };
+        assert_eq!(said(&e.risen), [(2, 1, 2.0, 0.0)]);
+        assert_eq!(said(&e.fallen), [(1, 0, 0.0, 2.0)]);
+        let doc = build_with(now_sweep(&now), Some((&base, 0.8)));
+        let text = crate::text::text(&doc);
+        assert_eq!(
+            section_of(&text, "NIC error rates risen since the baseline:"),
+            ["  rank 2 (node2): eth0 carrier_changes 2.00 per pair test against 0 in the baseline; rank 1 there"],
+            "{text}"
+        );
+        assert_eq!(
+            section_of(&text, "NIC error rates fallen since the baseline:"),
+            ["  rank 1 (node1): eth0 carrier_changes 0 per pair test against 2.00 in the baseline; rank 0 there"]
+        );
+        assert!(
+            text.contains("NIC error rates, per pair test: 4 nodes compared;"),
+            "{text}"
+        );
+        let page = crate::html::page(&doc, &crate::picture::Pictures::default());
+        assert!(
+            page.contains("<li>rank 2 (node2): eth0 carrier_changes 2.00 per pair test against 0"),
+            "{page}"
+        );
+        // a baseline whose nodes read no counters says so, once
+        let mut unread = flapping_on(1, 0);
+        unread.nodes.iter_mut().for_each(|x| x.node.counters = None);
+        let e = against(&baseline_of(&unread), &now, Better::Higher).error_rates;
+        assert_eq!(e.not_compared.as_deref(), Some("the baseline read no NIC counters"));
+        assert!(e.risen.is_empty() && e.fallen.is_empty());
+    }
+
+    /// The finished sweep behind `doc`, to build again against a baseline.
+    fn now_sweep(doc: &SweepDoc) -> fabdiag_sweep_plan::Coordinated {
+        fabdiag_sweep_plan::Coordinated::of(doc.nodes.iter().map(|x| x.node.clone()).collect(), doc.pairs.clone())
     }
 
     #[test]

@@ -14,7 +14,7 @@
 
 use crate::analysis::Analysis;
 use crate::doc::NodeSummary;
-use fabdiag_model::counters::{Change, Class, Family};
+use fabdiag_model::counters::{of_the_path, Change, Class, Family, Noted};
 use fabdiag_sweep_plan::PairRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -32,6 +32,13 @@ pub struct CounterRise {
     /// floor, not a count.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub untrusted: bool,
+}
+
+impl CounterRise {
+    /// A counter of the path, not the port (`Noted::of_the_path`).
+    pub fn of_the_path(&self) -> bool {
+        of_the_path(self.family, self.class)
+    }
 }
 
 /// A rank whose own counters rose during its pair tests.
@@ -100,31 +107,35 @@ fn tally(pairs: &[PairRecord], n: usize) -> Vec<Tally> {
             me.tests.push((partner, path));
             me.rise_tests += usize::from(!alarming.is_empty());
             me.port |= alarming.iter().any(|x| !x.of_the_path());
-            for x in alarming {
-                let r = me
-                    .rises
-                    .entry((x.device.clone(), x.name.clone()))
-                    .or_insert_with(|| CounterRise {
-                        family: x.family,
-                        device: x.device.clone(),
-                        name: x.name.clone(),
-                        class: x.class,
-                        rise: 0,
-                        untrusted: false,
-                    });
-                r.rise = r.rise.saturating_add(x.change.rise().unwrap_or(0));
-                r.untrusted |= matches!(x.change, Change::WentBack { .. } | Change::AtCeiling { .. });
-            }
+            add_rises(&mut me.rises, &alarming);
         }
     }
     t
 }
 
+/// Adds `alarming` changes to `rises`, summed per device and counter.
+pub(crate) fn add_rises(rises: &mut BTreeMap<(String, String), CounterRise>, alarming: &[&Noted]) {
+    for x in alarming {
+        let r = rises
+            .entry((x.device.clone(), x.name.clone()))
+            .or_insert_with(|| CounterRise {
+                family: x.family,
+                device: x.device.clone(),
+                name: x.name.clone(),
+                class: x.class,
+                rise: 0,
+                untrusted: false,
+            });
+        r.rise = r.rise.saturating_add(x.change.rise().unwrap_or(0));
+        r.untrusted |= matches!(x.change, Change::WentBack { .. } | Change::AtCeiling { .. });
+    }
+}
+
 /// How far above the sweep's typical path rises a rank's must be, test
 /// for test, to name it, and the least they must be (retransmitted
 /// segments, say, per test).
-const PATH_FACTOR: u64 = 4;
-const PATH_FLOOR: u64 = 8;
+pub(crate) const PATH_FACTOR: u64 = 4;
+pub(crate) const PATH_FLOOR: u64 = 8;
 
 fn median(mut v: Vec<u64>) -> u64 {
     v.sort_unstable();
@@ -231,7 +242,7 @@ fn node_counters(rank: usize, t: &Tally, nodes: &[NodeSummary], an: &Analysis) -
 /// The order a rank's rises are listed and judged in: the port's own
 /// counters (physical, flap, drop) before the path's (retransmissions,
 /// congestion, and every TCP counter).
-fn weight(r: &CounterRise) -> u8 {
+pub(crate) fn weight(r: &CounterRise) -> u8 {
     match (r.family, r.class) {
         (Family::Tcp, _) => 6,
         (_, Class::Physical) => 0,

@@ -55,7 +55,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
     let nodes = node_summaries(s, &an, &slow);
     let compared = i
         .baseline
-        .map(|(b, fraction)| baseline::compare(b, &s.nodes, &m, better, fraction, an.rules.node_fraction));
+        .map(|(b, fraction)| baseline::compare(b, &s.nodes, &s.pairs, &m, better, fraction, an.rules.node_fraction));
     let sched = Schedule::on_rails(n, s.rails).ok();
     let rails = sched.map_or_else(Vec::new, |x| rail_summaries(&m, &x, &slow, an.rules.node_fraction));
     let overhead = overhead_of(s);

@@ -7,6 +7,7 @@
 use crate::analysis::{Analysis, Better, Matrix};
 use crate::blame::Blame;
 use fabdiag_engine::lat::LatFigure;
+use fabdiag_model::counters::{Class, Family};
 use fabdiag_sweep_plan::{Node, PairRecord, StepRecord};
 use serde::{Deserialize, Serialize};
 
@@ -303,4 +304,43 @@ pub struct Comparison {
     /// Ranks of this sweep that the baseline does not have.
     pub new_nodes: Vec<usize>,
     pub absent_nodes: Vec<AbsentNode>,
+    /// Each node's NIC error rates against its own in the baseline
+    /// (absent from a document made before they were compared).
+    #[serde(default)]
+    pub error_rates: ErrorRates,
+}
+
+/// NIC error rates, this sweep's against the baseline's, node for node.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrorRates {
+    /// Nodes in both sweeps whose counters both read.
+    pub compared_nodes: usize,
+    /// Why none were compared (the baseline read no counters, say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_compared: Option<String>,
+    /// Counters whose rate rose past the rule, the port's own first.
+    #[serde(default)]
+    pub risen: Vec<ErrorRateChange>,
+    /// Counters whose rate fell past the rule (a part replaced, say).
+    #[serde(default)]
+    pub fallen: Vec<ErrorRateChange>,
+}
+
+/// One fault counter of one node, per pair test, in both sweeps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorRateChange {
+    /// Its rank in this sweep, and in the baseline.
+    pub rank: usize,
+    pub baseline_rank: usize,
+    pub family: Family,
+    pub device: String,
+    pub name: String,
+    pub class: Class,
+    /// Its rise per pair test of the node's, now and then.
+    pub per_test: f64,
+    pub baseline_per_test: f64,
+    /// It went back or sat at its ceiling in some test, in either sweep:
+    /// the rates are floors.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untrusted: bool,
 }

@@ -6,7 +6,7 @@
 //! rank (host names, error text) is escaped.
 
 use crate::analysis::NodeRule;
-use crate::doc::Comparison;
+use crate::doc::{Comparison, ErrorRates};
 use crate::doc::{RetestVerdict, SweepDoc};
 use crate::phrases::{self, count};
 use crate::picture::Pictures;
@@ -463,6 +463,9 @@ fn nodes(o: &mut String, doc: &SweepDoc, who: &dyn Fn(usize) -> String) {
     );
 }
 
+/// The most rows a baseline list shows (sweep.json has every one).
+const SHOWN: usize = 200;
+
 /// This sweep against `--baseline`: the rule, the fabric's own change,
 /// and the nodes and links below their earlier figures.
 fn baseline_section(o: &mut String, c: &Comparison, change: Option<&[u8]>, who: &dyn Fn(usize) -> String, unit: &str) {
@@ -501,7 +504,6 @@ fn baseline_section(o: &mut String, c: &Comparison, change: Option<&[u8]>, who: 
             .collect(),
         "no node below its baseline",
     );
-    const SHOWN: usize = 200;
     table(
         o,
         &[
@@ -527,6 +529,7 @@ fn baseline_section(o: &mut String, c: &Comparison, change: Option<&[u8]>, who: 
     if c.links.len() > SHOWN {
         let _ = writeln!(o, "<p class=\"none\">{} more in sweep.json</p>", c.links.len() - SHOWN);
     }
+    error_rates_section(o, &c.error_rates, who);
     let mut elsewhere = Vec::new();
     if !c.new_nodes.is_empty() {
         let names: Vec<String> = c.new_nodes.iter().take(SHOWN).map(|&r| who(r)).collect();
@@ -543,6 +546,24 @@ fn baseline_section(o: &mut String, c: &Comparison, change: Option<&[u8]>, who: 
     }
     for line in elsewhere {
         let _ = writeln!(o, "<p>{line}</p>");
+    }
+}
+
+/// The NIC error rates against the baseline: what rose, what fell.
+fn error_rates_section(o: &mut String, e: &ErrorRates, who: &dyn Fn(usize) -> String) {
+    let _ = writeln!(o, "<p>{}.</p>", escape(&phrases::error_rates_line(e)));
+    for (title, list, class) in [("Risen", &e.risen, "slow"), ("Fallen", &e.fallen, "none")] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "<p class=\"{class}\">{title} since the baseline:</p>\n<ul>");
+        for x in list.iter().take(SHOWN) {
+            let _ = writeln!(o, "<li>{}</li>", escape(&phrases::error_rate_change(x, &who(x.rank))));
+        }
+        o.push_str("</ul>\n");
+        if list.len() > SHOWN {
+            let _ = writeln!(o, "<p class=\"none\">{} more in sweep.json</p>", list.len() - SHOWN);
+        }
     }
 }
 

@@ -17,6 +17,7 @@ pub mod blame;
 pub mod build;
 pub mod doc;
 mod error;
+pub mod error_rates;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 pub mod html;

@@ -5,7 +5,7 @@
 
 use crate::analysis::Analysis;
 use crate::blame::{suspect, NodeCounters};
-use crate::doc::{AbsentNode, Comparison, LinkChange, NodeChange};
+use crate::doc::{AbsentNode, Comparison, ErrorRateChange, ErrorRates, LinkChange, NodeChange};
 use crate::doc::{Retest, RetestVerdict, SweepDoc, Verdict};
 use fabdiag_model::units::thousands;
 use fabdiag_sweep_plan::{Node, NodeStatus};
@@ -281,6 +281,45 @@ pub(crate) fn link_change(x: &LinkChange, unit: &str) -> String {
         x.baseline,
         fraction(x.of_baseline)
     )
+}
+
+/// "rank 2 (node2): eth0 carrier_changes 2.0 per pair test against 0 in
+/// the baseline; rank 1 there".
+pub(crate) fn error_rate_change(x: &ErrorRateChange, name: &str) -> String {
+    let rate = |v: f64| {
+        if v == 0.0 {
+            "0".to_string()
+        } else if v < 10.0 {
+            format!("{v:.2}")
+        } else {
+            format!("{v:.0}")
+        }
+    };
+    let floor = if x.untrusted {
+        " (it went back or sat at its ceiling: a floor, not a count)"
+    } else {
+        ""
+    };
+    format!(
+        "{name}: {} {} {} per pair test against {} in the baseline{floor}; rank {} there",
+        x.device,
+        x.name,
+        rate(x.per_test),
+        rate(x.baseline_per_test),
+        x.baseline_rank
+    )
+}
+
+/// The error rates' one line when none were compared, or how many were.
+pub(crate) fn error_rates_line(e: &ErrorRates) -> String {
+    match &e.not_compared {
+        Some(why) => format!("NIC error rates: not compared ({why})"),
+        None => format!(
+            "NIC error rates, per pair test: {} compared; a port's own counter is said when its rate at least doubles or first appears, a path counter (retransmissions, congestion, TCP) when it changes fourfold and reaches {} per test",
+            count(e.compared_nodes, "node"),
+            crate::blame::PATH_FLOOR
+        ),
+    }
 }
 
 /// "node8 cxi1 (rank 7 in the baseline)".

@@ -4,7 +4,7 @@
 //! are `phrases`'. Pure: builds a string, prints nothing.
 
 use crate::analysis::{Better, NodeRule};
-use crate::doc::Comparison;
+use crate::doc::{Comparison, ErrorRateChange, ErrorRates};
 use crate::doc::{RetestVerdict, SweepDoc};
 use crate::phrases::*;
 use fabdiag_sweep_plan::{NodeStatus, PairRecord};
@@ -71,6 +71,7 @@ fn baseline_text(o: &mut String, c: &Comparison, names: &Names, unit: &str) {
         });
         section(o, "regressed links", links);
     }
+    error_rates_text(o, &c.error_rates, names);
     let new = c.new_nodes.iter().map(|&r| names.of(r).into_owned());
     let new = first_listed(new, c.new_nodes.len(), |n| format!("and {n} more"));
     if !new.is_empty() {
@@ -81,6 +82,22 @@ fn baseline_text(o: &mut String, c: &Comparison, names: &Names, unit: &str) {
     });
     if !gone.is_empty() {
         let _ = writeln!(o, "in the baseline, not in this sweep: {}", gone.join(", "));
+    }
+}
+
+/// The NIC error rates against the baseline, in the text summary.
+fn error_rates_text(o: &mut String, e: &ErrorRates, names: &Names) {
+    let _ = writeln!(o, "{}", error_rates_line(e));
+    if e.not_compared.is_some() {
+        return;
+    }
+    let lines = |l: &[ErrorRateChange]| {
+        let all = l.iter().map(|x| error_rate_change(x, &names.of(x.rank)));
+        first_listed(all, l.len(), |n| format!("... and {n} more (sweep.json has every one)"))
+    };
+    section(o, "NIC error rates risen since the baseline", lines(&e.risen));
+    if !e.fallen.is_empty() {
+        section(o, "NIC error rates fallen since the baseline", lines(&e.fallen));
     }
 }
 

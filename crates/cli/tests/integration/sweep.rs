@@ -1521,6 +1521,8 @@ fn real_ranks_are_compared_with_their_baseline_and_a_bad_one_stops_all() {
     assert!(matches!(zero.code, Some(0 | 5)), "{}", zero.stderr);
     let c = zero.json()["baseline"].clone();
     assert_eq!(c["compared_pairs"], 3, "{c}");
+    // and each node's NIC error rates with its own (lo's and TCP's here)
+    assert_eq!(c["error_rates"]["compared_nodes"], 3, "{c}");
     assert_eq!(
         (c["new_nodes"].clone(), c["absent_nodes"].clone()),
         (serde_json::json!([]), serde_json::json!([]))
