@@ -77,6 +77,10 @@ pub struct Hooks {
     /// returns, as a provider's that waits for a peer that is gone, or
     /// returns only after a while, as a working provider's may.
     pub stall_data_call: Option<StallHook>,
+    /// Read the NIC counters as if the run had used this provider and
+    /// domain ("verbs", "mlx5_0"): the InfiniBand, EFA and CXI layouts,
+    /// on a fixture tree, through the whole of a run, without such a NIC.
+    pub counters_as: Option<(String, String)>,
 }
 
 /// The host-as-GPU hook: the interface its buffers are registered as

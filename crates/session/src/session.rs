@@ -492,7 +492,11 @@ impl<'a> Side<'a> {
         p.enter(Phase::Ready, self.sink);
         self.link.barrier(Phase::Ready, None)?;
         p.enter(Phase::Run, self.sink);
-        p.before = Some(counters::before(self.env, port.provider(), port.domain()));
+        let (provider, domain) = match &self.env.hooks.counters_as {
+            Some((p, d)) => (p.as_str(), d.as_str()),
+            None => (port.provider(), port.domain()),
+        };
+        p.before = Some(counters::before(self.env, provider, domain));
         let mut d = port.driver(&mut *self.link, self.fam.driver(self.role, self.clock.clone()))?;
         let verdict = self.fam.measure(
             self.role,

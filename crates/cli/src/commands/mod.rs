@@ -84,6 +84,10 @@ pub fn with_hooks(env: Env) -> Env {
             hold,
         })
     });
+    // PROVIDER:DOMAIN
+    let counters_as = std::env::var("FABDIAG_TEST_COUNTERS_AS")
+        .ok()
+        .and_then(|v| v.split_once(':').map(|(p, d)| (p.to_string(), d.to_string())));
     Env {
         counters_root: Some(sysfs_root()),
         hooks: Hooks {
@@ -92,6 +96,7 @@ pub fn with_hooks(env: Env) -> Env {
             host_as_gpu: host_as_gpu(),
             lend_contexts,
             stall_data_call,
+            counters_as,
         },
         ..env
     }

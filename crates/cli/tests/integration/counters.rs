@@ -11,7 +11,7 @@
 use crate::common::cluster::Cluster;
 use crate::common::netns::*;
 use crate::common::*;
-use fabdiag_testkit::counters::{netdev_counters, set, set_tcp};
+use fabdiag_testkit::counters::{netdev_counters, set, set_tcp, set_telemetry};
 use fabdiag_testkit::sysfs::SysfsTree;
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -401,5 +401,168 @@ fn a_sweep_names_the_flapping_node_and_the_lossy_one_every_time() {
                 && line(6).contains("packets were lost on its path (TCP resent them)"),
             "run {run}:\n{text}"
         );
+    }
+}
+
+/// The InfiniBand, RoCE, EFA and CXI layouts through the whole of a run:
+/// a tcp `--local` run told to read its counters as verbs on mlx5_0 (or
+/// mlx5_1, efa_0, cxi0) would (FABDIAG_TEST_COUNTERS_AS, a test hook),
+/// on a fixture tree laid out as each driver lays it out, changed while
+/// the test runs: rises, a counter at its IBA ceiling, one that went
+/// back, one that vanished, each said as such in the JSON and the block.
+#[test]
+fn infiniband_roce_efa_and_cxi_counters_reach_the_json_and_the_block() {
+    let _cpu = cpu();
+    type Change = fn(&fabdiag_testkit::counters::Nics);
+    let cases: [(&str, &str, &str, Change, &[&str]); 4] = [
+        (
+            "verbs;ofi_rxm",
+            "mlx5_0",
+            "mlx5_0 port 1",
+            |n| {
+                set(
+                    &n.ib_counters,
+                    &[("symbol_error", 65535), ("link_downed", 3), ("port_xmit_data", 5)],
+                );
+                set(&n.ib_hw, &[("out_of_sequence", 5), ("lifespan", 3)]);
+            },
+            &[
+                "  mlx5_0 port 1 link_downed +2 [flap: the link went down or retrained]",
+                "  mlx5_0 port 1 out_of_sequence +5 [retransmit: packets were lost and sent again]",
+                "  mlx5_0 port 1 symbol_error at its ceiling: rose by at least 65,532, and stopped counting [physical: suspect the cable, optics or port]",
+            ],
+        ),
+        (
+            "verbs;ofi_rxm",
+            "mlx5_1",
+            "mlx5_1 port 1 + enp65s0f1np1",
+            |n| {
+                set(&n.roce_counters.with_file_name("hw_counters"), &[("np_cnp_sent", 40)]);
+                set(&n.roce_net.join("statistics"), &[("rx_dropped", 7)]);
+            },
+            &[
+                "  mlx5_1 port 1 np_cnp_sent +40 [congestion, a sign of load]",
+                "  enp65s0f1np1 rx_dropped +7 [drop: packets were dropped]",
+            ],
+        ),
+        (
+            "efa",
+            "efa_0-rdm",
+            "efa_0 port 1",
+            |n| set(&n.efa_port_hw, &[("rx_drops", 12), ("retrans_pkts", 40)]),
+            &[
+                "  efa_0 port 1 retrans_pkts +40 [retransmit: packets were lost and sent again]",
+                "  efa_0 port 1 rx_drops +12 [drop: packets were dropped]",
+            ],
+        ),
+        (
+            "cxi",
+            "cxi0",
+            "cxi0 + hsn0",
+            |n| {
+                set_telemetry(&n.cxi_telemetry, &[("hni_pcs_uncorrected_cw", 2), ("hni_llr_tx_replay_event", 9)]);
+                std::fs::remove_file(n.cxi_telemetry.join("hni_pcs_corrected_cw")).unwrap();
+                set(&n.hsn0, &[("carrier_changes", 4)]);
+            },
+            &[
+                "  cxi0 hni_llr_tx_replay_event +9 [retransmit: packets were lost and sent again]",
+                "  cxi0 hni_pcs_corrected_cw vanished during the test [physical, a sign of load]",
+                "  cxi0 hni_pcs_uncorrected_cw +2 [physical: suspect the cable, optics or port]",
+                "  hsn0 carrier_changes +2 [flap: the link went down or retrained]",
+            ],
+        ),
+    ];
+    // the changes the JSON gives, each with its class: a traffic counter
+    // that went back (a reset) too, which the block leaves out
+    let json: [&[&str]; 4] = [
+        &[
+            "mlx5_0 port 1 link_downed flap rose",
+            "mlx5_0 port 1 out_of_sequence retransmit rose",
+            "mlx5_0 port 1 port_xmit_data traffic went_back",
+            "mlx5_0 port 1 symbol_error physical at_ceiling",
+        ],
+        &[
+            "mlx5_1 port 1 np_cnp_sent congestion rose",
+            "enp65s0f1np1 rx_dropped drop rose",
+        ],
+        &[
+            "efa_0 port 1 retrans_pkts retransmit rose",
+            "efa_0 port 1 rx_drops drop rose",
+        ],
+        &[
+            "cxi0 hni_llr_tx_replay_event retransmit rose",
+            "cxi0 hni_pcs_corrected_cw physical vanished",
+            "cxi0 hni_pcs_uncorrected_cw physical rose",
+            "hsn0 carrier_changes flap rose",
+        ],
+    ];
+    for (k, (provider, domain, read, change, want)) in cases.into_iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let nics = fabdiag_testkit::counters::nics(dir.path());
+        let with_env = |mut c: std::process::Command| {
+            c.env("FABDIAG_TEST_SYSFS_ROOT", dir.path())
+                .env("FABDIAG_TEST_COUNTERS_AS", format!("{provider}:{domain}"));
+            c
+        };
+        let port = free_port();
+        let p = port.to_string();
+        let mut srv = Proc::spawn(&mut with_env(fabdiag(&["write-bw", "-p", &p, "--json"])));
+        wait_listening(&mut srv, "127.0.0.1", port);
+        let args = [
+            "write-bw",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "-P",
+            "tcp",
+            "-D",
+            "1",
+            "-s",
+            "8:16",
+            "--counters",
+        ];
+        let mut cli = Proc::spawn(&mut with_env(fabdiag(&args)));
+        // the first row is out: both sides have read their counters
+        cli.wait_for("the first row", LIMIT, |out, _| {
+            out.lines().any(|l| l.trim_start().starts_with("8 "))
+        });
+        change(&nics);
+        let (c, s) = (cli.wait(LIMIT), srv.wait(LIMIT));
+        assert_eq!(c.code, Some(0), "{}", c.stderr);
+        assert_eq!(s.code, Some(0), "{}", s.stderr);
+        // the block: this side's, then the peer's, the same fixture read
+        let at = c
+            .stdout
+            .find("Counters (client")
+            .unwrap_or_else(|| panic!("{}", c.stdout));
+        let block: Vec<&str> = c.stdout[at..].lines().collect();
+        let head = |who: &str| format!("Counters ({who}, {read}: ");
+        assert!(block[0].starts_with(&head("client")), "{domain}: {block:?}");
+        assert_eq!(block[1..=want.len()], want[..], "{domain}: {block:?}");
+        assert!(
+            block[want.len() + 1].starts_with(&head("server")),
+            "{domain}: {block:?}"
+        );
+        assert_eq!(block[want.len() + 2..], want[..], "{domain}: {block:?}");
+        // the server's JSON: both sides, each change with its class
+        let doc = s.json();
+        for side in ["local", "peer"] {
+            let c = &doc["counters"][side];
+            assert_eq!(c["state"], "read", "{domain} {side}: {c}");
+            let changed: Vec<String> = c["sources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|s| {
+                    let device = s["device"].as_str().unwrap().to_string();
+                    s["counters"].as_array().unwrap().iter().filter_map(move |x| {
+                        let s = |k: &str| x[k].as_str().unwrap_or_default().to_string();
+                        (s("change") != "unchanged")
+                            .then(|| format!("{device} {} {} {}", s("name"), s("class"), s("change")))
+                    })
+                })
+                .collect();
+            assert_eq!(changed, json[k], "{domain} {side}");
+        }
     }
 }

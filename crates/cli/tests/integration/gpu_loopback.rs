@@ -1,8 +1,8 @@
 //! gpu-loopback-bw with system memory, a real process on the tcp and shm
 //! providers (no GPU here; a GPU machine runs the same with -t/-r): the
 //! counts the run must have made, a positive bandwidth in Gb/s, the data
-//! check passing and failing on a corrupted target, thresholds, and the
-//! three original names it answers to.
+//! check passing and failing on a corrupted target, thresholds, its own
+//! NIC counters (no peer's), and the three original names it answers to.
 
 use crate::common::*;
 use std::process::Command;
@@ -44,7 +44,41 @@ fn writes_into_itself_over_tcp_and_shm_with_the_data_checked() {
         assert_eq!(r["peer_ops"], 0);
         let (mb, gbit) = (r["bw_mb_per_s"].as_f64().unwrap(), r["bw_gbit_per_s"].as_f64().unwrap());
         assert!(mb > 0.0 && (gbit - mb * 8.0 / 1000.0).abs() < 0.01, "{r}");
+        // its own NIC counters around the run, and no peer's: it has none
+        let c = &j["counters"];
+        assert!(c["peer"].is_null(), "{c}");
+        match provider {
+            "tcp" => {
+                assert_eq!(c["local"]["state"], "read", "{c}");
+                let families: Vec<&str> = c["local"]["sources"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| s["family"].as_str().unwrap())
+                    .collect();
+                assert_eq!(families, ["netdev", "tcp"], "{c}");
+            }
+            _ => assert_eq!(
+                c["local"],
+                serde_json::json!({"state": "not_available", "reason": "shm has no NIC behind it"})
+            ),
+        }
     }
+}
+
+/// `--counters`: one block, this side's (there is no server).
+#[test]
+fn its_counter_block_is_its_own_side_only() {
+    let _cpu = cpu();
+    let o = loopback(&["-P", "tcp", "-i", "3", "-n", "32", "-s", "65536", "--counters"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let heads: Vec<&str> = o.stdout.lines().filter(|l| l.starts_with("Counters (")).collect();
+    assert_eq!(heads.len(), 1, "{}", o.stdout);
+    assert!(
+        heads[0].starts_with("Counters (client, ") && heads[0].contains(" + tcp: "),
+        "{}",
+        o.stdout
+    );
 }
 
 #[test]
