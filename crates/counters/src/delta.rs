@@ -100,6 +100,32 @@ pub struct Deltas {
     /// Counters read per reading, and the time both readings took (µs).
     pub counters_read: usize,
     pub read_us: u64,
+    /// What libfabric says of the NIC behind the domain (fi_nic), where
+    /// the provider fills it in; set beside the counters by the caller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic: Option<NicFacts>,
+}
+
+/// libfabric's fi_nic attributes of a domain's NIC (fi_nic(3)): verbs,
+/// efa and cxi fill them in; libfabric 1.17's tcp, udp and shm do not.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NicFacts {
+    /// The device's name ("mlx5_0"), and its driver, where given.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub device: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub driver: String,
+    /// "0000:41:00.0", when the NIC is on PCI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci: Option<String>,
+    /// "up", "down" or "unknown", with the active rate (bits per second)
+    /// and MTU where given (fi_link_attr).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_bps: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u64>,
 }
 
 impl Deltas {
@@ -178,6 +204,7 @@ impl Snapshot {
             seconds: self.at.saturating_duration_since(before.at).as_secs_f64(),
             counters_read: self.count(),
             read_us: (before.took + self.took).as_micros().min(u64::MAX as u128) as u64,
+            nic: None,
         }
     }
 }

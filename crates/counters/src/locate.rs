@@ -3,8 +3,9 @@
 //! EFA) and its active port, plus its network interface when the port is
 //! Ethernet (RoCE); else the network interface of that name (tcp, udp,
 //! psm3 over sockets), with the network namespace's TCP counters for the
-//! tcp provider; else the CXI device and its hsn interface. Looks at
-//! paths only; reads no counter.
+//! tcp provider; else the CXI device and its hsn interface; else the
+//! device at the PCI address libfabric's fi_nic gives. Looks at paths
+//! only; reads no counter.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -54,6 +55,8 @@ pub enum Unavailable {
     NoDevice { provider: String },
     #[error("no /sys/class/infiniband, net or cxi entry named {device}")]
     NotFound { device: String },
+    #[error("no /sys/class/infiniband, net or cxi entry named {device}, nor a NIC at PCI address {pci}")]
+    NotFoundAt { device: String, pci: String },
 }
 
 /// The device name in a domain name: verbs and efa add "-rdm", "-dgram"
@@ -154,8 +157,43 @@ fn cxi(root: &Path, dev: &str) -> Option<Vec<Source>> {
     Some(out)
 }
 
-/// Where the counters of `provider`'s `domain` are, under `root`.
-pub fn sources(root: &Path, provider: &str, domain: &str) -> Result<Vec<Source>, Unavailable> {
+/// Is `text` a PCI address as sysfs names a function ("0000:41:00.0")?
+/// (fi_nic's comes from a provider: nothing else is joined to a path.)
+fn is_pci_address(text: &str) -> bool {
+    let hex = |s: &str, n: usize| s.len() == n && s.chars().all(|c| c.is_ascii_hexdigit());
+    let parts: Vec<&str> = text.split([':', '.']).collect();
+    matches!(parts[..], [dom, bus, dev, func] if hex(dom, 4) && hex(bus, 2) && hex(dev, 2) && hex(func, 1))
+}
+
+/// The device at a PCI address (libfabric's fi_nic bus attributes), as
+/// its function's folders name it (Documentation/ABI/testing/
+/// sysfs-bus-pci: /sys/bus/pci/devices/ADDR/): its InfiniBand device,
+/// else its CXI device, else its network interfaces.
+fn by_pci(root: &Path, pci: &str) -> Option<Vec<Source>> {
+    if !is_pci_address(pci) {
+        return None;
+    }
+    let d = root.join("sys/bus/pci/devices").join(pci);
+    let first = |sub: &str| {
+        entries(&d.join(sub))
+            .first()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+    };
+    if let Some(found) = first("infiniband").and_then(|dev| infiniband(root, &dev)) {
+        return Some(found);
+    }
+    if let Some(found) = first("cxi").and_then(|dev| cxi(root, &dev)) {
+        return Some(found);
+    }
+    let nets = netdevs_of(root, &d);
+    (!nets.is_empty()).then_some(nets)
+}
+
+/// Where the counters of `provider`'s `domain` are, under `root`: by the
+/// domain's name, else by `pci`, the NIC's PCI address where the provider
+/// gives one (fi_nic), for a domain named otherwise than its device.
+pub fn sources(root: &Path, provider: &str, domain: &str, pci: Option<&str>) -> Result<Vec<Source>, Unavailable> {
     let core = provider.split(';').next().unwrap_or(provider).to_ascii_lowercase();
     if matches!(core.as_str(), "shm" | "sm2") {
         return Err(Unavailable::NoDevice { provider: core });
@@ -175,5 +213,11 @@ pub fn sources(root: &Path, provider: &str, domain: &str) -> Result<Vec<Source>,
         }
         return Ok(out);
     }
-    cxi(root, dev).ok_or_else(|| Unavailable::NotFound { device: dev.into() })
+    cxi(root, dev).or_else(|| by_pci(root, pci?)).ok_or_else(|| match pci {
+        Some(pci) => Unavailable::NotFoundAt {
+            device: dev.into(),
+            pci: pci.into(),
+        },
+        None => Unavailable::NotFound { device: dev.into() },
+    })
 }

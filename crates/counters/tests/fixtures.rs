@@ -22,7 +22,7 @@ fn each_family_is_found_from_its_provider_and_domain() {
     let dir = tempfile::tempdir().unwrap();
     let n = nics(dir.path());
     let found = |p: &str, d: &str| -> Vec<(Family, String)> {
-        sources(&n.root, p, d)
+        sources(&n.root, p, d, None)
             .unwrap_or_else(|e| panic!("{p} {d}: {e}"))
             .into_iter()
             .map(|s| (s.family, s.device))
@@ -50,13 +50,52 @@ fn each_family_is_found_from_its_provider_and_domain() {
     );
     assert_eq!(found("udp;ofi_rxd", "eth0"), [(Family::Netdev, "eth0".into())]);
     assert_eq!(
-        sources(&n.root, "shm", "shm").unwrap_err(),
+        sources(&n.root, "shm", "shm", None).unwrap_err(),
         Unavailable::NoDevice { provider: "shm".into() }
     );
     assert_eq!(
-        sources(&n.root, "verbs", "mlx5_9").unwrap_err().to_string(),
+        sources(&n.root, "verbs", "mlx5_9", None).unwrap_err().to_string(),
         "no /sys/class/infiniband, net or cxi entry named mlx5_9"
     );
+}
+
+/// A domain named otherwise than its device (a provider's own naming) is
+/// found by the PCI address fi_nic gives; an address that is not one is
+/// never joined to a path.
+#[test]
+fn a_domain_is_found_by_its_nic_s_pci_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = nics(dir.path());
+    let by = |p: &str, d: &str, pci: &str| -> Result<Vec<(Family, String)>, String> {
+        sources(&n.root, p, d, Some(pci))
+            .map(|v| v.into_iter().map(|s| (s.family, s.device)).collect())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        by("verbs", "rdmap65s0", "0000:41:00.0"),
+        Ok(vec![(Family::Infiniband, "mlx5_0 port 1".into())])
+    );
+    assert_eq!(
+        by("cxi", "cxi_a", "0000:43:00.0"),
+        Ok(vec![(Family::Cxi, "cxi0".into()), (Family::Netdev, "hsn0".into())])
+    );
+    assert_eq!(
+        by("udp", "nic7", "0000:44:00.0"),
+        Ok(vec![(Family::Netdev, "eth0".into())])
+    );
+    // the name wins over the address
+    assert_eq!(
+        by("verbs", "mlx5_1", "0000:41:00.0").unwrap()[0],
+        (Family::Infiniband, "mlx5_1 port 1".into())
+    );
+    for pci in ["0000:99:00.0", "../../../etc", "0000:41:00.0/..", "41:00.0"] {
+        assert_eq!(
+            by("verbs", "rdmap9", pci),
+            Err(format!(
+                "no /sys/class/infiniband, net or cxi entry named rdmap9, nor a NIC at PCI address {pci}"
+            ))
+        );
+    }
 }
 
 #[test]
@@ -71,7 +110,7 @@ fn rises_are_counted_and_classed_on_every_family() {
         ("tcp", "eth0"),
     ]
     .iter()
-    .flat_map(|(p, d)| sources(&n.root, p, d).unwrap())
+    .flat_map(|(p, d)| sources(&n.root, p, d, None).unwrap())
     .collect();
     let before = Snapshot::take(&all);
     set(
@@ -150,7 +189,7 @@ fn rises_are_counted_and_classed_on_every_family() {
 fn went_back_at_ceiling_unreadable_and_vanished_are_said_never_zero() {
     let dir = tempfile::tempdir().unwrap();
     let n = nics(dir.path());
-    let src = sources(&n.root, "verbs", "mlx5_0").unwrap();
+    let src = sources(&n.root, "verbs", "mlx5_0", None).unwrap();
     let before = Snapshot::take(&src);
     // reset (or wrapped), at the IBA ceiling, unreadable, gone
     set(&n.ib_counters, &[("symbol_error", 0), ("port_rcv_errors", 65535)]);
@@ -196,7 +235,7 @@ fn went_back_at_ceiling_unreadable_and_vanished_are_said_never_zero() {
 fn a_side_s_counters_travel_as_json_and_come_back_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let n = nics(dir.path());
-    let src = sources(&n.root, "cxi", "cxi0").unwrap();
+    let src = sources(&n.root, "cxi", "cxi0", None).unwrap();
     let before = Snapshot::take(&src);
     set_telemetry(&n.cxi_telemetry, &[("hni_llr_tx_replay_event", 3)]);
     let c = Counters::Read(Snapshot::take(&src).since(&before));

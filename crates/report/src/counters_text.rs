@@ -5,7 +5,7 @@
 //! read), each with its class and what it usually means; traffic counts
 //! and unchanged counters are left to the JSON. Pure.
 
-use fabdiag_model::counters::{Change, Class, Counters, PairCounters, WHOLE_SOURCE};
+use fabdiag_model::counters::{Change, Class, Counters, NicFacts, PairCounters, WHOLE_SOURCE};
 use fabdiag_model::units::thousands;
 use fabdiag_model::Role;
 
@@ -39,6 +39,32 @@ pub fn class_words(class: Class, fault: bool) -> String {
     }
 }
 
+/// "libfabric: mlx5_0 (mlx5_core) at 0000:41:00.0, link up, 400 Gb/s,
+/// MTU 4096", each part where the provider gave it.
+pub fn nic_words(n: &NicFacts) -> String {
+    let mut parts = Vec::new();
+    let mut name = n.device.clone();
+    if !n.driver.is_empty() {
+        name = format!("{name} ({})", n.driver).trim_start().to_string();
+    }
+    if let Some(pci) = &n.pci {
+        name = format!("{name} at {pci}").trim_start().to_string();
+    }
+    if !name.is_empty() {
+        parts.push(name);
+    }
+    if let Some(state) = &n.link_state {
+        parts.push(format!("link {state}"));
+    }
+    if let Some(bps) = n.speed_bps {
+        parts.push(format!("{} Gb/s", bps as f64 / 1e9));
+    }
+    if let Some(mtu) = n.mtu {
+        parts.push(format!("MTU {mtu}"));
+    }
+    format!("libfabric: {}", parts.join(", "))
+}
+
 fn role_name(r: Role) -> &'static str {
     match r {
         Role::Client => "client",
@@ -65,8 +91,13 @@ fn side(who: &str, c: &Counters) -> String {
             ),
         })
         .collect();
+    let nic = d
+        .nic
+        .as_ref()
+        .map(|n| format!("; {}", nic_words(n)))
+        .unwrap_or_default();
     let head = format!(
-        "Counters ({who}, {}: {} read in {:.1} ms)",
+        "Counters ({who}, {}: {} read in {:.1} ms{nic})",
         c.what_was_read(),
         d.counters_read,
         d.read_us as f64 / 1000.0
@@ -89,4 +120,32 @@ pub fn block(role: Role, pc: &PairCounters) -> String {
         out.push_str(&side(role_name(peer), p));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fi_nic_s_words_say_only_what_the_provider_gave() {
+        let all = NicFacts {
+            device: "mlx5_0".into(),
+            driver: "mlx5_core".into(),
+            pci: Some("0000:41:00.0".into()),
+            link_state: Some("up".into()),
+            speed_bps: Some(400_000_000_000),
+            mtu: Some(4096),
+        };
+        assert_eq!(
+            nic_words(&all),
+            "libfabric: mlx5_0 (mlx5_core) at 0000:41:00.0, link up, 400 Gb/s, MTU 4096"
+        );
+        let some = NicFacts {
+            device: "cxi0".into(),
+            link_state: Some("down".into()),
+            speed_bps: Some(12_500_000_000),
+            ..NicFacts::default()
+        };
+        assert_eq!(nic_words(&some), "libfabric: cxi0, link down, 12.5 Gb/s");
+    }
 }

@@ -4,12 +4,14 @@
 //! returns tells the peer about itself, learns the peer, and hands out the
 //! driver for the run. `FabricNet` is the real one, over libfabric.
 
+use crate::counters;
 use crate::driver::{Drive, DriverConfig, FabricDriver, INITIATOR, TARGET};
 use crate::env::Env;
 use crate::memory::{self, MemFacts, MemoryPlan};
 use crate::outcome::SessionError;
 use crate::provider;
 use fabdiag_fabric::{AtomicSpec, Capability, Endpoint, FabricError, InfoList, PeerId, RemoteRegion};
+use fabdiag_model::counters::NicFacts;
 use fabdiag_proto::Link;
 use fabdiag_proto::{Message, Phase, ProtoError, RegionDesc};
 use std::net::IpAddr;
@@ -36,6 +38,11 @@ pub trait Net {
 pub trait Port {
     fn provider(&self) -> &str;
     fn domain(&self) -> &str;
+    /// What libfabric says of the NIC behind the domain (fi_nic), where
+    /// the provider fills it in.
+    fn nic(&self) -> Option<NicFacts> {
+        None
+    }
     /// True when a completion means the data reached the target.
     fn delivery_complete(&self) -> bool;
     fn memory(&self) -> &MemFacts;
@@ -154,6 +161,11 @@ impl FabricNet {
         };
         let idx = self.entry_for(query.clone(), near)?;
         let list = self.list(query)?;
+        let nic = list
+            .entries()
+            .nth(idx)
+            .and_then(|e| e.nic.as_ref())
+            .map(counters::facts_of);
         let (buffers, memory) = memory::allocate(plan, env.gpu.as_ref(), env.hooks.host_as_gpu, !env.peer_in_process)?;
         let mut ep = match env.hooks.lend_contexts {
             Some(slots) => Endpoint::open_lending_contexts(list, idx, buffers, slots)?,
@@ -165,7 +177,12 @@ impl FabricNet {
         if let Some(w) = &env.calls {
             ep.watched_by(w);
         }
-        Ok(FabricPort { ep, memory, peer: None })
+        Ok(FabricPort {
+            ep,
+            memory,
+            peer: None,
+            nic,
+        })
     }
 }
 
@@ -173,6 +190,7 @@ pub(crate) struct FabricPort {
     ep: Endpoint,
     memory: MemFacts,
     peer: Option<(PeerId, RemoteRegion)>,
+    nic: Option<NicFacts>,
 }
 
 impl Port for FabricPort {
@@ -181,6 +199,9 @@ impl Port for FabricPort {
     }
     fn domain(&self) -> &str {
         self.ep.domain()
+    }
+    fn nic(&self) -> Option<NicFacts> {
+        self.nic.clone()
     }
     fn delivery_complete(&self) -> bool {
         self.ep.delivery_complete()
@@ -279,6 +300,9 @@ impl<P: Port + ?Sized> Port for &mut P {
     }
     fn domain(&self) -> &str {
         (**self).domain()
+    }
+    fn nic(&self) -> Option<NicFacts> {
+        (**self).nic()
     }
     fn delivery_complete(&self) -> bool {
         (**self).delivery_complete()

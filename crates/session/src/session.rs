@@ -496,7 +496,7 @@ impl<'a> Side<'a> {
             Some((p, d)) => (p.as_str(), d.as_str()),
             None => (port.provider(), port.domain()),
         };
-        p.before = Some(counters::before(self.env, provider, domain));
+        p.before = Some(counters::before(self.env, provider, domain, port.nic()));
         let mut d = port.driver(&mut *self.link, self.fam.driver(self.role, self.clock.clone()))?;
         let verdict = self.fam.measure(
             self.role,
