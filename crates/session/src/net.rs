@@ -78,6 +78,14 @@ struct Query {
     cap: Capability,
 }
 
+/// How long a side waits for the domain holding its address to be listed
+/// again: a link that is down for a moment as the run starts.
+const HIDDEN_LINK_WAIT: Duration = Duration::from_secs(2);
+
+/// Variables by which the user names the tcp/sockets/udp providers'
+/// interface themselves: then a missing one is their choice, not a flap.
+const IFACE_VARIABLES: [&str; 3] = ["FI_TCP_IFACE", "FI_SOCKETS_IFACE", "FI_UDP_IFACE"];
+
 impl FabricNet {
     fn list(&mut self, q: Query) -> Result<&InfoList, FabricError> {
         if self.cached.as_ref().map(|(k, _)| k) != Some(&q) {
@@ -89,17 +97,7 @@ impl FabricNet {
             None => Err(FabricError::Bounds("no provider list".into())),
         }
     }
-}
 
-/// How long a side waits for the domain holding its address to be listed
-/// again: a link that is down for a moment as the run starts.
-const HIDDEN_LINK_WAIT: Duration = Duration::from_secs(2);
-
-/// Variables by which the user names the tcp/sockets/udp providers'
-/// interface themselves: then a missing one is their choice, not a flap.
-const IFACE_VARIABLES: [&str; 3] = ["FI_TCP_IFACE", "FI_SOCKETS_IFACE", "FI_UDP_IFACE"];
-
-impl FabricNet {
     /// The entry to open for `q`. When the best provider's domain holding
     /// `near` is missing from the list (its link down at this moment: see
     /// `provider::hides_network_of`), libfabric is asked again for up to
