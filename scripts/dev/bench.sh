@@ -8,8 +8,12 @@
 #
 # usage: [FABDIAG_BIN=path] scripts/dev/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--quick]
 #                                           [--only latency|rate|bandwidth|writes] [--provider shm|tcp]
-#   --runs      alternations per row (default 5; the median is reported)
-#   --iters     iterations of latency and message-rate rows (default 20000)
+#   --runs      alternations per row (default 5; the median is reported,
+#               and per tool the runs worse than 1.5x it: "slow")
+#   --iters     the least iterations of a latency row (default 200000; more
+#               when a run of the peer would last under 0.5 s, from a probe
+#               of fi_pingpong), and the base of the message-rate and write
+#               rows' counts (x10, x5)
 #   --fabtests  a directory holding fabtests' binaries (fi_rdm_pingpong,
 #               fi_rdm_tagged_bw, fi_rma_bw), e.g. built from libfabric's
 #               sources; without it only Debian's fi_pingpong and iperf3 are
@@ -42,7 +46,10 @@ cd "$(dirname "$0")/../.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
 RUNS=5
-ITERS=20000
+ITERS=200000
+# the least time a peer's latency run lasts: shorter runs print too few
+# digits to compare (20,000 shm round trips take 0.01 s)
+MIN_RUN_S=0.5
 FT=""
 QUICK=0
 ONLY=""
@@ -100,16 +107,28 @@ fabdiag_run() { # tool PYTHON-EXPR client-args... -> EXPR of the JSON's first re
 RATE='"%.4f" % (r["ops"]*1000/r["elapsed_ns"])'
 
 fabdiag_lat() { # provider size -> one-way usec (mean)
-    fabdiag_run send-lat '"%.3f" % (r["mean_ns"]/1000)' -P "$1" -s "$2" -n "$ITERS" --warmup 100 --latency-gap 0
+    fabdiag_run send-lat '"%.3f" % (r["mean_ns"]/1000)' -P "$1" -s "$2" -n "$LAT_ITERS" --warmup 100 --latency-gap 0
 }
 
-pingpong_lat() { # provider size -> usec/xfer (Debian's fi_pingpong)
-    local p=$1 s=$2 cp; cp=$(next_port)
-    $SRV timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$ITERS" -B "$cp" >/dev/null 2>&1 &
+pingpong_lat() { # provider size [iterations] -> usec/xfer (Debian's fi_pingpong)
+    local p=$1 s=$2 n=${3:-$LAT_ITERS} cp; cp=$(next_port)
+    $SRV timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$n" -B "$cp" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.4
-    $CLI timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$ITERS" -P "$cp" 127.0.0.1 2>/dev/null | awk 'NR==2 {print $7}'
+    $CLI timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$n" -P "$cp" 127.0.0.1 2>/dev/null | awk 'NR==2 {print $7}'
     wait "$srv" || true
+}
+
+# Iterations for a latency row: --iters, or more when a round trip (two
+# one-way transfers, the fastest of three probes of 20,000: a probe that
+# lands in a slow mode would shorten every run) would make a run shorter
+# than MIN_RUN_S; rounded up to 10,000.
+lat_iters() { # provider size -> iterations
+    local probe
+    probe=$(for _ in 1 2 3; do pingpong_lat "$1" "$2" 20000; done | sort -g | head -1)
+    awk -v u="${probe:-0}" -v min="$ITERS" -v t="$MIN_RUN_S" 'BEGIN {
+        n = (u > 0) ? t * 1e6 / (2 * u) : min; if (n < min) n = min
+        printf "%d", int((n + 9999) / 10000) * 10000 }'
 }
 
 fabtests_run() { # binary args... -> fabtests' result line (client side)
@@ -124,7 +143,7 @@ fabtests_run() { # binary args... -> fabtests' result line (client side)
 }
 
 ft_lat() { # provider size -> usec/xfer (fabtests fi_rdm_pingpong)
-    fabtests_run fi_rdm_pingpong -p "$1" -S "$2" -I "$ITERS" -w 100 | awk '{print $6}'
+    fabtests_run fi_rdm_pingpong -p "$1" -S "$2" -I "$LAT_ITERS" -w 100 | awk '{print $6}'
 }
 
 fabdiag_rate() { # provider size -> million messages per second
@@ -183,26 +202,39 @@ row() {
         fa+=("$($ffn "$p" "$s")")
         pa+=("$($pfn "$p" "$s")")
     done
-    local fm pm ratio
+    local fm pm ratio lower=0
     fm=$(printf '%s\n' "${fa[@]}" | median)
     pm=$(printf '%s\n' "${pa[@]}" | median)
     if [ "$kind" = latency ]; then
         ratio=$(awk -v f="$fm" -v p="$pm" 'BEGIN {printf "%.2f", p / f}')
+        lower=1
     else
         ratio=$(awk -v f="$fm" -v p="$pm" 'BEGIN {printf "%.2f", f / p}')
     fi
-    printf '%-9s %-4s %6s  %10s  %-16s %10s  %5s  %s\n' "$kind" "$p" "$s" "$fm" "$pname" "$pm" "$ratio" "$settings"
+    local slow
+    slow="$(slow_runs "$fm" "$lower" "${fa[@]}")/$(slow_runs "$pm" "$lower" "${pa[@]}")"
+    printf '%-9s %-4s %6s  %10s  %-16s %10s  %5s  %5s  %s\n' "$kind" "$p" "$s" "$fm" "$pname" "$pm" "$ratio" "$slow" "$settings"
+}
+
+# Runs worse than 1.5x the median: above it (lower is better) or below
+# median / 1.5. A run in a slow mode lasts its whole length (a mode of the
+# machine: both tools show them, see docs/results/speed.md).
+slow_runs() { # median lower-is-better values... -> count
+    local m=$1 lower=$2; shift 2
+    printf '%s\n' "$@" | awk -v m="$m" -v lower="$lower" '
+        (lower && $1 > 1.5 * m) || (!lower && $1 * 1.5 < m) {n++} END {print n + 0}'
 }
 
 echo "fabdiag $($B --version | awk '{print $2}'), $(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), libfabric $(dpkg-query -W -f='${Version}' libfabric1 2>/dev/null), $RUNS alternating runs, medians, $PINNED"
-printf '%-9s %-4s %6s  %10s  %-16s %10s  %5s  %s\n' kind prov size fabdiag peer peer "speed" "matched settings"
+printf '%-9s %-4s %6s  %10s  %-16s %10s  %5s  %5s  %s\n' kind prov size fabdiag peer peer "speed" "slow" "matched settings"
 if [ "$QUICK" = 1 ]; then sizes="8 4096"; else sizes="8 64 1024 4096"; fi
 want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 want latency && for p in $PROVS; do
     for s in $sizes; do
-        row latency "$p" "$s" fabdiag_lat pingpong_lat fi_pingpong "usec one-way; ping-pong, $ITERS iterations, one in flight, one buffer reused by both, transmit-complete sends"
+        LAT_ITERS=$(lat_iters "$p" "$s")
+        row latency "$p" "$s" fabdiag_lat pingpong_lat fi_pingpong "usec one-way; ping-pong, $LAT_ITERS iterations, one in flight, one buffer reused by both, transmit-complete sends"
         if [ -n "$FT" ]; then
-            row latency "$p" "$s" fabdiag_lat ft_lat fi_rdm_pingpong "usec one-way; ping-pong, $ITERS iterations (+100 warmup), one in flight, one buffer reused by both, transmit-complete sends"
+            row latency "$p" "$s" fabdiag_lat ft_lat fi_rdm_pingpong "usec one-way; ping-pong, $LAT_ITERS iterations (+100 warmup), one in flight, one buffer reused by both, transmit-complete sends"
         fi
     done
 done
