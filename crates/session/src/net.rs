@@ -43,6 +43,10 @@ pub trait Port {
     fn nic(&self) -> Option<NicFacts> {
         None
     }
+    /// Something the user should know of how the domain was chosen.
+    fn note(&self) -> Option<&str> {
+        None
+    }
     /// True when a completion means the data reached the target.
     fn delivery_complete(&self) -> bool;
     fn memory(&self) -> &MemFacts;
@@ -103,16 +107,25 @@ impl FabricNet {
     /// `provider::hides_network_of`), libfabric is asked again for up to
     /// `HIDDEN_LINK_WAIT`, so a link that flaps as the run starts is still
     /// the one used, and its counters the ones read; after that,
-    /// `choose`'s fallback as before. Not when the user named the domain
-    /// (-d) or the interface.
-    fn entry_for(&mut self, q: Query, near: Option<IpAddr>) -> Result<usize, FabricError> {
+    /// `choose`'s fallback as before, said in the note returned. Not when
+    /// the user named the domain (-d) or the interface.
+    fn entry_for(&mut self, q: Query, near: Option<IpAddr>) -> Result<(usize, Option<String>), FabricError> {
         let named = q.device.is_some() || IFACE_VARIABLES.iter().any(|v| std::env::var_os(v).is_some());
         let deadline = Instant::now() + HIDDEN_LINK_WAIT;
         loop {
             let list = self.list(q.clone())?;
-            let hidden = !named && near.is_some_and(|ip| provider::hides_network_of(list, ip));
-            if !hidden || Instant::now() >= deadline {
-                return Ok(provider::choose(list, near));
+            let hidden = near.filter(|&ip| !named && provider::hides_network_of(list, ip));
+            if hidden.is_none() || Instant::now() >= deadline {
+                let idx = provider::choose(list, near);
+                let note = hidden.map(|ip| {
+                    let e = list.entries().nth(idx);
+                    format!(
+                        "libfabric lists no {} domain holding {ip}, the address this side talks to its peer from (is its link down?): using {}",
+                        e.map_or("", |e| e.provider.as_str()),
+                        e.map_or("", |e| e.domain.as_str())
+                    )
+                });
+                return Ok((idx, note));
             }
             std::thread::sleep(Duration::from_millis(100));
             self.cached = None;
@@ -157,7 +170,7 @@ impl FabricNet {
             device: env.device.clone(),
             cap,
         };
-        let idx = self.entry_for(query.clone(), near)?;
+        let (idx, note) = self.entry_for(query.clone(), near)?;
         let list = self.list(query)?;
         let nic = list
             .entries()
@@ -180,6 +193,7 @@ impl FabricNet {
             memory,
             peer: None,
             nic,
+            note,
         })
     }
 }
@@ -189,6 +203,7 @@ pub(crate) struct FabricPort {
     memory: MemFacts,
     peer: Option<(PeerId, RemoteRegion)>,
     nic: Option<NicFacts>,
+    note: Option<String>,
 }
 
 impl Port for FabricPort {
@@ -200,6 +215,9 @@ impl Port for FabricPort {
     }
     fn nic(&self) -> Option<NicFacts> {
         self.nic.clone()
+    }
+    fn note(&self) -> Option<&str> {
+        self.note.as_deref()
     }
     fn delivery_complete(&self) -> bool {
         self.ep.delivery_complete()
@@ -301,6 +319,9 @@ impl<P: Port + ?Sized> Port for &mut P {
     }
     fn nic(&self) -> Option<NicFacts> {
         (**self).nic()
+    }
+    fn note(&self) -> Option<&str> {
+        (**self).note()
     }
     fn delivery_complete(&self) -> bool {
         (**self).delivery_complete()

@@ -349,6 +349,9 @@ pub(crate) fn client_run(
     p.enter(Phase::Config, sink);
     let r = (|| {
         let mut port = open(net, env.provider.as_deref(), fam, Role::Client, env, link)?;
+        if let Some(w) = port.note() {
+            sink.event(Event::Warning(w));
+        }
         fam.check(&*port)?;
         if env.same_process {
             same_process_check(&spec, &*port)?;
@@ -426,6 +429,9 @@ pub(crate) fn server_run(
         }
         let fam = family::plan(&spec, env)?;
         let mut port = open(net, Some(&spec.provider), &*fam, Role::Server, env, link)?;
+        if let Some(w) = port.note() {
+            sink.event(Event::Warning(w));
+        }
         fam.check(&*port)?;
         Side::new(Role::Server, &*fam, &LatClock::Raw, env, link, sink).run(&mut *port, &mut p)
     })();

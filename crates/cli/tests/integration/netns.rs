@@ -218,3 +218,35 @@ fn a_link_down_as_the_run_starts_is_waited_for_not_replaced_by_lo() {
         assert_eq!(sources[0]["device"], vb.as_str(), "{}", doc["counters"]);
     }
 }
+
+/// The same link down for the whole run: after the wait each side opens
+/// the first domain listed, as before, and says so in one line.
+#[test]
+fn a_link_down_for_good_is_said_and_the_run_goes_on() {
+    require_root();
+    let _cpu = cpu();
+    let ns = Netns::new(8);
+    let (va, _) = ns.ends();
+    ip(&["-n", &ns.a, "link", "set", &va, "down"]);
+    let port = 49208;
+    let p = port.to_string();
+    let srv = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "-P", "tcp", "-p", &p, "--json"]));
+    wait_listen_in_ns(srv.pid(), port);
+    let c = Proc::spawn(&mut ns.cmd(
+        &ns.b,
+        &["write-bw", "198.18.8.2", "-P", "tcp", "-p", &p, "-n", "20", "--json"],
+    ))
+    .wait(LIMIT);
+    let s = srv.wait(LIMIT);
+    for (side, o) in [("client", &c), ("server", &s)] {
+        assert_eq!(o.code, Some(0), "{side}: {}", o.stderr);
+        assert_eq!(o.json()["config"]["device"], "lo", "{side}");
+        let said: Vec<&str> = o.stderr.lines().filter(|l| l.contains("libfabric lists no")).collect();
+        assert_eq!(
+            said,
+            ["fabdiag write-bw: libfabric lists no tcp;ofi_rxm domain holding 198.18.8.2, the address this side talks to its peer from (is its link down?): using lo"],
+            "{side}: {}",
+            o.stderr
+        );
+    }
+}
