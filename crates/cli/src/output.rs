@@ -257,7 +257,11 @@ pub fn conclude(
         }
         Err(f) => {
             let code = exit::of(f.kind);
-            let msg = f.to_string();
+            // a cable that flapped, said beside the failure it caused
+            let msg = match f.counters.as_deref().and_then(counters_text::failure_clause) {
+                Some(clause) => format!("{f}; {clause}"),
+                None => f.to_string(),
+            };
             let mut doc = failed_document(
                 tool,
                 role,

@@ -109,6 +109,38 @@ fn side(who: &str, c: &Counters) -> String {
     }
 }
 
+/// A clause for a failed run's error line: the port's own fault counters
+/// (physical, flap, drop; not the path's, which a failure raises anyway)
+/// that rose on either side while it ran, which often say why: "NIC
+/// counters that rose meanwhile: this side: eth0 carrier_changes +2". At
+/// most three a side, the physical first. None when none rose.
+pub fn failure_clause(pc: &PairCounters) -> Option<String> {
+    let order = |c: Class| match c {
+        Class::Physical => 0,
+        Class::Flap => 1,
+        _ => 2,
+    };
+    let mut parts = Vec::new();
+    for (who, c) in [("this side", Some(&pc.local)), ("the peer", pc.peer.as_ref())] {
+        let mut rose: Vec<_> = c
+            .map(Counters::noted)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| n.alarming() && !n.of_the_path() && n.name != WHOLE_SOURCE)
+            .collect();
+        rose.sort_by_key(|n| order(n.class));
+        let said: Vec<String> = rose
+            .iter()
+            .take(3)
+            .map(|n| format!("{} {} {}", n.device, n.name, change_words(&n.change)))
+            .collect();
+        if !said.is_empty() {
+            parts.push(format!("{who}: {}", said.join(", ")));
+        }
+    }
+    (!parts.is_empty()).then(|| format!("NIC counters that rose meanwhile: {}", parts.join("; ")))
+}
+
 /// The block: this side's line(s), then the peer's.
 pub fn block(role: Role, pc: &PairCounters) -> String {
     let peer = match role {
@@ -125,6 +157,61 @@ pub fn block(role: Role, pc: &PairCounters) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fabdiag_model::counters::{CounterChange, Deltas, Family, SourceDeltas};
+
+    fn read(device: &str, family: Family, changes: &[(&str, Class, bool, Change)]) -> Counters {
+        Counters::Read(Deltas {
+            sources: vec![SourceDeltas {
+                family,
+                device: device.into(),
+                counters: changes
+                    .iter()
+                    .map(|(name, class, fault, change)| CounterChange {
+                        name: (*name).into(),
+                        class: *class,
+                        fault: *fault,
+                        change: change.clone(),
+                    })
+                    .collect(),
+                unavailable: None,
+            }],
+            seconds: 1.0,
+            counters_read: changes.len(),
+            read_us: 10,
+            nic: None,
+        })
+    }
+
+    /// The port's own faults are said beside a failure, the physical
+    /// first; traffic, load signs and the path's counters are not.
+    #[test]
+    fn a_failure_names_the_port_faults_that_rose_meanwhile() {
+        let local = read(
+            "eth0",
+            Family::Netdev,
+            &[
+                ("carrier_changes", Class::Flap, true, Change::Rose { by: 2 }),
+                ("rx_bytes", Class::Traffic, false, Change::Rose { by: 900 }),
+                ("rx_crc_errors", Class::Physical, true, Change::Rose { by: 1207 }),
+                ("tx_dropped", Class::Drop, true, Change::Unchanged),
+            ],
+        );
+        let tcp = read(
+            "tcp",
+            Family::Tcp,
+            &[("RetransSegs", Class::Retransmit, true, Change::Rose { by: 30 })],
+        );
+        let pc = PairCounters {
+            local,
+            peer: Some(tcp.clone()),
+        };
+        assert_eq!(
+            failure_clause(&pc).as_deref(),
+            Some("NIC counters that rose meanwhile: this side: eth0 rx_crc_errors +1,207, eth0 carrier_changes +2")
+        );
+        // only the path's rose (the failure itself resends): nothing said
+        assert_eq!(failure_clause(&PairCounters { local: tcp, peer: None }), None);
+    }
 
     #[test]
     fn fi_nic_s_words_say_only_what_the_provider_gave() {

@@ -208,6 +208,38 @@ fn a_flapping_veth_shows_carrier_changes_on_its_side() {
     );
 }
 
+/// A link down for longer than a peer may be silent: both sides fail,
+/// and each one's error line says its port's carrier changed meanwhile.
+#[test]
+fn a_failure_says_the_carrier_changed_meanwhile() {
+    require_root();
+    let _cpu = cpu();
+    let ns = Netns::new(10);
+    let (va, vb) = ns.ends();
+    let (c, s) = across(&ns, 3, "30", || {
+        ip(&["-n", &ns.a, "link", "set", &va, "down"]);
+        std::thread::sleep(Duration::from_secs(7));
+        ip(&["-n", &ns.a, "link", "set", &va, "up"]);
+    });
+    assert_eq!(c.code, Some(2), "{}", c.stderr);
+    assert_eq!(s.code, Some(2), "{}", s.stderr);
+    let line = c.one_line();
+    assert!(
+        line.contains(&format!(
+            "; NIC counters that rose meanwhile: this side: {vb} carrier_changes +"
+        )),
+        "{line}"
+    );
+    let doc = s.json();
+    let message = doc["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!(
+            "; NIC counters that rose meanwhile: this side: {va} carrier_changes +"
+        )),
+        "{doc}"
+    );
+}
+
 #[test]
 fn loss_on_one_side_shows_retransmissions_there() {
     require_root();
