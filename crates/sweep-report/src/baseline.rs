@@ -544,7 +544,7 @@ pub(crate) mod tests {
     /// node((r + shift) mod 4), `flapping`'s carrier changing by 2 in each
     /// of its pair tests.
     fn flapping_on(shift: usize, flapping: usize) -> SweepDoc {
-        use fabdiag_model::counters::{Change, Class, Family, Noted};
+        use fabdiag_model::counters::{Change, Class};
         let mut s = sweep_with(4, &[], &[], &[]);
         for x in &mut s.nodes {
             x.host = Some(format!("node{}", (x.rank + shift) % 4));
@@ -555,14 +555,7 @@ pub(crate) mod tests {
             .iter_mut()
             .filter(|p| p.client == flapping || p.server == flapping)
         {
-            let flap = Noted {
-                family: Family::Netdev,
-                device: "eth0".into(),
-                name: "carrier_changes".into(),
-                class: Class::Flap,
-                fault: true,
-                change: Change::Rose { by: 2 },
-            };
+            let flap = crate::fixtures::noted("eth0", "carrier_changes", Class::Flap, Change::Rose { by: 2 });
             let mut noted = PairNoted::default();
             match p.client == flapping {
                 true => noted.client.push(flap),

@@ -271,19 +271,12 @@ pub fn suspect(r: &CounterRise) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{doc_of, sweep_with};
+    use crate::fixtures::{doc_of, noted, sweep_with};
     use fabdiag_model::counters::Noted;
     use fabdiag_sweep_plan::PairNoted;
 
     fn rose(device: &str, name: &str, class: Class, by: u64) -> Noted {
-        Noted {
-            family: if device == "tcp" { Family::Tcp } else { Family::Netdev },
-            device: device.into(),
-            name: name.into(),
-            class,
-            fault: true,
-            change: Change::Rose { by },
-        }
+        noted(device, name, class, Change::Rose { by })
     }
 
     /// Six ranks at 100 MB/s but rank 2's pairs at 40: rank 2's port

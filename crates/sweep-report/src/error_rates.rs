@@ -164,17 +164,22 @@ fn key_weight(c: &ErrorRateChange) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fabdiag_model::counters::{Change, Class, Family};
+    use crate::fixtures::noted;
+    use fabdiag_model::counters::{Change, Class};
 
-    fn noted(device: &str, name: &str, class: Class, change: Change) -> Noted {
-        Noted {
-            family: if device == "tcp" { Family::Tcp } else { Family::Netdev },
-            device: device.into(),
-            name: name.into(),
-            class,
-            fault: true,
-            change,
-        }
+    /// One node in both sweeps: (its rates, whether read) now and then.
+    fn one_node(now: (Rates, bool), then: (Rates, bool)) -> ErrorRates {
+        compare(
+            Side {
+                rates: &[now.0],
+                read: &[now.1],
+            },
+            Side {
+                rates: &[then.0],
+                read: &[then.1],
+            },
+            &[Some(0)],
+        )
     }
 
     fn rates(tests: u64, each: &[Noted]) -> Rates {
@@ -245,19 +250,7 @@ mod tests {
             Class::Physical,
             Change::WentBack { before: 9, after: 2 },
         );
-        let now = [rates(5, &[drop1, resent, wrapped])];
-        let then = [rates(5, &[])];
-        let c = compare(
-            Side {
-                rates: &now,
-                read: &[true],
-            },
-            Side {
-                rates: &then,
-                read: &[true],
-            },
-            &[Some(0)],
-        );
+        let c = one_node((rates(5, &[drop1, resent, wrapped]), true), (rates(5, &[]), true));
         let names: Vec<&str> = c.risen.iter().map(|x| x.name.as_str()).collect();
         // a counter that went back is said (its rate a floor: untrusted),
         // never summed as a zero
@@ -268,32 +261,10 @@ mod tests {
 
     #[test]
     fn unread_counters_are_not_compared_and_say_why() {
-        let now = [rates(5, &[])];
-        let then = [rates(5, &[])];
-        let c = compare(
-            Side {
-                rates: &now,
-                read: &[true],
-            },
-            Side {
-                rates: &then,
-                read: &[false],
-            },
-            &[Some(0)],
-        );
+        let c = one_node((rates(5, &[]), true), (rates(5, &[]), false));
         assert_eq!(c.compared_nodes, 0);
         assert_eq!(c.not_compared.as_deref(), Some("the baseline read no NIC counters"));
-        let c = compare(
-            Side {
-                rates: &now,
-                read: &[false],
-            },
-            Side {
-                rates: &then,
-                read: &[true],
-            },
-            &[Some(0)],
-        );
+        let c = one_node((rates(5, &[]), false), (rates(5, &[]), true));
         assert_eq!(
             c.not_compared.as_deref(),
             Some("no node had its NIC counters read in both sweeps")

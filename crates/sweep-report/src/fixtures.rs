@@ -8,6 +8,7 @@ use crate::analysis::{Better, Matrix, Reference, Rules};
 use crate::baseline::Baseline;
 use crate::build::{build, Inputs};
 use crate::doc::{Limits, Metric, SweepDoc};
+use fabdiag_model::counters::{Change, Class, Family, Noted};
 use fabdiag_sweep_plan::{Coordinated, Node, NodeStatus, Pair, PairRecord};
 
 /// A matrix from "a-b:value" figures, as a sweep's summary lists them.
@@ -88,6 +89,19 @@ pub fn sweep_with(
         }
     }
     Coordinated::of(nodes, pairs)
+}
+
+/// A fault counter's change on one side of a pair test, as a rank reports
+/// it ("tcp" is the TCP family, any other device a netdev).
+pub fn noted(device: &str, name: &str, class: Class, change: Change) -> Noted {
+    Noted {
+        family: if device == "tcp" { Family::Tcp } else { Family::Netdev },
+        device: device.into(),
+        name: name.into(),
+        class,
+        fault: true,
+        change,
+    }
 }
 
 /// The lines of the text summary's section `title` ("failed pairs:"),
