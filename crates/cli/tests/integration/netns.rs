@@ -185,33 +185,41 @@ fn latency_tools_across_veth() {
     }
 }
 
+/// A write-bw server and client both in B over tcp, talking to B's own
+/// address, with A's veth end down (so B's end has no carrier, and
+/// libfabric does not list it); `meanwhile` runs once the client has
+/// started. The client's output, then the server's.
+fn with_b_s_link_down(ns: &Netns, k: u8, meanwhile: impl FnOnce(&str)) -> (Output, Output) {
+    let (va, _) = ns.ends();
+    ip(&["-n", &ns.a, "link", "set", &va, "down"]);
+    let port = 49200 + u16::from(k);
+    let p = port.to_string();
+    let srv = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "-P", "tcp", "-p", &p, "--json"]));
+    wait_listen_in_ns(srv.pid(), port);
+    let addr = format!("198.18.{k}.2");
+    let cli = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", &addr, "-P", "tcp", "-p", &p, "-n", "20", "--json"]));
+    meanwhile(&va);
+    (cli.wait(LIMIT), srv.wait(LIMIT))
+}
+
 /// A link down for a moment as a run starts: libfabric lists only running
 /// interfaces, so the domain holding this side's address is missing.
 /// Each side asks again until it is back (up to 2 s) rather than opening
 /// the first domain listed (`lo`, while the kernel carries the traffic
-/// over the hidden link, and the counters read would be lo's). Server and
-/// client both in B, talking to B's own address, with B's veth end
-/// without carrier until A's end comes up 0.6 s after the client starts.
+/// over the hidden link, and the counters read would be lo's). A's end
+/// comes up 0.6 s after the client starts.
 #[test]
 fn a_link_down_as_the_run_starts_is_waited_for_not_replaced_by_lo() {
     require_root();
     let _cpu = cpu();
     let ns = Netns::new(7);
-    let (va, vb) = ns.ends();
-    ip(&["-n", &ns.a, "link", "set", &va, "down"]);
-    let port = 49207;
-    let p = port.to_string();
-    let srv = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "-P", "tcp", "-p", &p, "--json"]));
-    wait_listen_in_ns(srv.pid(), port);
-    let cli = Proc::spawn(&mut ns.cmd(
-        &ns.b,
-        &["write-bw", "198.18.7.2", "-P", "tcp", "-p", &p, "-n", "20", "--json"],
-    ));
-    std::thread::sleep(Duration::from_millis(600));
-    ip(&["-n", &ns.a, "link", "set", &va, "up"]);
-    let (c, s) = (cli.wait(LIMIT), srv.wait(LIMIT));
+    let (c, s) = with_b_s_link_down(&ns, 7, |va| {
+        std::thread::sleep(Duration::from_millis(600));
+        ip(&["-n", &ns.a, "link", "set", va, "up"]);
+    });
     assert_eq!(c.code, Some(0), "{}", c.stderr);
     assert_eq!(s.code, Some(0), "{}", s.stderr);
+    let (_, vb) = ns.ends();
     for doc in [c.json(), s.json()] {
         assert_eq!(doc["config"]["device"], vb.as_str(), "{}", doc["config"]);
         let sources = doc["counters"]["local"]["sources"].as_array().unwrap();
@@ -226,18 +234,7 @@ fn a_link_down_for_good_is_said_and_the_run_goes_on() {
     require_root();
     let _cpu = cpu();
     let ns = Netns::new(8);
-    let (va, _) = ns.ends();
-    ip(&["-n", &ns.a, "link", "set", &va, "down"]);
-    let port = 49208;
-    let p = port.to_string();
-    let srv = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "-P", "tcp", "-p", &p, "--json"]));
-    wait_listen_in_ns(srv.pid(), port);
-    let c = Proc::spawn(&mut ns.cmd(
-        &ns.b,
-        &["write-bw", "198.18.8.2", "-P", "tcp", "-p", &p, "-n", "20", "--json"],
-    ))
-    .wait(LIMIT);
-    let s = srv.wait(LIMIT);
+    let (c, s) = with_b_s_link_down(&ns, 8, |_| {});
     for (side, o) in [("client", &c), ("server", &s)] {
         assert_eq!(o.code, Some(0), "{side}: {}", o.stderr);
         assert_eq!(o.json()["config"]["device"], "lo", "{side}");
