@@ -24,5 +24,5 @@ mod read;
 pub use delta::{Change, CounterChange, Counters, Deltas, NicFacts, SourceDeltas};
 pub use locate::{device_of, pick_port, sources, Family, Source, Unavailable};
 pub use meaning::{known, meaning, Class, Limit, Meaning};
-pub use noted::{devices_read, of_the_path, Noted, WHOLE_SOURCE};
+pub use noted::{devices_read, of_the_path, severity, Noted, WHOLE_SOURCE};
 pub use read::{Snapshot, Values};

@@ -95,6 +95,21 @@ impl Noted {
     }
 }
 
+/// The order rises are listed and judged in: the port's own counters
+/// (physical, flap, drop) before the path's (retransmissions, congestion,
+/// and every TCP counter); lower first.
+pub fn severity(family: Family, class: Class) -> u8 {
+    match (family, class) {
+        (Family::Tcp, _) => 6,
+        (_, Class::Physical) => 0,
+        (_, Class::Flap) => 1,
+        (_, Class::Drop) => 2,
+        (_, Class::Retransmit) => 3,
+        (_, Class::Congestion) => 4,
+        (_, Class::Other | Class::Traffic) => 5,
+    }
+}
+
 /// Whether a counter of `family` and `class` is the path's rather than
 /// the port's (see `Noted::of_the_path`).
 pub fn of_the_path(family: Family, class: Class) -> bool {

@@ -3,7 +3,7 @@
 //! them. Describes; reads nothing (fabdiag-counters reads, the session
 //! carries, the renderers show).
 
-pub use fabdiag_counters::{of_the_path, NicFacts};
+pub use fabdiag_counters::{of_the_path, severity, NicFacts};
 pub use fabdiag_counters::{Change, Class, CounterChange, Counters, Deltas, Family, Noted, SourceDeltas, WHOLE_SOURCE};
 use serde::Serialize;
 

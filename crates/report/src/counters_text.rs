@@ -5,7 +5,7 @@
 //! read), each with its class and what it usually means; traffic counts
 //! and unchanged counters are left to the JSON. Pure.
 
-use fabdiag_model::counters::{Change, Class, Counters, NicFacts, PairCounters, WHOLE_SOURCE};
+use fabdiag_model::counters::{severity, Change, Class, Counters, NicFacts, PairCounters, WHOLE_SOURCE};
 use fabdiag_model::units::thousands;
 use fabdiag_model::Role;
 
@@ -115,11 +115,6 @@ fn side(who: &str, c: &Counters) -> String {
 /// counters that rose meanwhile: this side: eth0 carrier_changes +2". At
 /// most three a side, the physical first. None when none rose.
 pub fn failure_clause(pc: &PairCounters) -> Option<String> {
-    let order = |c: Class| match c {
-        Class::Physical => 0,
-        Class::Flap => 1,
-        _ => 2,
-    };
     let mut parts = Vec::new();
     for (who, c) in [("this side", Some(&pc.local)), ("the peer", pc.peer.as_ref())] {
         let mut rose: Vec<_> = c
@@ -128,7 +123,7 @@ pub fn failure_clause(pc: &PairCounters) -> Option<String> {
             .into_iter()
             .filter(|n| n.alarming() && !n.of_the_path() && n.name != WHOLE_SOURCE)
             .collect();
-        rose.sort_by_key(|n| order(n.class));
+        rose.sort_by_key(|n| severity(n.family, n.class));
         let said: Vec<String> = rose
             .iter()
             .take(3)

@@ -14,7 +14,7 @@
 
 use crate::analysis::Analysis;
 use crate::doc::NodeSummary;
-use fabdiag_model::counters::{of_the_path, Change, Class, Family, Noted};
+use fabdiag_model::counters::{of_the_path, severity, Change, Class, Family, Noted};
 use fabdiag_sweep_plan::PairRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -239,19 +239,9 @@ fn node_counters(rank: usize, t: &Tally, nodes: &[NodeSummary], an: &Analysis) -
     }
 }
 
-/// The order a rank's rises are listed and judged in: the port's own
-/// counters (physical, flap, drop) before the path's (retransmissions,
-/// congestion, and every TCP counter).
-pub(crate) fn weight(r: &CounterRise) -> u8 {
-    match (r.family, r.class) {
-        (Family::Tcp, _) => 6,
-        (_, Class::Physical) => 0,
-        (_, Class::Flap) => 1,
-        (_, Class::Drop) => 2,
-        (_, Class::Retransmit) => 3,
-        (_, Class::Congestion) => 4,
-        (_, Class::Other | Class::Traffic) => 5,
-    }
+/// The order a rank's rises are listed and judged in (`severity`).
+fn weight(r: &CounterRise) -> u8 {
+    severity(r.family, r.class)
 }
 
 /// What a rise points at, for the report's line.

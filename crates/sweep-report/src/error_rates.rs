@@ -8,9 +8,9 @@
 //! rise for its partners' trouble too) only when they change fourfold and
 //! reach the blame's floor per test. Pure: never reads or prints.
 
-use crate::blame::{add_rises, weight, CounterRise, PATH_FACTOR, PATH_FLOOR};
+use crate::blame::{add_rises, CounterRise, PATH_FACTOR, PATH_FLOOR};
 use crate::doc::{ErrorRateChange, ErrorRates};
-use fabdiag_model::counters::Noted;
+use fabdiag_model::counters::{severity, Noted};
 use fabdiag_sweep_plan::{Node, PairRecord};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -128,8 +128,8 @@ pub fn compare(now: Side<'_>, then: Side<'_>, there: &[Option<usize>]) -> ErrorR
     }
     for list in [&mut out.risen, &mut out.fallen] {
         list.sort_by(|x, y| {
-            key_weight(x)
-                .cmp(&key_weight(y))
+            severity(x.family, x.class)
+                .cmp(&severity(y.family, y.class))
                 .then(
                     y.per_test
                         .max(y.baseline_per_test)
@@ -148,17 +148,6 @@ fn past(r: &CounterRise, from: f64, to: f64) -> bool {
     } else {
         to > 0.0 && to >= PORT_FACTOR * from
     }
-}
-
-fn key_weight(c: &ErrorRateChange) -> u8 {
-    weight(&CounterRise {
-        family: c.family,
-        device: String::new(),
-        name: String::new(),
-        class: c.class,
-        rise: 0,
-        untrusted: false,
-    })
 }
 
 #[cfg(test)]
