@@ -20,7 +20,7 @@ pub use buffer::{free_hugepages, hugepage_pool, page_size, DeviceMemory, HmemIfa
 pub use discovery::{discover, provider_names, Capability, InfoList, LinkState, Nic, NicLink, ProviderInfo, Query};
 pub use endpoint::{
     atomic_datatype, atomic_op, AtomicKind, AtomicOperands, AtomicSpec, AtomicValue, Completion, Endpoint, OpFlags,
-    PeerId, Posted, RegionId, RemoteRegion,
+    PeerId, Posted, Prepared, RegionId, RemoteRegion,
 };
 pub use error::FabricError;
 pub use held_calls::{CallWatcher, StuckCall};

@@ -13,10 +13,12 @@ mod address;
 mod atomic;
 mod open;
 mod ops;
+mod prepared;
 
 pub use address::PeerId;
 pub use atomic::{atomic_datatype, atomic_op, AtomicKind, AtomicOperands, AtomicSpec, AtomicValue};
 pub use ops::{Completion, OpFlags, Posted, RemoteRegion};
+pub use prepared::Prepared;
 
 use crate::contexts::LentContexts;
 use crate::held_calls::{CallCount, CallWatcher};
@@ -56,7 +58,11 @@ pub struct Endpoint {
     cq: *mut ffi::FidCq,
     av: *mut ffi::FidAv,
     domain: *mut ffi::FidDomain,
+    /// Never removed before the endpoint is dropped (a `Prepared` points
+    /// into them).
     regions: Vec<Region>,
+    /// Names this endpoint to the operations prepared on it.
+    serial: u64,
     ep_h: Handle,
     av_h: Handle,
     cq_h: Handle,

@@ -4,7 +4,7 @@
 //! buffer registered (host memory with fi_mr_reg, device memory through
 //! FI_HMEM).
 
-use super::{check, Endpoint, Handle, HotConsts, Region};
+use super::{check, prepared, Endpoint, Handle, HotConsts, Region};
 use crate::contexts::LentContexts;
 use crate::discovery::{InfoList, ProviderInfo};
 use crate::held_calls::CallCount;
@@ -66,6 +66,7 @@ impl Endpoint {
             av: ptr::null_mut(),
             domain: ptr::null_mut(),
             regions: Vec::new(),
+            serial: prepared::next_serial(),
             ep_h: Handle(ptr::null_mut()),
             av_h: Handle(ptr::null_mut()),
             cq_h: Handle(ptr::null_mut()),

@@ -134,7 +134,7 @@ impl Endpoint {
         self.posted(call, rc)
     }
 
-    fn posted(&self, call: &'static str, rc: i32) -> Result<Posted, FabricError> {
+    pub(super) fn posted(&self, call: &'static str, rc: i32) -> Result<Posted, FabricError> {
         if rc == 0 {
             Ok(Posted::Queued)
         } else if -rc == self.hot.eagain {
@@ -202,7 +202,6 @@ impl Endpoint {
     }
 
     /// Sends `len` bytes (0 allowed) of local region `id` at `off`.
-    #[allow(clippy::too_many_arguments)]
     pub fn send(
         &mut self,
         id: RegionId,
@@ -212,43 +211,14 @@ impl Endpoint {
         f: OpFlags,
         context: u64,
     ) -> Result<Posted, FabricError> {
-        let (buf, desc) = self.local(id, off, len)?;
-        if !self.completes(f) {
-            let ep = self.ep;
-            // SAFETY: buf..buf+len is in a buffer owned by self; an injected
-            // payload is copied before fi_inject returns.
-            let rc = self.calls.around(DataCall::Inject, || unsafe {
-                ffi::fdg_inject(ep, buf, len as usize, peer.0)
-            });
-            return self.posted("fi_inject", rc);
-        }
-        let flags = self.flags(f);
-        let Some(ctx) = self.op_context(context, true, false) else {
-            return Ok(Posted::Busy);
-        };
-        let ep = self.ep;
-        // SAFETY: buf..buf+len is in a registered buffer owned by self; a
-        // lent context is ours until its completion is read.
-        let rc = self.calls.around(DataCall::Send, || unsafe {
-            ffi::fdg_send(ep, buf, len as usize, desc, peer.0, flags, ctx.0)
-        });
-        self.posted_with("fi_sendmsg", rc, ctx)
+        let p = self.prepare(id, off, len, f)?;
+        self.send_prepared(&p, peer, context)
     }
 
     /// Posts a receive of up to `len` bytes into local region `id` at `off`.
     pub fn recv(&mut self, id: RegionId, off: u64, len: u64, context: u64) -> Result<Posted, FabricError> {
-        let (buf, desc) = self.local(id, off, len)?;
-        let Some(ctx) = self.op_context(context, true, true) else {
-            return Ok(Posted::Busy);
-        };
-        let ep = self.ep;
-        // SAFETY: buf..buf+len is in a registered buffer owned by self and
-        // outlives the endpoint, so a late delivery cannot reach freed
-        // memory; a lent context likewise (it is dropped with self).
-        let rc = self.calls.around(DataCall::Recv, || unsafe {
-            ffi::fdg_recv(ep, buf, len as usize, desc, ctx.0)
-        });
-        self.posted_with("fi_recv", rc, ctx)
+        let p = self.prepare(id, off, len, OpFlags::default())?;
+        self.recv_prepared(&p, context)
     }
 
     /// Reads up to `out.len()` completions, driving progress. An error

@@ -5,7 +5,7 @@
 //! can be seen without a fabric.
 
 use fabdiag_fabric::{
-    AtomicOperands, AtomicSpec, Completion, Endpoint, FabricError, Memory, OpFlags, PeerId, Posted, RegionId,
+    AtomicOperands, AtomicSpec, Completion, Endpoint, FabricError, Memory, OpFlags, PeerId, Posted, Prepared, RegionId,
     RemoteRegion,
 };
 
@@ -49,6 +49,12 @@ pub trait DataPath {
     /// Will an operation posted with `f` leave a completion entry?
     fn completes(&self, f: OpFlags) -> bool;
     fn post(&mut self, p: &Post<'_>) -> Result<Posted, FabricError>;
+    /// A send or receive range checked once and posted many times (the
+    /// latency loop's send and each receive slot): `Endpoint::prepare`.
+    type Prepared: Copy;
+    fn prepare(&self, id: RegionId, off: u64, len: u64, f: OpFlags) -> Result<Self::Prepared, FabricError>;
+    fn send_prepared(&mut self, p: &Self::Prepared, peer: PeerId) -> Result<Posted, FabricError>;
+    fn recv_prepared(&mut self, p: &Self::Prepared, context: u64) -> Result<Posted, FabricError>;
     fn recv(&mut self, id: RegionId, off: u64, len: u64, context: u64) -> Result<Posted, FabricError>;
     fn poll(&mut self, out: &mut [Completion]) -> Result<usize, FabricError>;
     /// Never close what this endpoint holds (a run that failed).
@@ -108,6 +114,16 @@ impl DataPath for Endpoint {
             What::Send => self.send(INITIATOR, off, len, peer, f, 0),
             What::Atomic(spec, ops, target) => self.atomic(spec, ops, peer, target, off, f, 0),
         }
+    }
+    type Prepared = Prepared;
+    fn prepare(&self, id: RegionId, off: u64, len: u64, f: OpFlags) -> Result<Prepared, FabricError> {
+        Endpoint::prepare(self, id, off, len, f)
+    }
+    fn send_prepared(&mut self, p: &Prepared, peer: PeerId) -> Result<Posted, FabricError> {
+        Endpoint::send_prepared(self, p, peer, 0)
+    }
+    fn recv_prepared(&mut self, p: &Prepared, context: u64) -> Result<Posted, FabricError> {
+        Endpoint::recv_prepared(self, p, context)
     }
     fn recv(&mut self, id: RegionId, off: u64, len: u64, context: u64) -> Result<Posted, FabricError> {
         Endpoint::recv(self, id, off, len, context)

@@ -99,6 +99,24 @@ impl DataPath for FakeWire {
         }
         Ok(Posted::Queued)
     }
+    /// The length and flags: enough to play the same part as `post`.
+    type Prepared = (u64, OpFlags);
+    fn prepare(&self, _: RegionId, _: u64, len: u64, f: OpFlags) -> Result<(u64, OpFlags), FabricError> {
+        Ok((len, f))
+    }
+    fn send_prepared(&mut self, &(len, flags): &(u64, OpFlags), peer: PeerId) -> Result<Posted, FabricError> {
+        self.post(&Post {
+            what: What::Send,
+            off: 0,
+            len,
+            peer,
+            flags,
+        })
+    }
+    fn recv_prepared(&mut self, _: &(u64, OpFlags), _: u64) -> Result<Posted, FabricError> {
+        self.recvs_posted += 1;
+        Ok(Posted::Queued)
+    }
     fn recv(&mut self, _: RegionId, _: u64, _: u64, _: u64) -> Result<Posted, FabricError> {
         self.recvs_posted += 1;
         Ok(Posted::Queued)

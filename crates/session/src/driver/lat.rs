@@ -54,9 +54,14 @@ impl<W: DataPath + ?Sized> FabricDriver<'_, W> {
             }
         }
         let ns = if self.cfg.op == Op::Send {
-            // a round trip: our message out, the server's echo back; halved
-            self.wait_until(|d| d.tx_done >= d.tx_posted && d.rx_data >= want_echo)?;
+            // a round trip: our message out, the server's echo back;
+            // halved. The echo's slot is posted again once the clock is read.
+            self.hold_reposts = true;
+            let waited = self.wait_until(|d| d.tx_done >= d.tx_posted && d.rx_data >= want_echo);
             let t1 = self.cfg.clock.now();
+            self.hold_reposts = false;
+            waited?;
+            self.repost()?;
             self.cfg.clock.elapsed_ns(t0, t1) / 2
         } else {
             self.wait_until(|d| d.tx_done >= d.tx_posted)?;

@@ -185,6 +185,19 @@ pub struct FabricDriver<'a, W: DataPath + ?Sized = Endpoint> {
     stashed_post_run: Option<Message>,
     /// send_lat server: echoes owed (sizes) and sent in this size.
     echoes_owed: VecDeque<u64>,
+    /// Receive slots that completed and are not yet posted again: a
+    /// receive is posted again after the echo goes out (server) or after
+    /// the round trip's clock is read (client), off the round trip's
+    /// critical path; other slots stay posted meanwhile.
+    reposts: Vec<u64>,
+    /// Each receive slot, checked once.
+    recv_prepared: Vec<W::Prepared>,
+    /// The send last posted from offset 0 (its length and whether it was
+    /// injected), checked once: every send of send_lat and its echoes.
+    send_prepared: Option<(u64, bool, W::Prepared)>,
+    /// Set while send_lat's client waits for its echo: `progress` leaves
+    /// the reposts to `measure`.
+    hold_reposts: bool,
     echoes_sent: u64,
     /// The atomic operands of the next iteration, and those in the buffer.
     amo_next: Option<Operands>,
@@ -268,6 +281,10 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
             recv_slots: 1,
             stashed_post_run: None,
             echoes_owed: VecDeque::new(),
+            reposts: Vec::with_capacity(64),
+            recv_prepared: Vec::new(),
+            send_prepared: None,
+            hold_reposts: false,
             echoes_sent: 0,
             amo_next: None,
             amo_loaded: None,
@@ -298,14 +315,29 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
         // A batch plus the response; the provider buffers any excess as
         // unexpected messages.
         let depth = (self.cfg.list_size + 2).min(self.ep.rx_depth()).max(1);
-        self.slot_len = vec![0; depth.min(self.recv_slots) as usize];
+        let slots = depth.min(self.recv_slots);
+        self.slot_len = vec![0; slots as usize];
+        self.recv_prepared = (0..slots)
+            .map(|slot| {
+                self.ep
+                    .prepare(TARGET, slot * self.recv_gran, self.recv_slot_len, OpFlags::default())
+            })
+            .collect::<Result<_, _>>()?;
         for i in 0..depth {
             let slot = i % self.recv_slots;
-            if self.ep.recv(TARGET, slot * self.recv_gran, self.recv_slot_len, slot)? == Posted::Busy {
+            if self.post_recv(slot)? == Posted::Busy {
                 break;
             }
         }
         Ok(())
+    }
+
+    /// Posts the receive of slot `slot` (its context).
+    fn post_recv(&mut self, slot: u64) -> Result<Posted, DriveError> {
+        Ok(match self.recv_prepared.get(slot as usize) {
+            Some(p) => self.ep.recv_prepared(p, slot)?,
+            None => self.ep.recv(TARGET, slot * self.recv_gran, self.recv_slot_len, slot)?,
+        })
     }
 
     /// Polls the CQ once; accounts receives and sends; returns how many
@@ -323,7 +355,6 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
                 } else {
                     c.context % self.recv_slots
                 };
-                let at = slot * self.recv_gran;
                 if c.len == 0 {
                     self.rx_responses += 1;
                 } else {
@@ -347,7 +378,7 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
                         }
                     }
                 }
-                self.ep.recv(TARGET, at, self.recv_slot_len, slot)?;
+                self.reposts.push(slot);
             } else {
                 self.tx_done += 1;
             }
@@ -355,6 +386,10 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
         // (no clock read here: the stall watch looks at this count now and
         // then, which keeps the hot path free of time stamps)
         self.completions += n as u64;
+        if self.responses_owed > 0 {
+            // the next batch finds its receives posted
+            self.repost()?;
+        }
         while self.responses_owed > 0 {
             if self.send_response()? == Posted::Busy {
                 break;
@@ -368,7 +403,19 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
             self.echoes_sent += 1;
             self.echoes_owed.pop_front();
         }
+        if !self.hold_reposts {
+            self.repost()?;
+        }
         Ok(n)
+    }
+
+    /// Posts again the receive slots that completed (`reposts`).
+    fn repost(&mut self) -> Result<(), DriveError> {
+        for i in 0..self.reposts.len() {
+            self.post_recv(self.reposts[i])?;
+        }
+        self.reposts.clear();
+        Ok(())
     }
 
     /// Posts a send of `len` bytes from our initiator at `off`, injected
@@ -379,17 +426,35 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
     /// message). Counts it as awaited only if it will leave a completion.
     fn send_at(&mut self, off: u64, len: u64, inject: bool) -> Result<Posted, DriveError> {
         let f = OpFlags { inject, silent: inject };
-        let p = self.ep.post(&Post {
-            what: What::Send,
-            off,
-            len,
-            peer: self.peer,
-            flags: f,
-        })?;
+        let p = if off == 0 {
+            let prepared = self.prepared_send(len, f)?;
+            self.ep.send_prepared(&prepared, self.peer)?
+        } else {
+            self.ep.post(&Post {
+                what: What::Send,
+                off,
+                len,
+                peer: self.peer,
+                flags: f,
+            })?
+        };
         if p == Posted::Queued && self.ep.completes(f) {
             self.tx_posted += 1;
         }
         Ok(p)
+    }
+
+    /// The send of `len` bytes from offset 0 with flags `f`, checked once
+    /// for as long as the length and flags stay the same.
+    fn prepared_send(&mut self, len: u64, f: OpFlags) -> Result<W::Prepared, DriveError> {
+        match self.send_prepared {
+            Some((l, inject, p)) if l == len && inject == f.inject => Ok(p),
+            _ => {
+                let p = self.ep.prepare(INITIATOR, 0, len, f)?;
+                self.send_prepared = Some((len, f.inject, p));
+                Ok(p)
+            }
+        }
     }
 
     /// The zero-length message that closes a send_bw batch.
