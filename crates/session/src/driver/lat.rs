@@ -5,7 +5,7 @@
 use super::{peer, DataPath, DriveError, FabricDriver, Op};
 use fabdiag_clock::Calibration;
 use fabdiag_engine::{Activity, LatDriver, Measure, SyncPoint};
-use fabdiag_fabric::Posted;
+use fabdiag_fabric::{OpFlags, Posted};
 
 /// How latency is timed.
 #[derive(Clone, Debug)]
@@ -46,29 +46,42 @@ impl<W: DataPath + ?Sized> FabricDriver<'_, W> {
             self.load_operands(plan, 1)?;
         }
         let inject = self.inject_ok(size);
-        let want_echo = self.rx_data + 1;
+        if self.cfg.op == Op::Send {
+            return self.round_trip(size, inject);
+        }
         let t0 = self.cfg.clock.now();
         while self.post(size, 0, inject)? == Posted::Busy {
             if self.progress()? == 0 {
                 self.watch()?;
             }
         }
-        let ns = if self.cfg.op == Op::Send {
-            // a round trip: our message out, the server's echo back;
-            // halved. The echo's slot is posted again once the clock is read.
-            self.hold_reposts = true;
-            let waited = self.wait_until(|d| d.tx_done >= d.tx_posted && d.rx_data >= want_echo);
-            let t1 = self.cfg.clock.now();
-            self.hold_reposts = false;
-            waited?;
-            self.repost()?;
-            self.cfg.clock.elapsed_ns(t0, t1) / 2
-        } else {
-            self.wait_until(|d| d.tx_done >= d.tx_posted)?;
-            let t1 = self.cfg.clock.now();
-            self.cfg.clock.elapsed_ns(t0, t1)
-        };
-        Ok(ns)
+        self.wait_until(|d| d.tx_done >= d.tx_posted)?;
+        let t1 = self.cfg.clock.now();
+        Ok(self.cfg.clock.elapsed_ns(t0, t1))
+    }
+
+    /// send_lat's round trip: our message out, the server's echo back,
+    /// halved. The send is checked before the clock starts, and the echo's
+    /// slot is posted again once the clock is read.
+    fn round_trip(&mut self, size: u64, inject: bool) -> Result<u64, DriveError> {
+        let f = OpFlags { inject, silent: inject };
+        let send = self.prepared_send(size, f)?;
+        let awaited = u64::from(self.ep.completes(f));
+        let want_echo = self.rx_data + 1;
+        let t0 = self.cfg.clock.now();
+        while self.ep.send_prepared(&send, self.peer)? == Posted::Busy {
+            if self.progress()? == 0 {
+                self.watch()?;
+            }
+        }
+        self.tx_posted += awaited;
+        self.hold_reposts = true;
+        let waited = self.wait_until(|d| d.tx_done >= d.tx_posted && d.rx_data >= want_echo);
+        let t1 = self.cfg.clock.now();
+        self.hold_reposts = false;
+        waited?;
+        self.repost()?;
+        Ok(self.cfg.clock.elapsed_ns(t0, t1) / 2)
     }
 }
 
