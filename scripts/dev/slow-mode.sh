@@ -3,6 +3,9 @@
 # Debian's fi_pingpong (-e rdm) at one size, each run's one-way latency
 # printed, then per tool the median and how many runs were above 1.5 times
 # it. Server on CPU 0, client on CPU 1 for both, as scripts/dev/bench.sh.
+# Between runs, scripts/dev/core-pingpong.c times a bare cache-line round
+# trip between the same two CPUs (how far apart they are now); the end
+# compares each run with the probes on either side of it.
 # Not a test: the figures depend on the machine and its load.
 # usage: [FABDIAG_BIN=path] scripts/dev/slow-mode.sh [--runs N] [--iters N] [--size S] [--provider P]
 set -euo pipefail
@@ -18,6 +21,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 B=${FABDIAG_BIN:-target/release/fabdiag}
+probe_bin=$(mktemp -d)/core-pingpong
+trap 'rm -rf "$(dirname "$probe_bin")"' EXIT
+gcc -O2 -pthread -o "$probe_bin" scripts/dev/core-pingpong.c || { echo "slow-mode.sh: needs gcc" >&2; exit 1; }
+probe() { "$probe_bin" 0 1 100000; }
 SRV="taskset -c 0" CLI="taskset -c 1"
 port=$((56000 + RANDOM % 4000))
 fab() {
@@ -38,10 +45,14 @@ peer() {
     wait "$s" || true
 }
 f=() p=()
+log=$(dirname "$probe_bin")/runs
 for i in $(seq "$RUNS"); do
+    a=$(probe)
     f+=("$(fab)")
+    b=$(probe)
     p+=("$(peer)")
-    echo "run $i fabdiag ${f[-1]} fi_pingpong ${p[-1]}"
+    c=$(probe)
+    echo "run $i probe $a fabdiag ${f[-1]} probe $b fi_pingpong ${p[-1]} probe $c" | tee -a "$log"
 done
 summary() { # name values...
     local name=$1; shift
@@ -53,3 +64,17 @@ summary() { # name values...
 echo "$(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $PROV, $SIZE B, $ITERS iterations per run"
 summary fabdiag "${f[@]}"
 summary fi_pingpong "${p[@]}"
+# Each run beside the cache-line round trips measured just before and
+# after it: are the slow runs the ones where the two CPUs were far apart?
+python3 - "$log" <<'PY'
+import sys, statistics
+rows = [l.split() for l in open(sys.argv[1])]
+for name, run, before, after in (("fabdiag", 5, 3, 7), ("fi_pingpong", 9, 7, 11)):
+    runs = [(float(r[before]), float(r[run]), float(r[after])) for r in rows]
+    median = statistics.median(x for _, x, _ in runs)
+    far = lambda a, b: max(a, b) > 300
+    slow = [far(a, b) for a, x, b in runs if x > 1.5 * median]
+    rest = [far(a, b) for a, x, b in runs if x <= 1.5 * median]
+    print(f"{name:12s} slow runs {len(slow)}, {sum(slow)} of them beside a cache-line round trip over 300 ns;"
+          f" other runs {len(rest)}, {sum(rest)} of them")
+PY
