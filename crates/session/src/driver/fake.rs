@@ -5,7 +5,7 @@
 //! `hot_loop_*` tests under callgrind and reports instructions per
 //! operation, which do not depend on the machine's load.
 
-use super::{DataPath, DriverConfig, FabricDriver, LatClock, Op, Post, What};
+use super::{DataPath, DriverConfig, FabricDriver, LatClock, Op, Post, What, COMPLETIONS_PER_POLL};
 use fabdiag_engine::{run_lat_size, run_size, Activity, LatConfig, Mode};
 use fabdiag_fabric::{Completion, FabricError, OpFlags, PeerId, Posted, RegionId, RemoteRegion};
 use fabdiag_proto::Alone;
@@ -33,6 +33,8 @@ pub(crate) struct FakeWire {
     pub posted: u64,
     pub tx_completions: u64,
     pub recvs_posted: u64,
+    /// The most completions asked for by a poll that found any.
+    pub largest_poll: usize,
     /// What the driver said each batch may have in flight, in turn.
     pub work: Vec<u64>,
 }
@@ -48,6 +50,7 @@ impl FakeWire {
             posted: 0,
             tx_completions: 0,
             recvs_posted: 0,
+            largest_poll: 0,
             work: Vec::new(),
         }
     }
@@ -123,6 +126,9 @@ impl DataPath for FakeWire {
     }
     fn poll(&mut self, out: &mut [Completion]) -> Result<usize, FabricError> {
         let n = out.len().min(self.queue.len());
+        if n > 0 {
+            self.largest_poll = self.largest_poll.max(out.len());
+        }
         for (o, c) in out.iter_mut().zip(self.queue.drain(..n)) {
             *o = c;
         }
@@ -253,6 +259,29 @@ fn every_ping_waits_for_its_echo_and_reposts_the_receive() {
     assert_eq!((n, w.posted, w.tx_completions), (100, 100, 0));
     // the initial receives, and one re-post per echo
     assert!(w.recvs_posted >= 100, "{}", w.recvs_posted);
+}
+
+/// A provider may poll its wire until it has as many completions as asked
+/// for (psm3 does: a socket poll per round trip more when asked for 64),
+/// so send_lat asks for what it waits for: the echo, and its send's
+/// completion where the send leaves one; its server, for one message.
+#[test]
+fn send_lat_polls_for_what_it_awaits() {
+    let (_, w) = pings(100, 8);
+    assert_eq!(w.largest_poll, 1, "injected: the echo alone");
+    let (_, w) = pings(100, 8192);
+    assert_eq!(w.largest_poll, 2, "the echo and the send's completion");
+    let (_, w) = send_batches(10, 16, 8);
+    assert_eq!(w.largest_poll, COMPLETIONS_PER_POLL, "batches read what there is");
+    let mut w = FakeWire::new(Peer::Quiet);
+    w.arrives(8);
+    let mut link = Alone::default();
+    let mut cfg = config(Op::Send, 1, 8);
+    (cfg.activity, cfg.echo) = (Activity::Passive, true);
+    let mut d = FabricDriver::new(&mut w, &mut link, target(), cfg).unwrap();
+    assert_eq!(d.progress().unwrap(), 1);
+    drop(d);
+    assert_eq!((w.largest_poll, w.posted), (1, 1), "the server: one message, echoed");
 }
 
 fn hot_loop_ops() -> u64 {

@@ -2,7 +2,7 @@
 //! write or read waited for, or send_lat's round trip (our message out, the
 //! server's echo back) halved; and the clocks that time it.
 
-use super::{peer, DataPath, DriveError, FabricDriver, Op};
+use super::{peer, DataPath, DriveError, FabricDriver, Op, COMPLETIONS_PER_POLL};
 use fabdiag_clock::Calibration;
 use fabdiag_engine::{Activity, LatDriver, Measure, SyncPoint};
 use fabdiag_fabric::{OpFlags, Posted};
@@ -76,8 +76,11 @@ impl<W: DataPath + ?Sized> FabricDriver<'_, W> {
         }
         self.tx_posted += awaited;
         self.hold_reposts = true;
+        // (the echo, and our send's completion where it leaves one)
+        self.poll_max = 1 + awaited as usize;
         let waited = self.wait_until(|d| d.tx_done >= d.tx_posted && d.rx_data >= want_echo);
         let t1 = self.cfg.clock.now();
+        self.poll_max = COMPLETIONS_PER_POLL;
         self.hold_reposts = false;
         waited?;
         self.repost()?;

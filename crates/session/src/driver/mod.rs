@@ -198,6 +198,12 @@ pub struct FabricDriver<'a, W: DataPath + ?Sized = Endpoint> {
     /// Set while send_lat's client waits for its echo: `progress` leaves
     /// the reposts to `measure`.
     hold_reposts: bool,
+    /// The most completions one poll asks for: as many as can be awaited
+    /// at once. A provider may keep polling its wire until it has the
+    /// number asked for or nothing more (psm3's CQ read does: one more
+    /// socket poll, a system call, per round trip when asked for 64), so
+    /// send_lat's sides ask for what they wait for.
+    poll_max: usize,
     echoes_sent: u64,
     /// The atomic operands of the next iteration, and those in the buffer.
     amo_next: Option<Operands>,
@@ -218,6 +224,9 @@ pub struct FabricDriver<'a, W: DataPath + ?Sized = Endpoint> {
     /// size that landed in it (0: none did), for the data check.
     slot_len: Vec<u64>,
 }
+
+/// Completions read at most per poll (the driver's table of them).
+const COMPLETIONS_PER_POLL: usize = 64;
 
 /// The largest payload this run posts with FI_INJECT. The originals use
 /// IDC (the payload inside the NIC command) up to CXI's limits, and those
@@ -265,7 +274,7 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
             peer: peer.0,
             peer_target: peer.1,
             cfg,
-            comps: vec![Completion::default(); 64],
+            comps: vec![Completion::default(); COMPLETIONS_PER_POLL],
             tx_posted: 0,
             tx_done: 0,
             rx_data: 0,
@@ -285,6 +294,7 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
             recv_prepared: Vec::new(),
             send_prepared: None,
             hold_reposts: false,
+            poll_max: COMPLETIONS_PER_POLL,
             echoes_sent: 0,
             amo_next: None,
             amo_loaded: None,
@@ -299,6 +309,10 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
         };
         if d.cfg.op == Op::Send {
             d.post_initial_receives()?;
+        }
+        if d.cfg.echo {
+            // send_lat's server: one message at a time
+            d.poll_max = 1;
         }
         if let Op::Atomic(plan) = d.cfg.op {
             d.amo_next = Some(plan.scheme.first);
@@ -343,7 +357,7 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
     /// Polls the CQ once; accounts receives and sends; returns how many
     /// completions it saw.
     fn progress(&mut self) -> Result<usize, DriveError> {
-        let n = self.ep.poll(&mut self.comps)?;
+        let n = self.ep.poll(&mut self.comps[..self.poll_max])?;
         for i in 0..n {
             let c = self.comps[i];
             if c.is_recv {
