@@ -6,7 +6,7 @@
 # settings each pair was matched on are printed beside it. Not a test: the
 # numbers depend on the machine and its load.
 #
-# usage: [FABDIAG_BIN=path] scripts/dev/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--quick]
+# usage: [FABDIAG_BIN=path] scripts/dev/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--before BIN] [--quick]
 #                                           [--only latency|rate|bandwidth|writes] [--provider shm|tcp]
 #   --runs      alternations per row (default 5; the median is reported,
 #               and per tool the runs worse than 1.5x it: "slow")
@@ -18,13 +18,17 @@
 #               fi_rdm_tagged_bw, fi_rma_bw), e.g. built from libfabric's
 #               sources; without it only Debian's fi_pingpong and iperf3 are
 #               compared
+#   --before    another fabdiag build (e.g. an earlier commit's) run in the
+#               same alternation on latency rows, for a before and after
 #   --quick     fewer sizes
 #   --only      one kind of row; --provider: one provider (default both)
 #
 # Rows:
 #   latency    fabdiag send-lat (mean of round trip / 2, --latency-gap 0)
 #              vs fi_pingpong -e rdm and fi_rdm_pingpong (usec/xfer: their
-#              time per one-way transfer), one message in flight
+#              time per one-way transfer), one message in flight, all in
+#              one alternation; "speed" is over the better of the peers,
+#              "slow" fabdiag's/fi_pingpong's[/fi_rdm_pingpong's]
 #   msg rate   fabdiag send-bw -l W (a batch of W sends, then the receiver's
 #              empty response) vs fi_rdm_tagged_bw -W W (a window of W
 #              tagged sends, then the receiver's 4-byte acknowledgement:
@@ -51,6 +55,7 @@ ITERS=200000
 # digits to compare (20,000 shm round trips take 0.01 s)
 MIN_RUN_S=0.5
 FT=""
+BEFORE=""
 QUICK=0
 ONLY=""
 PROVS="shm tcp"
@@ -58,6 +63,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --runs) RUNS="$2"; shift 2 ;;
         --iters) ITERS="$2"; shift 2 ;;
+        --before) BEFORE="$2"; shift 2 ;;
         --fabtests) FT="$2"; shift 2 ;;
         --quick) QUICK=1; shift ;;
         --only) ONLY="$2"; shift 2 ;;
@@ -225,6 +231,40 @@ slow_runs() { # median lower-is-better values... -> count
         (lower && $1 > 1.5 * m) || (!lower && $1 * 1.5 < m) {n++} END {print n + 0}'
 }
 
+# lat_row PROVIDER SIZE: fabdiag (and --before's build), fi_pingpong and
+# (with --fabtests) fi_rdm_pingpong in turn, RUNS times; medians, the
+# speed of each build over the better peer, and every tool's slow runs.
+lat_row() {
+    local p=$1 s=$2 fa=() ba=() pa=() ra=() peers="fi_pingpong"
+    for _ in $(seq "$RUNS"); do
+        fa+=("$(fabdiag_lat "$p" "$s")")
+        [ -z "$BEFORE" ] || ba+=("$(B=$BEFORE fabdiag_lat "$p" "$s")")
+        pa+=("$(pingpong_lat "$p" "$s")")
+        [ -z "$FT" ] || ra+=("$(ft_lat "$p" "$s")")
+    done
+    local fm bm pm rm best
+    fm=$(printf '%s\n' "${fa[@]}" | median)
+    pm=$(printf '%s\n' "${pa[@]}" | median)
+    best=$pm
+    local slow="$(slow_runs "$fm" 1 "${fa[@]}")"
+    if [ -n "$FT" ]; then
+        rm=$(printf '%s\n' "${ra[@]}" | median)
+        best=$(awk -v a="$pm" -v b="$rm" 'BEGIN {print (b < a) ? b : a}')
+        peers="$peers $pm, fi_rdm_pingpong $rm"
+    else
+        peers="$peers $pm"
+    fi
+    local speed before=""
+    speed=$(awk -v f="$fm" -v p="$best" 'BEGIN {printf "%.2f", p / f}')
+    if [ -n "$BEFORE" ]; then
+        bm=$(printf '%s\n' "${ba[@]}" | median)
+        before="  before $bm ($(awk -v f="$bm" -v p="$best" 'BEGIN {printf "%.2f", p / f}'), slow $(slow_runs "$bm" 1 "${ba[@]}"))"
+    fi
+    slow="$slow/$(slow_runs "$pm" 1 "${pa[@]}")"
+    [ -z "$FT" ] || slow="$slow/$(slow_runs "$rm" 1 "${ra[@]}")"
+    printf '%-9s %-4s %6s  %10s  %-40s %5s  %7s  usec one-way, %s iterations%s\n' latency "$p" "$s" "$fm" "$peers" "$speed" "$slow" "$LAT_ITERS" "$before"
+}
+
 echo "fabdiag $($B --version | awk '{print $2}'), $(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), libfabric $(dpkg-query -W -f='${Version}' libfabric1 2>/dev/null), $RUNS alternating runs, medians, $PINNED"
 printf '%-9s %-4s %6s  %10s  %-16s %10s  %5s  %5s  %s\n' kind prov size fabdiag peer peer "speed" "slow" "matched settings"
 if [ "$QUICK" = 1 ]; then sizes="8 4096"; else sizes="8 64 1024 4096"; fi
@@ -232,10 +272,7 @@ want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 want latency && for p in $PROVS; do
     for s in $sizes; do
         LAT_ITERS=$(lat_iters "$p" "$s")
-        row latency "$p" "$s" fabdiag_lat pingpong_lat fi_pingpong "usec one-way; ping-pong, $LAT_ITERS iterations, one in flight, one buffer reused by both, transmit-complete sends"
-        if [ -n "$FT" ]; then
-            row latency "$p" "$s" fabdiag_lat ft_lat fi_rdm_pingpong "usec one-way; ping-pong, $LAT_ITERS iterations (+100 warmup), one in flight, one buffer reused by both, transmit-complete sends"
-        fi
+        lat_row "$p" "$s"
     done
 done
 if [ -n "$FT" ] && want rate; then

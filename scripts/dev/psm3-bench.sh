@@ -6,7 +6,12 @@
 # the ratio fabdiag / fabtests (above 1: fabdiag is faster). Not a test:
 # the numbers depend on the machine and its load.
 #
-# usage (as root): scripts/dev/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]
+# With ROWS=latency (or "bandwidth latency"), one-way latency instead (or
+# as well): send-lat against fi_pingpong (the libfabric build's own) and
+# fi_rdm_pingpong at 8 B, 64 B, 1 KiB and 4 KiB, LAT_ITERS (200,000)
+# iterations a run, and fabdiag's speed over the better of the two.
+#
+# usage (as root): [ROWS=...] scripts/dev/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]
 #   LIBFABRIC_SO  a libfabric.so.1 with psm3 (scripts/dev/psm3-check.sh builds
 #                 one: /tmp/libfabric-psm3/lib/libfabric.so.1)
 #   FABTESTS_BIN  fabtests' binaries built against the same libfabric
@@ -19,6 +24,8 @@ RUNS="${3:-5}"
 SIZE="${4:-65536}"
 WINDOW="${5:-64}"
 OPS=20000
+ROWS=${ROWS:-bandwidth}
+LAT_ITERS=${LAT_ITERS:-200000}
 BIN="${FABDIAG_BIN:-target/release/fabdiag}"
 [ -x "$BIN" ] || cargo build --release --locked -q
 for t in fi_rdm_bw fi_rma_bw; do
@@ -71,6 +78,48 @@ row() { # label "fabdiag tool and args" fabtests-binary [fabtests args]
     pm=$(printf '%s' "$p" | median)
     printf '%-8s %-13s %9s  %-24s %9s %6.2f\n' "$label" "$tool" "$fm" "$t $*" "$pm" "$(echo "$fm / $pm" | bc -l)"
 }
+
+# --- latency: one message in flight, one-way usec ----------------------------
+fabdiag_lat() { # size
+    ip netns exec "$A" taskset -c 0 "$BIN" send-lat -p 47951 >/dev/null 2>&1 &
+    sleep 0.7
+    ip netns exec "$B" taskset -c 1 "$BIN" send-lat 198.18.7.1 -p 47951 -P psm3 -s "$1" -n "$LAT_ITERS" --warmup 100 \
+        --latency-gap 0 --json | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.3f" % (r["mean_ns"]/1000))'
+    wait
+}
+pingpong_lat() { # size (fi_pingpong of the same libfabric build)
+    local pp; pp="$(dirname "$(dirname "$LIB")")/bin/fi_pingpong"
+    ip netns exec "$A" taskset -c 0 timeout 300 "$pp" -p psm3 -e rdm -S "$1" -I "$LAT_ITERS" >/dev/null 2>&1 &
+    sleep 1
+    ip netns exec "$B" taskset -c 1 timeout 300 "$pp" -p psm3 -e rdm -S "$1" -I "$LAT_ITERS" 198.18.7.1 2>/dev/null | awk 'NR==2 {print $7}'
+    wait
+}
+rdm_pingpong_lat() { # size
+    ip netns exec "$A" taskset -c 0 timeout 300 "$FT/fi_rdm_pingpong" -p psm3 -S "$1" -I "$LAT_ITERS" -w 100 >/dev/null 2>&1 &
+    sleep 1
+    ip netns exec "$B" taskset -c 1 timeout 300 "$FT/fi_rdm_pingpong" -p psm3 -S "$1" -I "$LAT_ITERS" -w 100 198.18.7.1 2>/dev/null |
+        tail -1 | awk '{print $6}'
+    wait
+}
+lat_row() { # size
+    local f="" p="" r=""
+    for _ in $(seq "$RUNS"); do
+        f+="$(fabdiag_lat "$1")"$'\n'
+        p+="$(pingpong_lat "$1")"$'\n'
+        r+="$(rdm_pingpong_lat "$1")"$'\n'
+    done
+    local fm pm rm
+    fm=$(printf '%s' "$f" | median)
+    pm=$(printf '%s' "$p" | median)
+    rm=$(printf '%s' "$r" | median)
+    printf '%-8s %6s  send-lat %9s  fi_pingpong %9s  fi_rdm_pingpong %9s  speed %5.2f\n' latency "$1" "$fm" "$pm" "$rm" \
+        "$(awk -v f="$fm" -v a="$pm" -v b="$rm" 'BEGIN {print ((a < b) ? a : b) / f}')"
+}
+if [[ " $ROWS " == *" latency "* ]]; then
+    echo "psm3 (sockets HAL) over a veth pair, one-way latency in usec, $LAT_ITERS iterations a run, medians of $RUNS alternating runs ($(date -u +%F), $(nproc) cores)"
+    for s in 8 64 1024 4096; do lat_row "$s"; done
+fi
+[[ " $ROWS " == *" bandwidth "* ]] || exit 0
 
 echo "psm3 (sockets HAL) over a veth pair, $SIZE B, window $WINDOW, $OPS operations a run, medians of $RUNS alternating runs ($(date -u +%F), $(nproc) cores)"
 printf '%-8s %-13s %9s  %-24s %9s %6s\n' "row" "fabdiag" "MB/s" "fabtests" "MB/s" "ratio"
