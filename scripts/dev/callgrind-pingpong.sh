@@ -5,7 +5,9 @@
 # start-up and tear-down cancel. Printed per library (the tool itself with
 # libc, and libfabric). Waiting for the echo is a busy poll, so the totals
 # include a varying number of empty polls; the per-function lines (saved in
-# OUT) are the stable part. Not a test.
+# OUT) are the stable part, and so are the instructions per call of the
+# send, the receive's post and the poll (scripts/dev/callgrind-calls.py),
+# printed last. Not a test.
 #
 # usage: scripts/dev/callgrind-pingpong.sh [provider (shm)] [size (8)] [OUT dir (/tmp/fabdiag-cg)]
 set -euo pipefail
@@ -51,3 +53,5 @@ echo "instructions per round trip, $P, $S B (callgrind, $N2 - $N1 iterations; de
 printf '%-12s %8s %8s %8s\n' "" total "own+libc" libfabric
 printf '%-12s %8s %8s %8s\n' fabdiag "$(tot "$OUT/fabdiag.per-iteration")" "$(sum "$OUT/fabdiag.per-iteration" 'fabdiag|libc')" "$(sum "$OUT/fabdiag.per-iteration" libfabric)"
 printf '%-12s %8s %8s %8s\n' fi_pingpong "$(tot "$OUT/pingpong.per-iteration")" "$(sum "$OUT/pingpong.per-iteration" 'fi_pingpong|libc')" "$(sum "$OUT/pingpong.per-iteration" libfabric)"
+echo "instructions per call on fabdiag's client, inclusive ($OUT/fabdiag.$N2): the send, the receive's post, the CQ poll"
+scripts/dev/callgrind-calls.py "$OUT/fabdiag.$N2" 'FabricDriver<W>::post$|::send_prepared$|::recv$|::recv_prepared$|Endpoint>::poll$|^fdg_cq_read$'

@@ -76,8 +76,10 @@ impl<W: DataPath + ?Sized> FabricDriver<'_, W> {
         }
         self.tx_posted += awaited;
         self.hold_reposts = true;
-        // (the echo, and our send's completion where it leaves one)
-        self.poll_max = 1 + awaited as usize;
+        // one completion a poll, whether one or two are awaited: asked for
+        // two, psm3 polls its sockets for the second before it returns
+        // the first
+        self.poll_max = 1;
         let waited = self.wait_until(|d| d.tx_done >= d.tx_posted && d.rx_data >= want_echo);
         let t1 = self.cfg.clock.now();
         self.poll_max = COMPLETIONS_PER_POLL;

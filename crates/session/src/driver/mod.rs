@@ -198,11 +198,11 @@ pub struct FabricDriver<'a, W: DataPath + ?Sized = Endpoint> {
     /// Set while send_lat's client waits for its echo: `progress` leaves
     /// the reposts to `measure`.
     hold_reposts: bool,
-    /// The most completions one poll asks for: as many as can be awaited
-    /// at once. A provider may keep polling its wire until it has the
-    /// number asked for or nothing more (psm3's CQ read does: one more
-    /// socket poll, a system call, per round trip when asked for 64), so
-    /// send_lat's sides ask for what they wait for.
+    /// The most completions one poll asks for. A provider may keep
+    /// polling its wire until it has the number asked for or nothing more
+    /// (psm3's CQ read does: one more socket poll, a system call, per
+    /// round trip when asked for more than one), so send_lat's sides,
+    /// which wait for one message at a time, ask for one.
     poll_max: usize,
     echoes_sent: u64,
     /// The atomic operands of the next iteration, and those in the buffer.
