@@ -13,7 +13,7 @@
 //! zero. Pure: reads the records it is handed.
 
 use crate::analysis::Analysis;
-use crate::doc::NodeSummary;
+use crate::node_summary::NodeSummary;
 use fabdiag_model::counters::{of_the_path, severity, Change, Class, Family, Noted};
 use fabdiag_sweep_plan::PairRecord;
 use serde::{Deserialize, Serialize};

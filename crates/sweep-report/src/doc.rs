@@ -6,9 +6,10 @@
 
 use crate::analysis::{Analysis, Better, Matrix};
 use crate::blame::Blame;
+pub use crate::node_summary::NodeSummary;
 use fabdiag_engine::lat::LatFigure;
 use fabdiag_model::counters::{Class, Family};
-use fabdiag_sweep_plan::{Node, PairRecord, StepRecord};
+use fabdiag_sweep_plan::{PairRecord, StepRecord};
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "fabdiag-sweep/1";
@@ -79,16 +80,6 @@ impl Limits {
             Better::Lower => self.max_lat_us.map(|m| (m, "at most", "--max-lat")),
         }
     }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct NodeSummary {
-    #[serde(flatten)]
-    pub node: Node,
-    pub median: Option<f64>,
-    pub pairs_measured: usize,
-    pub pairs_failed: usize,
-    pub slow: bool,
 }
 
 /// One rail of a sweep on rails (`--rails`): its ranks, how many of them

@@ -21,6 +21,7 @@ pub mod error_rates;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 pub mod html;
+mod node_summary;
 mod phrases;
 pub mod picture;
 pub mod reread;

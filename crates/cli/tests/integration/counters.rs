@@ -436,6 +436,9 @@ fn a_sweep_names_the_flapping_node_and_the_lossy_one_every_time() {
     }
 }
 
+/// A change made to a fixture tree of NIC counters while a test runs.
+type CounterChange = fn(&fabdiag_testkit::counters::Nics);
+
 /// The InfiniBand, RoCE, EFA and CXI layouts through the whole of a run:
 /// a tcp `--local` run told to read its counters as verbs on mlx5_0 (or
 /// mlx5_1, efa_0, cxi0) would (FABDIAG_TEST_COUNTERS_AS, a test hook),
@@ -445,8 +448,7 @@ fn a_sweep_names_the_flapping_node_and_the_lossy_one_every_time() {
 #[test]
 fn infiniband_roce_efa_and_cxi_counters_reach_the_json_and_the_block() {
     let _cpu = cpu();
-    type Change = fn(&fabdiag_testkit::counters::Nics);
-    let cases: [(&str, &str, &str, Change, &[&str]); 4] = [
+    let cases: [(&str, &str, &str, CounterChange, &[&str]); 4] = [
         (
             "verbs;ofi_rxm",
             "mlx5_0",
@@ -528,73 +530,80 @@ fn infiniband_roce_efa_and_cxi_counters_reach_the_json_and_the_block() {
             "hsn0 carrier_changes flap rose",
         ],
     ];
-    for (k, (provider, domain, read, change, want)) in cases.into_iter().enumerate() {
-        let dir = tempfile::tempdir().unwrap();
-        let nics = fabdiag_testkit::counters::nics(dir.path());
-        let with_env = |mut c: std::process::Command| {
-            c.env("FABDIAG_TEST_SYSFS_ROOT", dir.path())
-                .env("FABDIAG_TEST_COUNTERS_AS", format!("{provider}:{domain}"));
-            c
-        };
-        let port = free_port();
-        let p = port.to_string();
-        let mut srv = Proc::spawn(&mut with_env(fabdiag(&["write-bw", "-p", &p, "--json"])));
-        wait_listening(&mut srv, "127.0.0.1", port);
-        let args = [
-            "write-bw",
-            "127.0.0.1",
-            "-p",
-            &p,
-            "-P",
-            "tcp",
-            "-D",
-            "1",
-            "-s",
-            "8:16",
-            "--counters",
-        ];
-        let mut cli = Proc::spawn(&mut with_env(fabdiag(&args)));
-        // the first row is out: both sides have read their counters
-        cli.wait_for("the first row", LIMIT, |out, _| {
-            out.lines().any(|l| l.trim_start().starts_with("8 "))
-        });
-        change(&nics);
-        let (c, s) = (cli.wait(LIMIT), srv.wait(LIMIT));
-        assert_eq!(c.code, Some(0), "{}", c.stderr);
-        assert_eq!(s.code, Some(0), "{}", s.stderr);
-        // the block: this side's, then the peer's, the same fixture read
-        let at = c
-            .stdout
-            .find("Counters (client")
-            .unwrap_or_else(|| panic!("{}", c.stdout));
-        let block: Vec<&str> = c.stdout[at..].lines().collect();
-        let head = |who: &str| format!("Counters ({who}, {read}: ");
-        assert!(block[0].starts_with(&head("client")), "{domain}: {block:?}");
-        assert_eq!(block[1..=want.len()], want[..], "{domain}: {block:?}");
-        assert!(
-            block[want.len() + 1].starts_with(&head("server")),
-            "{domain}: {block:?}"
-        );
-        assert_eq!(block[want.len() + 2..], want[..], "{domain}: {block:?}");
-        // the server's JSON: both sides, each change with its class
-        let doc = s.json();
-        for side in ["local", "peer"] {
-            let c = &doc["counters"][side];
-            assert_eq!(c["state"], "read", "{domain} {side}: {c}");
-            let changed: Vec<String> = c["sources"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .flat_map(|s| {
-                    let device = s["device"].as_str().unwrap().to_string();
-                    s["counters"].as_array().unwrap().iter().filter_map(move |x| {
-                        let s = |k: &str| x[k].as_str().unwrap_or_default().to_string();
-                        (s("change") != "unchanged")
-                            .then(|| format!("{device} {} {} {}", s("name"), s("class"), s("change")))
-                    })
+    for ((provider, domain, read, change, want), json) in cases.into_iter().zip(json) {
+        counters_read_as(provider, domain, read, change, want, json);
+    }
+}
+
+/// One case of the test above: a tcp `--local` run whose counters are read
+/// as `provider` on `domain` would, `change` made to the fixture mid-run;
+/// the block must say `want` on both sides and the server's JSON `json`.
+fn counters_read_as(provider: &str, domain: &str, read: &str, change: CounterChange, want: &[&str], json: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let nics = fabdiag_testkit::counters::nics(dir.path());
+    let with_env = |mut c: std::process::Command| {
+        c.env("FABDIAG_TEST_SYSFS_ROOT", dir.path())
+            .env("FABDIAG_TEST_COUNTERS_AS", format!("{provider}:{domain}"));
+        c
+    };
+    let port = free_port();
+    let p = port.to_string();
+    let mut srv = Proc::spawn(&mut with_env(fabdiag(&["write-bw", "-p", &p, "--json"])));
+    wait_listening(&mut srv, "127.0.0.1", port);
+    let args = [
+        "write-bw",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-P",
+        "tcp",
+        "-D",
+        "1",
+        "-s",
+        "8:16",
+        "--counters",
+    ];
+    let mut cli = Proc::spawn(&mut with_env(fabdiag(&args)));
+    // the first row is out: both sides have read their counters
+    cli.wait_for("the first row", LIMIT, |out, _| {
+        out.lines().any(|l| l.trim_start().starts_with("8 "))
+    });
+    change(&nics);
+    let (c, s) = (cli.wait(LIMIT), srv.wait(LIMIT));
+    assert_eq!(c.code, Some(0), "{}", c.stderr);
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    // the block: this side's, then the peer's, the same fixture read
+    let at = c
+        .stdout
+        .find("Counters (client")
+        .unwrap_or_else(|| panic!("{}", c.stdout));
+    let block: Vec<&str> = c.stdout[at..].lines().collect();
+    let head = |who: &str| format!("Counters ({who}, {read}: ");
+    assert!(block[0].starts_with(&head("client")), "{domain}: {block:?}");
+    assert_eq!(block[1..=want.len()], want[..], "{domain}: {block:?}");
+    assert!(
+        block[want.len() + 1].starts_with(&head("server")),
+        "{domain}: {block:?}"
+    );
+    assert_eq!(block[want.len() + 2..], want[..], "{domain}: {block:?}");
+    // the server's JSON: both sides, each change with its class
+    let doc = s.json();
+    for side in ["local", "peer"] {
+        let c = &doc["counters"][side];
+        assert_eq!(c["state"], "read", "{domain} {side}: {c}");
+        let changed: Vec<String> = c["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| {
+                let device = s["device"].as_str().unwrap().to_string();
+                s["counters"].as_array().unwrap().iter().filter_map(move |x| {
+                    let s = |k: &str| x[k].as_str().unwrap_or_default().to_string();
+                    (s("change") != "unchanged")
+                        .then(|| format!("{device} {} {} {}", s("name"), s("class"), s("change")))
                 })
-                .collect();
-            assert_eq!(changed, json[k], "{domain} {side}");
-        }
+            })
+            .collect();
+        assert_eq!(changed, json, "{domain} {side}");
     }
 }

@@ -290,7 +290,7 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
             recv_slots: 1,
             stashed_post_run: None,
             echoes_owed: VecDeque::new(),
-            reposts: Vec::with_capacity(64),
+            reposts: Vec::with_capacity(COMPLETIONS_PER_POLL),
             recv_prepared: Vec::new(),
             send_prepared: None,
             hold_reposts: false,
