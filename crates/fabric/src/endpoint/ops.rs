@@ -212,13 +212,13 @@ impl Endpoint {
         context: u64,
     ) -> Result<Posted, FabricError> {
         let p = self.prepare(id, off, len, f)?;
-        self.send_prepared(&p, peer, context)
+        self.post_send(&p, peer, context)
     }
 
     /// Posts a receive of up to `len` bytes into local region `id` at `off`.
     pub fn recv(&mut self, id: RegionId, off: u64, len: u64, context: u64) -> Result<Posted, FabricError> {
         let p = self.prepare(id, off, len, OpFlags::default())?;
-        self.recv_prepared(&p, context)
+        self.post_recv(&p, context)
     }
 
     /// Reads up to `out.len()` completions, driving progress. An error

@@ -63,6 +63,12 @@ impl Endpoint {
     /// it was prepared so).
     pub fn send_prepared(&mut self, p: &Prepared, peer: PeerId, context: u64) -> Result<Posted, FabricError> {
         self.check_prepared(p)?;
+        self.post_send(p, peer, context)
+    }
+
+    /// `send_prepared` of a `Prepared` this endpoint has just made (no
+    /// serial to check: `send` prepares and posts in one call).
+    pub(super) fn post_send(&mut self, p: &Prepared, peer: PeerId, context: u64) -> Result<Posted, FabricError> {
         let ep = self.ep;
         if !p.completes {
             // SAFETY: p.buf..+len lies in a buffer owned by this endpoint
@@ -88,6 +94,11 @@ impl Endpoint {
     /// Posts a receive into the prepared range.
     pub fn recv_prepared(&mut self, p: &Prepared, context: u64) -> Result<Posted, FabricError> {
         self.check_prepared(p)?;
+        self.post_recv(p, context)
+    }
+
+    /// `recv_prepared` of a `Prepared` this endpoint has just made.
+    pub(super) fn post_recv(&mut self, p: &Prepared, context: u64) -> Result<Posted, FabricError> {
         let Some(ctx) = self.op_context(context, true, true) else {
             return Ok(Posted::Busy);
         };
