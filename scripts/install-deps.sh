@@ -24,7 +24,8 @@ apt-get install -y -qq --no-install-recommends \
     build-essential pkg-config ca-certificates \
     iproute2 nftables iperf3 procps \
     dpkg-dev binutils man-db bash \
-    openmpi-bin slurm-wlm munge chromium >/dev/null
+    openmpi-bin slurm-wlm munge chromium \
+    prometheus prometheus-node-exporter >/dev/null
 
 version_ok() {
     command -v cargo >/dev/null 2>&1 || return 1

@@ -27,6 +27,7 @@ macro_rules! tell {
 mod args;
 mod commands;
 mod exit;
+mod metrics_file;
 mod output;
 mod signals;
 mod streams;

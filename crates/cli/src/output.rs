@@ -5,17 +5,20 @@
 //! line and warnings to stderr. `finish` judges thresholds, prints the one
 //! error line and the JSON document, and picks the exit code.
 
+use crate::metrics_file;
 use crate::streams::print_stdout;
 use crate::stuck::{self, Ended};
 use crate::version::VERSION;
 use crate::{exit, signals};
 use fabdiag_model::Threshold;
-use fabdiag_model::{Role, Row, RunDesc};
+use fabdiag_model::{Role, Row, RunDesc, Tool};
 use fabdiag_proto::Phase;
 use fabdiag_report::json::{render, Document, ErrorJson, RowJson, RunDocument, SCHEMA_VERSION};
+use fabdiag_report::metrics::{self, PairContext};
 use fabdiag_report::threshold::judge;
 use fabdiag_report::{counters_text, legacy, text};
 use fabdiag_session::{Event, Failure, Report, Sink};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 /// A pair tool's console: text tables, or quiet for JSON. It also keeps
@@ -33,6 +36,9 @@ pub struct Console {
 /// What a pair tool has measured so far: what a stop signal reports.
 #[derive(Default)]
 pub struct SoFar {
+    /// The peer as the metrics name it: the host the client was given,
+    /// the address a server's client came from.
+    pub peer: Option<String>,
     pub run: Option<RunDesc>,
     pub rows: Vec<Row>,
     pub phase: Option<Phase>,
@@ -58,6 +64,7 @@ impl Sink for Console {
         match &e {
             Event::Phase(p) => signals::lock(&self.so_far).phase = Some(*p),
             Event::Banner(run) => signals::lock(&self.so_far).run = Some((*run).clone()),
+            Event::Accepted { peer, .. } => signals::lock(&self.so_far).peer = Some(peer.ip().to_string()),
             Event::Row { row, .. } => signals::lock(&self.so_far).rows.push((*row).clone()),
             _ => {}
         }
@@ -73,6 +80,44 @@ impl Sink for Console {
             Event::Counters { role, counters } if self.counters => self.text(&counters_text::block(role, counters)),
             Event::Accepted { .. } | Event::Phase(_) | Event::Counters { .. } => {}
         }
+    }
+}
+
+/// How a pair tool's outcome is told, besides its one line on stderr:
+/// its JSON document on stdout (`--json`), its metrics in a file
+/// (`--metrics`).
+#[derive(Clone, Debug)]
+pub struct Telling {
+    pub tool: Tool,
+    pub prog: String,
+    pub json: bool,
+    pub role: Role,
+    pub metrics: Option<MetricsTarget>,
+}
+
+/// `--metrics FILE`, with what the options asked for, for a run that ends
+/// before it chose a provider and domain.
+#[derive(Clone, Debug)]
+pub struct MetricsTarget {
+    pub path: PathBuf,
+    pub provider: String,
+    pub domain: String,
+}
+
+impl Telling {
+    fn name(&self) -> &'static str {
+        self.tool.original_name()
+    }
+
+    /// A failure after the options were read but before the run: its
+    /// line, document and metrics; the exit code.
+    pub fn early(&self, code: u8, msg: &str, peer: Option<&str>) -> u8 {
+        let mut doc = document(self.name(), Some(self.role));
+        doc.error = Some(ErrorJson {
+            kind: exit::kind_name(code).into(),
+            message: msg.into(),
+        });
+        tell(self, Some(msg), &doc, peer, code)
     }
 }
 
@@ -115,9 +160,18 @@ pub fn early_failure(tool: &str, prog: &str, json: bool, code: u8, msg: &str) ->
 
 /// A stop signal during a pair tool: one line saying so, and with --json
 /// the document with every size measured before it.
-pub fn stopped(tool: &str, prog: &str, json: bool, role: Role, sig: &str, so_far: &SoFar) {
-    let msg = format!("stopped by {sig}{}", so_far.when(role));
-    ended_early(tool, prog, json, role, "interrupted", msg, so_far);
+pub fn stopped(t: &Telling, sig: &str, so_far: &SoFar) {
+    let msg = format!("stopped by {sig}{}", so_far.when(t.role));
+    let doc = failed_document(
+        t.name(),
+        t.role,
+        so_far.run.clone(),
+        &so_far.rows,
+        "interrupted",
+        msg.clone(),
+    );
+    // the process ends by the signal: the exit code is not used
+    tell(t, Some(&msg), &doc, so_far.peer.as_deref(), exit::RUNTIME);
 }
 
 /// What the guard's ending of a run (crate::stuck) amounts to: its
@@ -155,36 +209,55 @@ pub fn guard_ended(
 
 /// A pair tool's run that the guard ended, told as a stop signal's is:
 /// the line, the JSON document with what was measured; the exit code.
-pub fn guard_ended_here(tool: &str, prog: &str, json: bool, role: Role, ended: Ended, so_far: &SoFar) -> u8 {
+pub fn guard_ended_here(t: &Telling, ended: Ended, so_far: &SoFar) -> u8 {
     let (doc, code, msg) = guard_ended(
-        tool,
-        role,
+        t.name(),
+        t.role,
         ended,
-        &so_far.when(role),
+        &so_far.when(t.role),
         so_far.phase,
         so_far.run.clone(),
         &so_far.rows,
     );
-    tell(prog, json, Some(&msg), &doc);
-    code
+    tell(t, Some(&msg), &doc, so_far.peer.as_deref(), code)
 }
 
-/// A pair tool's outcome told: its one line on stderr, if any, and with
-/// --json its document on stdout.
-fn tell(prog: &str, json: bool, line: Option<&str>, doc: &RunDocument) {
+/// A pair tool's outcome told: its one line on stderr, if any, with
+/// --json its document on stdout, with --metrics its metrics in the file.
+/// The exit code: `code`, or a runtime failure where a run that passed
+/// could not write its metrics.
+fn tell(t: &Telling, line: Option<&str>, doc: &RunDocument, peer: Option<&str>, code: u8) -> u8 {
     if let Some(l) = line {
-        tell!("{prog}: {l}");
+        tell!("{}: {l}", t.prog);
     }
-    if json {
+    if t.json {
         print_stdout(&(render(doc) + "\n"));
     }
-}
-
-fn ended_early(tool: &str, prog: &str, json: bool, role: Role, kind: &str, msg: String, so_far: &SoFar) {
-    tell!("{prog}: {msg}");
-    if json {
-        let doc = failed_document(tool, role, so_far.run.clone(), &so_far.rows, kind, msg);
-        print_stdout(&(render(&doc) + "\n"));
+    let Some(target) = &t.metrics else {
+        return code;
+    };
+    let file = metrics_file::name(&target.path);
+    let ctx = PairContext {
+        file: &file,
+        tool: t.tool,
+        peer: peer.unwrap_or(""),
+        provider: &target.provider,
+        domain: &target.domain,
+        ended_unix_s: metrics_file::now_unix_s(),
+    };
+    let written = metrics::pair(doc, &ctx)
+        .map_err(|e| e.to_string())
+        .and_then(|text| metrics_file::write(&target.path, &text));
+    match written {
+        Ok(()) => code,
+        Err(e) => {
+            tell!("{}: {e}", t.prog);
+            if code == exit::OK {
+                exit::RUNTIME
+            } else {
+                code
+            }
+        }
     }
 }
 
@@ -278,15 +351,7 @@ pub fn conclude(
 
 /// Reports a pair tool's outcome: the error line, the JSON document, the
 /// exit code.
-pub fn finish(
-    tool: &str,
-    prog: &str,
-    json: bool,
-    role: Role,
-    outcome: Result<Report, Failure>,
-    threshold: Option<Threshold>,
-) -> u8 {
-    let (doc, code, line) = conclude(tool, role, outcome, threshold);
-    tell(prog, json, line.as_deref(), &doc);
-    code
+pub fn finish(t: &Telling, outcome: Result<Report, Failure>, threshold: Option<Threshold>, peer: Option<&str>) -> u8 {
+    let (doc, code, line) = conclude(t.name(), t.role, outcome, threshold);
+    tell(t, line.as_deref(), &doc, peer, code)
 }

@@ -48,6 +48,15 @@ impl Verdict {
         }
     }
 
+    /// The worse of two verdicts, ranked as `worst` ranks them.
+    pub fn worst_of(a: Verdict, b: Verdict) -> Verdict {
+        if b.rank() > a.rank() {
+            b
+        } else {
+            a
+        }
+    }
+
     pub fn worst(checks: &[Check]) -> Verdict {
         checks
             .iter()

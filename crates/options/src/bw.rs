@@ -68,7 +68,7 @@ pub fn layout(tool: BwTool) -> Layout {
     };
     Layout {
         opts,
-        extensions: &[Provider, Json, MinBw, Verify, NoVerify, Counters, Local],
+        extensions: &[Provider, Json, MinBw, Verify, NoVerify, Counters, Metrics, Local],
         run: RUN,
         width: 25,
         tool: Tool::from(tool),

@@ -13,6 +13,7 @@ enum HealthOpt {
     StateDir,
     Topology,
     Json,
+    Metrics,
     Slurm,
     DryRun,
     Node,
@@ -36,6 +37,7 @@ const HEALTH: &[OptDef<HealthOpt>] = &[
     def(HealthOpt::StateDir, None, "state-dir", true),
     def(HealthOpt::Topology, None, "topology", false),
     def(HealthOpt::Json, None, "json", false),
+    def(HealthOpt::Metrics, None, "metrics", true),
     def(HealthOpt::Slurm, None, "slurm", false),
     def(HealthOpt::DryRun, None, "dry-run", false),
     def(HealthOpt::Node, None, "node", true),
@@ -59,6 +61,7 @@ const HELP: &[(&str, &str)] = &[
     ("state-dir", "Where link counters are kept between runs"),
     ("topology", "Print each GPU's class to each NIC and exit"),
     ("json", "One JSON document"),
+    ("metrics", "Also write the verdict to FILE for Prometheus"),
     ("slurm", "Drain on CRITICAL, resume on OK"),
     ("dry-run", "With --slurm: print the scontrol command"),
     ("node", "The Slurm node name"),
@@ -84,6 +87,8 @@ pub struct HealthOptions {
     pub state_dir: String,
     pub topology: bool,
     pub json: bool,
+    /// `--metrics FILE`: the verdict for Prometheus too.
+    pub metrics: Option<String>,
     pub slurm: bool,
     pub dry_run: bool,
     pub node: Option<String>,
@@ -93,7 +98,7 @@ pub fn usage(prog: &str) -> String {
     format!(
         "Usage:
   {prog} [--expect FILE] [-d PROV:DOMAIN]... [--budget SEC] [--json]
-         [--slurm [--dry-run] [--node NAME]] [--state-dir DIR]
+         [--metrics FILE] [--slurm [--dry-run] [--node NAME]] [--state-dir DIR]
   {prog} --write-expect FILE [-d PROV:DOMAIN]...
   {prog} --topology
                          A verdict on this node: OK, WARNING, CRITICAL or UNKNOWN
@@ -114,6 +119,9 @@ Options:
       --topology         Print each GPU's class to each NIC on the PCI tree
                          (as nvidia-smi topo -m names them) and exit
       --json             One JSON document (schema fabdiag-health/1)
+      --metrics=FILE     Also write the verdict and every check's to FILE in
+                         Prometheus's text format (for node_exporter's
+                         textfile collector)
       --slurm            Drain this node on CRITICAL (reason \"fabdiag: ...\"),
                          resume it on OK if fabdiag drained it
       --dry-run          With --slurm: print the scontrol command, run nothing
@@ -142,6 +150,7 @@ pub fn parse(args: &[String]) -> Result<Action<HealthOptions>, OptionError> {
         state_dir: DEFAULT_STATE_DIR.into(),
         topology: false,
         json: false,
+        metrics: None,
         slurm: false,
         dry_run: false,
         node: None,
@@ -163,6 +172,7 @@ pub fn parse(args: &[String]) -> Result<Action<HealthOptions>, OptionError> {
             Parsed::Opt(HealthOpt::WriteExpect, v) => o.write_expect = Some(nonempty("file to write", v)?),
             Parsed::Opt(HealthOpt::StateDir, v) => o.state_dir = nonempty("state directory", v)?,
             Parsed::Opt(HealthOpt::Node, v) => o.node = Some(nonempty("node name", v)?),
+            Parsed::Opt(HealthOpt::Metrics, v) => o.metrics = Some(nonempty("metrics file", v)?),
             Parsed::Opt(HealthOpt::Domain, v) => {
                 let v = v.unwrap_or_default();
                 match v.split_once(':') {

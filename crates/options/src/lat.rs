@@ -89,7 +89,7 @@ pub fn layout(tool: LatTool) -> Layout {
                 Help,
                 Version,
             ],
-            &[Provider, Json, MaxLat, Percentiles, Counters, Local],
+            &[Provider, Json, MaxLat, Percentiles, Counters, Metrics, Local],
         ),
     };
     Layout {

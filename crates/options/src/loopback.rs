@@ -32,7 +32,7 @@ pub fn layout() -> Layout {
             Help,
             Version,
         ],
-        extensions: &[Provider, Json, MinBwGbit, Verify, NoVerify, Counters],
+        extensions: &[Provider, Json, MinBwGbit, Verify, NoVerify, Counters, Metrics],
         // (one process: no server to ignore them)
         run: &[],
         width: 25,

@@ -11,6 +11,7 @@ use fabdiag_model::OwnSettings;
 use fabdiag_model::Threshold;
 use fabdiag_model::Tool;
 use fabdiag_model::{TestSpec, DEFAULT_SVC_ID};
+use std::path::PathBuf;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action<T> {
@@ -95,6 +96,8 @@ pub struct Invocation {
     pub ignored_on_server: Vec<&'static str>,
     /// `-t/-r/-g` on this side.
     pub gpu: GpuRequest,
+    /// `--metrics FILE`: also write the outcome there for Prometheus.
+    pub metrics: Option<PathBuf>,
 }
 
 /// Options every client/server tool shares, validated.
@@ -273,6 +276,7 @@ impl Common {
             threshold: None,
             percentiles: raw.has(Opt::Percentiles),
             counters: raw.has(Opt::Counters),
+            metrics: raw.last(Opt::Metrics).map(PathBuf::from),
             ignored_on_server,
             gpu: self.gpu,
         }

@@ -21,6 +21,7 @@ enum SweepOpt {
     Ranks,
     Rails,
     Json,
+    Metrics,
     Fraction,
     Reference,
     Score,
@@ -99,6 +100,12 @@ const TABLE: &[(SweepOpt, &str, Option<&str>, &str)] = &[
         "json",
         None,
         "Print the JSON document instead of the text summary",
+    ),
+    (
+        SweepOpt::Metrics,
+        "metrics",
+        Some("FILE"),
+        "Also write the verdict, every node's median and the slow links to FILE in Prometheus's text format (rank 0)",
     ),
     (
         SweepOpt::Fraction,
@@ -202,6 +209,8 @@ pub struct SweepOptions {
     pub tool_args: Vec<String>,
     pub coordinator: Option<String>,
     pub output: Option<String>,
+    /// `--metrics FILE`: rank 0 writes the report's metrics there too.
+    pub metrics: Option<String>,
     pub resume: bool,
     /// `--replace`: an --output folder's earlier results may be discarded.
     pub replace: bool,
@@ -335,6 +344,7 @@ impl Default for SweepOptions {
             tool_args: Vec::new(),
             coordinator: None,
             output: None,
+            metrics: None,
             resume: false,
             replace: false,
             plan: false,
@@ -455,6 +465,7 @@ fn take(
             }
         }
         SweepOpt::Json => o.json = true,
+        SweepOpt::Metrics => o.metrics = Some(value),
         SweepOpt::Fraction => o.fraction = fraction(name, &value)?,
         SweepOpt::NodeFraction => o.node_fraction = fraction(name, &value)?,
         SweepOpt::Reference => {
@@ -517,6 +528,7 @@ fn checked(o: SweepOptions) -> Result<SweepOptions, OptionError> {
             "output",
             "replace",
             "json",
+            "metrics",
             "outlier-fraction",
             "outlier-reference",
             "outlier-score",
@@ -526,7 +538,7 @@ fn checked(o: SweepOptions) -> Result<SweepOptions, OptionError> {
         ];
         if let Some(other) = o.given.iter().find(|g| !REPORT_OPTIONS.contains(g)) {
             return Err(OptionError::Invalid(format!(
-                "--{other} has no effect with --report, which runs nothing (it takes --output, --replace, --json, the outlier rules, --baseline, --min-bw and --max-lat)"
+                "--{other} has no effect with --report, which runs nothing (it takes --output, --replace, --json, --metrics, the outlier rules, --baseline, --min-bw and --max-lat)"
             )));
         }
         let mut rest = o.tool_args.iter();

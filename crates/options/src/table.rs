@@ -43,6 +43,7 @@ pub enum Opt {
     MaxLat,
     Percentiles,
     Counters,
+    Metrics,
     Local,
     AtomicOp,
     CswapOp,
@@ -97,6 +98,7 @@ pub(crate) const LATENCY_EXTENSIONS: &[Opt] = &[
     Opt::MaxLat,
     Opt::Percentiles,
     Opt::Counters,
+    Opt::Metrics,
     Opt::Local,
 ];
 
@@ -424,6 +426,18 @@ const SPECS: &[Spec] = &[
         false,
         Some("    --counters"),
         &["Also print the NIC counters that rose on either side during the test"],
+    ),
+    spec(
+        Opt::Metrics,
+        None,
+        "metrics",
+        true,
+        Some("    --metrics=FILE"),
+        &[
+            "Also write the results to FILE in Prometheus's text format",
+            "(written whole, then renamed into place: node_exporter's textfile",
+            "collector reads *.prom files)",
+        ],
     ),
     spec(
         Opt::Local,

@@ -4,7 +4,7 @@
 //! `reread` takes a finished sweep's document (or folder) apart again,
 //! `phrases` holds the sentences the text and the page share, `text` is
 //! the one-page summary, `picture` the heatmap, change and histogram PNGs,
-//! `html` the self-contained page.
+//! `html` the self-contained page, `metrics` its Prometheus metrics.
 //!
 //! Pure functions of data: no sockets, no libfabric, no clock, no
 //! printing, and no file opened here (the binary opens files and hands
@@ -21,6 +21,7 @@ pub mod error_rates;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 pub mod html;
+pub mod metrics;
 mod node_summary;
 mod phrases;
 pub mod picture;

@@ -4,7 +4,7 @@
 //! runs here too: in this process, on one endpoint.
 
 use super::{load_libfabric, with_hooks};
-use crate::output::{self, early_failure, finish, stopped, Console, SoFar};
+use crate::output::{self, early_failure, finish, stopped, Console, MetricsTarget, SoFar, Telling};
 use crate::streams::print_stdout;
 use crate::version::VERSION;
 use crate::{exit, signals, stuck};
@@ -34,28 +34,53 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         RunMode::Server if tool.has_server() => Role::Server,
         _ => Role::Client,
     };
+    if let Some(path) = &inv.metrics {
+        if let Err(m) = crate::metrics_file::check(path) {
+            return early_failure(name, prog, json, exit::USAGE, &m);
+        }
+    }
+    let telling = Telling {
+        tool,
+        prog: prog.into(),
+        json: inv.json,
+        role,
+        metrics: inv.metrics.clone().map(|path| MetricsTarget {
+            path,
+            provider: inv.own.provider.clone().unwrap_or_default(),
+            domain: inv.own.device.clone().unwrap_or_default(),
+        }),
+    };
+    // the peer as the user named it; a server learns its client's address
+    let so_far = Arc::new(Mutex::new(SoFar {
+        peer: match &inv.mode {
+            RunMode::Client(host) => Some(host.clone()),
+            RunMode::Local => Some("localhost".into()),
+            RunMode::Server => None,
+        },
+        ..SoFar::default()
+    }));
     // before anything starts a thread (a GPU runtime does): a stop signal
     // mid-run reports the sizes measured, then ends the process by it
-    let so_far = Arc::new(Mutex::new(SoFar::default()));
-    let (tool_name, stop_prog, stop_json) = (name.to_string(), prog.to_string(), inv.json);
+    let stop_telling = telling.clone();
     let watching = signals::report_on_stop(prog, Arc::clone(&so_far), move |s: &SoFar, sig| {
         if !s.finished {
-            stopped(&tool_name, &stop_prog, stop_json, role, sig.as_str(), s);
+            stopped(&stop_telling, sig.as_str(), s);
         }
     });
+    let peer = signals::lock(&so_far).peer.clone();
     let gpu = match super::gpu::resolve(&inv.gpu) {
         Ok(g) => g,
-        Err(m) => return early_failure(name, prog, json, exit::UNAVAILABLE, &m),
+        Err(m) => return telling.early(exit::UNAVAILABLE, &m, peer.as_deref()),
     };
     if let Err(e) = load_libfabric() {
-        return early_failure(name, prog, json, exit::UNAVAILABLE, &e.to_string());
+        return telling.early(exit::UNAVAILABLE, &e.to_string(), peer.as_deref());
     }
     let calls = fabdiag_fabric::CallWatcher::default();
-    let peer = fabdiag_proto::PeerWatch::default();
+    let peer_watch = fabdiag_proto::PeerWatch::default();
     let env = with_hooks(fabdiag_session::Env {
         gpu,
         calls: Some(calls.clone()),
-        peer: Some(peer.clone()),
+        peer: Some(peer_watch.clone()),
         ..fabdiag_session::Env::from(inv.own.clone())
     });
     let mut console = Console {
@@ -70,12 +95,12 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
             "warning: cannot watch for SIGINT/SIGTERM ({e}): a stop will lose this run's results"
         ));
     }
-    let (tool_name, stuck_prog) = (name.to_string(), prog.to_string());
     let kept = Arc::clone(&so_far);
-    let guarded = stuck::guard(prog.into(), calls, peer, move |ended| {
+    let guard_telling = telling.clone();
+    let guarded = stuck::guard(prog.into(), calls, peer_watch, move |ended| {
         let s = signals::lock(&kept);
         // finished: the outcome is being printed, and ends the process
-        (!s.finished).then(|| output::guard_ended_here(&tool_name, &stuck_prog, inv.json, role, ended, &s))
+        (!s.finished).then(|| output::guard_ended_here(&guard_telling, ended, &s))
     });
     if !guarded {
         console.warn(stuck::UNGUARDED);
@@ -98,6 +123,10 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         RunMode::Client(host) => fabdiag_session::client(inv.spec, &env, &host, inv.port, &mut console),
         RunMode::Local => fabdiag_session::local(inv.spec, &env, &mut console),
     };
-    signals::lock(&so_far).finished = true;
-    finish(name, prog, inv.json, role, outcome, inv.threshold)
+    let peer = {
+        let mut s = signals::lock(&so_far);
+        s.finished = true;
+        s.peer.clone()
+    };
+    finish(&telling, outcome, inv.threshold, peer.as_deref())
 }

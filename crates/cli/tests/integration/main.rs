@@ -22,6 +22,7 @@ mod gpu_loopback;
 mod gpu_plumbing;
 mod health;
 mod lat;
+mod metrics;
 mod netns;
 mod op_contexts;
 mod package;

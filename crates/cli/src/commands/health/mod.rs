@@ -41,11 +41,28 @@ fn step(p: &Shared, what: String) {
     lock(p).step = what;
 }
 
-fn print(h: &Health, json: bool) {
+fn print(h: &Health, json: bool, metrics: Option<&str>) {
     if json {
         print_stdout(&(serde_json::to_string_pretty(h).unwrap_or_else(|_| "{}".into()) + "\n"));
     } else {
         print_stdout(&h.text());
+    }
+    write_metrics(h, metrics);
+}
+
+/// `--metrics FILE`: the verdict for Prometheus. A file that cannot be
+/// written is said; the exit code stays the node's verdict, which Slurm
+/// and NHC act on.
+fn write_metrics(h: &Health, metrics: Option<&str>) {
+    let Some(path) = metrics else {
+        return;
+    };
+    let file = crate::metrics_file::name(std::path::Path::new(path));
+    let written = fabdiag_health::metrics::health(h, crate::metrics_file::now_unix_s(), &file)
+        .map_err(|e| e.to_string())
+        .and_then(|text| crate::metrics_file::write(std::path::Path::new(path), &text));
+    if let Err(m) = written {
+        tell!("fabdiag health: {m}");
     }
 }
 
@@ -64,7 +81,7 @@ fn load_expect(given: Option<&str>) -> Result<(Expect, Option<String>), String> 
 
 /// Ends the run with UNKNOWN when the budget is spent.
 fn watchdog(p: Shared, node: String, o: &HealthOptions, start: Instant, source: Option<String>) {
-    let (budget, json) = (o.budget_s, o.json);
+    let (budget, json, metrics) = (o.budget_s, o.json, o.metrics.clone());
     // a little before the budget, so the verdict is out within it
     let at = Duration::from_secs_f64((budget - 0.25).max(0.5));
     let spawned = std::thread::Builder::new()
@@ -79,7 +96,7 @@ fn watchdog(p: Shared, node: String, o: &HealthOptions, start: Instant, source: 
             let what = format!("{} did not finish within the {budget} s budget", g.step);
             g.checks.push(Check::new("budget", "", Verdict::Unknown, what));
             let h = Health::new(&node, g.checks.clone(), start.elapsed().as_secs_f64(), budget, source);
-            print(&h, json);
+            print(&h, json, metrics.as_deref());
             std::process::exit(i32::from(Verdict::Unknown.exit_code()));
         });
     if let Err(e) = spawned {
@@ -294,10 +311,22 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     if o.topology {
         return topology_only(o.json);
     }
+    if let Some(path) = o.metrics.as_deref() {
+        if let Err(m) = crate::metrics_file::check(std::path::Path::new(path)) {
+            tell!("{prog}: {m}");
+            return Verdict::Unknown.exit_code();
+        }
+    }
     let (e, path) = match load_expect(o.expect.as_deref()) {
         Ok(x) => x,
         Err(m) => {
             tell!("{prog}: UNKNOWN: {m}");
+            let check = Check::new("expect", o.expect.as_deref().unwrap_or(""), Verdict::Unknown, m);
+            let node = act::node_name(o.node.as_deref());
+            write_metrics(
+                &Health::new(&node, vec![check], 0.0, o.budget_s, None),
+                o.metrics.as_deref(),
+            );
             return Verdict::Unknown.exit_code();
         }
     };
@@ -363,6 +392,6 @@ fn conclude(prog: &str, o: &HealthOptions, h: &mut Health, m: &Measured) -> u8 {
             }
         });
     }
-    print(h, o.json);
+    print(h, o.json, o.metrics.as_deref());
     h.verdict.exit_code()
 }

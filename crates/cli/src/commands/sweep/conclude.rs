@@ -1,6 +1,7 @@
 //! The end of a sweep: its report built, written to `--output` (the
 //! document, the text, then the page and pictures, drawn with a
-//! deadline), printed, and its exit code.
+//! deadline), printed, its metrics written (`--metrics`), and its exit
+//! code.
 
 use super::files::json_to;
 use super::setup::{Setup, Versions};
@@ -77,6 +78,18 @@ pub(super) fn conclude(
         write_stdout(|o| json_to(BufWriter::new(o), &doc));
     } else {
         print_stdout(&text);
+    }
+    // the verdict as it stands before drawing: a picture that cannot be
+    // drawn is no fault of the fabric's
+    if let Some(path) = o.metrics.as_deref() {
+        let file = crate::metrics_file::name(Path::new(path));
+        let written = fabdiag_sweep_report::metrics::sweep(&doc, code == exit::OK, &file)
+            .map_err(|e| e.to_string())
+            .and_then(|text| crate::metrics_file::write(Path::new(path), &text));
+        if let Err(m) = written {
+            tell!("{prog}: {m}");
+            code = exit::RUNTIME;
+        }
     }
     // the pictures come last, so a failure to draw loses no result
     if let Some(dir) = dir.filter(|_| draw) {

@@ -79,6 +79,7 @@ fn results_in(dir: &Path) -> Vec<&'static str> {
 /// sweep's results there are never mixed with this one's report: refused,
 /// naming them.
 pub(super) fn prepare_report_output(o: &SweepOptions, read: &Path) -> Result<(), (u8, String)> {
+    check_metrics(o)?;
     let Some(dir) = o.output.as_deref().map(PathBuf::from) else {
         return Ok(());
     };
@@ -120,6 +121,14 @@ fn clear_unless_kept(
     Ok(())
 }
 
+/// `--metrics FILE` can be written (before anything runs); a refusal.
+fn check_metrics(o: &SweepOptions) -> Result<(), (u8, String)> {
+    match o.metrics.as_deref() {
+        Some(path) => crate::metrics_file::check(Path::new(path)).map_err(|m| (exit::USAGE, m)),
+        None => Ok(()),
+    }
+}
+
 /// The --output folder made ready, with the earlier results --resume
 /// continues from; an error is its exit code (a folder holding results
 /// without --resume or --replace is a refused command line) and its line.
@@ -129,6 +138,7 @@ pub(super) fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Re
 
 /// prepare_output's work; an error says whether it is a refusal.
 fn prepare(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<PairRecord>, (bool, String)> {
+    check_metrics(o).map_err(|(_, m)| (true, m))?;
     let io = |m: String| (false, m);
     let Some(dir) = o.output.as_deref().map(PathBuf::from) else {
         return Ok(Vec::new());
