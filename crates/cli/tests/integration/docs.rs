@@ -418,3 +418,24 @@ fn the_shape_checks_tell_figures_from_form() {
     let c: Value = serde_json::json!({"size": 16, "rows": [{"bw": 2.5}]});
     assert!(json_shape(&a, &c, "$").is_some());
 }
+
+/// The metrics page's table lists every metric fabdiag exports, and
+/// nothing the catalogue lacks.
+#[test]
+fn the_metrics_page_lists_every_metric() {
+    let page = std::fs::read_to_string(root().join("docs/metrics.md")).expect("docs/metrics.md");
+    let table = page
+        .split("## Every metric")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("the page's \"Every metric\" table");
+    let mut listed: Vec<&str> = table
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    let mut exported: Vec<&str> = fabdiag_exposition::catalogue::all().iter().map(|d| d.name).collect();
+    listed.sort_unstable();
+    exported.sort_unstable();
+    assert_eq!(listed, exported);
+}

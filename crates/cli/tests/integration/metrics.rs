@@ -275,6 +275,8 @@ fn a_file_that_cannot_be_written_is_refused_before_the_run() {
     for (path, says) in [
         (missing.to_str().expect("a path"), "no directory"),
         (dir.path().to_str().expect("a path"), "is a directory"),
+        // renamed over, it would be replaced, not written
+        ("/dev/stdout", "is not a regular file"),
     ] {
         let t0 = Instant::now();
         // a server would listen for a client for ever: refused at once
