@@ -68,6 +68,10 @@ done
 install -D -m 0755 contrib/slurm/fabdiag-healthcheck "$root/usr/share/fabdiag/slurm/fabdiag-healthcheck"
 install -D -m 0755 contrib/slurm/prolog.sh "$root/usr/share/fabdiag/slurm/prolog.sh"
 install -D -m 0644 contrib/nhc/fabdiag.nhc "$root/usr/share/fabdiag/nhc/fabdiag.nhc"
+# fabdiag serve as a service, installed disabled (no maintainer script
+# enables it), with its options as a configuration file dpkg keeps
+install -D -m 0644 contrib/systemd/fabdiag-serve.service "$root/lib/systemd/system/fabdiag-serve.service"
+install -D -m 0644 contrib/systemd/fabdiag-serve.default "$root/etc/default/fabdiag-serve"
 
 doc="$root/usr/share/doc/fabdiag"
 install -D -m 0644 README.md "$doc/README.md"
@@ -103,6 +107,7 @@ printf 'fabdiag (%s) unstable; urgency=medium\n\n  * Built from the fabdiag repo
 # dpkg-shlibdeps reads the package list from a debian/control and finds the
 # package's root by its DEBIAN directory
 install -d "$root/DEBIAN"
+printf '/etc/default/fabdiag-serve\n' > "$root/DEBIAN/conffiles"
 printf 'Source: fabdiag\n\nPackage: fabdiag\nArchitecture: any\n' > "$stage/debian/control"
 # (its "should already be installed in their package's directory" warning
 # is about the system's libraries, which are not in this package)

@@ -71,3 +71,16 @@ mod tests {
         assert_eq!(GpuKind::parse("CUDA"), None);
     }
 }
+
+/// What a server lets one client's test take (`fabdiag serve
+/// --max-memory`, `--max-test-seconds`, `--max-tests-per-minute`); None:
+/// no limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServeLimits {
+    /// Bytes one test may make this server allocate and register.
+    pub max_memory_bytes: Option<u64>,
+    /// Seconds one test may run.
+    pub max_test_s: Option<u64>,
+    /// Tests one client (one address) may start a minute.
+    pub max_tests_per_minute: Option<u32>,
+}

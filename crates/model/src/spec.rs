@@ -183,6 +183,13 @@ impl TestSpec {
         }
     }
 
+    /// A duration run's length, every size's duration summed; None for an
+    /// iteration run, whose length depends on the link.
+    pub fn duration_run_s(&self) -> Option<u64> {
+        let sizes = sizes(self.min_size, self.max_size).len() as u64;
+        self.duration_s.map(|d| d.saturating_mul(sizes))
+    }
+
     /// How long the run may take on a link that is slow but works: a
     /// duration run, its duration per size; an iteration run, per size its
     /// iterations at `FLOOR_PER_ITERATION` (and the gap after each), its

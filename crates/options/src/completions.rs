@@ -70,6 +70,24 @@ fn serve_command() -> Command {
         .arg(flag("rx-gpu", Some('r'), true, "GPU index for this server's RX buffer"))
         .arg(flag("gpu-type", Some('g'), true, "GPU type (AMD, NVIDIA or INTEL)"))
         .arg(flag("json", None, false, "One JSON line per served test"))
+        .arg(flag(
+            "max-memory",
+            None,
+            true,
+            "Refuse a test needing more buffer memory",
+        ))
+        .arg(flag(
+            "max-test-seconds",
+            None,
+            true,
+            "Refuse or end a test longer than this",
+        ))
+        .arg(flag(
+            "max-tests-per-minute",
+            None,
+            true,
+            "Refuse a client starting more tests a minute",
+        ))
         .disable_help_flag(true)
         .disable_version_flag(true)
         .arg(flag("help", Some('h'), false, "Print this help text and exit"))

@@ -4,6 +4,7 @@
 use crate::getopt::{self, OptDef, Parsed};
 use crate::numbers::parse_strtoul;
 use crate::resolve::{Action, GpuRequest, OptionError};
+use fabdiag_model::ServeLimits;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ServeOpt {
@@ -14,6 +15,9 @@ enum ServeOpt {
     RxGpu,
     GpuType,
     Json,
+    MaxMemory,
+    MaxTestSeconds,
+    MaxTestsPerMinute,
     Help,
     Version,
 }
@@ -35,6 +39,9 @@ const SERVE: &[OptDef<ServeOpt>] = &[
     def(ServeOpt::RxGpu, Some('r'), "rx-gpu", true),
     def(ServeOpt::GpuType, Some('g'), "gpu-type", true),
     def(ServeOpt::Json, None, "json", false),
+    def(ServeOpt::MaxMemory, None, "max-memory", true),
+    def(ServeOpt::MaxTestSeconds, None, "max-test-seconds", true),
+    def(ServeOpt::MaxTestsPerMinute, None, "max-tests-per-minute", true),
     def(ServeOpt::Help, Some('h'), "help", false),
     def(ServeOpt::Version, Some('V'), "version", false),
 ];
@@ -55,12 +62,15 @@ pub struct ServeOptions {
     /// use GPU memory.
     pub gpu: GpuRequest,
     pub json: bool,
+    /// What one client's test may take.
+    pub limits: ServeLimits,
 }
 
 pub fn serve_usage(prog: &str) -> String {
     format!(
         "Usage:
   {prog} [-p PORT] [-P PROV] [-d DEV] [-t GPU] [-r GPU] [-g TYPE] [--json]
+        [--max-memory SIZE] [--max-test-seconds S] [--max-tests-per-minute N]
                          Serve every fabdiag tool, client after client
 
 Options:
@@ -73,6 +83,15 @@ Options:
   -g, --gpu-type=TYPE    GPU type (AMD or NVIDIA or INTEL) (default type determined
                          by discovered GPU files on system)
       --json             One JSON line per served test on stdout
+      --max-memory=SIZE  Refuse a test that needs more than SIZE of buffers
+                         here (bytes, or with K, M, G: 1G) (default: no limit)
+      --max-test-seconds=S
+                         Refuse a duration test longer than S seconds, and
+                         end any test still running at twice S (at S + 10 s
+                         when S is over 10) (default: no limit)
+      --max-tests-per-minute=N
+                         Refuse a client (an address) that starts more than N
+                         tests a minute (default: no limit)
   -h, --help             Print this help text and exit
   -V, --version          Print the version and exit
 
@@ -91,6 +110,7 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
         device: None,
         gpu: GpuRequest::default(),
         json: false,
+        limits: ServeLimits::default(),
     };
     let (mut tx, mut rx, mut kind) = (None, None, None);
     let bad = |m: String| OptionError::Invalid(m);
@@ -113,12 +133,51 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
             Parsed::Opt(ServeOpt::RxGpu, v) => rx = v,
             Parsed::Opt(ServeOpt::GpuType, v) => kind = v,
             Parsed::Opt(ServeOpt::Json, _) => o.json = true,
+            Parsed::Opt(ServeOpt::MaxMemory, v) => {
+                let v = v.unwrap_or_default();
+                o.limits.max_memory_bytes = Some(memory_size(&v).ok_or_else(|| {
+                    bad(format!(
+                        "Invalid --max-memory: '{v}' (bytes, or a number with K, M or G: 512M)"
+                    ))
+                })?)
+            }
+            Parsed::Opt(ServeOpt::MaxTestSeconds, v) => {
+                let v = v.unwrap_or_default();
+                o.limits.max_test_s = Some(
+                    parse_strtoul(&v)
+                        .filter(|&s| s >= 1)
+                        .ok_or_else(|| bad(format!("Invalid --max-test-seconds: '{v}' (1 or more)")))?,
+                )
+            }
+            Parsed::Opt(ServeOpt::MaxTestsPerMinute, v) => {
+                let v = v.unwrap_or_default();
+                o.limits.max_tests_per_minute = Some(
+                    parse_strtoul(&v)
+                        .filter(|&n| n >= 1)
+                        .and_then(|n| u32::try_from(n).ok())
+                        .ok_or_else(|| bad(format!("Invalid --max-tests-per-minute: '{v}' (1 or more)")))?,
+                )
+            }
             Parsed::Opt(ServeOpt::Port, None) => {}
             Parsed::Operand(x) => return Err(bad(format!("Unexpected argument: {x}"))),
         }
     }
     o.gpu = GpuRequest::parse(tx.as_deref(), rx.as_deref(), kind.as_deref())?;
     Ok(Action::Run(o))
+}
+
+/// A memory size: bytes, or a number with K, M, G or T (powers of 1024),
+/// at least one page's worth (4096 bytes).
+fn memory_size(v: &str) -> Option<u64> {
+    let (digits, shift) = match v.char_indices().last()? {
+        (i, 'K' | 'k') => (&v[..i], 10),
+        (i, 'M' | 'm') => (&v[..i], 20),
+        (i, 'G' | 'g') => (&v[..i], 30),
+        (i, 'T' | 't') => (&v[..i], 40),
+        _ => (v, 0),
+    };
+    let n: u64 = digits.parse().ok()?;
+    n.checked_mul(1u64 << shift).filter(|&b| b >= 4096)
 }
 
 #[cfg(test)]
@@ -150,6 +209,41 @@ mod tests {
             Err(OptionError::Invalid("invalid option -- 'x' (see -h)".into()))
         );
         assert_eq!(serve(&args(&["-h"])), Ok(Action::Help));
+        let Action::Run(l) = serve(&args(&[
+            "--max-memory",
+            "1G",
+            "--max-test-seconds=60",
+            "--max-tests-per-minute",
+            "10",
+        ]))
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            l.limits,
+            ServeLimits {
+                max_memory_bytes: Some(1 << 30),
+                max_test_s: Some(60),
+                max_tests_per_minute: Some(10),
+            }
+        );
+        assert_eq!(memory_size("4096"), Some(4096));
+        assert_eq!(memory_size("512m"), Some(512 << 20));
+        for bad in ["", "G", "1x", "-1G", "100", "99999999999T"] {
+            assert_eq!(memory_size(bad), None, "{bad}");
+        }
+        assert_eq!(
+            serve(&args(&["--max-memory", "lots"])),
+            Err(OptionError::Invalid(
+                "Invalid --max-memory: 'lots' (bytes, or a number with K, M or G: 512M)".into()
+            ))
+        );
+        assert_eq!(
+            serve(&args(&["--max-test-seconds", "0"])),
+            Err(OptionError::Invalid(
+                "Invalid --max-test-seconds: '0' (1 or more)".into()
+            ))
+        );
         let Action::Run(g) = serve(&args(&["-r", "1", "--tx-gpu=0", "-g", "Nvidia"])).unwrap() else {
             panic!()
         };

@@ -5,7 +5,7 @@
 
 use fabdiag_fabric::{CallWatcher, HmemIface};
 use fabdiag_gpu::GpuKind;
-use fabdiag_model::{OwnSettings, DEFAULT_SVC_ID};
+use fabdiag_model::{OwnSettings, ServeLimits, DEFAULT_SVC_ID};
 use fabdiag_proto::PeerWatch;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -44,6 +44,8 @@ pub struct Env {
     /// sysfs and procfs under this root ("/" on a real machine; None: not
     /// read, said as "not available").
     pub counters_root: Option<PathBuf>,
+    /// A server's limits on what one client's test may take.
+    pub limits: ServeLimits,
     pub hooks: Hooks,
 }
 
@@ -127,6 +129,7 @@ impl Default for Env {
             calls: None,
             peer: None,
             counters_root: None,
+            limits: ServeLimits::default(),
             hooks: Hooks::default(),
         }
     }

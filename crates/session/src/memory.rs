@@ -54,6 +54,15 @@ pub struct MemoryPlan {
 }
 
 impl MemoryPlan {
+    /// The bytes the buffers take that this side uses (an unused buffer
+    /// registers one page).
+    pub fn bytes(&self) -> u64 {
+        [self.initiator, self.target]
+            .iter()
+            .filter(|b| b.used)
+            .fold(0u64, |sum, b| sum.saturating_add(b.len))
+    }
+
     /// This side's GPU buffers for this plan: `gpu`, unless the plan's
     /// buffers never go on a GPU.
     pub fn gpu<'g>(&self, gpu: Option<&'g GpuUse>) -> Option<&'g GpuUse> {

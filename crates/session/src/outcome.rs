@@ -37,6 +37,9 @@ pub enum SessionError {
     /// A data check found memory that does not hold what the run wrote.
     #[error("{0}")]
     Verify(String),
+    /// The server's limits do not allow the test the client asked for.
+    #[error("{0}")]
+    Refused(String),
     /// `--local`: the server half failed after the client finished.
     #[error("local server: {0}")]
     LocalServer(String),
@@ -90,7 +93,7 @@ impl SessionError {
     pub fn kind(&self) -> FailureKind {
         let unavailable = match self {
             SessionError::Fabric(f) | SessionError::Drive(DriveError::Fabric(f)) => f.is_unavailable(),
-            SessionError::Clock(_) => true,
+            SessionError::Clock(_) | SessionError::Refused(_) => true,
             // the peer could not do it: neither can this pair
             SessionError::Proto(ProtoError::Peer { kind, .. })
             | SessionError::Drive(DriveError::Proto(ProtoError::Peer { kind, .. })) => {

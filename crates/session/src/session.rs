@@ -23,7 +23,7 @@ use crate::net::{FabricNet, Net, Port};
 use crate::outcome::{Failure, Report, SessionError};
 use crate::sink::{Event, Silent, Sink};
 use fabdiag_fabric::FabricError;
-use fabdiag_model::{ClockKind, TestSpec};
+use fabdiag_model::{ClockKind, ServeLimits, TestSpec};
 use fabdiag_model::{PairCounters, Role, Row, RunDesc, Tool};
 use fabdiag_proto::Link;
 use fabdiag_proto::{Control, Hello, Listener, Message, Phase, ProtoError, MAGIC, PROTOCOL};
@@ -428,6 +428,7 @@ pub(crate) fn server_run(
             }
         }
         let fam = family::plan(&spec, env)?;
+        within_limits(&spec, fam.memory(Role::Server).bytes(), &env.limits)?;
         let mut port = open(net, Some(&spec.provider), &*fam, Role::Server, env, link)?;
         if let Some(w) = port.note() {
             sink.event(Event::Warning(w));
@@ -436,6 +437,46 @@ pub(crate) fn server_run(
         Side::new(Role::Server, &*fam, &LatClock::Raw, env, link, sink).run(&mut *port, &mut p)
     })();
     p.conclude(r, link)
+}
+
+/// Whether a server's `limits` allow a test of `spec` that needs `bytes`
+/// of buffers here: the refusal names the figure, the limit and its
+/// option. A duration run's length is known and judged here; an
+/// iteration run's is not, and `fabdiag serve` ends one that runs past
+/// the limit.
+fn within_limits(spec: &TestSpec, bytes: u64, limits: &ServeLimits) -> Result<(), SessionError> {
+    if let Some(max) = limits.max_memory_bytes.filter(|&m| bytes > m) {
+        return Err(SessionError::Refused(format!(
+            "this server allows a test at most {} of buffers (fabdiag serve --max-memory); this one needs {}",
+            bytes_text(max),
+            bytes_text(bytes)
+        )));
+    }
+    if let (Some(max), Some(s)) = (limits.max_test_s, spec.duration_run_s()) {
+        if s <= max {
+            return Ok(());
+        }
+        return Err(SessionError::Refused(format!(
+            "this server runs a test at most {max} s (fabdiag serve --max-test-seconds); this one asks for {s} s"
+        )));
+    }
+    Ok(())
+}
+
+/// Bytes as a person reads them: "64 MiB", "1.5 GiB", "4096 B".
+fn bytes_text(b: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (size, unit) in UNITS {
+        if b >= size {
+            let v = b as f64 / size as f64;
+            return if v.fract() == 0.0 {
+                format!("{v:.0} {unit}")
+            } else {
+                format!("{v:.1} {unit}")
+            };
+        }
+    }
+    format!("{b} B")
 }
 
 /// One side of a session once its endpoint is open.

@@ -1,6 +1,7 @@
 //! One module per command: the pair tools (`pair`), `serve` and its
 //! per-test `worker` (the `lobby` where a connection waits for its hello,
-//! and the `handoff` of a connection between them),
+//! the `handoff` of a connection between them, and the per-client test
+//! `rates`),
 //! the cluster `sweep`, the provider probes (`probe`), `doctor` (and its
 //! NIC counters, `doctor_nics`),
 //! `host_traffic`, and the generated `docs` (completions, man pages).
@@ -15,6 +16,7 @@ pub mod host_traffic;
 pub mod lobby;
 pub mod pair;
 pub mod probe;
+pub mod rates;
 pub mod serve;
 pub mod sweep;
 pub mod worker;

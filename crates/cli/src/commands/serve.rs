@@ -15,6 +15,7 @@
 
 use super::load_libfabric;
 use super::lobby::{Left, Lobby};
+use super::rates::Rates;
 use super::worker::{Line, COMMAND};
 use crate::exit;
 use crate::output::early_failure;
@@ -39,6 +40,9 @@ const TICK: Duration = Duration::from_millis(20);
 /// How long a worker may linger once its measurement is over (closing its
 /// endpoint, freeing its buffers and a GPU context, exiting).
 const LINGER: Duration = Duration::from_secs(5);
+/// How long past --max-test-seconds a test may go on before the server
+/// ends it, at most: the limit itself where it is shorter.
+const TEST_GRACE: Duration = Duration::from_secs(10);
 
 /// The next test's worker, started before its client: warming up, then
 /// waiting for the connection on `channel`.
@@ -69,6 +73,8 @@ impl Spare {
             phase: Phase::Hello.to_string(),
             done: None,
             over_at: None,
+            started: Instant::now(),
+            ended_for: None,
         })
     }
 }
@@ -86,6 +92,10 @@ struct Running {
     /// worker to exit rather than being turned away, and the worker has
     /// LINGER to do so.
     over_at: Option<Instant>,
+    /// When its client was handed to it.
+    started: Instant,
+    /// Why the server ended it (it ran past --max-test-seconds).
+    ended_for: Option<String>,
 }
 
 impl Running {
@@ -121,6 +131,11 @@ struct Server {
     json: bool,
     /// Connections answered: tests, rejections and the busy ones.
     served: u64,
+    /// `--max-tests-per-minute`'s count per client.
+    rates: Option<Rates>,
+    /// `--max-test-seconds`: a test still running this long after it
+    /// began (its limit and a grace for its last size to end) is ended.
+    max_test: Option<(u64, Duration)>,
 }
 
 fn now() -> String {
@@ -189,9 +204,10 @@ impl Server {
                     Some(sig) => format!("signal {sig}"),
                     None => format!("exit status {}", status.code().unwrap_or(-1)),
                 };
-                let msg = match stopped_by {
-                    Some(sig) => format!("the server was stopped by {sig} during {}", w.phase),
-                    None => format!("the test's worker process crashed ({how}) during {}", w.phase),
+                let msg = match (stopped_by, w.ended_for.take()) {
+                    (Some(sig), _) => format!("the server was stopped by {sig} during {}", w.phase),
+                    (None, Some(why)) => why,
+                    (None, None) => format!("the test's worker process crashed ({how}) during {}", w.phase),
                 };
                 self.log(w.peer, w.tool.as_deref(), Err(&msg), None);
             }
@@ -238,6 +254,22 @@ impl Server {
         self.served += 1;
         self.log(peer, None, Err(&format!("turned away: {msg}")), None);
         answer_turned_away(stream, msg);
+    }
+
+    /// Whether a client may start a test now (--max-tests-per-minute);
+    /// the refusal to tell it.
+    fn admit(&mut self, peer: SocketAddr) -> Result<(), String> {
+        let Some(r) = self.rates.as_mut() else {
+            return Ok(());
+        };
+        r.admit(peer.ip(), Instant::now())
+            .map_err(|wait| r.refusal(peer.ip(), wait))
+    }
+
+    /// Whether the test `w` runs past --max-test-seconds and its grace.
+    fn past_limit(&self, w: &Running) -> bool {
+        self.max_test
+            .is_some_and(|(_, end)| w.over_at.is_none() && w.started.elapsed() > end)
     }
 
     /// A connection let go from the lobby unheard: its line.
@@ -305,6 +337,11 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         prog: prog.into(),
         json: o.json,
         served: 0,
+        rates: o.limits.max_tests_per_minute.map(Rates::new),
+        max_test: o.limits.max_test_s.map(|s| {
+            let limit = Duration::from_secs(s);
+            (s, limit + limit.min(TEST_GRACE))
+        }),
     };
     serve_clients(&mut server, &listener, &stop, &worker_args)
 }
@@ -356,6 +393,13 @@ fn worker_args(o: &ServeOptions, gpu: Option<GpuUse>) -> Vec<String> {
     }
     if let Some(d) = &o.device {
         worker_args.extend(["-d".to_string(), d.clone()]);
+    }
+    // the limits a test itself judges (the rate is the server's own)
+    if let Some(m) = o.limits.max_memory_bytes {
+        worker_args.extend(["--max-memory".to_string(), m.to_string()]);
+    }
+    if let Some(s) = o.limits.max_test_s {
+        worker_args.extend(["--max-test-seconds".to_string(), s.to_string()]);
     }
     if let Some(g) = gpu {
         for (flag, index) in [("-t", g.tx), ("-r", g.rx)] {
@@ -420,6 +464,14 @@ fn serve_clients(server: &mut Server, listener: &Listener, stop: &Stop, worker_a
                 Ok(None) if w.over_at.is_some_and(|t| t.elapsed() > LINGER) => {
                     let _ = w.child.kill();
                 }
+                Ok(None) if w.ended_for.is_none() && server.past_limit(w) => {
+                    let limit = server.max_test.map_or(0, |(s, _)| s);
+                    w.ended_for = Some(format!(
+                        "ended by the server during {}: the test ran past this server's limit of {limit} s (fabdiag serve --max-test-seconds)",
+                        w.phase
+                    ));
+                    let _ = w.child.kill();
+                }
                 Ok(None) => {}
                 Err(e) => tell!("{prog}: cannot watch the test's worker: {e}"),
             }
@@ -457,7 +509,10 @@ fn serve_clients(server: &mut Server, listener: &Listener, stop: &Stop, worker_a
                     );
                     server.turn_away(stream, peer, msg);
                 }
-                (Left::Ready(stream, peer), _) => next = Some((stream, peer)),
+                (Left::Ready(stream, peer), _) => match server.admit(peer) {
+                    Ok(()) => next = Some((stream, peer)),
+                    Err(msg) => server.turn_away(stream, peer, msg),
+                },
                 (Left::Dropped(peer, why), _) => server.unheard(peer, &why),
             }
         }

@@ -155,6 +155,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         gpu,
         calls: Some(calls.clone()),
         peer: Some(peer.clone()),
+        limits: o.limits,
         ..Env::default()
     });
     let seen = Arc::new(Mutex::new(Seen::default()));

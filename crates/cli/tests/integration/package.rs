@@ -86,6 +86,8 @@ fn the_package_installs_runs_and_removes_cleanly() {
         "usr/share/fabdiag/slurm/fabdiag-healthcheck",
         "usr/share/fabdiag/slurm/prolog.sh",
         "usr/share/fabdiag/nhc/fabdiag.nhc",
+        "lib/systemd/system/fabdiag-serve.service",
+        "etc/default/fabdiag-serve",
     ] {
         assert!(has(f), "{f}\n{list}");
     }
@@ -115,6 +117,13 @@ fn the_package_installs_runs_and_removes_cleanly() {
         c
     };
     sh(dpkg().arg("-i").arg(&deb));
+    // the service's options are a configuration file dpkg keeps, and the
+    // unit is installed disabled (nothing links it into a target)
+    let conffiles = std::fs::read_to_string(admin.join("info/fabdiag.conffiles")).unwrap_or_default();
+    assert_eq!(conffiles, "/etc/default/fabdiag-serve\n");
+    assert!(!root
+        .join("etc/systemd/system/multi-user.target.wants/fabdiag-serve.service")
+        .exists());
     let installed = root.join("usr/bin");
     // a loopback run through an original name, from the installed tree
     let o =

@@ -770,3 +770,269 @@ fn an_honest_client_is_served_through_a_hostile_crowd() {
     let out = s.stop(Signal::SIGINT);
     assert_eq!(out.code, Some(0));
 }
+
+/// A config frame of write-bw asking for `max_size` bytes of buffer and,
+/// with `duration_s`, that many seconds per size.
+fn config_asking(max_size: u64, duration_s: Option<u64>) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({"type": "config", "params": {
+        "tool": "cxi_write_bw", "provider": "tcp;ofi_rxm", "iterations": 10, "duration_s": duration_s,
+        "min_size": max_size, "max_size": max_size, "list_size": 1, "bidirectional": false, "use_idc": true,
+        "use_hrp": true, "unrestricted": false, "rdzv": false, "max_buf": max_size, "buf_align": 64,
+        "hugepages": null}}))
+    .unwrap()
+}
+
+#[test]
+fn limits_refuse_what_a_client_asks_beyond_them_in_one_line() {
+    let _cpu = cpu();
+    let s = Serve::start_with(&["--max-memory", "1M", "--max-test-seconds", "2"], &[]);
+    // more buffer than allowed: the client's one line names the figure,
+    // the limit and the option, and it exits as for a peer that cannot
+    let o = s.client(&["write-bw", "-P", "tcp", "-s", "4194304", "-n", "2"]);
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    assert_eq!(
+        one_line(&o.stderr),
+        "fabdiag write-bw: peer failed during config: this server allows a test at most 1 MiB of buffers (fabdiag serve --max-memory); this one needs 1 GiB"
+    );
+    // a duration run longer than allowed (2 sizes of 2 s)
+    let o = s.client(&["send-lat", "-P", "tcp", "-D", "2", "-s", "8:16"]);
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    assert!(
+        one_line(&o.stderr)
+            .ends_with("this server runs a test at most 2 s (fabdiag serve --max-test-seconds); this one asks for 4 s"),
+        "{}",
+        o.stderr
+    );
+    // within the limits: served
+    let o = s.client(&["write-lat", "-P", "tcp", "-n", "20"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let lines = s.wait_lines(4);
+    assert!(
+        lines[1]["error"]["message"].as_str().unwrap().contains("--max-memory"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[2]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("--max-test-seconds"));
+    assert!(lines[3]["error"].is_null(), "{}", lines[3]);
+    // an iteration run has no length to judge in advance: it is ended at
+    // twice the limit, the server's line says why, and the next is served
+    let t0 = Instant::now();
+    let o = s.client(&["write-lat", "-P", "tcp", "-n", "1000000"]);
+    let took = t0.elapsed();
+    assert_ne!(o.code, Some(0), "{}", o.stdout);
+    assert!(took < Duration::from_secs(10), "ended after {took:?}");
+    let lines = s.wait_lines(5);
+    let ended = lines[4]["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        ended.starts_with("ended by the server during ")
+            && ended.ends_with("limit of 2 s (fabdiag serve --max-test-seconds)"),
+        "{}",
+        lines[4]
+    );
+    let o = s.client(&["send-lat", "-P", "tcp", "-n", "5"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(s.stop(Signal::SIGTERM).code, Some(0));
+}
+
+/// Clients refused by the limits in a row: 100 here (each costs a worker's
+/// libfabric start-up, 0.37 s); scripts/dev/serve-limits.sh runs more
+/// with FABDIAG_TEST_REFUSED_CLIENTS (docs/results/serve.md).
+fn refused_clients() -> u64 {
+    std::env::var("FABDIAG_TEST_REFUSED_CLIENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 10)
+        .unwrap_or(100)
+}
+
+#[test]
+fn clients_beyond_the_limits_leave_the_server_as_it_was() {
+    let _cpu = cpu();
+    let total = refused_clients();
+    let s = Serve::start_with(&["--max-memory", "64K", "--max-test-seconds", "5"], &[]);
+    let mut n = 1;
+    let mut refuse = |k: u64| {
+        let mut c = scripted::client(s.port, "cxi_write_bw");
+        // alternately: a GiB of buffer, and an hour of duration
+        let ask = if k.is_multiple_of(2) {
+            config_asking(1 << 30, None)
+        } else {
+            config_asking(8, Some(3600))
+        };
+        frame(&mut c, &ask);
+        let reply = read_frame(&mut c).expect("the refusal");
+        assert_eq!(reply["type"], "error", "{reply}");
+        assert_eq!(reply["kind"], "unavailable", "{reply}");
+        n += 1;
+        s.wait_lines(n);
+    };
+    for k in 0..10 {
+        refuse(k);
+    }
+    let before = footprint(s.proc.pid());
+    for k in 10..total {
+        refuse(k);
+    }
+    let after = footprint(s.proc.pid());
+    eprintln!("server after 10 refusals: {before:?} (kB, fds); after {total}: {after:?}");
+    assert_eq!(after.1, before.1, "descriptors grew");
+    assert!(
+        after.0 < before.0 + 2048,
+        "resident memory grew by {} kB",
+        after.0 - before.0
+    );
+    let lines = s.lines();
+    assert_eq!(lines.len() as u64, total + 1);
+    assert!(lines[1..].iter().all(|l| l["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("this server")));
+    // nothing of them is left: one warm spare, and an honest client served
+    let _ = warm_spare(s.proc.pid());
+    let o = s.client(&["send-lat", "-P", "tcp", "-n", "5"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(s.stop(Signal::SIGTERM).code, Some(0));
+}
+
+#[test]
+fn a_client_starting_too_many_tests_a_minute_is_turned_away_and_others_are_not() {
+    let _cpu = cpu();
+    let s = Serve::start_with(&["--max-tests-per-minute", "2"], &[]);
+    for _ in 0..2 {
+        let o = s.client(&["send-lat", "-P", "tcp", "-n", "5"]);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+    }
+    let o = s.client(&["send-lat", "-P", "tcp", "-n", "5"]);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    let line = one_line(&o.stderr);
+    assert!(
+        line.starts_with("fabdiag send-lat: peer failed during hello: 127.0.0.1 started 2 tests in the last minute")
+            && line.contains("--max-tests-per-minute"),
+        "{line}"
+    );
+    // another address (loopback's 127.0.0.2) has its own count: its
+    // hello is answered, and its test taken
+    let other = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    other
+        .bind(&"127.0.0.2:0".parse::<std::net::SocketAddr>().unwrap().into())
+        .unwrap();
+    other
+        .connect(&std::net::SocketAddr::from(([127, 0, 0, 1], s.port)).into())
+        .unwrap();
+    let mut other = TcpStream::from(other);
+    frame(&mut other, &hello("cxi_send_lat", VERSION));
+    let reply = read_frame(&mut other).expect("the hello's answer");
+    assert_eq!(reply["type"], "hello", "{reply}");
+    drop(other);
+    let lines = s.wait_lines(5);
+    assert!(
+        lines[4]["peer"].as_str().unwrap().starts_with("127.0.0.2:"),
+        "{}",
+        lines[4]
+    );
+    // a crowd of refusals costs the server nothing that stays
+    let before = footprint(s.proc.pid());
+    for _ in 0..200 {
+        let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+        frame(&mut c, &hello("cxi_send_lat", VERSION));
+        let reply = read_frame(&mut c).expect("the refusal");
+        assert!(
+            reply["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("--max-tests-per-minute"),
+            "{reply}"
+        );
+    }
+    s.wait_lines(205);
+    assert!(s.lines()[5..].iter().all(|l| l["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("turned away")));
+    let after = footprint(s.proc.pid());
+    assert_eq!(after.1, before.1, "descriptors grew");
+    assert!(
+        after.0 < before.0 + 2048,
+        "resident memory grew by {} kB",
+        after.0 - before.0
+    );
+    assert_eq!(s.stop(Signal::SIGTERM).code, Some(0));
+}
+
+/// The shipped unit, with its ExecStart pointed at `bin` (systemd checks
+/// that the command exists).
+fn unit_for(bin: &str) -> String {
+    let unit = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../contrib/systemd/fabdiag-serve.service"
+    ))
+    .expect("contrib/systemd/fabdiag-serve.service");
+    assert!(
+        unit.contains("ExecStart=/usr/bin/fabdiag serve $FABDIAG_SERVE_ARGS"),
+        "{unit}"
+    );
+    unit.replace("/usr/bin/fabdiag", bin)
+}
+
+#[test]
+fn the_service_unit_verifies_and_its_default_options_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fabdiag-serve.service");
+    std::fs::write(&path, unit_for(bin())).unwrap();
+    // systemd's own check: every key known, every value valid (an unknown
+    // key is only a warning there, so nothing may be said at all)
+    let o = std::process::Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .arg(&path)
+        .output()
+        .expect("systemd-analyze (systemd, which Debian installs)");
+    let said = String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && said.trim().is_empty(), "{said}");
+    // a key it does not know is caught that way
+    let bad = dir.path().join("bad.service");
+    std::fs::write(&bad, unit_for(bin()).replace("NoNewPrivileges=", "NoNewPrivilegez=")).unwrap();
+    let o = std::process::Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("Unknown key"), "{o:?}");
+    // the hardening the service promises
+    let unit = unit_for(bin());
+    for key in [
+        "DynamicUser=yes",
+        "NoNewPrivileges=yes",
+        "LimitMEMLOCK=infinity",
+        "ProtectSystem=strict",
+    ] {
+        assert!(unit.lines().any(|l| l == key), "{key}");
+    }
+    assert!(
+        !unit.lines().any(|l| l.starts_with("PrivateDevices=")),
+        "the fabric's devices must stay visible"
+    );
+    // the options file's limits are options serve takes, and serve with them
+    let defaults = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../contrib/systemd/fabdiag-serve.default"
+    ))
+    .unwrap();
+    let args = defaults
+        .lines()
+        .find_map(|l| l.strip_prefix("FABDIAG_SERVE_ARGS=\""))
+        .and_then(|l| l.strip_suffix('"'))
+        .expect("FABDIAG_SERVE_ARGS=\"...\"");
+    let args: Vec<&str> = args.split_whitespace().collect();
+    assert!(
+        args.contains(&"--max-memory") && args.contains(&"--max-tests-per-minute"),
+        "{args:?}"
+    );
+    let _cpu = cpu();
+    let s = Serve::start_with(&args, &[]);
+    let o = s.client(&["write-bw", "-P", "tcp", "-n", "5"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(s.stop(Signal::SIGTERM).code, Some(0));
+}
