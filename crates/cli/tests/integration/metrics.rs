@@ -583,3 +583,265 @@ fn health_cut_off_by_its_budget_or_a_bad_file_still_writes_unknown() {
     );
     assert!(o.stdout.is_empty(), "{}", o.stdout);
 }
+
+/// Debian's Prometheus on loopback, scraping `targets` every second, with
+/// its data in a folder of its own; killed when dropped.
+struct Prometheus {
+    child: std::process::Child,
+    port: u16,
+    _data: tempfile::TempDir,
+}
+
+impl Prometheus {
+    fn scraping(targets: &[u16]) -> Prometheus {
+        let data = tempfile::tempdir().expect("a folder");
+        let list: Vec<String> = targets.iter().map(|p| format!("'127.0.0.1:{p}'")).collect();
+        let config = data.path().join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: fabdiag\n    static_configs:\n      - targets: [{}]\n",
+                list.join(", ")
+            ),
+        )
+        .expect("its configuration");
+        let port = free_port();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--storage.tsdb.path={}", data.path().join("tsdb").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus (scripts/install-deps.sh installs Debian's)");
+        let p = Prometheus {
+            child,
+            port,
+            _data: data,
+        };
+        let deadline = Instant::now() + LIMIT;
+        while !http_get(port, "/-/ready").is_ok_and(|b| b.contains("Ready")) {
+            assert!(Instant::now() < deadline, "Prometheus never became ready on {port}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        p
+    }
+
+    /// An instant query's first value, if the result has one.
+    fn query(&self, promql: &str) -> Option<f64> {
+        let encoded: String = promql
+            .bytes()
+            .map(|b| match b {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'.' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        let body = http_get(self.port, &format!("/api/v1/query?query={encoded}")).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&body).ok()?;
+        v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+    }
+
+    /// Waits until `promql`'s value satisfies `ok`: how long that took.
+    fn until(&self, promql: &str, ok: impl Fn(f64) -> bool) -> Duration {
+        let t0 = Instant::now();
+        loop {
+            let v = self.query(promql);
+            if v.is_some_and(&ok) {
+                return t0.elapsed();
+            }
+            assert!(t0.elapsed() < LIMIT, "{promql} never held; last value {v:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// node_exporter on loopback reading `dir`'s textfiles only.
+fn node_exporter(dir: &Path) -> (std::process::Child, u16) {
+    let port = free_port();
+    let child = Command::new("prometheus-node-exporter")
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .arg("--collector.disable-defaults")
+        .arg("--collector.textfile")
+        .arg(format!("--collector.textfile.directory={}", dir.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("prometheus-node-exporter (scripts/install-deps.sh installs it)");
+    let deadline = Instant::now() + SHORT;
+    while http_get(port, "/metrics").is_err() {
+        assert!(Instant::now() < deadline, "node_exporter never answered on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (child, port)
+}
+
+#[test]
+fn prometheus_sees_a_slowed_link_and_its_recovery_through_node_exporter() {
+    require_root();
+    let _cpu = cpu();
+    let ns = crate::common::netns::Netns::new(11);
+    let (va, _) = ns.ends();
+    let dir = tempfile::tempdir().expect("a folder");
+    let file = dir.path().join("write-bw.prom");
+    let (mut exporter, exporter_port) = node_exporter(dir.path());
+    let prom = Prometheus::scraping(&[exporter_port]);
+    let b_addr = format!("{}.2", ns.a_addr().rsplit_once('.').expect("an IPv4 address").0);
+    // one write-bw run from A to B's server (10 MB): its file replaced
+    let measure = || {
+        let port = free_port().to_string();
+        let srv = Proc::spawn(&mut ns.cmd(&ns.b, &["write-bw", "-p", &port, "-P", "tcp"]));
+        crate::common::netns::wait_listen_in_ns(srv.pid(), port.parse().expect("a port"));
+        let f = file.to_str().expect("a path");
+        let args = [
+            "write-bw",
+            &b_addr,
+            "-p",
+            &port,
+            "-P",
+            "tcp",
+            "-s",
+            "65536",
+            "-l",
+            "16",
+            "-n",
+            "10",
+            "--metrics",
+            f,
+        ];
+        let o = Proc::spawn(&mut ns.cmd(&ns.a, &args)).wait(LIMIT);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        let _ = srv.wait(SHORT);
+    };
+    let bw = format!("fabdiag_write_bandwidth_bytes_per_second{{peer=\"{b_addr}\",size_bytes=\"65536\"}}");
+    // (bounds the shaping sets, not this machine's speed: a veth carries
+    // hundreds of MB/s; the shaped link at most 5 MB/s and its burst)
+    let (fast, slow) = (20e6, 6e6);
+    measure();
+    let clean = prom.until(&bw, |v| v > fast);
+    // A's end of the link shaped to 40 Mbit/s
+    must(&[
+        "ip", "netns", "exec", &ns.a, "tc", "qdisc", "add", "dev", &va, "root", "tbf", "rate", "40mbit", "burst",
+        "32kb", "latency", "400ms",
+    ]);
+    measure();
+    let slowed = prom.until(&bw, |v| v < slow);
+    must(&["ip", "netns", "exec", &ns.a, "tc", "qdisc", "del", "dev", &va, "root"]);
+    measure();
+    let back = prom.until(&bw, |v| v > fast);
+    eprintln!("seen by Prometheus {clean:?}, {slowed:?} and {back:?} after each run's file was written");
+    // the run's own verdict, through the same path
+    assert_eq!(
+        prom.query(&format!("fabdiag_run_success{{peer=\"{b_addr}\"}}")),
+        Some(1.0)
+    );
+    // every query of the shipped dashboard is one this Prometheus takes
+    for q in dashboard_queries(&dashboard()) {
+        let encoded: String = q.bytes().map(|b| format!("%{b:02X}")).collect();
+        let body = http_get(prom.port, &format!("/api/v1/query?query={encoded}")).expect("an answer");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        assert_eq!(v["status"], "success", "{q}: {body}");
+    }
+    let _ = exporter.kill();
+    let _ = exporter.wait();
+}
+
+/// The shipped Grafana dashboard.
+fn dashboard() -> serde_json::Value {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../contrib/grafana/fabdiag.json"
+    ))
+    .expect("contrib/grafana/fabdiag.json");
+    serde_json::from_str(&text).expect("the dashboard is JSON")
+}
+
+/// Every query of the dashboard.
+fn dashboard_queries(d: &serde_json::Value) -> Vec<String> {
+    let panels = d["panels"].as_array().expect("panels");
+    panels
+        .iter()
+        .flat_map(|p| p["targets"].as_array().cloned().unwrap_or_default())
+        .map(|t| t["expr"].as_str().expect("every target has an expr").to_string())
+        .collect()
+}
+
+/// The metric names a query names: plain names, and the names a
+/// `fabdiag_(a|b)_rest` alternation stands for.
+fn names_in(expr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = expr;
+    while let Some(i) = rest.find("fabdiag_") {
+        let tail = &rest[i..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || "_()|".contains(c)))
+            .unwrap_or(tail.len());
+        let word = &tail[..end];
+        match (word.find('('), word.find(')')) {
+            (Some(open), Some(close)) if open < close => {
+                for alt in word[open + 1..close].split('|') {
+                    out.push(format!("{}{alt}{}", &word[..open], &word[close + 1..]));
+                }
+            }
+            _ => out.push(word.to_string()),
+        }
+        rest = &tail[end..];
+    }
+    out
+}
+
+#[test]
+fn the_grafana_dashboard_is_whole_and_names_only_exported_metrics() {
+    let d = dashboard();
+    assert!(d["title"].as_str().is_some_and(|t| !t.is_empty()) && d["uid"] == "fabdiag-fabric");
+    assert!(
+        d["schemaVersion"].as_u64().is_some_and(|v| v >= 36),
+        "{}",
+        d["schemaVersion"]
+    );
+    let vars = d["templating"]["list"].as_array().expect("variables");
+    assert!(vars
+        .iter()
+        .any(|v| v["type"] == "datasource" && v["name"] == "datasource"));
+    let panels = d["panels"].as_array().expect("panels");
+    let mut ids: Vec<u64> = panels.iter().map(|p| p["id"].as_u64().expect("an id")).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), panels.len(), "panel ids repeat");
+    let mut cells = std::collections::HashSet::new();
+    for p in panels {
+        let kind = p["type"].as_str().expect("a type");
+        assert!(
+            ["stat", "timeseries", "table", "status-history"].contains(&kind),
+            "{kind}"
+        );
+        assert_eq!(p["datasource"]["uid"], "${datasource}", "{}", p["title"]);
+        let g = &p["gridPos"];
+        let (x, y, w, h) = (g["x"].as_u64(), g["y"].as_u64(), g["w"].as_u64(), g["h"].as_u64());
+        let (x, y, w, h) = (x.unwrap(), y.unwrap(), w.unwrap(), h.unwrap());
+        assert!(w >= 1 && x + w <= 24 && h >= 1, "{}: {g}", p["title"]);
+        // no two panels on one cell of the grid
+        for cx in x..x + w {
+            for cy in y..y + h {
+                assert!(cells.insert((cx, cy)), "{} overlaps another panel", p["title"]);
+            }
+        }
+        assert!(!p["targets"].as_array().expect("targets").is_empty(), "{}", p["title"]);
+    }
+    let exported: Vec<&str> = fabdiag_exposition::catalogue::all().iter().map(|d| d.name).collect();
+    let queries = dashboard_queries(&d);
+    for q in &queries {
+        let names = names_in(q);
+        assert!(!names.is_empty(), "{q} names no fabdiag metric");
+        for n in names {
+            let base = n.trim_end_matches("_sum").trim_end_matches("_count");
+            assert!(exported.contains(&base), "{q}: {n} is not exported");
+        }
+    }
+}

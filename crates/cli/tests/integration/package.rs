@@ -87,6 +87,7 @@ fn the_package_installs_runs_and_removes_cleanly() {
         "usr/share/fabdiag/slurm/prolog.sh",
         "usr/share/fabdiag/nhc/fabdiag.nhc",
         "lib/systemd/system/fabdiag-serve.service",
+        "usr/share/fabdiag/grafana/fabdiag.json",
         "etc/default/fabdiag-serve",
     ] {
         assert!(has(f), "{f}\n{list}");
