@@ -110,9 +110,10 @@ impl Telling {
     }
 
     /// A failure after the options were read but before the run: its
-    /// line, document and metrics; the exit code.
+    /// line, document (with no role, as before any run) and metrics; the
+    /// exit code.
     pub fn early(&self, code: u8, msg: &str, peer: Option<&str>) -> u8 {
-        let mut doc = document(self.name(), Some(self.role));
+        let mut doc = document(self.name(), None);
         doc.error = Some(ErrorJson {
             kind: exit::kind_name(code).into(),
             message: msg.into(),
@@ -240,6 +241,10 @@ fn tell(t: &Telling, line: Option<&str>, doc: &RunDocument, peer: Option<&str>, 
     let ctx = PairContext {
         file: &file,
         tool: t.tool,
+        role: match t.role {
+            Role::Client => "client",
+            Role::Server => "server",
+        },
         peer: peer.unwrap_or(""),
         provider: &target.provider,
         domain: &target.domain,

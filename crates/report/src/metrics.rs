@@ -23,6 +23,9 @@ pub struct PairContext<'a> {
     /// The metrics file's name (the `file` label).
     pub file: &'a str,
     pub tool: Tool,
+    /// "client" or "server", for a document that has no role (a run that
+    /// ended before it began).
+    pub role: &'a str,
     pub peer: &'a str,
     pub provider: &'a str,
     pub domain: &'a str,
@@ -45,7 +48,7 @@ pub fn pair(doc: &RunDocument, ctx: &PairContext<'_>) -> Result<String, Expositi
         Some(run) => (run.provider(), device(run)),
         None => (ctx.provider, ctx.domain),
     };
-    let role = doc.role.as_deref().unwrap_or("");
+    let role = doc.role.as_deref().unwrap_or(ctx.role);
     let run = [ctx.tool.json_name(), role, provider, domain, ctx.peer];
     let mut e = Exposition::for_file(ctx.file);
     let outcome = doc.error.as_ref().map_or("ok", |err| err.kind.as_str());
@@ -195,6 +198,7 @@ mod tests {
         PairContext {
             file: "send-lat.prom",
             tool,
+            role: "client",
             peer: "node2",
             provider: "tcp",
             domain: "eth0",

@@ -218,6 +218,22 @@ fn a_failed_run_writes_its_outcome() {
     assert_eq!(value(&text, "fabdiag_run_outcome", &[r#"outcome="ok""#]), 0.0);
     assert!(!text.contains("bandwidth"), "{text}");
     promtool_accepts(&file);
+    // no libfabric at all: said before any run, and in the metrics too
+    let mut c = fabdiag(&[
+        "write-lat",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--metrics",
+        file.to_str().expect("a path"),
+    ]);
+    c.env("FABDIAG_LIBFABRIC", "/nonexistent/libfabric.so.1");
+    let o = Proc::spawn(&mut c).wait(LIMIT);
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    let text = read(&file);
+    let run = [r#"tool="write_lat""#, r#"role="client""#, r#"peer="127.0.0.1""#];
+    assert_eq!(value(&text, "fabdiag_run_success", &run), 0.0);
+    assert_eq!(value(&text, "fabdiag_run_outcome", &[r#"outcome="unavailable""#]), 1.0);
 }
 
 #[test]

@@ -59,46 +59,7 @@ fn the_package_installs_runs_and_removes_cleanly() {
         "{deb:?}"
     );
 
-    // contents
-    let list = sh(Command::new("dpkg-deb").arg("-c").arg(&deb));
-    let has = |p: &str| list.lines().any(|l| l.contains(&format!(" ./{p}")));
-    assert!(has("usr/bin/fabdiag"), "{list}");
-    for n in names() {
-        if n != "fabdiag" {
-            assert!(list.contains(&format!("./usr/bin/{n} -> fabdiag")), "link {n}\n{list}");
-        }
-        assert!(has(&format!("usr/share/man/man1/{n}.1.gz")), "man {n}");
-        assert!(has(&format!("usr/share/bash-completion/completions/{n}")), "bash {n}");
-        assert!(has(&format!("usr/share/zsh/vendor-completions/_{n}")), "zsh {n}");
-        assert!(
-            has(&format!("usr/share/fish/vendor_completions.d/{n}.fish")),
-            "fish {n}"
-        );
-    }
-    for sub in ["write-bw", "atomic-lat", "serve", "host-traffic"] {
-        assert!(
-            has(&format!("usr/share/man/man1/fabdiag-{sub}.1.gz")),
-            "man fabdiag-{sub}"
-        );
-    }
-    assert!(has("usr/share/doc/fabdiag/copyright") && has("usr/share/doc/fabdiag/README.md"));
-    for f in [
-        "usr/share/fabdiag/slurm/fabdiag-healthcheck",
-        "usr/share/fabdiag/slurm/prolog.sh",
-        "usr/share/fabdiag/nhc/fabdiag.nhc",
-        "lib/systemd/system/fabdiag-serve.service",
-        "usr/share/fabdiag/grafana/fabdiag.json",
-        "etc/default/fabdiag-serve",
-    ] {
-        assert!(has(f), "{f}\n{list}");
-    }
-    guide_is_packaged(&has);
-    let fields = sh(Command::new("dpkg-deb")
-        .args(["-f"])
-        .arg(&deb)
-        .args(["Depends", "Recommends"]));
-    assert!(fields.contains("Depends: libc6"), "{fields}");
-    assert!(fields.contains("Recommends: libfabric1"), "{fields}");
+    contents_are_whole(&deb);
 
     // install into a scratch root with its own dpkg database
     let root = work.join("root");
@@ -170,6 +131,51 @@ fn the_package_installs_runs_and_removes_cleanly() {
     }
     assert!(!root.join("usr/share/bash-completion/completions/fabdiag").exists());
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// What the package carries: the binary and its names, their manual
+/// pages and completions, the health checks, the service, the dashboard,
+/// the guide; and the fields it declares.
+fn contents_are_whole(deb: &Path) {
+    let list = sh(Command::new("dpkg-deb").arg("-c").arg(deb));
+    let has = |p: &str| list.lines().any(|l| l.contains(&format!(" ./{p}")));
+    assert!(has("usr/bin/fabdiag"), "{list}");
+    for n in names() {
+        if n != "fabdiag" {
+            assert!(list.contains(&format!("./usr/bin/{n} -> fabdiag")), "link {n}\n{list}");
+        }
+        assert!(has(&format!("usr/share/man/man1/{n}.1.gz")), "man {n}");
+        assert!(has(&format!("usr/share/bash-completion/completions/{n}")), "bash {n}");
+        assert!(has(&format!("usr/share/zsh/vendor-completions/_{n}")), "zsh {n}");
+        assert!(
+            has(&format!("usr/share/fish/vendor_completions.d/{n}.fish")),
+            "fish {n}"
+        );
+    }
+    for sub in ["write-bw", "atomic-lat", "serve", "host-traffic"] {
+        assert!(
+            has(&format!("usr/share/man/man1/fabdiag-{sub}.1.gz")),
+            "man fabdiag-{sub}"
+        );
+    }
+    assert!(has("usr/share/doc/fabdiag/copyright") && has("usr/share/doc/fabdiag/README.md"));
+    for f in [
+        "usr/share/fabdiag/slurm/fabdiag-healthcheck",
+        "usr/share/fabdiag/slurm/prolog.sh",
+        "usr/share/fabdiag/nhc/fabdiag.nhc",
+        "lib/systemd/system/fabdiag-serve.service",
+        "usr/share/fabdiag/grafana/fabdiag.json",
+        "etc/default/fabdiag-serve",
+    ] {
+        assert!(has(f), "{f}\n{list}");
+    }
+    guide_is_packaged(&has);
+    let fields = sh(Command::new("dpkg-deb")
+        .args(["-f"])
+        .arg(deb)
+        .args(["Depends", "Recommends"]));
+    assert!(fields.contains("Depends: libc6"), "{fields}");
+    assert!(fields.contains("Recommends: libfabric1"), "{fields}");
 }
 
 /// The guide the manual pages point at (the JSON schema, the reference),

@@ -489,12 +489,40 @@ fn footprint(pid: u32) -> (u64, usize) {
     (rss, fds)
 }
 
+/// Runs `one(k)` for k in 0..total, and checks that the server `pid`'s
+/// memory and descriptors after all of them are as after the first 10
+/// (`what` names them in the log line).
+fn leaves_no_trace(pid: u32, what: &str, total: u64, mut one: impl FnMut(u64)) {
+    for k in 0..10 {
+        one(k);
+    }
+    let before = footprint(pid);
+    for k in 10..total {
+        one(k);
+    }
+    // a refusal's answer is written by a thread of its own, which lets go
+    // of the connection once the client has read it (2 s at most)
+    let t0 = Instant::now();
+    let mut after = footprint(pid);
+    while after.1 != before.1 && t0.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(50));
+        after = footprint(pid);
+    }
+    eprintln!("server after 10 {what}: {before:?} (kB, fds); after {total}: {after:?}");
+    assert_eq!(after.1, before.1, "descriptors grew");
+    assert!(
+        after.0 < before.0 + 2048,
+        "resident memory grew by {} kB",
+        after.0 - before.0
+    );
+}
+
 #[test]
 fn two_hundred_clients_leave_no_trace() {
     let _cpu = cpu();
     let s = Serve::start(&[]);
     let mut n = 1;
-    let mut serve_one = |k: usize| {
+    let serve_one = |k: u64| {
         // one real test in ten (each costs a second of two processes'
         // libfabric start-up); the rest end early in every other way
         match k % 10 {
@@ -523,21 +551,7 @@ fn two_hundred_clients_leave_no_trace() {
         n += 1;
         s.wait_lines(n);
     };
-    for k in 0..10 {
-        serve_one(k);
-    }
-    let before = footprint(s.proc.pid());
-    for k in 10..200 {
-        serve_one(k);
-    }
-    let after = footprint(s.proc.pid());
-    eprintln!("server after 10 connections: {before:?} (kB, fds); after 200: {after:?}");
-    assert_eq!(after.1, before.1, "descriptors grew");
-    assert!(
-        after.0 < before.0 + 2048,
-        "resident memory grew by {} kB",
-        after.0 - before.0
-    );
+    leaves_no_trace(s.proc.pid(), "connections", 200, serve_one);
     let lines = s.lines();
     assert_eq!(lines.len(), 201);
     assert_eq!(lines.iter().filter(|l| l["error"].is_null()).count(), 20);
@@ -854,7 +868,7 @@ fn clients_beyond_the_limits_leave_the_server_as_it_was() {
     let total = refused_clients();
     let s = Serve::start_with(&["--max-memory", "64K", "--max-test-seconds", "5"], &[]);
     let mut n = 1;
-    let mut refuse = |k: u64| {
+    let refuse = |k: u64| {
         let mut c = scripted::client(s.port, "cxi_write_bw");
         // alternately: a GiB of buffer, and an hour of duration
         let ask = if k.is_multiple_of(2) {
@@ -869,21 +883,7 @@ fn clients_beyond_the_limits_leave_the_server_as_it_was() {
         n += 1;
         s.wait_lines(n);
     };
-    for k in 0..10 {
-        refuse(k);
-    }
-    let before = footprint(s.proc.pid());
-    for k in 10..total {
-        refuse(k);
-    }
-    let after = footprint(s.proc.pid());
-    eprintln!("server after 10 refusals: {before:?} (kB, fds); after {total}: {after:?}");
-    assert_eq!(after.1, before.1, "descriptors grew");
-    assert!(
-        after.0 < before.0 + 2048,
-        "resident memory grew by {} kB",
-        after.0 - before.0
-    );
+    leaves_no_trace(s.proc.pid(), "refusals", total, refuse);
     let lines = s.lines();
     assert_eq!(lines.len() as u64, total + 1);
     assert!(lines[1..].iter().all(|l| l["error"]["message"]
@@ -934,8 +934,7 @@ fn a_client_starting_too_many_tests_a_minute_is_turned_away_and_others_are_not()
         lines[4]
     );
     // a crowd of refusals costs the server nothing that stays
-    let before = footprint(s.proc.pid());
-    for _ in 0..200 {
+    leaves_no_trace(s.proc.pid(), "refused hellos", 200, |_| {
         let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
         frame(&mut c, &hello("cxi_send_lat", VERSION));
         let reply = read_frame(&mut c).expect("the refusal");
@@ -946,19 +945,12 @@ fn a_client_starting_too_many_tests_a_minute_is_turned_away_and_others_are_not()
                 .contains("--max-tests-per-minute"),
             "{reply}"
         );
-    }
+    });
     s.wait_lines(205);
     assert!(s.lines()[5..].iter().all(|l| l["error"]["message"]
         .as_str()
         .unwrap_or_default()
         .contains("turned away")));
-    let after = footprint(s.proc.pid());
-    assert_eq!(after.1, before.1, "descriptors grew");
-    assert!(
-        after.0 < before.0 + 2048,
-        "resident memory grew by {} kB",
-        after.0 - before.0
-    );
     assert_eq!(s.stop(Signal::SIGTERM).code, Some(0));
 }
 
