@@ -30,6 +30,7 @@ fn messages() -> Vec<Message> {
             protocol: PROTOCOL,
             tool: "write_bw".into(),
             version: "0.1.0".into(),
+            auth: false,
         }),
         Message::Config { params: spec },
         Message::Endpoint {
@@ -53,6 +54,13 @@ fn messages() -> Vec<Message> {
             ops: 512,
         },
         Message::Heartbeat,
+        Message::Challenge {
+            nonce: "00".repeat(32),
+        },
+        Message::Proof {
+            nonce: Some("11".repeat(32)),
+            mac: "22".repeat(32),
+        },
         Message::Error {
             phase: Phase::Run,
             message: "fi_write failed".into(),

@@ -25,6 +25,7 @@ macro_rules! tell {
 }
 
 mod args;
+mod auth_key;
 mod commands;
 mod exit;
 mod metrics_file;

@@ -68,7 +68,9 @@ pub fn layout(tool: BwTool) -> Layout {
     };
     Layout {
         opts,
-        extensions: &[Provider, Json, MinBw, Verify, NoVerify, Counters, Metrics, Local],
+        extensions: &[
+            Provider, Json, MinBw, Verify, NoVerify, Counters, Metrics, AuthKey, Local,
+        ],
         run: RUN,
         width: 25,
         tool: Tool::from(tool),

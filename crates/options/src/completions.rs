@@ -88,6 +88,12 @@ fn serve_command() -> Command {
             true,
             "Refuse a client starting more tests a minute",
         ))
+        .arg(flag(
+            "auth-key",
+            None,
+            true,
+            "Admit only clients proving this shared key",
+        ))
         .disable_help_flag(true)
         .disable_version_flag(true)
         .arg(flag("help", Some('h'), false, "Print this help text and exit"))

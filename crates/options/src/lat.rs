@@ -89,7 +89,7 @@ pub fn layout(tool: LatTool) -> Layout {
                 Help,
                 Version,
             ],
-            &[Provider, Json, MaxLat, Percentiles, Counters, Metrics, Local],
+            &[Provider, Json, MaxLat, Percentiles, Counters, Metrics, AuthKey, Local],
         ),
     };
     Layout {

@@ -98,6 +98,8 @@ pub struct Invocation {
     pub gpu: GpuRequest,
     /// `--metrics FILE`: also write the outcome there for Prometheus.
     pub metrics: Option<PathBuf>,
+    /// `--auth-key FILE`: the shared key's file (read by the binary).
+    pub auth_key: Option<PathBuf>,
 }
 
 /// Options every client/server tool shares, validated.
@@ -277,6 +279,7 @@ impl Common {
             percentiles: raw.has(Opt::Percentiles),
             counters: raw.has(Opt::Counters),
             metrics: raw.last(Opt::Metrics).map(PathBuf::from),
+            auth_key: raw.last(Opt::AuthKey).map(PathBuf::from),
             ignored_on_server,
             gpu: self.gpu,
         }

@@ -18,6 +18,7 @@ enum ServeOpt {
     MaxMemory,
     MaxTestSeconds,
     MaxTestsPerMinute,
+    AuthKey,
     Help,
     Version,
 }
@@ -42,6 +43,7 @@ const SERVE: &[OptDef<ServeOpt>] = &[
     def(ServeOpt::MaxMemory, None, "max-memory", true),
     def(ServeOpt::MaxTestSeconds, None, "max-test-seconds", true),
     def(ServeOpt::MaxTestsPerMinute, None, "max-tests-per-minute", true),
+    def(ServeOpt::AuthKey, None, "auth-key", true),
     def(ServeOpt::Help, Some('h'), "help", false),
     def(ServeOpt::Version, Some('V'), "version", false),
 ];
@@ -64,6 +66,8 @@ pub struct ServeOptions {
     pub json: bool,
     /// What one client's test may take.
     pub limits: ServeLimits,
+    /// `--auth-key FILE`: admit only clients that prove this shared key.
+    pub auth_key: Option<String>,
 }
 
 pub fn serve_usage(prog: &str) -> String {
@@ -71,6 +75,7 @@ pub fn serve_usage(prog: &str) -> String {
         "Usage:
   {prog} [-p PORT] [-P PROV] [-d DEV] [-t GPU] [-r GPU] [-g TYPE] [--json]
         [--max-memory SIZE] [--max-test-seconds S] [--max-tests-per-minute N]
+        [--auth-key FILE]
                          Serve every fabdiag tool, client after client
 
 Options:
@@ -92,6 +97,8 @@ Options:
       --max-tests-per-minute=N
                          Refuse a client (an address) that starts more than N
                          tests a minute (default: no limit)
+      --auth-key=FILE    Admit only clients that prove the shared key in FILE
+                         (their --auth-key), and prove it to them
   -h, --help             Print this help text and exit
   -V, --version          Print the version and exit
 
@@ -111,6 +118,7 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
         gpu: GpuRequest::default(),
         json: false,
         limits: ServeLimits::default(),
+        auth_key: None,
     };
     let (mut tx, mut rx, mut kind) = (None, None, None);
     let bad = |m: String| OptionError::Invalid(m);
@@ -149,6 +157,8 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
                         .ok_or_else(|| bad(format!("Invalid --max-test-seconds: '{v}' (1 or more)")))?,
                 )
             }
+            Parsed::Opt(ServeOpt::AuthKey, Some(v)) if !v.is_empty() => o.auth_key = Some(v),
+            Parsed::Opt(ServeOpt::AuthKey, _) => return Err(bad("Invalid --auth-key: ''".into())),
             Parsed::Opt(ServeOpt::MaxTestsPerMinute, v) => {
                 let v = v.unwrap_or_default();
                 o.limits.max_tests_per_minute = Some(

@@ -44,6 +44,7 @@ pub enum Opt {
     Percentiles,
     Counters,
     Metrics,
+    AuthKey,
     Local,
     AtomicOp,
     CswapOp,
@@ -99,6 +100,7 @@ pub(crate) const LATENCY_EXTENSIONS: &[Opt] = &[
     Opt::Percentiles,
     Opt::Counters,
     Opt::Metrics,
+    Opt::AuthKey,
     Opt::Local,
 ];
 
@@ -437,6 +439,17 @@ const SPECS: &[Spec] = &[
             "Also write the results to FILE in Prometheus's text format",
             "(written whole, then renamed into place: node_exporter's textfile",
             "collector reads *.prom files)",
+        ],
+    ),
+    spec(
+        Opt::AuthKey,
+        None,
+        "auth-key",
+        true,
+        Some("    --auth-key=FILE"),
+        &[
+            "Prove the shared key in FILE to the other side, and have it",
+            "prove the key in turn, before the test (both sides need it)",
         ],
     ),
     spec(

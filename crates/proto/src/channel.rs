@@ -4,6 +4,7 @@
 //! a heartbeat thread shares the send half under a mutex, one whole frame at
 //! a time.
 
+use crate::auth;
 use crate::frame::{read_frame, write_frame};
 use crate::listen::{listen_any, listen_on, plain};
 use crate::liveness::{PeerLoss, PeerWatch, Shared};
@@ -320,6 +321,7 @@ impl Control {
             protocol: PROTOCOL,
             tool: tool.unwrap_or(&theirs.tool).to_string(),
             version: version.into(),
+            auth: false,
         };
         self.send(Phase::Hello, &Message::Hello(own.clone()))?;
         if let Err(e) = Self::check_hello(&own, &theirs) {
@@ -328,6 +330,77 @@ impl Control {
         }
         self.start_heartbeats();
         Ok(theirs)
+    }
+
+    /// The client's half of the shared-key exchange (`auth`), after the
+    /// hellos: answers the server's challenge with its own nonce and
+    /// proof, then checks the server's proof.
+    pub fn authenticate_as_client(&mut self, key: &[u8]) -> Result<(), ProtoError> {
+        let phase = Phase::Hello;
+        let failed = |reason: &str| ProtoError::Auth { reason: reason.into() };
+        let server_nonce = match self.expect(phase)? {
+            Message::Challenge { nonce } if auth::well_formed(&nonce) => nonce,
+            Message::Challenge { .. } => return Err(failed("the server's challenge is malformed")),
+            other => {
+                return Err(ProtoError::Unexpected {
+                    phase,
+                    got: other.kind().into(),
+                })
+            }
+        };
+        let ours = auth::nonce().map_err(|e| failed(&e))?;
+        let mac = auth::proof(key, auth::Prover::Client, &server_nonce, &ours);
+        self.send(
+            phase,
+            &Message::Proof {
+                nonce: Some(ours.clone()),
+                mac,
+            },
+        )?;
+        match self.expect(phase)? {
+            Message::Proof { mac, .. } if auth::verify(key, auth::Prover::Server, &server_nonce, &ours, &mac) => Ok(()),
+            Message::Proof { .. } => Err(failed("the server does not hold this key")),
+            other => Err(ProtoError::Unexpected {
+                phase,
+                got: other.kind().into(),
+            }),
+        }
+    }
+
+    /// The server's half: challenges the client, checks its proof, and
+    /// proves the key in turn. A client that fails is told so.
+    pub fn authenticate_client(&mut self, key: &[u8]) -> Result<(), ProtoError> {
+        let phase = Phase::Hello;
+        let failed = |reason: &str| ProtoError::Auth { reason: reason.into() };
+        let ours = auth::nonce().map_err(|e| failed(&e))?;
+        self.send(phase, &Message::Challenge { nonce: ours.clone() })?;
+        let verdict = match self.expect(phase)? {
+            Message::Proof {
+                nonce: Some(theirs),
+                mac,
+            } if auth::well_formed(&theirs) => {
+                if auth::verify(key, auth::Prover::Client, &ours, &theirs, &mac) {
+                    Ok(theirs)
+                } else {
+                    Err(failed("the client's proof does not match this server's key"))
+                }
+            }
+            Message::Proof { .. } => Err(failed("the client's proof is malformed")),
+            other => Err(ProtoError::Unexpected {
+                phase,
+                got: other.kind().into(),
+            }),
+        };
+        match verdict {
+            Ok(theirs) => {
+                let mac = auth::proof(key, auth::Prover::Server, &ours, &theirs);
+                self.send(phase, &Message::Proof { nonce: None, mac })
+            }
+            Err(e) => {
+                self.send_error(phase, &e.to_string(), ErrorClass::Runtime);
+                Err(e)
+            }
+        }
     }
 
     fn first_hello(&mut self) -> Result<Hello, ProtoError> {
@@ -525,6 +598,7 @@ mod tests {
             protocol: PROTOCOL,
             tool: tool.into(),
             version: version.into(),
+            auth: false,
         }
     }
 

@@ -38,4 +38,8 @@ pub enum ProtoError {
     Unexpected { phase: Phase, got: String },
     #[error("client and server out of step in {phase}: peer is at {theirs}")]
     Desync { phase: Phase, theirs: String },
+    /// The shared-key exchange failed: a wrong key, a replayed or
+    /// malformed proof, or one side without a key.
+    #[error("authentication failed: {reason}")]
+    Auth { reason: String },
 }

@@ -7,8 +7,11 @@
 //! done, so a peer that dies or stops answering is noticed within
 //! `SILENCE_LIMIT` in every phase, even while the other side only waits.
 //! A side that fails sends an `Error` message so the peer can say why.
+//! With a shared key, both sides prove they hold it after the hellos
+//! (`auth`).
 //! This crate never prints, never touches libfabric, and never exits.
 
+pub mod auth;
 mod channel;
 mod error;
 mod frame;

@@ -49,6 +49,15 @@ pub struct Hello {
     pub tool: String,
     /// fabdiag's version; MAJOR.MINOR must match, as in the originals.
     pub version: String,
+    /// The client holds a shared key (`--auth-key`) and will prove it,
+    /// and wants the server to prove it too. Left out when false, so a
+    /// hello without a key is what it always was.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub auth: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,6 +117,18 @@ pub enum Message {
         report: serde_json::Value,
     },
     Heartbeat,
+    /// A server's challenge to a client that authenticates: a fresh
+    /// random nonce (hex).
+    Challenge {
+        nonce: String,
+    },
+    /// A proof of the shared key: HMAC-SHA256 (hex) over both nonces;
+    /// the client's carries its own nonce.
+    Proof {
+        #[serde(default)]
+        nonce: Option<String>,
+        mac: String,
+    },
     /// The sender failed; `message` says why. The run is over.
     Error {
         phase: Phase,
@@ -144,6 +165,8 @@ impl Message {
             Message::Verify { .. } => "verify",
             Message::Counters { .. } => "counters",
             Message::Heartbeat => "heartbeat",
+            Message::Challenge { .. } => "challenge",
+            Message::Proof { .. } => "proof",
             Message::Error { .. } => "error",
         }
     }

@@ -82,6 +82,7 @@ mod tests {
             protocol: PROTOCOL,
             tool: "cxi_write_bw".into(),
             version: "0.1.0".into(),
+            auth: false,
         }))
         .unwrap()
     }

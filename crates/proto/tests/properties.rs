@@ -26,12 +26,17 @@ fn phase() -> impl Strategy<Value = Phase> {
 
 fn message() -> impl Strategy<Value = Message> {
     prop_oneof![
-        (".*", any::<u32>(), ".*", ".*").prop_map(|(magic, protocol, tool, version)| Message::Hello(Hello {
-            magic,
-            protocol,
-            tool,
-            version
-        })),
+        (".*", any::<u32>(), ".*", ".*", any::<bool>()).prop_map(|(magic, protocol, tool, version, auth)| {
+            Message::Hello(Hello {
+                magic,
+                protocol,
+                tool,
+                version,
+                auth,
+            })
+        }),
+        "[0-9a-f]{0,80}".prop_map(|nonce| Message::Challenge { nonce }),
+        (proptest::option::of("[0-9a-f]{0,80}"), ".*").prop_map(|(nonce, mac)| Message::Proof { nonce, mac }),
         (
             ".*",
             ".*",

@@ -32,12 +32,14 @@ use std::net::TcpStream;
 /// fabdiag's version, told in every hello (MAJOR.MINOR must match).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-pub fn hello(tool: Tool) -> Hello {
+/// A client's hello for `tool`; `auth`: it will prove a shared key.
+pub fn hello(tool: Tool, auth: bool) -> Hello {
     Hello {
         magic: MAGIC.into(),
         protocol: PROTOCOL,
         tool: tool.original_name().into(),
         version: VERSION.into(),
+        auth,
     }
 }
 
@@ -65,8 +67,12 @@ pub(crate) fn client_on(
     let mut ctl = connect().map_err(|e| Failure::early(Phase::Connect, e))?;
     watch_peer(&ctl, env);
     sink.event(Event::Phase(Phase::Hello));
-    ctl.handshake(&hello(spec.tool))
+    ctl.handshake(&hello(spec.tool, env.auth_key.is_some()))
         .map_err(|e| Failure::early(Phase::Hello, e))?;
+    if let Some(key) = &env.auth_key {
+        ctl.authenticate_as_client(key.bytes())
+            .map_err(|e| Failure::early(Phase::Hello, e))?;
+    }
     client_run(spec, &*fam, clock, env, net, &mut ctl, sink)
 }
 
@@ -206,11 +212,45 @@ fn serve_control(
         return Err(Failure::early(Phase::Hello, e));
     };
     watch_peer(&ctl, env);
+    // a client that cannot prove the key is a stranger: not accepted
+    match (&env.auth_key, hello.auth) {
+        (Some(key), true) => ctl
+            .authenticate_client(key.bytes())
+            .map_err(|e| Failure::early(Phase::Hello, e))?,
+        (key, _) => {
+            if let Some(why) = auth_mismatch(key.is_some(), hello.auth) {
+                if key.is_some() {
+                    // a keyless client goes on to send its run parameters:
+                    // read them, so the connection closes with nothing
+                    // unread (else the kernel resets it, and the client
+                    // never reads why)
+                    let _ = ctl.expect(Phase::Config);
+                }
+                let e = SessionError::Refused(why);
+                ctl.send_error(Phase::Hello, &e.to_string(), fabdiag_proto::ErrorClass::Runtime);
+                return Err(Failure::early(Phase::Hello, e));
+            }
+        }
+    }
     sink.event(Event::Accepted {
         peer: ctl.peer_addr(),
         tool,
     });
     server_run(tool, env, net, &mut ctl, sink)
+}
+
+/// Why a server with a key (`server_key`) and a client that does or does
+/// not authenticate cannot go on; None when they agree.
+fn auth_mismatch(server_key: bool, client_auth: bool) -> Option<String> {
+    match (server_key, client_auth) {
+        (true, false) => Some(
+            "this server admits only clients that prove its shared key: give the client --auth-key with the server's key file".into(),
+        ),
+        (false, true) => Some(
+            "this server has no shared key and cannot prove one; the client asked for it (--auth-key): give the server the same --auth-key".into(),
+        ),
+        _ => None,
+    }
 }
 
 /// gpu_loopback_bw: one endpoint writes into its own target. There is no

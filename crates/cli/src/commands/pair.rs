@@ -9,7 +9,7 @@ use crate::streams::print_stdout;
 use crate::version::VERSION;
 use crate::{exit, signals, stuck};
 use fabdiag_model::{Role, Tool};
-use fabdiag_options::{Action, OptionError, RunMode};
+use fabdiag_options::{Action, Invocation, OptionError, RunMode};
 use fabdiag_proto::{Listener, Phase};
 use fabdiag_session::Failure;
 use std::sync::{Arc, Mutex};
@@ -39,17 +39,11 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
             return early_failure(name, prog, json, exit::USAGE, &m);
         }
     }
-    let telling = Telling {
-        tool,
-        prog: prog.into(),
-        json: inv.json,
-        role,
-        metrics: inv.metrics.clone().map(|path| MetricsTarget {
-            path,
-            provider: inv.own.provider.clone().unwrap_or_default(),
-            domain: inv.own.device.clone().unwrap_or_default(),
-        }),
+    let auth_key = match inv.auth_key.as_deref().map(crate::auth_key::read).transpose() {
+        Ok(k) => k,
+        Err(m) => return early_failure(name, prog, json, exit::USAGE, &m),
     };
+    let telling = telling(tool, prog, &inv, role);
     // the peer as the user named it; a server learns its client's address
     let so_far = Arc::new(Mutex::new(SoFar {
         peer: match &inv.mode {
@@ -81,6 +75,7 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         gpu,
         calls: Some(calls.clone()),
         peer: Some(peer_watch.clone()),
+        auth_key,
         ..fabdiag_session::Env::from(inv.own.clone())
     });
     let mut console = Console {
@@ -129,4 +124,21 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         s.peer.clone()
     };
     finish(&telling, outcome, inv.threshold, peer.as_deref())
+}
+
+/// How this run's outcome will be told: its JSON, its metrics file (with
+/// the provider and domain the options asked for, for a run that ends
+/// before it chooses them).
+fn telling(tool: Tool, prog: &str, inv: &Invocation, role: Role) -> Telling {
+    Telling {
+        tool,
+        prog: prog.into(),
+        json: inv.json,
+        role,
+        metrics: inv.metrics.clone().map(|path| MetricsTarget {
+            path,
+            provider: inv.own.provider.clone().unwrap_or_default(),
+            domain: inv.own.device.clone().unwrap_or_default(),
+        }),
+    }
 }

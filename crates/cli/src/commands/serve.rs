@@ -366,6 +366,10 @@ fn ready(prog: &str, args: &[String], json: bool) -> Result<(ServeOptions, Vec<S
             return Err(fail(exit::USAGE, &m))
         }
     };
+    // a key file that cannot be used is said before listening
+    if let Some(path) = &o.auth_key {
+        crate::auth_key::read(std::path::Path::new(path)).map_err(|m| fail(exit::USAGE, &m))?;
+    }
     load_libfabric().map_err(|e| fail(exit::UNAVAILABLE, &e.to_string()))?;
     let limits = fabdiag_session::Env {
         provider: o.provider.clone(),
@@ -400,6 +404,10 @@ fn worker_args(o: &ServeOptions, gpu: Option<GpuUse>) -> Vec<String> {
     }
     if let Some(s) = o.limits.max_test_s {
         worker_args.extend(["--max-test-seconds".to_string(), s.to_string()]);
+    }
+    // (the file's name, not the key: it never is on a command line)
+    if let Some(k) = &o.auth_key {
+        worker_args.extend(["--auth-key".to_string(), k.clone()]);
     }
     if let Some(g) = gpu {
         for (flag, index) in [("-t", g.tx), ("-r", g.rx)] {

@@ -147,6 +147,18 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         }
         (false, _) => None,
     };
+    let auth_key = match o
+        .auth_key
+        .as_deref()
+        .map(|p| crate::auth_key::read(std::path::Path::new(p)))
+        .transpose()
+    {
+        Ok(k) => k,
+        Err(m) => {
+            tell!("{prog}: {m}");
+            return exit::USAGE;
+        }
+    };
     let calls = fabdiag_fabric::CallWatcher::default();
     let peer = fabdiag_proto::PeerWatch::default();
     let env = with_hooks(Env {
@@ -156,6 +168,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         calls: Some(calls.clone()),
         peer: Some(peer.clone()),
         limits: o.limits,
+        auth_key,
         ..Env::default()
     });
     let seen = Arc::new(Mutex::new(Seen::default()));

@@ -9,6 +9,7 @@
 mod common;
 
 mod amo;
+mod auth;
 mod bw_faults;
 mod bw_hugepages;
 mod bw_loopback;

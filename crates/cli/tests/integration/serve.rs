@@ -983,6 +983,24 @@ fn the_service_unit_verifies_and_its_default_options_serve() {
         .expect("systemd-analyze (systemd, which Debian installs)");
     let said = String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success() && said.trim().is_empty(), "{said}");
+    // the guide's drop-in for a shared key, as one unit, checked the same way
+    let keyed = dir.path().join("fabdiag-serve-keyed.service");
+    let with_key = unit_for(bin()).replace(
+        "ExecStart=",
+        "LoadCredential=auth-key:/etc/fabdiag/auth.key\nEnvironment=FABDIAG_SERVE_KEY=--auth-key=%d/auth-key\nExecStart=",
+    );
+    std::fs::write(
+        &keyed,
+        with_key.replace("$FABDIAG_SERVE_ARGS", "$FABDIAG_SERVE_ARGS $FABDIAG_SERVE_KEY"),
+    )
+    .unwrap();
+    let o = std::process::Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .arg(&keyed)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && said.trim().is_empty(), "{said}");
     // a key it does not know is caught that way
     let bad = dir.path().join("bad.service");
     std::fs::write(&bad, unit_for(bin()).replace("NoNewPrivileges=", "NoNewPrivilegez=")).unwrap();
