@@ -232,6 +232,25 @@ impl Control {
         }
     }
 
+    /// Tells the peer why it is turned away, then reads what it still
+    /// sends until it closes (at most `LINGER`): closing with its bytes
+    /// unread would make the kernel reset the connection, and a peer that
+    /// is reset may lose our message before it reads it.
+    pub fn refuse(&mut self, phase: Phase, message: &str, kind: ErrorClass) {
+        const LINGER: Duration = Duration::from_secs(2);
+        self.send_error(phase, message, kind);
+        if let Ok(w) = self.writer.lock() {
+            let _ = w.shutdown(Shutdown::Write);
+        }
+        let deadline = std::time::Instant::now() + LINGER;
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match self.rx.recv_timeout(left.min(Duration::from_millis(100))) {
+                Ok(Incoming::Msg(_)) | Err(RecvTimeoutError::Timeout) => {}
+                Ok(_) | Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
     /// Waits for the next message, for as long as the peer keeps talking.
     pub fn expect(&mut self, phase: Phase) -> Result<Message, ProtoError> {
         if let Some(ev) = self.pending.pop_front() {
@@ -397,7 +416,7 @@ impl Control {
                 self.send(phase, &Message::Proof { nonce: None, mac })
             }
             Err(e) => {
-                self.send_error(phase, &e.to_string(), ErrorClass::Runtime);
+                self.refuse(phase, &e.to_string(), ErrorClass::Runtime);
                 Err(e)
             }
         }

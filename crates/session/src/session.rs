@@ -219,15 +219,10 @@ fn serve_control(
             .map_err(|e| Failure::early(Phase::Hello, e))?,
         (key, _) => {
             if let Some(why) = auth_mismatch(key.is_some(), hello.auth) {
-                if key.is_some() {
-                    // a keyless client goes on to send its run parameters:
-                    // read them, so the connection closes with nothing
-                    // unread (else the kernel resets it, and the client
-                    // never reads why)
-                    let _ = ctl.expect(Phase::Config);
-                }
+                // (a keyless client goes on to send its run parameters and
+                // endpoint: the refusal reads them while the client reads it)
                 let e = SessionError::Refused(why);
-                ctl.send_error(Phase::Hello, &e.to_string(), fabdiag_proto::ErrorClass::Runtime);
+                ctl.refuse(Phase::Hello, &e.to_string(), fabdiag_proto::ErrorClass::Runtime);
                 return Err(Failure::early(Phase::Hello, e));
             }
         }

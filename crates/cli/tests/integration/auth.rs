@@ -79,6 +79,8 @@ fn only_a_client_with_the_key_is_served_and_every_other_is_told_why() {
     // and the server goes on serving
     let o = client(port, &["--auth-key", k]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // its line too (the probe's, three refusals or tests, this one), then stop
+    logged(&srv, 5);
     srv.signal(nix::sys::signal::Signal::SIGTERM);
     let out = srv.wait(SHORT);
     let lines: Vec<serde_json::Value> = out
