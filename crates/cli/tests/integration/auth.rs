@@ -45,6 +45,16 @@ fn logged(srv: &Proc, n: usize) {
     }
 }
 
+/// The next frame from `s` that is not a heartbeat.
+fn past_heartbeats(s: &mut TcpStream) -> serde_json::Value {
+    loop {
+        let m = read_frame(s).expect("an answer");
+        if m["type"] != "heartbeat" {
+            return m;
+        }
+    }
+}
+
 fn client(port: u16, extra: &[&str]) -> Output {
     let p = port.to_string();
     let mut args = vec!["send-lat", "127.0.0.1", "-p", &p, "-P", "tcp", "-n", "5"];
@@ -141,12 +151,7 @@ fn a_recorded_proof_is_worthless_on_another_connection() {
     let (mut second, n2) = open();
     assert_ne!(n1, n2);
     frame(&mut second, &serde_json::to_vec(&recorded).expect("JSON"));
-    let refusal = loop {
-        let m = read_frame(&mut second).expect("an answer");
-        if m["type"] != "heartbeat" {
-            break m;
-        }
-    };
+    let refusal = past_heartbeats(&mut second);
     assert_eq!(refusal["type"], "error", "{refusal}");
     assert_eq!(
         refusal["message"],
@@ -159,12 +164,7 @@ fn a_recorded_proof_is_worthless_on_another_connection() {
     let reflected = proof(secret, Prover::Server, &n3, &ours);
     let m = serde_json::json!({"type": "proof", "nonce": ours, "mac": reflected});
     frame(&mut third, &serde_json::to_vec(&m).expect("JSON"));
-    let refusal = loop {
-        let m = read_frame(&mut third).expect("an answer");
-        if m["type"] != "heartbeat" {
-            break m;
-        }
-    };
+    let refusal = past_heartbeats(&mut third);
     assert_eq!(refusal["type"], "error", "{refusal}");
 }
 

@@ -643,18 +643,20 @@ impl Prometheus {
         p
     }
 
+    /// The API's answer to an instant query, as JSON.
+    fn answer(&self, promql: &str) -> Option<serde_json::Value> {
+        // every byte percent-encoded: always a valid query string
+        let encoded: String = promql.bytes().map(|b| format!("%{b:02X}")).collect();
+        let body = http_get(self.port, &format!("/api/v1/query?query={encoded}")).ok()?;
+        serde_json::from_str(&body).ok()
+    }
+
     /// An instant query's first value, if the result has one.
     fn query(&self, promql: &str) -> Option<f64> {
-        let encoded: String = promql
-            .bytes()
-            .map(|b| match b {
-                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'.' => (b as char).to_string(),
-                _ => format!("%{b:02X}"),
-            })
-            .collect();
-        let body = http_get(self.port, &format!("/api/v1/query?query={encoded}")).ok()?;
-        let v: serde_json::Value = serde_json::from_str(&body).ok()?;
-        v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+        self.answer(promql)?["data"]["result"][0]["value"][1]
+            .as_str()?
+            .parse()
+            .ok()
     }
 
     /// Waits until `promql`'s value satisfies `ok`: how long that took.
@@ -759,10 +761,8 @@ fn prometheus_sees_a_slowed_link_and_its_recovery_through_node_exporter() {
     );
     // every query of the shipped dashboard is one this Prometheus takes
     for q in dashboard_queries(&dashboard()) {
-        let encoded: String = q.bytes().map(|b| format!("%{b:02X}")).collect();
-        let body = http_get(prom.port, &format!("/api/v1/query?query={encoded}")).expect("an answer");
-        let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
-        assert_eq!(v["status"], "success", "{q}: {body}");
+        let v = prom.answer(&q).unwrap_or_else(|| panic!("no JSON answer to {q}"));
+        assert_eq!(v["status"], "success", "{q}: {v}");
     }
     let _ = exporter.kill();
     let _ = exporter.wait();
