@@ -501,15 +501,17 @@ fn leaves_no_trace(pid: u32, what: &str, total: u64, mut one: impl FnMut(u64)) {
         one(k);
     }
     // a refusal's answer is written by a thread of its own, which lets go
-    // of the connection once the client has read it (2 s at most)
+    // of the connection once the client has read it (2 s at most); such a
+    // thread may also still hold one when `before` is read, so a leak is
+    // growth, not any difference
     let t0 = Instant::now();
     let mut after = footprint(pid);
-    while after.1 != before.1 && t0.elapsed() < Duration::from_secs(3) {
+    while after.1 > before.1 && t0.elapsed() < Duration::from_secs(3) {
         std::thread::sleep(Duration::from_millis(50));
         after = footprint(pid);
     }
     eprintln!("server after 10 {what}: {before:?} (kB, fds); after {total}: {after:?}");
-    assert_eq!(after.1, before.1, "descriptors grew");
+    assert!(after.1 <= before.1, "descriptors grew: {} -> {}", before.1, after.1);
     assert!(
         after.0 < before.0 + 2048,
         "resident memory grew by {} kB",
