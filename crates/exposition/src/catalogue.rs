@@ -8,6 +8,8 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Gauge,
+    /// Only ever rises while the exporting process runs (`_total`).
+    Counter,
     /// Quantiles with `_sum` and `_count`.
     Summary,
 }
@@ -22,6 +24,15 @@ pub struct Def {
     /// `quantile` is added by the format, and a textfile's `file` label
     /// by `Exposition::for_file`; neither is listed).
     pub labels: &'static [&'static str],
+}
+
+const fn counter(name: &'static str, help: &'static str, labels: &'static [&'static str]) -> Def {
+    Def {
+        name,
+        help,
+        kind: Kind::Counter,
+        labels,
+    }
 }
 
 /// The label a textfile's every sample carries: the file's name.
@@ -211,6 +222,59 @@ pub const HEALTH_DURATION: Def = gauge(
     &["node"],
 );
 
+pub const MONITOR_PEERS: Def = gauge("fabdiag_monitor_peers", "Peers the monitor watches.", &[]);
+pub const MONITOR_BUDGET: Def = gauge(
+    "fabdiag_monitor_budget_ratio",
+    "The most of each link's time the monitor's probes may take (0.01 is 1 %).",
+    &[],
+);
+pub const MONITOR_UP: Def = gauge(
+    "fabdiag_monitor_peer_up",
+    "1 when the peer's last probe was answered, 0 when not, with the reason (ok when up); absent before its first probe.",
+    &["peer", "reason"],
+);
+pub const MONITOR_CHANGES: Def = counter(
+    "fabdiag_monitor_peer_state_changes_total",
+    "Times the peer went from up to down or back, or from one reason for being down to another.",
+    &["peer"],
+);
+pub const MONITOR_PROBES: Def = counter(
+    "fabdiag_monitor_probes_total",
+    "Probes of a peer by kind (latency, bandwidth) and outcome (ok, down, busy, rate_limited).",
+    &["peer", "probe", "outcome"],
+);
+pub const MONITOR_LAST_PROBE: Def = gauge(
+    "fabdiag_monitor_last_probe_timestamp_seconds",
+    "When the peer's last probe of this kind ended, in seconds since the Unix epoch.",
+    &["peer", "probe"],
+);
+pub const MONITOR_LATENCY: Def = Def {
+    name: "fabdiag_monitor_latency_seconds",
+    help: "The latency the peer's last latency probe measured (quantile 0 is the minimum, 1 the maximum); absent while its last one failed.",
+    kind: Kind::Summary,
+    labels: &["peer", "tool", "size_bytes"],
+};
+pub const MONITOR_BANDWIDTH: Def = gauge(
+    "fabdiag_monitor_bandwidth_bytes_per_second",
+    "The bandwidth the peer's last bandwidth probe measured; absent while its last one failed.",
+    &["peer", "tool", "size_bytes"],
+);
+pub const MONITOR_WINDOW_LATENCY: Def = gauge(
+    "fabdiag_monitor_window_latency_seconds",
+    "The least, median and most (stat) of the median latencies of the peer's recent latency probes.",
+    &["peer", "stat"],
+);
+pub const MONITOR_WINDOW_BANDWIDTH: Def = gauge(
+    "fabdiag_monitor_window_bandwidth_bytes_per_second",
+    "The least, median and most (stat) of the bandwidths of the peer's recent bandwidth probes.",
+    &["peer", "stat"],
+);
+pub const MONITOR_LINK_SECONDS: Def = counter(
+    "fabdiag_monitor_probe_link_seconds_total",
+    "Link time the peer's probes have taken (a latency probe: the sum of its latencies, warm-up included; a bandwidth probe: its transfer time); its rate is the share of the link probing uses.",
+    &["peer"],
+);
+
 const OPS: [Op; 4] = [Op::Write, Op::Read, Op::Send, Op::Atomic];
 
 /// Every metric fabdiag exports.
@@ -235,6 +299,17 @@ pub fn all() -> Vec<Def> {
         HEALTH_CHECK_STATUS,
         HEALTH_LAST_RUN,
         HEALTH_DURATION,
+        MONITOR_PEERS,
+        MONITOR_BUDGET,
+        MONITOR_UP,
+        MONITOR_CHANGES,
+        MONITOR_PROBES,
+        MONITOR_LAST_PROBE,
+        MONITOR_LATENCY,
+        MONITOR_BANDWIDTH,
+        MONITOR_WINDOW_LATENCY,
+        MONITOR_WINDOW_BANDWIDTH,
+        MONITOR_LINK_SECONDS,
     ]);
     v
 }
@@ -256,9 +331,12 @@ mod tests {
         for d in &all {
             assert!(d.name.starts_with("fabdiag_") && snake(d.name), "{}", d.name);
             // one base unit, spelled out, at the end: no ms, us, MB
-            for bad in ["_ms", "_us", "_mb", "_kb", "_milli", "_micro", "_total"] {
+            for bad in ["_ms", "_us", "_mb", "_kb", "_milli", "_micro"] {
                 assert!(!d.name.contains(bad), "{} has {bad}", d.name);
             }
+            // `_total` is a counter's, and only a counter's
+            assert_eq!(d.name.ends_with("_total"), d.kind == Kind::Counter, "{}", d.name);
+            assert!(!d.name.trim_end_matches("_total").contains("_total"), "{}", d.name);
             assert!(d.help.ends_with('.'), "{}", d.name);
             for l in d.labels {
                 assert!(

@@ -8,7 +8,7 @@
 pub mod catalogue;
 
 pub use catalogue::{Def, Kind, Op, FILE_LABEL};
-use prometheus::proto::{Gauge, LabelPair, Metric, MetricFamily, MetricType, Quantile, Summary};
+use prometheus::proto::{Counter, Gauge, LabelPair, Metric, MetricFamily, MetricType, Quantile, Summary};
 
 /// A sample that does not fit its metric's definition: a renderer's
 /// mistake, caught by the renderers' tests, never a user's.
@@ -76,6 +76,19 @@ impl Exposition {
         let mut g = Gauge::default();
         g.set_value(value);
         let mut m = Metric::from_gauge(g);
+        self.add(def, labels, &mut m);
+    }
+
+    /// A counter's sample: its total so far.
+    pub fn counter(&mut self, def: Def, labels: &[&str], total: f64) {
+        if def.kind != Kind::Counter {
+            self.note(ExpositionError::Kind(def.name, "counter"));
+            return;
+        }
+        let mut c = Counter::default();
+        c.set_value(total);
+        let mut m = Metric::default();
+        m.set_counter(c);
         self.add(def, labels, &mut m);
     }
 
@@ -156,6 +169,7 @@ impl Exposition {
                 f.set_help(def.help.to_string());
                 f.set_field_type(match def.kind {
                     Kind::Gauge => MetricType::GAUGE,
+                    Kind::Counter => MetricType::COUNTER,
                     Kind::Summary => MetricType::SUMMARY,
                 });
                 f.set_metric(metrics.clone());
@@ -170,7 +184,7 @@ impl Exposition {
 
 #[cfg(test)]
 mod tests {
-    use super::catalogue::{latency, Op, HEALTH_STATUS};
+    use super::catalogue::{latency, Op, HEALTH_STATUS, MONITOR_CHANGES};
     use super::*;
 
     #[test]
@@ -199,6 +213,27 @@ mod tests {
                 "fabdiag_send_latency_seconds_sum{tool=\"send_lat\",role=\"client\",provider=\"tcp\",domain=\"lo\",peer=\"h\",size_bytes=\"8\"} 0.000003\n",
                 "fabdiag_send_latency_seconds_count{tool=\"send_lat\",role=\"client\",provider=\"tcp\",domain=\"lo\",peer=\"h\",size_bytes=\"8\"} 2\n",
             )
+        );
+    }
+
+    #[test]
+    fn counters_encode_as_counters() {
+        let mut e = Exposition::new();
+        e.counter(MONITOR_CHANGES, &["h1"], 3.0);
+        e.gauge(MONITOR_CHANGES, &["h1"], 3.0);
+        assert_eq!(
+            e.encode(),
+            Err(ExpositionError::Kind(
+                "fabdiag_monitor_peer_state_changes_total",
+                "gauge"
+            ))
+        );
+        let mut e = Exposition::new();
+        e.counter(MONITOR_CHANGES, &["h1"], 3.0);
+        let text = e.encode().expect("encodes");
+        assert!(
+            text.contains("# TYPE fabdiag_monitor_peer_state_changes_total counter\nfabdiag_monitor_peer_state_changes_total{peer=\"h1\"} 3\n"),
+            "{text}"
         );
     }
 

@@ -11,7 +11,7 @@ const TIERS: &[(&str, &[&str])] = &[
     ("system leaves", &["fabric", "clock", "gpu", "counters"]),
     ("pure parts", &["engine", "proto", "sweep-plan", "exposition"]),
     ("vocabulary", &["model"]),
-    ("renderers", &["report", "sweep-report", "health"]),
+    ("renderers", &["report", "sweep-report", "health", "monitor"]),
     ("runtime", &["session", "traffic"]),
     ("front", &["options", "sweep"]),
     ("binary", &["cli"]),
