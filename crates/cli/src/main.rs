@@ -26,6 +26,7 @@ macro_rules! tell {
 
 mod args;
 mod auth_key;
+mod bounded;
 mod commands;
 mod exit;
 mod metrics_file;
@@ -72,6 +73,7 @@ fn run() -> u8 {
         "providers" => argv.with("fabdiag providers", "providers", 2, commands::probe::providers),
         "doctor" => argv.with("fabdiag doctor", "doctor", 2, commands::doctor::run),
         "health" => argv.with("fabdiag health", "health", 2, commands::health::run),
+        "monitor" => argv.with("fabdiag monitor", "monitor", 2, commands::monitor::run),
         commands::doctor::PROBE => commands::doctor::probe(),
         "completions" => argv.with("fabdiag completions", "completions", 2, commands::docs::completions),
         "manpages" => argv.with("fabdiag manpages", "manpages", 2, commands::docs::manpages),

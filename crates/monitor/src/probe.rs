@@ -297,7 +297,8 @@ fn figures(kind: ProbeKind, r: &Value) -> Option<Figures> {
     let size_bytes = u("size_bytes")?;
     match kind {
         ProbeKind::Latency => {
-            let ns = |k: &str| f(k).map(|v| v * 1e-9);
+            // divided, not multiplied by 1e-9: 18835 ns is 1.8835e-5 s exactly as printed
+            let ns = |k: &str| f(k).map(|v| v / 1e9);
             let iterations = u("iterations")?;
             let mean_s = ns("mean_ns")?;
             let mut quantiles = Vec::new();
@@ -324,7 +325,7 @@ fn figures(kind: ProbeKind, r: &Value) -> Option<Figures> {
             size_bytes,
             // the tools' MB is 10^6 bytes
             bytes_per_s: f("bw_mb_per_s")? * 1e6,
-            link_s: f("elapsed_ns")? * 1e-9,
+            link_s: f("elapsed_ns")? / 1e9,
         })),
     }
 }

@@ -119,7 +119,12 @@ impl Schedule {
         if self.running >= self.plan.parallel || self.bandwidth_running() {
             return Next::Wait(f64::INFINITY);
         }
-        let mut best: Option<(f64, usize, ProbeKind)> = None;
+        // the probe due longest ago among those ready (not merely the
+        // first found: when probes fall behind, every one is ready at
+        // once, and the first peer would be probed for ever); else the
+        // soonest ready
+        let mut ready: Option<(f64, usize, ProbeKind)> = None;
+        let mut soonest: Option<(f64, usize, ProbeKind)> = None;
         for (i, s) in self.slots.iter().enumerate() {
             for k in ProbeKind::ALL {
                 let slot = s[k.index()];
@@ -127,24 +132,27 @@ impl Schedule {
                     continue;
                 }
                 let at = slot.due.max(self.free_at[k.index()]);
-                if best.is_none_or(|(b, _, _)| at < b) {
-                    best = Some((at, i, k));
+                if at <= now && ready.is_none_or(|(d, _, _)| slot.due < d) {
+                    ready = Some((slot.due, i, k));
+                }
+                if soonest.is_none_or(|(b, _, _)| at < b) {
+                    soonest = Some((at, i, k));
                 }
             }
         }
-        match best {
+        match (ready, soonest) {
             // a bandwidth probe runs alone: beside another probe, each
             // would measure the other's traffic on the monitor's link
-            Some((at, _, ProbeKind::Bandwidth)) if at <= now && self.running > 0 => Next::Wait(f64::INFINITY),
-            Some((at, i, k)) if at <= now => {
+            (Some((_, _, ProbeKind::Bandwidth)), _) if self.running > 0 => Next::Wait(f64::INFINITY),
+            (Some((_, i, k)), _) => {
                 let slot = &mut self.slots[i][k.index()];
                 slot.running = true;
                 slot.started = now;
                 self.running += 1;
                 Next::Start(i, k)
             }
-            Some((at, _, _)) => Next::Wait(at - now),
-            None => Next::Wait(f64::INFINITY),
+            (None, Some((at, _, _))) => Next::Wait(at - now),
+            (None, None) => Next::Wait(f64::INFINITY),
         }
     }
 
@@ -270,6 +278,21 @@ mod tests {
         s.finished(0, ProbeKind::Latency, 21.0, 99.0, None);
         s.finished(7, ProbeKind::Latency, 21.0, 99.0, None);
         assert_eq!(s.next(21.0), Next::Wait(11.5));
+    }
+
+    #[test]
+    fn probes_that_fall_behind_still_take_every_peer_in_turn() {
+        let p = Plan {
+            bw_interval_s: None,
+            interval_s: 1.0,
+            budget: 1.0,
+            ..plan(3, 1)
+        };
+        let mut s = Schedule::new(p, 0.0);
+        // each probe takes 2 s: every peer is always overdue
+        let done = simulate(&mut s, 60.0, 2.0, |_, _| 0.01);
+        let order: Vec<usize> = done.iter().map(|d| d.2).collect();
+        assert_eq!(&order[..9], [0, 1, 2, 0, 1, 2, 0, 1, 2]);
     }
 
     #[test]

@@ -111,6 +111,17 @@ fn health_command() -> Command {
     cmd
 }
 
+/// `fabdiag monitor`'s options, from its parser's table.
+fn monitor_command() -> Command {
+    let mut cmd = Command::new("monitor")
+        .about("Probe peers on a schedule and serve the figures for Prometheus")
+        .disable_help_flag(true);
+    for (short, long, takes_arg, help) in crate::monitor::options() {
+        cmd = cmd.arg(flag(long, short, takes_arg, help));
+    }
+    cmd
+}
+
 /// `fabdiag sweep`'s own options (the pair tool's follow them).
 fn sweep_command() -> Command {
     let mut cmd = Command::new("sweep")
@@ -133,6 +144,7 @@ fn fabdiag() -> Command {
     cmd.subcommand(serve_command())
         .subcommand(sweep_command())
         .subcommand(health_command())
+        .subcommand(monitor_command())
         .subcommand(traffic_command("host-traffic"))
         .subcommand(Command::new("providers").about("libfabric providers and domains on this machine"))
         .subcommand(
@@ -204,6 +216,8 @@ mod tests {
                 "bidirectional",
                 "sweep",
                 "outlier-fraction",
+                "monitor",
+                "bw-interval",
             ] {
                 assert!(f.contains(word), "{shell}: {word}");
             }

@@ -19,6 +19,7 @@ pub mod lat;
 pub mod loopback;
 pub mod man;
 pub mod markdown;
+pub mod monitor;
 mod numbers;
 pub mod pages;
 pub mod resolve;

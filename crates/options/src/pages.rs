@@ -5,7 +5,7 @@
 //! `markdown` as the guide's reference pages. Nothing here formats.
 
 use crate::table::OptionDoc;
-use crate::{health, layout, serve, sweep, traffic};
+use crate::{health, layout, monitor, serve, sweep, traffic};
 use fabdiag_model::{Family, Tool, HOST_TRAFFIC_ORIGINAL};
 
 /// A run of text in one face.
@@ -159,6 +159,22 @@ const HEALTH_ENV: &[(&str, &str)] = &[
         "The Slurm node name --slurm acts on when --node is not given (else the short host name).",
     ),
     ("SLURM_CONF", "Read by scontrol, which --slurm runs."),
+];
+
+const MONITOR_EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "Stopped by SIGINT or SIGTERM."),
+    ("1", "Invalid option or argument; a peers file that cannot be read or has a bad line (named); a partition sinfo cannot list or that has no node but this one."),
+    ("2", "It cannot listen on --listen's address, start its probes or watch for signals."),
+];
+
+const MONITOR_STOP: &str = "The probes running are stopped (their processes killed and waited for) and the monitor exits 0. A second signal ends it at once.";
+
+const MONITOR_ENV: &[(&str, &str)] = &[
+    (
+        "SLURMD_NODENAME",
+        "With --partition, this node's name, left out of the peers (else the short host name).",
+    ),
+    ("SLURM_CONF", "Read by sinfo, which --partition runs."),
 ];
 
 const TRAFFIC_EXIT_STATUS: &[(&str, &str)] = &[
@@ -536,6 +552,18 @@ pub fn pages(version: &str) -> Vec<PageDoc> {
             exits: HEALTH_EXIT_STATUS,
             stop: HEALTH_STOP,
             env: HEALTH_ENV,
+        },
+        version,
+    ));
+    out.push(text_page(
+        Command {
+            name: "fabdiag-monitor",
+            summary: "probe peers on a schedule and serve the figures for Prometheus",
+            description: "fabdiag monitor watches a list of peers (a file, or the nodes of a Slurm partition) that each run fabdiag serve: it runs a small latency probe (send-lat, 100 iterations of 8 bytes) against each peer every --interval, and a short bandwidth probe (write-bw) every --bw-interval, the peers spread over the interval, and holds all probing to --budget percent of the link's time (1 % by default; a probe that took t seconds of the link delays the next of its kind by t divided by the budget's share). It keeps the last figures and rolling statistics of the last --window probes per peer, in memory bounded per peer, and serves them at http://ADDR/metrics (--listen, loopback by default) in Prometheus's text format. A peer that refuses, cannot be reached, stops answering or sends something else is fabdiag_monitor_peer_up 0 with the reason, never a hang: a probe is killed after --timeout. A peer busy with another client's test, or limiting its clients' tests per minute, is tried again shortly and is not counted down. Each change of a peer's state is one line on standard error. Its metrics are listed in /usr/share/doc/fabdiag/docs/metrics.md; a systemd unit, fabdiag-monitor.service, is installed disabled.",
+            usage: &monitor::usage("fabdiag monitor"),
+            exits: MONITOR_EXIT_STATUS,
+            stop: MONITOR_STOP,
+            env: MONITOR_ENV,
         },
         version,
     ));

@@ -2,7 +2,7 @@
 //! per-test `worker` (the `lobby` where a connection waits for its hello,
 //! the `handoff` of a connection between them, and the per-client test
 //! `rates`),
-//! the cluster `sweep`, the provider probes (`probe`), `doctor` (and its
+//! the cluster `sweep`, the fabric `monitor`, the node `health` gate, the provider probes (`probe`), `doctor` (and its
 //! NIC counters, `doctor_nics`),
 //! `host_traffic`, and the generated `docs` (completions, man pages).
 
@@ -14,6 +14,8 @@ pub mod handoff;
 pub mod health;
 pub mod host_traffic;
 pub mod lobby;
+pub mod monitor;
+pub mod monitor_http;
 pub mod pair;
 pub mod probe;
 pub mod rates;

@@ -24,6 +24,7 @@ mod gpu_plumbing;
 mod health;
 mod lat;
 mod metrics;
+mod monitor;
 mod netns;
 mod op_contexts;
 mod package;

@@ -5,10 +5,9 @@
 //! passed, failed, stopped by a signal; a file that cannot be written is
 //! refused before the run.
 
+use crate::common::prometheus::{http_get, promtool_accepts, Prometheus};
 use crate::common::*;
 use nix::sys::signal::Signal;
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -34,23 +33,6 @@ fn value(text: &str, name: &str, labels: &[&str]) -> f64 {
         .collect();
     assert_eq!(found.len(), 1, "{name} {labels:?} in:\n{text}");
     found[0]
-}
-
-/// promtool's verdict on a file: its parser and its naming lint.
-fn promtool_accepts(path: &Path) {
-    let f = std::fs::File::open(path).expect("the metrics file");
-    let o = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(f)
-        .output()
-        .expect("promtool (scripts/install-deps.sh installs Debian's prometheus)");
-    assert!(
-        o.status.success(),
-        "promtool check metrics refused {}:\n{}{}",
-        path.display(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
 }
 
 fn read(path: &Path) -> String {
@@ -303,19 +285,6 @@ fn a_file_that_cannot_be_written_is_refused_before_the_run() {
         assert!(o.stdout.is_empty(), "{}", o.stdout);
         assert!(t0.elapsed() < Duration::from_secs(5));
     }
-}
-
-/// A GET of `path` from an HTTP server on loopback `port`: the body.
-fn http_get(port: u16, path: &str) -> std::io::Result<String> {
-    let mut s = TcpStream::connect(("127.0.0.1", port))?;
-    s.set_read_timeout(Some(SHORT))?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")?;
-    let mut out = String::new();
-    s.read_to_string(&mut out)?;
-    Ok(out
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default())
 }
 
 #[test]
@@ -598,86 +567,6 @@ fn health_cut_off_by_its_budget_or_a_bad_file_still_writes_unknown() {
         o.stderr
     );
     assert!(o.stdout.is_empty(), "{}", o.stdout);
-}
-
-/// Debian's Prometheus on loopback, scraping `targets` every second, with
-/// its data in a folder of its own; killed when dropped.
-struct Prometheus {
-    child: std::process::Child,
-    port: u16,
-    _data: tempfile::TempDir,
-}
-
-impl Prometheus {
-    fn scraping(targets: &[u16]) -> Prometheus {
-        let data = tempfile::tempdir().expect("a folder");
-        let list: Vec<String> = targets.iter().map(|p| format!("'127.0.0.1:{p}'")).collect();
-        let config = data.path().join("prometheus.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: fabdiag\n    static_configs:\n      - targets: [{}]\n",
-                list.join(", ")
-            ),
-        )
-        .expect("its configuration");
-        let port = free_port();
-        let child = Command::new("prometheus")
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!("--storage.tsdb.path={}", data.path().join("tsdb").display()))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("prometheus (scripts/install-deps.sh installs Debian's)");
-        let p = Prometheus {
-            child,
-            port,
-            _data: data,
-        };
-        let deadline = Instant::now() + LIMIT;
-        while !http_get(port, "/-/ready").is_ok_and(|b| b.contains("Ready")) {
-            assert!(Instant::now() < deadline, "Prometheus never became ready on {port}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        p
-    }
-
-    /// The API's answer to an instant query, as JSON.
-    fn answer(&self, promql: &str) -> Option<serde_json::Value> {
-        // every byte percent-encoded: always a valid query string
-        let encoded: String = promql.bytes().map(|b| format!("%{b:02X}")).collect();
-        let body = http_get(self.port, &format!("/api/v1/query?query={encoded}")).ok()?;
-        serde_json::from_str(&body).ok()
-    }
-
-    /// An instant query's first value, if the result has one.
-    fn query(&self, promql: &str) -> Option<f64> {
-        self.answer(promql)?["data"]["result"][0]["value"][1]
-            .as_str()?
-            .parse()
-            .ok()
-    }
-
-    /// Waits until `promql`'s value satisfies `ok`: how long that took.
-    fn until(&self, promql: &str, ok: impl Fn(f64) -> bool) -> Duration {
-        let t0 = Instant::now();
-        loop {
-            let v = self.query(promql);
-            if v.is_some_and(&ok) {
-                return t0.elapsed();
-            }
-            assert!(t0.elapsed() < LIMIT, "{promql} never held; last value {v:?}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// node_exporter on loopback reading `dir`'s textfiles only.

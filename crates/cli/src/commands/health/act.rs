@@ -6,10 +6,8 @@
 
 use fabdiag_health::slurm::{self, Action};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// This node's Slurm name: `--node`, $SLURMD_NODENAME, else the short host name.
 pub fn node_name(given: Option<&str>) -> String {
@@ -28,42 +26,7 @@ pub fn node_name(given: Option<&str>) -> String {
 
 /// Runs scontrol with `args`, killed after `limit`: its stdout, or why not.
 fn scontrol(args: &[String], limit: Duration) -> Result<String, String> {
-    let mut child = Command::new("scontrol")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run scontrol: {e}"))?;
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break s,
-            Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(20)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("scontrol did not answer within {:.0} s", limit.as_secs_f64()));
-            }
-            Err(e) => return Err(format!("scontrol: {e}")),
-        }
-    };
-    let (mut out, mut err) = (String::new(), String::new());
-    if let Some(mut o) = child.stdout.take() {
-        let _ = o.read_to_string(&mut out);
-    }
-    if let Some(mut e) = child.stderr.take() {
-        let _ = e.read_to_string(&mut err);
-    }
-    if status.success() {
-        Ok(out)
-    } else {
-        let first = err.lines().next().unwrap_or("no message").trim().to_string();
-        Err(format!(
-            "scontrol {} failed: {first}",
-            args.first().map_or("", String::as_str)
-        ))
-    }
+    crate::bounded::output("scontrol", args, limit)
 }
 
 /// Drains or resumes `node` as the verdict says (or, dry, says the

@@ -11,6 +11,8 @@
 mod act;
 mod measure;
 
+pub use act::node_name;
+
 use super::sysfs_root;
 use crate::signals::lock;
 use crate::streams::print_stdout;

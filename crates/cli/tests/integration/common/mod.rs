@@ -21,6 +21,7 @@
 
 pub mod cluster;
 pub mod netns;
+pub mod prometheus;
 pub mod slurm;
 
 pub use nix::sys::signal::Signal;

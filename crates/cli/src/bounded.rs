@@ -1,0 +1,153 @@
+//! Child processes that may not hold fabdiag up: each is killed once past
+//! its time limit, and its output is read by threads of its own while it
+//! runs, so a child that writes more than a pipe holds (sinfo on a large
+//! partition) is never stuck on a full pipe. Used for scontrol and sinfo,
+//! and for the monitor's probes, which it polls without blocking. It
+//! judges nothing of what a child printed.
+
+use std::io::Read;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The most of a child's output kept: more is read and dropped.
+const MAX_OUTPUT: u64 = 4 << 20;
+
+/// A running child, its output being read.
+pub struct Running {
+    child: Child,
+    out: Option<JoinHandle<String>>,
+    err: Option<JoinHandle<String>>,
+    started: Instant,
+}
+
+/// How a child ended.
+pub struct Finished {
+    /// None when it was killed for its time limit.
+    pub status: Option<ExitStatus>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+fn reader(pipe: Option<impl Read + Send + 'static>) -> Option<JoinHandle<String>> {
+    let pipe = pipe?;
+    std::thread::Builder::new()
+        .name("fabdiag-child-output".into())
+        .spawn(move || {
+            let mut text = String::new();
+            let mut limited = pipe.take(MAX_OUTPUT);
+            let mut bytes = Vec::new();
+            let _ = limited.read_to_end(&mut bytes);
+            // what is past the limit is drained, so the child never blocks
+            let _ = std::io::copy(&mut limited.into_inner(), &mut std::io::sink());
+            text.push_str(&String::from_utf8_lossy(&bytes));
+            text
+        })
+        .ok()
+}
+
+impl Running {
+    /// Starts `cmd` with no input and both outputs read.
+    pub fn spawn(cmd: &mut Command) -> std::io::Result<Running> {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let out = reader(child.stdout.take());
+        let err = reader(child.stderr.take());
+        Ok(Running {
+            child,
+            out,
+            err,
+            started: Instant::now(),
+        })
+    }
+
+    /// Without blocking: how it ended if it has, or (killing it) if it has
+    /// run `limit`; None while it runs within it.
+    pub fn poll(&mut self, limit: Duration) -> Option<Finished> {
+        let status = match self.child.try_wait() {
+            Ok(Some(s)) => Some(s),
+            Ok(None) if self.started.elapsed() < limit => return None,
+            // past its limit, or not to be waited for: killed
+            Ok(None) | Err(_) => {
+                self.stop();
+                None
+            }
+        };
+        Some(self.collect(status))
+    }
+
+    /// Kills it and waits for it (its output threads end with it).
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn collect(&mut self, status: Option<ExitStatus>) -> Finished {
+        let join = |h: Option<JoinHandle<String>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
+        Finished {
+            status,
+            stdout: join(self.out.take()),
+            stderr: join(self.err.take()),
+        }
+    }
+}
+
+/// Runs `program` with `args`, killed after `limit`: its standard
+/// output, or one line saying why not.
+pub fn output(program: &str, args: &[String], limit: Duration) -> Result<String, String> {
+    let mut child =
+        Running::spawn(Command::new(program).args(args)).map_err(|e| format!("cannot run {program}: {e}"))?;
+    let done = loop {
+        match child.poll(limit) {
+            Some(f) => break f,
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    match done.status {
+        None => Err(format!("{program} did not answer within {:.0} s", limit.as_secs_f64())),
+        Some(s) if s.success() => Ok(done.stdout),
+        Some(_) => {
+            let first = done.stderr.lines().next().unwrap_or("no message").trim().to_string();
+            Err(format!(
+                "{program} {} failed: {first}",
+                args.first().map_or("", String::as_str)
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_that_writes_more_than_a_pipe_holds_is_read_whole() {
+        let big = output(
+            "sh",
+            &["-c".into(), "head -c 300000 /dev/zero | tr '\\0' x".into()],
+            Duration::from_secs(10),
+        )
+        .expect("runs");
+        assert_eq!(big.len(), 300_000);
+    }
+
+    #[test]
+    fn a_child_past_its_limit_is_killed_and_said() {
+        let t = Instant::now();
+        let e = output("sleep", &["30".into()], Duration::from_millis(300)).expect_err("killed");
+        assert_eq!(e, "sleep did not answer within 0 s");
+        assert!(t.elapsed() < Duration::from_secs(5));
+        let e = output(
+            "sh",
+            &["-c".into(), "echo nope >&2; exit 3".into()],
+            Duration::from_secs(5),
+        )
+        .expect_err("fails");
+        assert_eq!(e, "sh -c failed: nope");
+        let e = output("/nonexistent/x", &[], Duration::from_secs(5)).expect_err("absent");
+        assert!(e.starts_with("cannot run /nonexistent/x: "), "{e}");
+    }
+}

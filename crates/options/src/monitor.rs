@@ -1,0 +1,399 @@
+//! The command line of `fabdiag monitor`, parsed with the same getopt rules
+//! as the tools. Nothing here reads the peers file, runs `sinfo` or opens
+//! a socket.
+
+use crate::getopt::{self, OptDef, Parsed};
+use crate::resolve::{Action, OptionError};
+use std::net::SocketAddr;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MonitorOpt {
+    Peers,
+    Partition,
+    Port,
+    Listen,
+    Interval,
+    BwInterval,
+    Budget,
+    Timeout,
+    LatSize,
+    BwSize,
+    Window,
+    Parallel,
+    Provider,
+    AuthKey,
+    Help,
+}
+
+const fn def(id: MonitorOpt, short: Option<char>, long: &'static str, takes_arg: bool) -> OptDef<MonitorOpt> {
+    OptDef {
+        id,
+        short,
+        long,
+        takes_arg,
+    }
+}
+
+const MONITOR: &[OptDef<MonitorOpt>] = &[
+    def(MonitorOpt::Peers, None, "peers", true),
+    def(MonitorOpt::Partition, None, "partition", true),
+    def(MonitorOpt::Port, Some('p'), "port", true),
+    def(MonitorOpt::Listen, None, "listen", true),
+    def(MonitorOpt::Interval, None, "interval", true),
+    def(MonitorOpt::BwInterval, None, "bw-interval", true),
+    def(MonitorOpt::Budget, None, "budget", true),
+    def(MonitorOpt::Timeout, None, "timeout", true),
+    def(MonitorOpt::LatSize, None, "lat-size", true),
+    def(MonitorOpt::BwSize, None, "bw-size", true),
+    def(MonitorOpt::Window, None, "window", true),
+    def(MonitorOpt::Parallel, None, "parallel", true),
+    def(MonitorOpt::Provider, Some('P'), "provider", true),
+    def(MonitorOpt::AuthKey, None, "auth-key", true),
+    def(MonitorOpt::Help, Some('h'), "help", false),
+];
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:9477";
+pub const DEFAULT_INTERVAL_S: f64 = 30.0;
+pub const DEFAULT_BW_INTERVAL_S: f64 = 300.0;
+pub const DEFAULT_BUDGET_PERCENT: f64 = 1.0;
+/// Under the 20 s a client waits for a silent peer, so the monitor's own
+/// limit names a hung peer first.
+pub const DEFAULT_TIMEOUT_S: u64 = 15;
+pub const DEFAULT_LAT_SIZE: u64 = 8;
+pub const DEFAULT_BW_SIZE: u64 = 65536;
+pub const DEFAULT_WINDOW: usize = 20;
+
+/// One line of help per option, for the shells' completions.
+const HELP: &[(&str, &str)] = &[
+    ("peers", "The peers file: HOST[:PORT] per line"),
+    ("partition", "Watch the nodes of this Slurm partition"),
+    ("port", "The peers' fabdiag serve port"),
+    ("listen", "Serve /metrics at this address"),
+    ("interval", "Seconds between a peer's latency probes"),
+    ("bw-interval", "Seconds between a peer's bandwidth probes (0: none)"),
+    ("budget", "Most percent of link time probing may take"),
+    ("timeout", "Kill a probe after this many seconds"),
+    ("lat-size", "Latency probe message size"),
+    ("bw-size", "Bandwidth probe message size"),
+    ("window", "Probes the rolling statistics cover"),
+    ("parallel", "Latency probes run at once"),
+    ("provider", "The libfabric provider to probe with"),
+    ("auth-key", "Prove this shared key to every peer"),
+    ("help", "Print this help text and exit"),
+];
+
+/// Every option (short, long, takes an argument, help): what completion offers.
+pub fn options() -> impl Iterator<Item = (Option<char>, &'static str, bool, &'static str)> {
+    MONITOR.iter().map(|d| {
+        let help = HELP.iter().find(|(l, _)| *l == d.long).map_or("", |(_, h)| *h);
+        (d.short, d.long, d.takes_arg, help)
+    })
+}
+
+/// Where the peers come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PeerSource {
+    File(String),
+    Partition(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct MonitorOptions {
+    pub peers: PeerSource,
+    pub port: u16,
+    pub listen: SocketAddr,
+    pub interval_s: f64,
+    /// None: no bandwidth probes.
+    pub bw_interval_s: Option<f64>,
+    /// The share of link time, 0.01 for 1 %.
+    pub budget: f64,
+    pub timeout_s: u64,
+    pub lat_size: u64,
+    pub bw_size: u64,
+    pub window: usize,
+    pub parallel: usize,
+    pub provider: Option<String>,
+    pub auth_key: Option<String>,
+}
+
+pub fn usage(prog: &str) -> String {
+    format!(
+        "Usage:
+  {prog} (--peers FILE | --partition NAME) [-p PORT] [--listen ADDR]
+         [--interval SEC] [--bw-interval SEC] [--budget PERCENT] [--timeout SEC]
+         [--lat-size BYTES] [--bw-size BYTES] [--window N] [--parallel N]
+         [-P PROVIDER] [--auth-key FILE]
+                         Probe peers' fabdiag serve on a schedule and serve
+                         the figures at http://ADDR/metrics for Prometheus
+
+Options:
+      --peers=FILE       The peers: one HOST, HOST:PORT or [IPV6]:PORT per
+                         line; # starts a comment
+      --partition=NAME   The nodes of this Slurm partition (from sinfo),
+                         less this one
+  -p, --port=PORT        The peers' fabdiag serve port, where a line gives
+                         none (default: 49194)
+      --listen=ADDR      Serve /metrics here (default: {DEFAULT_LISTEN}; give
+                         0.0.0.0:9477 to let another host scrape)
+      --interval=SEC     Each peer's latency probe every SEC seconds (default:
+                         {DEFAULT_INTERVAL_S})
+      --bw-interval=SEC  Each peer's bandwidth probe every SEC seconds, 0 for
+                         none (default: {DEFAULT_BW_INTERVAL_S})
+      --budget=PERCENT   The most of the link's time the probes may take, all
+                         peers together; probes wait for it (default: {DEFAULT_BUDGET_PERCENT})
+      --timeout=SEC      Kill a probe that has not ended after SEC seconds and
+                         count the peer down (default: {DEFAULT_TIMEOUT_S})
+      --lat-size=BYTES   The latency probe's message size (send-lat, 100
+                         iterations; default: {DEFAULT_LAT_SIZE})
+      --bw-size=BYTES    The bandwidth probe's message size (write-bw, 16
+                         iterations of 256 writes; default: {DEFAULT_BW_SIZE})
+      --window=N         The rolling minimum, median and maximum cover the
+                         last N probes of each kind (default: {DEFAULT_WINDOW})
+      --parallel=N       Latency probes that may run at once; a bandwidth
+                         probe always runs alone (default: 1)
+  -P, --provider=PROV    The libfabric provider the probes use (default: the
+                         tools' choice)
+      --auth-key=FILE    Prove this shared key to every peer (as serve's
+                         --auth-key)
+  -h, --help             Print this help text and exit
+
+One line per peer state change goes to stderr. SIGTERM or SIGINT stops the
+probes and exits 0.
+"
+    )
+}
+
+fn seconds(v: &str, least: f64) -> Option<f64> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= least && *s <= 86_400.0)
+}
+
+fn count(v: &str, least: u64, most: u64) -> Option<u64> {
+    v.parse::<u64>().ok().filter(|n| (least..=most).contains(n))
+}
+
+pub fn parse(args: &[String]) -> Result<Action<MonitorOptions>, OptionError> {
+    let bad = |m: String| OptionError::Invalid(m);
+    let mut peers: Option<PeerSource> = None;
+    let mut o = MonitorOptions {
+        peers: PeerSource::File(String::new()),
+        port: fabdiag_model::DEFAULT_PORT,
+        listen: DEFAULT_LISTEN
+            .parse()
+            .map_err(|_| bad("bad default listen address".into()))?,
+        interval_s: DEFAULT_INTERVAL_S,
+        bw_interval_s: Some(DEFAULT_BW_INTERVAL_S),
+        budget: DEFAULT_BUDGET_PERCENT / 100.0,
+        timeout_s: DEFAULT_TIMEOUT_S,
+        lat_size: DEFAULT_LAT_SIZE,
+        bw_size: DEFAULT_BW_SIZE,
+        window: DEFAULT_WINDOW,
+        parallel: 1,
+        provider: None,
+        auth_key: None,
+    };
+    for p in getopt::parse(MONITOR, args).map_err(|m| bad(format!("{m} (see -h)")))? {
+        let (id, v) = match p {
+            Parsed::Opt(MonitorOpt::Help, _) => return Ok(Action::Help),
+            Parsed::Opt(id, v) => (id, v.unwrap_or_default()),
+            Parsed::Operand(x) => return Err(bad(format!("Unexpected argument: {x} (see -h)"))),
+        };
+        let nonempty = |what: &str| match v.is_empty() {
+            true => Err(bad(format!("Invalid {what}: ''"))),
+            false => Ok(v.clone()),
+        };
+        match id {
+            MonitorOpt::Peers | MonitorOpt::Partition => {
+                if peers.is_some() {
+                    return Err(bad("one of --peers and --partition, once".into()));
+                }
+                peers = Some(match id {
+                    MonitorOpt::Peers => PeerSource::File(nonempty("peers file")?),
+                    _ => PeerSource::Partition(nonempty("partition")?),
+                });
+            }
+            MonitorOpt::Port => {
+                o.port = count(&v, 1, 65535)
+                    .map(|p| p as u16)
+                    .ok_or_else(|| bad(format!("Invalid port: {v} (1 to 65535)")))?
+            }
+            MonitorOpt::Listen => {
+                o.listen = v.parse().map_err(|_| {
+                    bad(format!(
+                        "Invalid listen address: '{v}' (ADDRESS:PORT, e.g. 0.0.0.0:9477)"
+                    ))
+                })?
+            }
+            MonitorOpt::Interval => {
+                o.interval_s =
+                    seconds(&v, 1.0).ok_or_else(|| bad(format!("Invalid interval: {v} (seconds, 1 to 86400)")))?
+            }
+            MonitorOpt::BwInterval => {
+                o.bw_interval_s = match v.as_str() {
+                    "0" => None,
+                    _ => Some(seconds(&v, 1.0).ok_or_else(|| {
+                        bad(format!(
+                            "Invalid bandwidth interval: {v} (seconds, 1 to 86400, or 0 for none)"
+                        ))
+                    })?),
+                }
+            }
+            MonitorOpt::Budget => {
+                o.budget = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|b| b.is_finite() && *b > 0.0 && *b <= 100.0)
+                    .map(|b| b / 100.0)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "Invalid budget: {v} (percent of link time, above 0, at most 100)"
+                        ))
+                    })?
+            }
+            MonitorOpt::Timeout => {
+                o.timeout_s =
+                    count(&v, 1, 3600).ok_or_else(|| bad(format!("Invalid timeout: {v} (seconds, 1 to 3600)")))?
+            }
+            MonitorOpt::LatSize | MonitorOpt::BwSize => {
+                let n = count(&v, 1, fabdiag_model::MAX_SIZE).ok_or_else(|| {
+                    bad(format!(
+                        "Invalid probe size: {v} (bytes, 1 to {})",
+                        fabdiag_model::MAX_SIZE
+                    ))
+                })?;
+                match id {
+                    MonitorOpt::LatSize => o.lat_size = n,
+                    _ => o.bw_size = n,
+                }
+            }
+            MonitorOpt::Window => {
+                o.window = count(&v, 1, 10_000)
+                    .ok_or_else(|| bad(format!("Invalid window: {v} (probes, 1 to 10000)")))?
+                    as usize
+            }
+            MonitorOpt::Parallel => {
+                o.parallel = count(&v, 1, 64)
+                    .ok_or_else(|| bad(format!("Invalid parallel: {v} (probes at once, 1 to 64)")))?
+                    as usize
+            }
+            MonitorOpt::Provider => o.provider = Some(nonempty("provider")?),
+            MonitorOpt::AuthKey => o.auth_key = Some(nonempty("key file")?),
+            MonitorOpt::Help => return Ok(Action::Help),
+        }
+    }
+    o.peers = peers.ok_or_else(|| bad("Which peers? Give --peers FILE or --partition NAME (see -h)".into()))?;
+    if o.bw_interval_s.is_some_and(|b| b < o.interval_s) {
+        return Err(bad(
+            "--bw-interval is shorter than --interval: bandwidth probes are the rarer kind".into(),
+        ));
+    }
+    Ok(Action::Run(o))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn run(a: &[&str]) -> MonitorOptions {
+        match parse(&args(a)) {
+            Ok(Action::Run(o)) => o,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn monitor_options() {
+        let d = run(&["--peers", "p.txt"]);
+        assert_eq!(d.peers, PeerSource::File("p.txt".into()));
+        assert_eq!(d.listen.to_string(), "127.0.0.1:9477");
+        assert_eq!((d.interval_s, d.bw_interval_s, d.budget), (30.0, Some(300.0), 0.01));
+        assert_eq!(
+            (d.timeout_s, d.lat_size, d.bw_size, d.window, d.parallel),
+            (15, 8, 65536, 20, 1)
+        );
+        let o = run(&[
+            "--partition=gpu",
+            "-p",
+            "5000",
+            "--listen",
+            "[::1]:9000",
+            "--bw-interval",
+            "0",
+            "--budget",
+            "0.5",
+            "--parallel=4",
+            "-P",
+            "tcp",
+            "--auth-key",
+            "/k",
+        ]);
+        assert_eq!(o.peers, PeerSource::Partition("gpu".into()));
+        assert_eq!((o.port, o.listen.to_string()), (5000, "[::1]:9000".to_string()));
+        assert_eq!((o.bw_interval_s, o.budget, o.parallel), (None, 0.005, 4));
+        assert_eq!(
+            (o.provider.as_deref(), o.auth_key.as_deref()),
+            (Some("tcp"), Some("/k"))
+        );
+        for (a, msg) in [
+            (&[][..], "Which peers? Give --peers FILE or --partition NAME (see -h)"),
+            (
+                &["--peers", "a", "--partition", "b"],
+                "one of --peers and --partition, once",
+            ),
+            (&["--peers="], "Invalid peers file: ''"),
+            (&["--peers", "a", "-p", "0"], "Invalid port: 0 (1 to 65535)"),
+            (
+                &["--peers", "a", "--listen", "9477"],
+                "Invalid listen address: '9477' (ADDRESS:PORT, e.g. 0.0.0.0:9477)",
+            ),
+            (
+                &["--peers", "a", "--interval", "0.5"],
+                "Invalid interval: 0.5 (seconds, 1 to 86400)",
+            ),
+            (
+                &["--peers", "a", "--budget", "0"],
+                "Invalid budget: 0 (percent of link time, above 0, at most 100)",
+            ),
+            (
+                &["--peers", "a", "--budget", "nan"],
+                "Invalid budget: nan (percent of link time, above 0, at most 100)",
+            ),
+            (
+                &["--peers", "a", "--timeout", "0"],
+                "Invalid timeout: 0 (seconds, 1 to 3600)",
+            ),
+            (
+                &["--peers", "a", "--window", "0"],
+                "Invalid window: 0 (probes, 1 to 10000)",
+            ),
+            (
+                &["--peers", "a", "--parallel", "65"],
+                "Invalid parallel: 65 (probes at once, 1 to 64)",
+            ),
+            (
+                &["--peers", "a", "--interval", "60", "--bw-interval", "30"],
+                "--bw-interval is shorter than --interval: bandwidth probes are the rarer kind",
+            ),
+            (&["--peers", "a", "x"], "Unexpected argument: x (see -h)"),
+        ] {
+            assert_eq!(parse(&args(a)), Err(OptionError::Invalid(msg.into())), "{a:?}");
+        }
+        assert!(matches!(
+            parse(&args(&["--peers", "a", "--lat-size", "0"])),
+            Err(OptionError::Invalid(m)) if m.starts_with("Invalid probe size: 0 (bytes, 1 to ")
+        ));
+        assert_eq!(parse(&args(&["-h"])), Ok(Action::Help));
+        for (_, long, _, help) in options() {
+            assert!(!help.is_empty(), "--{long} has no help line");
+            assert!(
+                usage("fabdiag monitor").contains(&format!("--{long}")),
+                "--{long} not in the usage"
+            );
+        }
+    }
+}
