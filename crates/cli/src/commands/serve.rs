@@ -31,6 +31,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant, SystemTime};
@@ -136,6 +137,10 @@ struct Server {
     /// `--max-test-seconds`: a test still running this long after it
     /// began (its limit and a grace for its last size to end) is ended.
     max_test: Option<(u64, Duration)>,
+    /// This program as it was at start, which runs the workers: read once,
+    /// because once the file is replaced (a package upgrade) the running
+    /// program's own path reads "... (deleted)", and no worker could start.
+    exe: PathBuf,
 }
 
 fn now() -> String {
@@ -218,8 +223,7 @@ impl Server {
     /// Unix socket pair for the hand-over.
     fn spare(&self, args: &[String]) -> std::io::Result<Spare> {
         let (ours, theirs) = UnixStream::pair()?;
-        let exe = std::env::current_exe()?;
-        let mut child = Command::new(exe)
+        let mut child = Command::new(&self.exe)
             .arg(COMMAND)
             .args(args)
             .stdin(Stdio::from(OwnedFd::from(theirs)))
@@ -291,13 +295,13 @@ impl Server {
     fn start(
         &self,
         spare: Option<Spare>,
-        stream: TcpStream,
+        stream: &TcpStream,
         peer: SocketAddr,
         args: &[String],
     ) -> std::io::Result<Running> {
-        match spare.map(|s| s.hand(&stream, peer)) {
+        match spare.map(|s| s.hand(stream, peer)) {
             Some(Ok(w)) => Ok(w),
-            _ => self.spare(args).and_then(|s| s.hand(&stream, peer)),
+            _ => self.spare(args).and_then(|s| s.hand(stream, peer)),
         }
     }
 }
@@ -333,7 +337,15 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         Ok(x) => x,
         Err(code) => return code,
     };
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            let m = format!("cannot find this program to run its workers: {e}");
+            return early_failure("serve", prog, json, exit::RUNTIME, &m);
+        }
+    };
     let mut server = Server {
+        exe,
         prog: prog.into(),
         json: o.json,
         served: 0,
@@ -529,9 +541,13 @@ fn serve_clients(server: &mut Server, listener: &Listener, stop: &Stop, worker_a
         }
         if running.is_none() {
             if let Some((stream, peer)) = next.take() {
-                match server.start(spare.take(), stream, peer, worker_args) {
+                match server.start(spare.take(), &stream, peer, worker_args) {
                     Ok(w) => running = Some(w),
-                    Err(e) => server.log(peer, None, Err(&format!("cannot start a worker process: {e}")), None),
+                    // the client is told, not left with a closed connection
+                    Err(e) => {
+                        let why = format!("this server cannot start a worker process for the test: {e}");
+                        server.turn_away(stream, peer, why);
+                    }
                 }
             }
         }
