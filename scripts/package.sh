@@ -73,6 +73,9 @@ install -D -m 0644 contrib/grafana/fabdiag.json "$root/usr/share/fabdiag/grafana
 # enables it), with its options as a configuration file dpkg keeps
 install -D -m 0644 contrib/systemd/fabdiag-serve.service "$root/lib/systemd/system/fabdiag-serve.service"
 install -D -m 0644 contrib/systemd/fabdiag-serve.default "$root/etc/default/fabdiag-serve"
+# and fabdiag monitor the same way
+install -D -m 0644 contrib/systemd/fabdiag-monitor.service "$root/lib/systemd/system/fabdiag-monitor.service"
+install -D -m 0644 contrib/systemd/fabdiag-monitor.default "$root/etc/default/fabdiag-monitor"
 
 doc="$root/usr/share/doc/fabdiag"
 install -D -m 0644 README.md "$doc/README.md"
@@ -108,7 +111,7 @@ printf 'fabdiag (%s) unstable; urgency=medium\n\n  * Built from the fabdiag repo
 # dpkg-shlibdeps reads the package list from a debian/control and finds the
 # package's root by its DEBIAN directory
 install -d "$root/DEBIAN"
-printf '/etc/default/fabdiag-serve\n' > "$root/DEBIAN/conffiles"
+printf '/etc/default/fabdiag-serve\n/etc/default/fabdiag-monitor\n' > "$root/DEBIAN/conffiles"
 printf 'Source: fabdiag\n\nPackage: fabdiag\nArchitecture: any\n' > "$stage/debian/control"
 # (its "should already be installed in their package's directory" warning
 # is about the system's libraries, which are not in this package)

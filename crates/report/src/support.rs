@@ -135,6 +135,7 @@ pub fn overview(version: &str) -> String {
         "  doctor [--json] [--watch SECONDS]\n              What this node has, and which tools can run on it\n",
     );
     s.push_str("  health [--expect FILE] [-d PROV:DOMAIN] [--slurm]\n              A verdict on this node (OK, WARNING, CRITICAL, UNKNOWN) for Slurm and NHC\n");
+    s.push_str("  monitor --peers FILE | --partition NAME\n              Probe every peer's serve on a schedule and serve /metrics for Prometheus\n");
     s.push_str("  completions bash|zsh|fish\n              Print a shell completion script\n");
     s.push_str("  manpages DIR\n              Write the manual pages into DIR\n");
     s.push_str("  atomic-support [-P PROV] [--json]\n              Which atomic op/type/form each provider supports (fi_*atomicvalid)\n");

@@ -50,18 +50,6 @@ fn page_until(m: &mut Proc, port: u16, what: &str, ok: impl Fn(&str) -> bool) ->
     }
 }
 
-fn footprint(pid: u32) -> (u64, usize) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its status");
-    let rss = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .expect("VmRSS");
-    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).expect("its fds").count();
-    (rss, fds)
-}
-
 /// Processes whose parent is `pid`.
 fn children(pid: u32) -> usize {
     let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
@@ -362,4 +350,85 @@ fn prometheus_sees_a_shaped_link_to_the_monitors_peers_and_its_recovery() {
     assert!(low.is_some_and(|v| v < slow), "{low:?}");
     let share = prom.query("sum(rate(fabdiag_monitor_probe_link_seconds_total[30s]))");
     assert!(share.is_some_and(|v| v <= 1.0), "{share:?}");
+}
+
+#[test]
+fn the_service_unit_verifies_and_its_default_options_watch() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let unit = shipped_unit("fabdiag-monitor.service");
+    assert!(unit.contains(" monitor $FABDIAG_MONITOR_ARGS"), "{unit}");
+    let path = dir.path().join("fabdiag-monitor.service");
+    std::fs::write(&path, &unit).expect("the unit");
+    systemd_verify(&path).unwrap_or_else(|said| panic!("{said}"));
+    assert_hardened(&unit);
+    // the options file's options, with this test's peers and port: they watch
+    let args = shipped_args("fabdiag-monitor.default", "FABDIAG_MONITOR_ARGS");
+    let (port, mport) = (free_port(), free_port());
+    let file = peers_file(&dir, &[format!("127.0.0.1:{port}")]);
+    let listen = format!("127.0.0.1:{mport}");
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+    for (flag, ours) in [("--peers", file.as_str()), ("--listen", listen.as_str())] {
+        let i = args
+            .iter()
+            .position(|a| *a == flag)
+            .unwrap_or_else(|| panic!("{flag} in {args:?}"));
+        args[i + 1] = ours;
+    }
+    args.insert(0, "monitor");
+    let mut m = Proc::spawn(&mut fabdiag(&args));
+    let page = page_until(&mut m, mport, "the closed peer", |p| {
+        p.contains("reason=\"refused\"} 0")
+    });
+    assert!(page.contains("fabdiag_monitor_budget_ratio 0.01"), "{page}");
+    m.signal(Signal::SIGTERM);
+    assert_eq!(m.wait(SHORT).code, Some(0));
+}
+
+#[test]
+fn a_slurm_partitions_nodes_are_the_peers_less_this_one() {
+    let slurm = crate::common::slurm::Slurm::start();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").expect("the host name");
+    let host = host.trim().split('.').next().unwrap_or_default().to_string();
+    let in_slurm = |args: &[&str], node: Option<&str>| {
+        let mut cmd = fabdiag(args);
+        cmd.env("SLURM_CONF", &slurm.conf).env_remove("SLURMD_NODENAME");
+        if let Some(n) = node {
+            cmd.env("SLURMD_NODENAME", n);
+        }
+        cmd
+    };
+    // the one node is this one: nothing to watch, said in one line
+    let o = Proc::spawn(&mut in_slurm(&["monitor", "--partition", "fabdiag"], None)).wait(SHORT);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert_eq!(
+        one_line(&o.stderr),
+        format!("fabdiag monitor: sinfo: no peers in partition fabdiag (other than {host})")
+    );
+    // seen from another node, it is the peer, named as Slurm names it
+    let _cpu = cpu();
+    let port = free_port();
+    let _s = server(&["serve", "-p", &port.to_string()], port);
+    let mport = free_port();
+    let listen = format!("127.0.0.1:{mport}");
+    let args = [
+        "monitor",
+        "--partition",
+        "fabdiag",
+        "-p",
+        &port.to_string(),
+        "--listen",
+        &listen,
+        "--bw-interval",
+        "0",
+    ];
+    let mut m = Proc::spawn(&mut in_slurm(&args, Some("elsewhere")));
+    let up = format!("fabdiag_monitor_peer_up{{peer=\"{host}\",reason=\"ok\"}} 1");
+    page_until(&mut m, mport, "the partition's node up", |p| p.contains(&up));
+    assert!(
+        m.stderr_now().contains("watching 1 peers of partition fabdiag"),
+        "{}",
+        m.stderr_now()
+    );
+    m.signal(Signal::SIGTERM);
+    assert_eq!(m.wait(SHORT).code, Some(0));
 }

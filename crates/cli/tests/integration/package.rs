@@ -82,10 +82,13 @@ fn the_package_installs_runs_and_removes_cleanly() {
     // the service's options are a configuration file dpkg keeps, and the
     // unit is installed disabled (nothing links it into a target)
     let conffiles = std::fs::read_to_string(admin.join("info/fabdiag.conffiles")).unwrap_or_default();
-    assert_eq!(conffiles, "/etc/default/fabdiag-serve\n");
-    assert!(!root
-        .join("etc/systemd/system/multi-user.target.wants/fabdiag-serve.service")
-        .exists());
+    assert_eq!(conffiles, "/etc/default/fabdiag-serve\n/etc/default/fabdiag-monitor\n");
+    for unit in ["fabdiag-serve.service", "fabdiag-monitor.service"] {
+        assert!(!root
+            .join("etc/systemd/system/multi-user.target.wants")
+            .join(unit)
+            .exists());
+    }
     let installed = root.join("usr/bin");
     // a loopback run through an original name, from the installed tree
     let o =
@@ -166,6 +169,9 @@ fn contents_are_whole(deb: &Path) {
         "lib/systemd/system/fabdiag-serve.service",
         "usr/share/fabdiag/grafana/fabdiag.json",
         "etc/default/fabdiag-serve",
+        "lib/systemd/system/fabdiag-monitor.service",
+        "etc/default/fabdiag-monitor",
+        "usr/share/man/man1/fabdiag-monitor.1.gz",
     ] {
         assert!(has(f), "{f}\n{list}");
     }

@@ -10,6 +10,7 @@ use crate::common::*;
 use serde_json::Value;
 use std::io::Write;
 use std::net::TcpStream;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// A running `fabdiag serve --json` on a free port.
@@ -474,19 +475,6 @@ fn a_warm_spare_takes_each_client_and_a_dead_one_is_replaced() {
         !std::path::Path::new(&format!("/proc/{last}")).exists(),
         "spare {last} outlived the server"
     );
-}
-
-/// Resident memory (kB) and open descriptors of a process.
-fn footprint(pid: u32) -> (u64, usize) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let rss = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap();
-    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count();
-    (rss, fds)
 }
 
 /// Runs `one(k)` for k in 0..total, and checks that the server `pid`'s
@@ -956,38 +944,66 @@ fn a_client_starting_too_many_tests_a_minute_is_turned_away_and_others_are_not()
     assert_eq!(s.stop(Signal::SIGTERM).code, Some(0));
 }
 
-/// The shipped unit, with its ExecStart pointed at `bin` (systemd checks
-/// that the command exists).
-fn unit_for(bin: &str) -> String {
-    let unit = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../contrib/systemd/fabdiag-serve.service"
-    ))
-    .expect("contrib/systemd/fabdiag-serve.service");
+#[test]
+fn an_upgraded_program_file_still_serves_and_a_missing_one_is_said() {
+    let _cpu = cpu();
+    // a copy of fabdiag served from a folder of its own, as /usr/bin's
+    let dir = tempfile::tempdir().expect("a folder");
+    let exe = dir.path().join("fabdiag");
+    std::fs::copy(bin(), &exe).expect("a copy of fabdiag");
+    let port = free_port();
+    let mut p = Proc::spawn(Command::new(&exe).args(["serve", "-p", &port.to_string()]));
+    wait_listening(&mut p, "127.0.0.1", port);
+    let client = || {
+        run(
+            &["write-bw", "127.0.0.1", "-p", &port.to_string(), "-P", "tcp", "-n", "5"],
+            LIMIT,
+        )
+    };
+    assert_eq!(client().code, Some(0));
+    // replaced as dpkg replaces a file: a new one renamed over it
+    let new = dir.path().join("fabdiag.dpkg-new");
+    std::fs::copy(bin(), &new).expect("another copy");
+    std::fs::rename(&new, &exe).expect("renamed over");
+    for _ in 0..2 {
+        let o = client();
+        assert_eq!(o.code, Some(0), "after the upgrade: {}", o.stderr);
+    }
+    // gone: a spare already started may serve one more client (whether
+    // it had started when the file went is the machine's timing); the
+    // next is told why in one line, and the server keeps listening
+    std::fs::remove_file(&exe).expect("removed");
+    let mut o = client();
+    if o.code == Some(0) {
+        o = client();
+    }
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(
-        unit.contains("ExecStart=/usr/bin/fabdiag serve $FABDIAG_SERVE_ARGS"),
-        "{unit}"
+        one_line(&o.stderr).contains("this server cannot start a worker process for the test: No such file"),
+        "{}",
+        o.stderr
     );
-    unit.replace("/usr/bin/fabdiag", bin)
+    assert!(p.alive(), "{}", p.stderr_now());
+    p.signal(Signal::SIGTERM);
+    assert_eq!(p.wait(SHORT).code, Some(0));
+}
+
+/// The shipped unit, its ExecStart pointed at the binary under test.
+fn unit_for() -> String {
+    let unit = shipped_unit("fabdiag-serve.service");
+    assert!(unit.contains(" serve $FABDIAG_SERVE_ARGS"), "{unit}");
+    unit
 }
 
 #[test]
 fn the_service_unit_verifies_and_its_default_options_serve() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fabdiag-serve.service");
-    std::fs::write(&path, unit_for(bin())).unwrap();
-    // systemd's own check: every key known, every value valid (an unknown
-    // key is only a warning there, so nothing may be said at all)
-    let o = std::process::Command::new("systemd-analyze")
-        .args(["verify", "--man=no"])
-        .arg(&path)
-        .output()
-        .expect("systemd-analyze (systemd, which Debian installs)");
-    let said = String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success() && said.trim().is_empty(), "{said}");
+    std::fs::write(&path, unit_for()).unwrap();
+    systemd_verify(&path).unwrap_or_else(|said| panic!("{said}"));
     // the guide's drop-in for a shared key, as one unit, checked the same way
     let keyed = dir.path().join("fabdiag-serve-keyed.service");
-    let with_key = unit_for(bin()).replace(
+    let with_key = unit_for().replace(
         "ExecStart=",
         "LoadCredential=auth-key:/etc/fabdiag/auth.key\nEnvironment=FABDIAG_SERVE_KEY=--auth-key=%d/auth-key\nExecStart=",
     );
@@ -996,48 +1012,15 @@ fn the_service_unit_verifies_and_its_default_options_serve() {
         with_key.replace("$FABDIAG_SERVE_ARGS", "$FABDIAG_SERVE_ARGS $FABDIAG_SERVE_KEY"),
     )
     .unwrap();
-    let o = std::process::Command::new("systemd-analyze")
-        .args(["verify", "--man=no"])
-        .arg(&keyed)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success() && said.trim().is_empty(), "{said}");
+    systemd_verify(&keyed).unwrap_or_else(|said| panic!("{said}"));
     // a key it does not know is caught that way
     let bad = dir.path().join("bad.service");
-    std::fs::write(&bad, unit_for(bin()).replace("NoNewPrivileges=", "NoNewPrivilegez=")).unwrap();
-    let o = std::process::Command::new("systemd-analyze")
-        .args(["verify", "--man=no"])
-        .arg(&bad)
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&o.stderr).contains("Unknown key"), "{o:?}");
-    // the hardening the service promises
-    let unit = unit_for(bin());
-    for key in [
-        "DynamicUser=yes",
-        "NoNewPrivileges=yes",
-        "LimitMEMLOCK=infinity",
-        "ProtectSystem=strict",
-    ] {
-        assert!(unit.lines().any(|l| l == key), "{key}");
-    }
-    assert!(
-        !unit.lines().any(|l| l.starts_with("PrivateDevices=")),
-        "the fabric's devices must stay visible"
-    );
+    std::fs::write(&bad, unit_for().replace("NoNewPrivileges=", "NoNewPrivilegez=")).unwrap();
+    assert!(systemd_verify(&bad).is_err_and(|said| said.contains("Unknown key")));
+    assert_hardened(&unit_for());
     // the options file's limits are options serve takes, and serve with them
-    let defaults = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../contrib/systemd/fabdiag-serve.default"
-    ))
-    .unwrap();
-    let args = defaults
-        .lines()
-        .find_map(|l| l.strip_prefix("FABDIAG_SERVE_ARGS=\""))
-        .and_then(|l| l.strip_suffix('"'))
-        .expect("FABDIAG_SERVE_ARGS=\"...\"");
-    let args: Vec<&str> = args.split_whitespace().collect();
+    let args = shipped_args("fabdiag-serve.default", "FABDIAG_SERVE_ARGS");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     assert!(
         args.contains(&"--max-memory") && args.contains(&"--max-tests-per-minute"),
         "{args:?}"

@@ -27,6 +27,7 @@ pub mod slurm;
 pub use nix::sys::signal::Signal;
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -610,4 +611,78 @@ pub fn traffic_num(v: &serde_json::Value, key: &str) -> f64 {
         .as_str()
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("{key} in {v}"))
+}
+
+/// A unit shipped in contrib/systemd, its ExecStart pointed at the binary
+/// under test (systemd checks that the command exists).
+pub fn shipped_unit(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../contrib/systemd")
+        .join(name);
+    let unit = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    unit.replace("/usr/bin/fabdiag", bin())
+}
+
+/// systemd's own check of a unit file: every key known, every value
+/// valid. An unknown key is only a warning there, so anything said at
+/// all fails: what was said, if anything.
+pub fn systemd_verify(path: &Path) -> Result<(), String> {
+    let o = Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .arg(path)
+        .output()
+        .expect("systemd-analyze (systemd, which Debian installs)");
+    let said = String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
+    match o.status.success() && said.trim().is_empty() {
+        true => Ok(()),
+        false => Err(said),
+    }
+}
+
+/// The hardening every shipped unit promises: its own user, no new
+/// privileges, a read-only system, pinned memory for RDMA, and the
+/// fabric's devices still visible.
+pub fn assert_hardened(unit: &str) {
+    for key in [
+        "DynamicUser=yes",
+        "NoNewPrivileges=yes",
+        "LimitMEMLOCK=infinity",
+        "ProtectSystem=strict",
+    ] {
+        assert!(unit.lines().any(|l| l == key), "{key}");
+    }
+    assert!(
+        !unit.lines().any(|l| l.starts_with("PrivateDevices=")),
+        "the fabric's devices must stay visible"
+    );
+}
+
+/// The options a shipped `/etc/default` file (contrib/systemd/NAME) sets
+/// in `VAR="..."`, split as systemd splits `$VAR`.
+pub fn shipped_args(name: &str, var: &str) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../contrib/systemd")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let value = text
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{var}=\"")))
+        .and_then(|l| l.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("{var}=\"...\" in {name}"));
+    value.split_whitespace().map(str::to_string).collect()
+}
+
+/// A process's resident memory (kB) and open descriptors.
+pub fn footprint(pid: u32) -> (u64, usize) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its status");
+    let rss = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS");
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .expect("its descriptors")
+        .count();
+    (rss, fds)
 }
