@@ -43,6 +43,8 @@ pub struct CoordConfig {
     /// Results of an earlier run (--resume): measured pairs are not run
     /// again; failed or untested ones are.
     pub earlier: Vec<PairRecord>,
+    /// The shared key every rank must prove before it joins (`auth`).
+    pub key: Option<fabdiag_proto::auth::Key>,
 }
 
 /// What the coordinator tells whoever watches (progress, output files).
@@ -364,6 +366,7 @@ impl Coordinator<'_> {
             gpu,
             pair_port,
             unable,
+            nonce,
         }) = protocol::recv(&s, Some(Instant::now() + Duration::from_secs(5)))
         else {
             return false;
@@ -377,6 +380,12 @@ impl Coordinator<'_> {
                     self.cfg.version
                 ),
             );
+        }
+        // before anything it says is taken: a process without the key
+        // neither takes a rank's place nor sends a result
+        let deadline = Instant::now() + Duration::from_secs(5);
+        if let Err(why) = crate::auth::admit(&s, self.cfg.key.as_ref(), nonce.as_deref(), deadline) {
+            return refuse(&s, format!("rank {rank} from {host} refused: {why}"));
         }
         if size != self.cfg.size {
             return refuse(

@@ -3,11 +3,13 @@
 //! runs the rounds and re-tests over the `wire` protocol; `worker` is
 //! every rank's side, running pair tests through a `runner` (the real
 //! session over libfabric, or a fixed pause for the coordination
-//! simulation); `launch` reads who this rank is from a launcher's
-//! variables; `folder` reads an `--output` folder back. What the sweep
-//! found is fabdiag-sweep-report's to say. Never prints, never exits,
-//! never reads the environment.
+//! simulation); `auth` has a rank and rank 0 prove the shared key;
+//! `launch` reads who this rank is from a launcher's variables; `folder`
+//! reads an `--output` folder back. What the sweep found is
+//! fabdiag-sweep-report's to say. Never prints, never exits, never reads
+//! the environment.
 
+pub mod auth;
 pub mod coordinator;
 mod error;
 pub mod folder;

@@ -44,6 +44,14 @@ pub enum ToCoordinator {
         /// libfabric, ...): why, for the report; it leaves after saying so.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         unable: Option<String>,
+        /// A fresh nonce when this rank holds the sweep's shared key
+        /// (`auth`): rank 0 challenges it to prove the key.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nonce: Option<String>,
+    },
+    /// The rank's proof of the shared key, in answer to `Challenge`.
+    Proof {
+        mac: String,
     },
     Done {
         step: u64,
@@ -79,6 +87,12 @@ pub enum ToRank {
     /// Not joined, and why (the rank says so and exits non-zero).
     Refused {
         reason: String,
+    },
+    /// Rank 0's nonce and its proof of the shared key over both nonces,
+    /// in answer to a join with one (`auth`).
+    Challenge {
+        nonce: String,
+        mac: String,
     },
     Pair {
         step: u64,

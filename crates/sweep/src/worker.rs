@@ -57,6 +57,8 @@ pub struct WorkerConfig {
     pub step_timeout: Duration,
     /// Where another thread can end this rank's part (None: nowhere).
     pub lifeline: Option<Lifeline>,
+    /// The shared key this rank proves to rank 0 before it joins (`auth`).
+    pub key: Option<fabdiag_proto::auth::Key>,
 }
 
 /// Lets another thread end this rank's part in the sweep while the
@@ -215,7 +217,7 @@ fn connect(cfg: &WorkerConfig, stopped: &dyn Fn() -> Option<String>) -> Result<T
 
 /// This rank's join: who it is, where its pair tests listen, and, when it
 /// cannot take part, why.
-fn join(cfg: &WorkerConfig, pair_port: u16, unable: Option<String>) -> ToCoordinator {
+fn join(cfg: &WorkerConfig, pair_port: u16, unable: Option<String>, nonce: Option<String>) -> ToCoordinator {
     ToCoordinator::Join {
         protocol: SWEEP_PROTOCOL,
         version: cfg.version.clone(),
@@ -226,6 +228,25 @@ fn join(cfg: &WorkerConfig, pair_port: u16, unable: Option<String>) -> ToCoordin
         gpu: cfg.gpu.clone(),
         pair_port,
         unable,
+        nonce,
+    }
+}
+
+/// Sends this rank's join and, with a key, proves it to rank 0: rank 0's
+/// first answer when it came before any challenge (a refusal), else None.
+fn send_join(
+    cfg: &WorkerConfig,
+    s: &TcpStream,
+    send: impl FnOnce(&ToCoordinator) -> Result<(), SweepError>,
+    pair_port: u16,
+    unable: Option<String>,
+    deadline: Instant,
+) -> Result<Option<ToRank>, SweepError> {
+    let nonce = crate::auth::join_nonce(cfg.key.as_ref()).map_err(SweepError::Config)?;
+    send(&join(cfg, pair_port, unable, nonce.clone()))?;
+    match (&cfg.key, nonce) {
+        (Some(key), Some(ours)) => crate::auth::prove(s, key, &ours, deadline).map_err(SweepError::Refused),
+        _ => Ok(None),
     }
 }
 
@@ -238,8 +259,11 @@ pub fn tell_unable(cfg: &WorkerConfig, reason: &str, stopped: &dyn Fn() -> Optio
     let s = connect(cfg, stopped)?;
     let io = |e: std::io::Error| SweepError::Lost(e.to_string());
     s.set_write_timeout(Some(Duration::from_secs(5))).map_err(io)?;
-    protocol::send(&s, &join(cfg, 0, Some(reason.to_string()))).map_err(io)?;
-    let _ = protocol::recv::<ToRank>(&s, Some(Instant::now() + Duration::from_secs(5)));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let sent = |m: &ToCoordinator| protocol::send(&s, m).map_err(io);
+    if send_join(cfg, &s, sent, 0, Some(reason.to_string()), deadline)?.is_none() {
+        let _ = protocol::recv::<ToRank>(&s, Some(deadline));
+    }
     Ok(())
 }
 
@@ -264,9 +288,14 @@ pub fn work(
     if cfg.lifeline.is_some() {
         line.attach(&s)?;
     }
-    line.send(&s, &join(cfg, runner.port(), None))?;
+    let deadline = Instant::now() + cfg.join_timeout + cfg.idle_limit;
+    let early = send_join(cfg, &s, |m| line.send(&s, m), runner.port(), None, deadline)?;
     let lost = |e: ReadFail| SweepError::Lost(e.to_string());
-    match protocol::recv::<ToRank>(&s, Some(Instant::now() + cfg.join_timeout + cfg.idle_limit)).map_err(lost)? {
+    let first = match early {
+        Some(m) => m,
+        None => protocol::recv::<ToRank>(&s, Some(deadline)).map_err(lost)?,
+    };
+    match first {
         ToRank::Welcome { test, figure } => runner.configure(&test, figure).map_err(SweepError::Config)?,
         ToRank::Refused { reason } => return Err(SweepError::Refused(reason)),
         other => return Err(SweepError::Lost(format!("unexpected first message {other:?}"))),
@@ -324,7 +353,7 @@ pub fn work(
                 end.failed += u64::from(out.error.is_some());
                 (step, out)
             }
-            ToRank::Welcome { .. } | ToRank::Refused { .. } => continue,
+            ToRank::Welcome { .. } | ToRank::Refused { .. } | ToRank::Challenge { .. } => continue,
         };
         line.send(&s, &ToCoordinator::Done { step, outcome })?;
     }

@@ -23,10 +23,11 @@ fn to_coordinator() -> impl Strategy<Value = ToCoordinator> {
             proptest::option::of(".*"),
             proptest::option::of(".*"),
             any::<u16>(),
-            proptest::option::of(".*")
+            proptest::option::of(".*"),
+            proptest::option::of("[0-9a-f]{64}")
         )
             .prop_map(
-                |(protocol, version, rank, size, host, device, gpu, pair_port, unable)| ToCoordinator::Join {
+                |(protocol, version, rank, size, host, device, gpu, pair_port, unable, nonce)| ToCoordinator::Join {
                     protocol,
                     version,
                     rank,
@@ -36,6 +37,7 @@ fn to_coordinator() -> impl Strategy<Value = ToCoordinator> {
                     gpu,
                     pair_port,
                     unable,
+                    nonce,
                 }
             ),
         (
@@ -76,12 +78,14 @@ fn to_coordinator() -> impl Strategy<Value = ToCoordinator> {
                 }
             ),
         (proptest::option::of(any::<u64>()), ".*").prop_map(|(step, reason)| ToCoordinator::Leave { step, reason }),
+        ".*".prop_map(|mac| ToCoordinator::Proof { mac }),
     ]
 }
 
 fn to_rank() -> impl Strategy<Value = ToRank> {
     prop_oneof![
         ".*".prop_map(|reason| ToRank::Refused { reason }),
+        (".*", ".*").prop_map(|(nonce, mac)| ToRank::Challenge { nonce, mac }),
         (any::<u64>(), any::<bool>(), any::<usize>(), ".*").prop_map(|(step, client, peer, peer_addr)| ToRank::Pair {
             step,
             role: if client { PairRole::Client } else { PairRole::Server },

@@ -117,12 +117,24 @@ pub(super) fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup)
         Err(m) => return fail(&who, exit::USAGE, &m),
     };
     let mut mine = setup.worker_config(o, l.rank, l.size, coordinator.clone());
+    // the tool's --auth-key: every rank proves it to rank 0 before it
+    // joins, and every pair test between ranks proves it too
+    let key = match inv.auth_key.as_deref().map(crate::auth_key::read).transpose() {
+        Ok(k) => k,
+        Err(m) => return fail(&who, exit::USAGE, &m),
+    };
+    mine.key = key.clone();
     // a provider call that holds this rank's pair test for good
     let guarded = held::Guarded::default();
     mine.lifeline = Some(guarded.lifeline.clone());
     let prepared = on_its_rail(&sched, &l)
         .and_then(|()| own_env(o, l.local_rank.unwrap_or(0), &mut mine))
-        .map(|env| guarded.env(env));
+        .map(|env| {
+            guarded.env(fabdiag_session::Env {
+                auth_key: key.clone(),
+                ..env
+            })
+        });
     if l.rank != 0 {
         return follow(&who, &mine, prepared, guarded, &stop);
     }
@@ -139,7 +151,8 @@ pub(super) fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup)
             return code;
         }
     };
-    let cfg = setup.coord_config(o, l.size, earlier);
+    let mut cfg = setup.coord_config(o, l.size, earlier);
+    cfg.key = key;
     let coord = Coordinator::default();
     let reporting = Arc::new(Reporting {
         prog: prog.to_string(),
