@@ -98,7 +98,9 @@ fn sweep_wire() {
             gpu: None,
             pair_port: 40123,
             unable: None,
+            nonce: Some("ab".repeat(32)),
         },
+        ToCoordinator::Proof { mac: "cd".repeat(32) },
         ToCoordinator::Done {
             step: 4,
             outcome: SideOutcome {
@@ -129,6 +131,10 @@ fn sweep_wire() {
         ToRank::Idle { step: 5 },
         ToRank::Refused {
             reason: "protocol 2; this coordinator speaks 1".into(),
+        },
+        ToRank::Challenge {
+            nonce: "ef".repeat(32),
+            mac: "01".repeat(32),
         },
         ToRank::Finish,
     ];
