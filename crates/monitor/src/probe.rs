@@ -271,7 +271,7 @@ fn classify(kind: &str, message: String) -> Outcome {
         Reason::Resolve
     } else if has("cannot connect to") {
         Reason::Unreachable
-    } else if has("authentication failed") {
+    } else if has("authentication failed") || has("shared key") {
         Reason::Auth
     } else if has("--max-memory") || has("--max-test-seconds") {
         Reason::Limits
@@ -406,6 +406,8 @@ mod tests {
             ("cannot resolve server address 'n9': Name or service not known", "resolve"),
             ("cannot connect to 10.0.0.2:49194: timed out", "unreachable"),
             ("authentication failed: the server refused this key", "auth"),
+            ("peer failed during hello: this server admits only clients that prove its shared key: give the client --auth-key with the server's key file", "auth"),
+            ("peer failed during hello: this server has no shared key and cannot prove one; the client asked for it (--auth-key): give the server the same --auth-key", "auth"),
             ("peer failed during setup: this server allows a test at most 1 GiB of buffers (fabdiag serve --max-memory); this one needs 2 GiB", "limits"),
             ("peer stopped answering during the test (nothing heard for 20 s)", "silent"),
             ("peer closed the control connection during the test", "peer_lost"),

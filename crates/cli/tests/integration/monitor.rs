@@ -432,3 +432,30 @@ fn a_slurm_partitions_nodes_are_the_peers_less_this_one() {
     m.signal(Signal::SIGTERM);
     assert_eq!(m.wait(SHORT).code, Some(0));
 }
+
+#[test]
+fn a_keyed_server_is_up_to_a_monitor_with_its_key_and_down_for_auth_to_one_without() {
+    use std::os::unix::fs::PermissionsExt;
+    let _cpu = cpu();
+    let dir = tempfile::tempdir().expect("a folder");
+    let key = dir.path().join("key");
+    std::fs::write(&key, b"the monitor's shared key, 32 b..").expect("the key file");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod 600");
+    let key = key.to_str().expect("a path");
+    let port = free_port();
+    let _s = server(&["serve", "-p", &port.to_string(), "--auth-key", key], port);
+    let file = peers_file(&dir, &[format!("127.0.0.1:{port}")]);
+    for (with_key, reason) in [(true, "ok"), (false, "auth")] {
+        let mport = free_port();
+        let listen = format!("127.0.0.1:{mport}");
+        let mut args = vec!["monitor", "--peers", &file, "--listen", &listen, "--bw-interval", "0"];
+        if with_key {
+            args.extend(["--auth-key", key]);
+        }
+        let mut m = Proc::spawn(&mut fabdiag(&args));
+        let up = format!("fabdiag_monitor_peer_up{{peer=\"127.0.0.1:{port}\",reason=\"{reason}\"}}");
+        page_until(&mut m, mport, reason, |p| p.contains(&up));
+        m.signal(Signal::SIGTERM);
+        assert_eq!(m.wait(SHORT).code, Some(0));
+    }
+}
