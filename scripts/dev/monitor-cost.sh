@@ -13,13 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs="${1:-60}"
 rounds="${2:-3}"
-cargo build --release -q -p fabdiag
 # shellcheck source=scripts/dev/netns-pair.sh
 . scripts/dev/netns-pair.sh
 pair_up fdcost 198.18.15
-# a copy: a rebuild during the run must not replace the program under test
-cp target/release/fabdiag "$work/fabdiag"
-bin="$work/fabdiag"
+fabdiag_copy
 ip netns exec "$B" "$bin" serve -p 42001 -P tcp >/dev/null 2>&1 &
 ip netns exec "$B" "$bin" serve -p 42002 -P tcp >/dev/null 2>&1 &
 echo 198.18.15.2:42002 >"$work/peers"

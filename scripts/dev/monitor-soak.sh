@@ -17,13 +17,10 @@ cd "$(dirname "$0")/../.."
 secs="${1:-300}"
 period="${2:-30}"
 budget="${BUDGET:-5}"
-cargo build --release -q -p fabdiag
 # shellcheck source=scripts/dev/netns-pair.sh
 . scripts/dev/netns-pair.sh
 pair_up fdsoak 198.18.14
-# a copy: a rebuild during the run must not replace the program under test
-cp target/release/fabdiag "$work/fabdiag"
-bin="$work/fabdiag"
+fabdiag_copy
 
 serve() { ip netns exec "$B" "$bin" serve -p "$1" -P tcp >>"$work/serve-$1.log" 2>&1 & echo $!; }
 serve 41001 >/dev/null

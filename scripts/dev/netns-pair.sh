@@ -1,9 +1,18 @@
 # shellcheck shell=bash
 # Sourced by the monitor scripts (monitor-soak.sh, monitor-cost.sh): two
 # network namespaces A and B joined by a veth pair, A at SUBNET.1/24 and
-# B at SUBNET.2/24, and a scratch directory. Needs root and iproute2;
-# removes what it made on exit (every process left in either namespace
-# included). Defines nothing else and runs nothing when sourced.
+# B at SUBNET.2/24, a scratch directory, and a copy of fabdiag in it.
+# Needs root and iproute2; removes what it made on exit (every process
+# left in either namespace included). Defines nothing else and runs
+# nothing when sourced.
+
+# fabdiag_copy: builds fabdiag and sets bin to a copy of it in work, so
+# that a rebuild during a long run does not replace the program under test.
+fabdiag_copy() {
+  cargo build --release -q -p fabdiag
+  cp target/release/fabdiag "$work/fabdiag"
+  bin="$work/fabdiag"
+}
 
 # pair_up TAG SUBNET: sets A and B (the namespaces), VA (A's end of the
 # link, for tc) and work (the scratch directory).

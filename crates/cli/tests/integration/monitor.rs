@@ -19,6 +19,21 @@ fn peers_file(dir: &tempfile::TempDir, lines: &[String]) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// `monitor --peers FILE --listen 127.0.0.1:PORT` and `extra`, with
+/// `peers` written to FILE in `dir`: the arguments and the port.
+fn monitor_args(dir: &tempfile::TempDir, peers: &[String], extra: &[&str]) -> (Vec<String>, u16) {
+    let file = peers_file(dir, peers);
+    let port = free_port();
+    let mut args: Vec<String> = vec!["monitor".into(), "--peers".into(), file, "--listen".into()];
+    args.push(format!("127.0.0.1:{port}"));
+    args.extend(extra.iter().map(|a| a.to_string()));
+    (args, port)
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
 /// The value of the one sample of `name` whose series has every label.
 fn sample(page: &str, name: &str, labels: &[&str]) -> Option<f64> {
     let found: Vec<f64> = page
@@ -158,15 +173,7 @@ fn peers_up_refused_hung_and_strange_are_told_apart_and_a_flapping_peer_is_count
         .iter()
         .map(|p| format!("127.0.0.1:{p}"))
         .collect();
-    let file = peers_file(&dir, &peers);
-    let mport = free_port();
-    let listen = format!("127.0.0.1:{mport}");
-    let args = [
-        "monitor",
-        "--peers",
-        &file,
-        "--listen",
-        &listen,
+    let extra = [
         "--interval",
         "2",
         "--bw-interval",
@@ -176,7 +183,8 @@ fn peers_up_refused_hung_and_strange_are_told_apart_and_a_flapping_peer_is_count
         "--timeout",
         "3",
     ];
-    let mut m = Proc::spawn(&mut fabdiag(&args));
+    let (args, mport) = monitor_args(&dir, &peers, &extra);
+    let mut m = Proc::spawn(&mut fabdiag(&strs(&args)));
     let up = |p: u16, reason: &str| format!("fabdiag_monitor_peer_up{{peer=\"127.0.0.1:{p}\",reason=\"{reason}\"}}");
     let has = |page: &str, series: &str| page.lines().any(|l| l.starts_with(series));
     let page = page_until(&mut m, mport, "every peer's state", |p| {
@@ -237,19 +245,9 @@ fn peers_up_refused_hung_and_strange_are_told_apart_and_a_flapping_peer_is_count
         "{log}"
     );
     // memory and descriptors flat over the changes (probes come and go)
-    let t0 = Instant::now();
-    let mut after = footprint(m.pid());
-    while (after.1 > before.1 || children(m.pid()) > 0) && t0.elapsed() < SHORT {
-        std::thread::sleep(Duration::from_millis(50));
-        after = footprint(m.pid());
-    }
-    eprintln!("monitor before the changes {before:?} (kB, fds), after {after:?}");
-    assert!(after.1 <= before.1, "descriptors grew: {} -> {}", before.1, after.1);
-    assert!(
-        after.0 < before.0 + 4096,
-        "resident memory grew by {} kB",
-        after.0 - before.0
-    );
+    let pid = m.pid();
+    let what = "monitor before the changes, and after";
+    assert_flat(pid, before, 4096, SHORT, what, || children(pid) > 0);
     // other paths and methods
     assert!(http_get(mport, "/").is_ok_and(|b| b.contains("/metrics")));
     assert!(http_get(mport, "/nothing").is_ok_and(|b| b.starts_with("not found")));
@@ -286,17 +284,9 @@ fn prometheus_sees_a_shaped_link_to_the_monitors_peers_and_its_recovery() {
     }
     let dir = tempfile::tempdir().expect("a folder");
     let peers: Vec<String> = [p1, p2, closed].iter().map(|p| format!("{b_addr}:{p}")).collect();
-    let file = peers_file(&dir, &peers);
-    let mport = free_port();
-    let listen = format!("127.0.0.1:{mport}");
     // small bandwidth probes (16 x 256 writes of 4 KiB: 16 MiB), so one
     // takes seconds, not a minute, on the shaped link
-    let args = [
-        "monitor",
-        "--peers",
-        &file,
-        "--listen",
-        &listen,
+    let extra = [
         "--interval",
         "1",
         "--bw-interval",
@@ -308,7 +298,8 @@ fn prometheus_sees_a_shaped_link_to_the_monitors_peers_and_its_recovery() {
         "-P",
         "tcp",
     ];
-    let _m = Proc::spawn(&mut ns.cmd(&ns.a, &args));
+    let (args, mport) = monitor_args(&dir, &peers, &extra);
+    let _m = Proc::spawn(&mut ns.cmd(&ns.a, &strs(&args)));
     let prom = Prometheus::scraping_in(&ns.a, &[mport]);
     let bw = |p: u16| format!("fabdiag_monitor_bandwidth_bytes_per_second{{peer=\"{b_addr}:{p}\"}}");
     // (bounds the shaping sets, not this machine's speed: a veth carries
@@ -444,15 +435,14 @@ fn a_keyed_server_is_up_to_a_monitor_with_its_key_and_down_for_auth_to_one_witho
     let key = key.to_str().expect("a path");
     let port = free_port();
     let _s = server(&["serve", "-p", &port.to_string(), "--auth-key", key], port);
-    let file = peers_file(&dir, &[format!("127.0.0.1:{port}")]);
+    let peers = [format!("127.0.0.1:{port}")];
     for (with_key, reason) in [(true, "ok"), (false, "auth")] {
-        let mport = free_port();
-        let listen = format!("127.0.0.1:{mport}");
-        let mut args = vec!["monitor", "--peers", &file, "--listen", &listen, "--bw-interval", "0"];
+        let mut extra = vec!["--bw-interval", "0"];
         if with_key {
-            args.extend(["--auth-key", key]);
+            extra.extend(["--auth-key", key]);
         }
-        let mut m = Proc::spawn(&mut fabdiag(&args));
+        let (args, mport) = monitor_args(&dir, &peers, &extra);
+        let mut m = Proc::spawn(&mut fabdiag(&strs(&args)));
         let up = format!("fabdiag_monitor_peer_up{{peer=\"127.0.0.1:{port}\",reason=\"{reason}\"}}");
         page_until(&mut m, mport, reason, |p| p.contains(&up));
         m.signal(Signal::SIGTERM);

@@ -686,3 +686,30 @@ pub fn footprint(pid: u32) -> (u64, usize) {
         .count();
     (rss, fds)
 }
+
+/// Waits (up to `limit`, while `busy` holds or `pid` has more descriptors
+/// than `before`) and then checks that `pid`'s descriptors have not grown
+/// and its resident memory by less than `slack_kb`: what it holds after
+/// some work is what it held before (`what` names the two in the log).
+pub fn assert_flat(
+    pid: u32,
+    before: (u64, usize),
+    slack_kb: u64,
+    limit: Duration,
+    what: &str,
+    busy: impl Fn() -> bool,
+) {
+    let t0 = Instant::now();
+    let mut after = footprint(pid);
+    while (after.1 > before.1 || busy()) && t0.elapsed() < limit {
+        std::thread::sleep(Duration::from_millis(50));
+        after = footprint(pid);
+    }
+    eprintln!("{what}: {before:?} (kB, fds), then {after:?}");
+    assert!(after.1 <= before.1, "descriptors grew: {} -> {}", before.1, after.1);
+    assert!(
+        after.0 < before.0 + slack_kb,
+        "resident memory grew by {} kB",
+        after.0 - before.0
+    );
+}
