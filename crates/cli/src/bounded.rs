@@ -34,14 +34,12 @@ fn reader(pipe: Option<impl Read + Send + 'static>) -> Option<JoinHandle<String>
     std::thread::Builder::new()
         .name("fabdiag-child-output".into())
         .spawn(move || {
-            let mut text = String::new();
             let mut limited = pipe.take(MAX_OUTPUT);
             let mut bytes = Vec::new();
             let _ = limited.read_to_end(&mut bytes);
             // what is past the limit is drained, so the child never blocks
             let _ = std::io::copy(&mut limited.into_inner(), &mut std::io::sink());
-            text.push_str(&String::from_utf8_lossy(&bytes));
-            text
+            String::from_utf8_lossy(&bytes).into_owned()
         })
         .ok()
 }

@@ -204,15 +204,20 @@ pub enum Outcome {
 impl Outcome {
     /// The `outcome` label of the probe counter.
     pub fn label(&self) -> &'static str {
-        match self {
-            Outcome::Up(_) => "ok",
-            Outcome::Down(..) => "down",
-            Outcome::Busy(_) => "busy",
-            Outcome::RateLimited(..) => "rate_limited",
-        }
+        Outcome::LABELS[self.index()]
     }
 
     pub const LABELS: [&'static str; 4] = ["ok", "down", "busy", "rate_limited"];
+
+    /// Its place in `LABELS`.
+    pub fn index(&self) -> usize {
+        match self {
+            Outcome::Up(_) => 0,
+            Outcome::Down(..) => 1,
+            Outcome::Busy(_) => 2,
+            Outcome::RateLimited(..) => 3,
+        }
+    }
 }
 
 /// Seconds before a probe turned away as busy is tried again.

@@ -150,8 +150,7 @@ impl Watch {
         let window = self.window;
         let (peer, st) = (self.peers.get(i)?, self.states.get_mut(i)?);
         let k = kind.index();
-        let slot = Outcome::LABELS.iter().position(|l| *l == o.label()).unwrap_or(1);
-        st.probes[k][slot] += 1;
+        st.probes[k][o.index()] += 1;
         st.last[k] = Some(now_unix_s);
         let to = match o {
             Outcome::Busy(_) | Outcome::RateLimited(..) => return None,

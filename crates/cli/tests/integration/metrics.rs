@@ -5,34 +5,17 @@
 //! passed, failed, stopped by a signal; a file that cannot be written is
 //! refused before the run.
 
-use crate::common::prometheus::{http_get, promtool_accepts, Prometheus};
+use crate::common::prometheus::{http_get, promtool_accepts, sample, samples, Prometheus};
 use crate::common::*;
 use nix::sys::signal::Signal;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The samples of an exposition: (series with its labels, value).
-fn samples(text: &str) -> Vec<(String, f64)> {
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(|l| {
-            let (series, value) = l.rsplit_once(' ').unwrap_or_else(|| panic!("no value: {l}"));
-            (series.to_string(), value.parse().unwrap_or_else(|_| panic!("{l}")))
-        })
-        .collect()
-}
-
 /// The value of the one sample of metric `name` whose series holds every
 /// one of `labels` (`key="value"`).
 fn value(text: &str, name: &str, labels: &[&str]) -> f64 {
-    let found: Vec<f64> = samples(text)
-        .into_iter()
-        .filter(|(s, _)| s.split('{').next() == Some(name) && labels.iter().all(|l| s.contains(l)))
-        .map(|(_, v)| v)
-        .collect();
-    assert_eq!(found.len(), 1, "{name} {labels:?} in:\n{text}");
-    found[0]
+    sample(text, name, labels).unwrap_or_else(|| panic!("{name} {labels:?} in:\n{text}"))
 }
 
 fn read(path: &Path) -> String {

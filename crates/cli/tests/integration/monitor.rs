@@ -6,7 +6,7 @@
 //! probe behind; and Debian's Prometheus scraping a monitor in a network
 //! namespace while `tc` shapes the link to its peers and lets it go.
 
-use crate::common::prometheus::{http_get, promtool_accepts_text, Prometheus};
+use crate::common::prometheus::{http_get, promtool_accepts_text, sample, Prometheus};
 use crate::common::*;
 use nix::sys::signal::Signal;
 use std::io::{Read, Write};
@@ -32,19 +32,6 @@ fn monitor_args(dir: &tempfile::TempDir, peers: &[String], extra: &[&str]) -> (V
 
 fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
-}
-
-/// The value of the one sample of `name` whose series has every label.
-fn sample(page: &str, name: &str, labels: &[&str]) -> Option<f64> {
-    let found: Vec<f64> = page
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.rsplit_once(' '))
-        .filter(|(s, _)| s.split('{').next() == Some(name) && labels.iter().all(|l| s.contains(l)))
-        .filter_map(|(_, v)| v.parse().ok())
-        .collect();
-    assert!(found.len() <= 1, "{name} {labels:?} more than once in:\n{page}");
-    found.first().copied()
 }
 
 /// Waits until the monitor's page on `port` satisfies `ok`: the page.

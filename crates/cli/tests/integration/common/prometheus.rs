@@ -41,6 +41,29 @@ pub fn promtool_accepts(path: &Path) {
     promtool_accepts_text(&text, &path.display().to_string());
 }
 
+/// The samples of an exposition: (series with its labels, value).
+pub fn samples(text: &str) -> Vec<(String, f64)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').unwrap_or_else(|| panic!("no value: {l}"));
+            (series.to_string(), value.parse().unwrap_or_else(|_| panic!("{l}")))
+        })
+        .collect()
+}
+
+/// The value of the sample of metric `name` whose series holds every one
+/// of `labels` (`key="value"`), if there is one; more than one fails.
+pub fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
+    let found: Vec<f64> = samples(text)
+        .into_iter()
+        .filter(|(s, _)| s.split('{').next() == Some(name) && labels.iter().all(|l| s.contains(l)))
+        .map(|(_, v)| v)
+        .collect();
+    assert!(found.len() <= 1, "{name} {labels:?} more than once in:\n{text}");
+    found.first().copied()
+}
+
 /// A GET of `path` from an HTTP server on loopback `port`: the body.
 pub fn http_get(port: u16, path: &str) -> std::io::Result<String> {
     let mut s = TcpStream::connect(("127.0.0.1", port))?;
