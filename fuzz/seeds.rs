@@ -4,6 +4,7 @@
 //! simulated sweep's --output folder given as the argument.
 //! Run by scripts/dev/fuzz.sh; its output is committed.
 use fabdiag_model::{TestSpec, Tool};
+use fabdiag_proto::auth::Method;
 use fabdiag_proto::{write_frame, ErrorClass, Hello, Message, Phase, RegionDesc, MAGIC, PROTOCOL};
 use fabdiag_sweep::protocol::{PairRole, SideOutcome, ToCoordinator, ToRank};
 use std::path::Path;
@@ -31,6 +32,15 @@ fn messages() -> Vec<Message> {
             tool: "write_bw".into(),
             version: "0.1.0".into(),
             auth: false,
+            auth_method: Default::default(),
+        }),
+        Message::Hello(Hello {
+            magic: MAGIC.into(),
+            protocol: PROTOCOL,
+            tool: "cxi_send_lat".into(),
+            version: "0.1.0".into(),
+            auth: true,
+            auth_method: Method::Munge,
         }),
         Message::Config { params: spec },
         Message::Endpoint {
@@ -60,6 +70,10 @@ fn messages() -> Vec<Message> {
         Message::Proof {
             nonce: Some("11".repeat(32)),
             mac: "22".repeat(32),
+        },
+        Message::Proof {
+            nonce: Some("33".repeat(32)),
+            mac: format!("MUNGE:{}:", "AwQFAAAqz0JIMXBlxvCV".repeat(12)),
         },
         Message::Error {
             phase: Phase::Run,
@@ -99,6 +113,7 @@ fn sweep_wire() {
             pair_port: 40123,
             unable: None,
             nonce: Some("ab".repeat(32)),
+            auth_method: Method::Munge,
         },
         ToCoordinator::Proof { mac: "cd".repeat(32) },
         ToCoordinator::Done {

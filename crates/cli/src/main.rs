@@ -25,8 +25,7 @@ macro_rules! tell {
 }
 
 mod args;
-mod auth_key;
-mod bounded;
+mod auth;
 mod commands;
 mod exit;
 mod metrics_file;

@@ -52,6 +52,8 @@ pub struct ProbeArgs {
     pub bw_size: u64,
     pub provider: Option<String>,
     pub auth_key: Option<String>,
+    /// `--auth-munge`: prove a MUNGE credential instead.
+    pub auth_munge: bool,
 }
 
 /// The arguments (after the program) of `kind`'s probe of `peer`.
@@ -74,6 +76,9 @@ pub fn command(kind: ProbeKind, peer: &Peer, a: &ProbeArgs) -> Vec<String> {
     }
     if let Some(k) = &a.auth_key {
         v.extend(["--auth-key".into(), k.clone()]);
+    }
+    if a.auth_munge {
+        v.push("--auth-munge".into());
     }
     v
 }
@@ -146,7 +151,8 @@ pub enum Reason {
     Resolve,
     /// No route, or no answer to the connection (connect timed out).
     Unreachable,
-    /// The shared key was refused, or the server has none.
+    /// The shared key or MUNGE credential was refused, or the server
+    /// does not authenticate the same way.
     Auth,
     /// The server's limits turn the probe away (--max-memory, ...).
     Limits,
@@ -276,7 +282,7 @@ fn classify(kind: &str, message: String) -> Outcome {
         Reason::Resolve
     } else if has("cannot connect to") {
         Reason::Unreachable
-    } else if has("authentication failed") || has("shared key") {
+    } else if has("authentication failed") || has("shared key") || has("MUNGE") {
         Reason::Auth
     } else if has("--max-memory") || has("--max-test-seconds") {
         Reason::Limits
@@ -364,6 +370,7 @@ mod tests {
             bw_size: 65536,
             provider: None,
             auth_key: None,
+            auth_munge: false,
         };
         assert_eq!(
             command(ProbeKind::Latency, &peer, &a).join(" "),
@@ -374,6 +381,12 @@ mod tests {
         assert_eq!(
             command(ProbeKind::Bandwidth, &peer, &a).join(" "),
             "write-bw fd00::2 -p 5000 -s 65536 -n 16 --json -P tcp --auth-key /etc/fabdiag/key"
+        );
+        a.auth_key = None;
+        a.auth_munge = true;
+        assert_eq!(
+            command(ProbeKind::Latency, &peer, &a).join(" "),
+            "send-lat fd00::2 -p 5000 -s 8 -n 100 --json -P tcp --auth-munge"
         );
     }
 
@@ -413,6 +426,8 @@ mod tests {
             ("authentication failed: the server refused this key", "auth"),
             ("peer failed during hello: this server admits only clients that prove its shared key: give the client --auth-key with the server's key file", "auth"),
             ("peer failed during hello: this server has no shared key and cannot prove one; the client asked for it (--auth-key): give the server the same --auth-key", "auth"),
+            ("peer failed during hello: this server admits only clients with a MUNGE credential: give the client --auth-munge", "auth"),
+            ("authentication failed: the server's MUNGE credential is refused: it was replayed: munged decoded it before", "auth"),
             ("peer failed during setup: this server allows a test at most 1 GiB of buffers (fabdiag serve --max-memory); this one needs 2 GiB", "limits"),
             ("peer stopped answering during the test (nothing heard for 20 s)", "silent"),
             ("peer closed the control connection during the test", "peer_lost"),

@@ -82,7 +82,7 @@ pub fn layout(latency: bool) -> Layout {
                 Help,
                 Version,
             ],
-            extensions: &[Provider, Json, MinBw, Counters, Metrics, AuthKey, Local],
+            extensions: &[Provider, Json, MinBw, Counters, Metrics, AuthKey, AuthMunge, Local],
             run: RUN,
             width: 25,
             tool: Tool::AtomicBw,

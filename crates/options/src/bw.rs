@@ -69,7 +69,7 @@ pub fn layout(tool: BwTool) -> Layout {
     Layout {
         opts,
         extensions: &[
-            Provider, Json, MinBw, Verify, NoVerify, Counters, Metrics, AuthKey, Local,
+            Provider, Json, MinBw, Verify, NoVerify, Counters, Metrics, AuthKey, AuthMunge, Local,
         ],
         run: RUN,
         width: 25,
@@ -265,6 +265,14 @@ mod tests {
         };
         assert!(!o.gpu.any() && !o.spec.verify, "-g alone asks for no GPU buffer");
         assert!(err(w, &["--local", "host"]).contains("--local"));
+        assert_eq!(
+            err(w, &["--auth-munge", "--auth-key", "/k"]),
+            "--auth-key and --auth-munge are two ways to authenticate: give one"
+        );
+        let Action::Run(o) = run(w, &["--auth-munge"]).unwrap() else {
+            panic!()
+        };
+        assert!(o.auth_munge && o.auth_key.is_none());
         assert!(err(w, &["--min-bw", "-3"]).contains("Invalid minimum bandwidth"));
         // options a tool does not have are unknown to it
         assert_eq!(err(BwTool::ReadBw, &["--no-idc"]), "unrecognized option '--no-idc'");

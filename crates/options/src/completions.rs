@@ -94,6 +94,18 @@ fn serve_command() -> Command {
             true,
             "Admit only clients proving this shared key",
         ))
+        .arg(flag(
+            "auth-munge",
+            None,
+            false,
+            "Admit only clients with a MUNGE credential",
+        ))
+        .arg(flag(
+            "munge-users",
+            None,
+            true,
+            "Admit only these users' MUNGE credentials",
+        ))
         .disable_help_flag(true)
         .disable_version_flag(true)
         .arg(flag("help", Some('h'), false, "Print this help text and exit"))

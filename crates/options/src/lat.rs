@@ -89,7 +89,17 @@ pub fn layout(tool: LatTool) -> Layout {
                 Help,
                 Version,
             ],
-            &[Provider, Json, MaxLat, Percentiles, Counters, Metrics, AuthKey, Local],
+            &[
+                Provider,
+                Json,
+                MaxLat,
+                Percentiles,
+                Counters,
+                Metrics,
+                AuthKey,
+                AuthMunge,
+                Local,
+            ],
         ),
     };
     Layout {

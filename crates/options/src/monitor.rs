@@ -22,6 +22,7 @@ enum MonitorOpt {
     Parallel,
     Provider,
     AuthKey,
+    AuthMunge,
     Help,
 }
 
@@ -49,6 +50,7 @@ const MONITOR: &[OptDef<MonitorOpt>] = &[
     def(MonitorOpt::Parallel, None, "parallel", true),
     def(MonitorOpt::Provider, Some('P'), "provider", true),
     def(MonitorOpt::AuthKey, None, "auth-key", true),
+    def(MonitorOpt::AuthMunge, None, "auth-munge", false),
     def(MonitorOpt::Help, Some('h'), "help", false),
 ];
 
@@ -79,6 +81,7 @@ const HELP: &[(&str, &str)] = &[
     ("parallel", "Latency probes run at once"),
     ("provider", "The libfabric provider to probe with"),
     ("auth-key", "Prove this shared key to every peer"),
+    ("auth-munge", "Prove a MUNGE credential to every peer"),
     ("help", "Print this help text and exit"),
 ];
 
@@ -114,6 +117,8 @@ pub struct MonitorOptions {
     pub parallel: usize,
     pub provider: Option<String>,
     pub auth_key: Option<String>,
+    /// `--auth-munge`: prove MUNGE credentials instead.
+    pub auth_munge: bool,
 }
 
 pub fn usage(prog: &str) -> String {
@@ -122,7 +127,7 @@ pub fn usage(prog: &str) -> String {
   {prog} (--peers FILE | --partition NAME) [-p PORT] [--listen ADDR]
          [--interval SEC] [--bw-interval SEC] [--budget PERCENT] [--timeout SEC]
          [--lat-size BYTES] [--bw-size BYTES] [--window N] [--parallel N]
-         [-P PROVIDER] [--auth-key FILE]
+         [-P PROVIDER] [--auth-key FILE | --auth-munge]
                          Probe peers' fabdiag serve on a schedule and serve
                          the figures at http://ADDR/metrics for Prometheus
 
@@ -155,6 +160,8 @@ Options:
                          tools' choice)
       --auth-key=FILE    Prove this shared key to every peer (as serve's
                          --auth-key)
+      --auth-munge       Prove a MUNGE credential to every peer (as serve's
+                         --auth-munge)
   -h, --help             Print this help text and exit
 
 One line per peer state change goes to stderr. SIGTERM or SIGINT stops the
@@ -192,6 +199,7 @@ pub fn parse(args: &[String]) -> Result<Action<MonitorOptions>, OptionError> {
         parallel: 1,
         provider: None,
         auth_key: None,
+        auth_munge: false,
     };
     for p in getopt::parse(MONITOR, args).map_err(|m| bad(format!("{m} (see -h)")))? {
         let (id, v) = match p {
@@ -279,10 +287,12 @@ pub fn parse(args: &[String]) -> Result<Action<MonitorOptions>, OptionError> {
             }
             MonitorOpt::Provider => o.provider = Some(nonempty("provider")?),
             MonitorOpt::AuthKey => o.auth_key = Some(nonempty("key file")?),
+            MonitorOpt::AuthMunge => o.auth_munge = true,
             MonitorOpt::Help => return Ok(Action::Help),
         }
     }
     o.peers = peers.ok_or_else(|| bad("Which peers? Give --peers FILE or --partition NAME (see -h)".into()))?;
+    crate::resolve::one_auth(o.auth_key.is_some(), o.auth_munge)?;
     if o.bw_interval_s.is_some_and(|b| b < o.interval_s) {
         return Err(bad(
             "--bw-interval is shorter than --interval: bandwidth probes are the rarer kind".into(),
@@ -340,6 +350,10 @@ mod tests {
             (Some("tcp"), Some("/k"))
         );
         for (a, msg) in [
+            (
+                &["--peers", "p", "--auth-key", "/k", "--auth-munge"][..],
+                "--auth-key and --auth-munge are two ways to authenticate: give one",
+            ),
             (&[][..], "Which peers? Give --peers FILE or --partition NAME (see -h)"),
             (
                 &["--peers", "a", "--partition", "b"],

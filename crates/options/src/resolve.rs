@@ -100,6 +100,8 @@ pub struct Invocation {
     pub metrics: Option<PathBuf>,
     /// `--auth-key FILE`: the shared key's file (read by the binary).
     pub auth_key: Option<PathBuf>,
+    /// `--auth-munge`: prove and check MUNGE credentials instead.
+    pub auth_munge: bool,
 }
 
 /// Options every client/server tool shares, validated.
@@ -227,7 +229,17 @@ pub(crate) fn common_mode(raw: &Raw, c: &mut Common) -> Result<(), OptionError> 
         }
         ([_, extra, ..], _) => return Err(invalid(format!("Unexpected argument: {extra}"))),
     };
-    Ok(())
+    one_auth(raw.has(Opt::AuthKey), raw.has(Opt::AuthMunge))
+}
+
+/// `--auth-key` and `--auth-munge` (every tool that has both): one or the other.
+pub(crate) fn one_auth(key: bool, munge: bool) -> Result<(), OptionError> {
+    match key && munge {
+        true => Err(invalid(
+            "--auth-key and --auth-munge are two ways to authenticate: give one".into(),
+        )),
+        false => Ok(()),
+    }
 }
 
 /// A positive decimal number for a threshold option.
@@ -280,6 +292,7 @@ impl Common {
             counters: raw.has(Opt::Counters),
             metrics: raw.last(Opt::Metrics).map(PathBuf::from),
             auth_key: raw.last(Opt::AuthKey).map(PathBuf::from),
+            auth_munge: raw.has(Opt::AuthMunge),
             ignored_on_server,
             gpu: self.gpu,
         }

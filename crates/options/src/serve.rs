@@ -19,6 +19,8 @@ enum ServeOpt {
     MaxTestSeconds,
     MaxTestsPerMinute,
     AuthKey,
+    AuthMunge,
+    MungeUsers,
     Help,
     Version,
 }
@@ -44,6 +46,8 @@ const SERVE: &[OptDef<ServeOpt>] = &[
     def(ServeOpt::MaxTestSeconds, None, "max-test-seconds", true),
     def(ServeOpt::MaxTestsPerMinute, None, "max-tests-per-minute", true),
     def(ServeOpt::AuthKey, None, "auth-key", true),
+    def(ServeOpt::AuthMunge, None, "auth-munge", false),
+    def(ServeOpt::MungeUsers, None, "munge-users", true),
     def(ServeOpt::Help, Some('h'), "help", false),
     def(ServeOpt::Version, Some('V'), "version", false),
 ];
@@ -68,6 +72,10 @@ pub struct ServeOptions {
     pub limits: ServeLimits,
     /// `--auth-key FILE`: admit only clients that prove this shared key.
     pub auth_key: Option<String>,
+    /// `--auth-munge`: admit only clients with a MUNGE credential.
+    pub auth_munge: bool,
+    /// `--munge-users LIST`: and only these users' (names or UIDs).
+    pub munge_users: Option<Vec<String>>,
 }
 
 pub fn serve_usage(prog: &str) -> String {
@@ -75,7 +83,7 @@ pub fn serve_usage(prog: &str) -> String {
         "Usage:
   {prog} [-p PORT] [-P PROV] [-d DEV] [-t GPU] [-r GPU] [-g TYPE] [--json]
         [--max-memory SIZE] [--max-test-seconds S] [--max-tests-per-minute N]
-        [--auth-key FILE]
+        [--auth-key FILE | --auth-munge [--munge-users LIST]]
                          Serve every fabdiag tool, client after client
 
 Options:
@@ -99,6 +107,11 @@ Options:
                          tests a minute (default: no limit)
       --auth-key=FILE    Admit only clients that prove the shared key in FILE
                          (their --auth-key), and prove it to them
+      --auth-munge       Admit only clients with a MUNGE credential from the
+                         cluster's munge key (their --auth-munge), and prove
+                         this server's to them
+      --munge-users=LIST Admit only these users' credentials (names or UIDs,
+                         comma-separated) (default: any user of the cluster)
   -h, --help             Print this help text and exit
   -V, --version          Print the version and exit
 
@@ -119,6 +132,8 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
         json: false,
         limits: ServeLimits::default(),
         auth_key: None,
+        auth_munge: false,
+        munge_users: None,
     };
     let (mut tx, mut rx, mut kind) = (None, None, None);
     let bad = |m: String| OptionError::Invalid(m);
@@ -159,6 +174,8 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
             }
             Parsed::Opt(ServeOpt::AuthKey, Some(v)) if !v.is_empty() => o.auth_key = Some(v),
             Parsed::Opt(ServeOpt::AuthKey, _) => return Err(bad("Invalid --auth-key: ''".into())),
+            Parsed::Opt(ServeOpt::AuthMunge, _) => o.auth_munge = true,
+            Parsed::Opt(ServeOpt::MungeUsers, v) => o.munge_users = Some(munge_users(&v.unwrap_or_default())?),
             Parsed::Opt(ServeOpt::MaxTestsPerMinute, v) => {
                 let v = v.unwrap_or_default();
                 o.limits.max_tests_per_minute = Some(
@@ -173,7 +190,22 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
         }
     }
     o.gpu = GpuRequest::parse(tx.as_deref(), rx.as_deref(), kind.as_deref())?;
+    crate::resolve::one_auth(o.auth_key.is_some(), o.auth_munge)?;
+    if o.munge_users.is_some() && !o.auth_munge {
+        return Err(bad("--munge-users needs --auth-munge".into()));
+    }
     Ok(Action::Run(o))
+}
+
+/// `--munge-users`: user names or UIDs, comma-separated, none empty.
+pub fn munge_users(v: &str) -> Result<Vec<String>, OptionError> {
+    let list: Vec<String> = v.split(',').map(str::to_string).collect();
+    match list.iter().find(|u| u.is_empty() || u.contains(char::is_whitespace)) {
+        Some(_) => Err(OptionError::Invalid(format!(
+            "Invalid --munge-users: '{v}' (user names or UIDs, comma-separated)"
+        ))),
+        None => Ok(list),
+    }
 }
 
 /// A memory size: bytes, or a number with K, M, G or T (powers of 1024),
@@ -196,6 +228,32 @@ mod tests {
 
     fn args(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn serve_authenticates_one_way() {
+        let Action::Run(o) = serve(&args(&["--auth-munge", "--munge-users", "root,4242"])).unwrap() else {
+            panic!()
+        };
+        assert!(o.auth_munge && o.auth_key.is_none());
+        assert_eq!(o.munge_users, Some(vec!["root".to_string(), "4242".to_string()]));
+        for (a, m) in [
+            (
+                &["--auth-munge", "--auth-key", "/k"][..],
+                "--auth-key and --auth-munge are two ways to authenticate: give one",
+            ),
+            (&["--munge-users", "root"][..], "--munge-users needs --auth-munge"),
+            (
+                &["--auth-munge", "--munge-users", "root,,x"][..],
+                "Invalid --munge-users: 'root,,x' (user names or UIDs, comma-separated)",
+            ),
+            (
+                &["--auth-munge", "--munge-users="][..],
+                "Invalid --munge-users: '' (user names or UIDs, comma-separated)",
+            ),
+        ] {
+            assert_eq!(serve(&args(a)), Err(OptionError::Invalid(m.into())), "{a:?}");
+        }
     }
 
     #[test]

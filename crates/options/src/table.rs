@@ -45,6 +45,7 @@ pub enum Opt {
     Counters,
     Metrics,
     AuthKey,
+    AuthMunge,
     Local,
     AtomicOp,
     CswapOp,
@@ -101,6 +102,7 @@ pub(crate) const LATENCY_EXTENSIONS: &[Opt] = &[
     Opt::Counters,
     Opt::Metrics,
     Opt::AuthKey,
+    Opt::AuthMunge,
     Opt::Local,
 ];
 
@@ -450,6 +452,18 @@ const SPECS: &[Spec] = &[
         &[
             "Prove the shared key in FILE to the other side, and have it",
             "prove the key in turn, before the test (both sides need it)",
+        ],
+    ),
+    spec(
+        Opt::AuthMunge,
+        None,
+        "auth-munge",
+        false,
+        Some("    --auth-munge"),
+        &[
+            "Prove who this side is with a MUNGE credential from this node's",
+            "munged, and check the other side's, before the test (both sides",
+            "need it, and munged running with the cluster's munge key)",
         ],
     ),
     spec(

@@ -4,7 +4,7 @@
 //! a heartbeat thread shares the send half under a mutex, one whole frame at
 //! a time.
 
-use crate::auth;
+use crate::auth::{self, Auth, Prover};
 use crate::frame::{read_frame, write_frame};
 use crate::listen::{listen_any, listen_on, plain};
 use crate::liveness::{PeerLoss, PeerWatch, Shared};
@@ -341,6 +341,7 @@ impl Control {
             tool: tool.unwrap_or(&theirs.tool).to_string(),
             version: version.into(),
             auth: false,
+            auth_method: Default::default(),
         };
         self.send(Phase::Hello, &Message::Hello(own.clone()))?;
         if let Err(e) = Self::check_hello(&own, &theirs) {
@@ -351,15 +352,15 @@ impl Control {
         Ok(theirs)
     }
 
-    /// The client's half of the shared-key exchange (`auth`), after the
-    /// hellos: answers the server's challenge with its own nonce and
-    /// proof, then checks the server's proof.
-    pub fn authenticate_as_client(&mut self, key: &[u8]) -> Result<(), ProtoError> {
+    /// The client's half of the exchange (`auth`), after the hellos:
+    /// answers the server's challenge with its own nonce and proof, then
+    /// checks the server's proof.
+    pub fn authenticate_as_client(&mut self, with: &Auth) -> Result<(), ProtoError> {
         let phase = Phase::Hello;
-        let failed = |reason: &str| ProtoError::Auth { reason: reason.into() };
+        let failed = |reason: String| ProtoError::Auth { reason };
         let server_nonce = match self.expect(phase)? {
             Message::Challenge { nonce } if auth::well_formed(&nonce) => nonce,
-            Message::Challenge { .. } => return Err(failed("the server's challenge is malformed")),
+            Message::Challenge { .. } => return Err(failed("the server's challenge is malformed".into())),
             other => {
                 return Err(ProtoError::Unexpected {
                     phase,
@@ -367,8 +368,10 @@ impl Control {
                 })
             }
         };
-        let ours = auth::nonce().map_err(|e| failed(&e))?;
-        let mac = auth::proof(key, auth::Prover::Client, &server_nonce, &ours);
+        let ours = auth::nonce().map_err(failed)?;
+        let mac = with
+            .prove(Prover::Client, &server_nonce, &ours)
+            .map_err(|e| failed(format!("cannot make a MUNGE credential: {e}")))?;
         self.send(
             phase,
             &Message::Proof {
@@ -377,8 +380,9 @@ impl Control {
             },
         )?;
         match self.expect(phase)? {
-            Message::Proof { mac, .. } if auth::verify(key, auth::Prover::Server, &server_nonce, &ours, &mac) => Ok(()),
-            Message::Proof { .. } => Err(failed("the server does not hold this key")),
+            Message::Proof { mac, .. } => with
+                .check(Prover::Server, &server_nonce, &ours, &mac)
+                .map_err(|d| failed(d.said("the server's", "the server does not hold this key"))),
             other => Err(ProtoError::Unexpected {
                 phase,
                 got: other.kind().into(),
@@ -387,34 +391,32 @@ impl Control {
     }
 
     /// The server's half: challenges the client, checks its proof, and
-    /// proves the key in turn. A client that fails is told so.
-    pub fn authenticate_client(&mut self, key: &[u8]) -> Result<(), ProtoError> {
+    /// proves itself in turn. A client that fails is told so.
+    pub fn authenticate_client(&mut self, with: &Auth) -> Result<(), ProtoError> {
         let phase = Phase::Hello;
-        let failed = |reason: &str| ProtoError::Auth { reason: reason.into() };
-        let ours = auth::nonce().map_err(|e| failed(&e))?;
+        let failed = |reason: String| ProtoError::Auth { reason };
+        let ours = auth::nonce().map_err(failed)?;
         self.send(phase, &Message::Challenge { nonce: ours.clone() })?;
         let verdict = match self.expect(phase)? {
             Message::Proof {
                 nonce: Some(theirs),
                 mac,
-            } if auth::well_formed(&theirs) => {
-                if auth::verify(key, auth::Prover::Client, &ours, &theirs, &mac) {
-                    Ok(theirs)
-                } else {
-                    Err(failed("the client's proof does not match this server's key"))
-                }
-            }
-            Message::Proof { .. } => Err(failed("the client's proof is malformed")),
+            } if auth::well_formed(&theirs) => with
+                .check(Prover::Client, &ours, &theirs, &mac)
+                .map(|()| theirs)
+                .map_err(|d| failed(d.said("the client's", "the client's proof does not match this server's key"))),
+            Message::Proof { .. } => Err(failed("the client's proof is malformed".into())),
             other => Err(ProtoError::Unexpected {
                 phase,
                 got: other.kind().into(),
             }),
         };
-        match verdict {
-            Ok(theirs) => {
-                let mac = auth::proof(key, auth::Prover::Server, &ours, &theirs);
-                self.send(phase, &Message::Proof { nonce: None, mac })
-            }
+        let mac = verdict.and_then(|theirs| {
+            with.prove(Prover::Server, &ours, &theirs)
+                .map_err(|e| failed(format!("this server cannot make a MUNGE credential: {e}")))
+        });
+        match mac {
+            Ok(mac) => self.send(phase, &Message::Proof { nonce: None, mac }),
             Err(e) => {
                 self.refuse(phase, &e.to_string(), ErrorClass::Runtime);
                 Err(e)
@@ -618,6 +620,7 @@ mod tests {
             tool: tool.into(),
             version: version.into(),
             auth: false,
+            auth_method: Default::default(),
         }
     }
 

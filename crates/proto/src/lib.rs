@@ -7,9 +7,10 @@
 //! done, so a peer that dies or stops answering is noticed within
 //! `SILENCE_LIMIT` in every phase, even while the other side only waits.
 //! A side that fails sends an `Error` message so the peer can say why.
-//! With a shared key, both sides prove they hold it after the hellos
-//! (`auth`).
-//! This crate never prints, never touches libfabric, and never exits.
+//! With a shared key or MUNGE credentials, both sides prove who they are
+//! after the hellos (`auth`, `munge`).
+//! This crate never prints, never touches libfabric, and never exits; the
+//! only processes it starts are munge(1) and unmunge(1).
 
 pub mod auth;
 mod channel;
@@ -19,6 +20,7 @@ mod link;
 mod listen;
 mod liveness;
 mod message;
+pub mod munge;
 mod opening;
 
 pub use channel::{connect, Control, Listener, Rejection, Role};

@@ -54,6 +54,10 @@ pub struct Hello {
     /// hello without a key is what it always was.
     #[serde(default, skip_serializing_if = "is_false")]
     pub auth: bool,
+    /// How it will prove who it is, when `auth`: left out for a shared
+    /// key, so a keyed hello is what it always was.
+    #[serde(default, skip_serializing_if = "crate::auth::Method::is_key")]
+    pub auth_method: crate::auth::Method,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -122,8 +126,8 @@ pub enum Message {
     Challenge {
         nonce: String,
     },
-    /// A proof of the shared key: HMAC-SHA256 (hex) over both nonces;
-    /// the client's carries its own nonce.
+    /// A proof over both nonces: with a shared key its HMAC-SHA256 (hex),
+    /// with MUNGE a credential; the client's carries its own nonce.
     Proof {
         #[serde(default)]
         nonce: Option<String>,

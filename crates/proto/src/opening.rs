@@ -83,6 +83,7 @@ mod tests {
             tool: "cxi_write_bw".into(),
             version: "0.1.0".into(),
             auth: false,
+            auth_method: Default::default(),
         }))
         .unwrap()
     }

@@ -26,15 +26,22 @@ fn phase() -> impl Strategy<Value = Phase> {
 
 fn message() -> impl Strategy<Value = Message> {
     prop_oneof![
-        (".*", any::<u32>(), ".*", ".*", any::<bool>()).prop_map(|(magic, protocol, tool, version, auth)| {
-            Message::Hello(Hello {
-                magic,
-                protocol,
-                tool,
-                version,
-                auth,
-            })
-        }),
+        (".*", any::<u32>(), ".*", ".*", any::<bool>(), any::<bool>()).prop_map(
+            |(magic, protocol, tool, version, auth, munge)| {
+                Message::Hello(Hello {
+                    magic,
+                    protocol,
+                    tool,
+                    version,
+                    auth,
+                    auth_method: if munge {
+                        fabdiag_proto::auth::Method::Munge
+                    } else {
+                        fabdiag_proto::auth::Method::Key
+                    },
+                })
+            }
+        ),
         "[0-9a-f]{0,80}".prop_map(|nonce| Message::Challenge { nonce }),
         (proptest::option::of("[0-9a-f]{0,80}"), ".*").prop_map(|(nonce, mac)| Message::Proof { nonce, mac }),
         (

@@ -6,7 +6,7 @@
 use fabdiag_fabric::{CallWatcher, HmemIface};
 use fabdiag_gpu::GpuKind;
 use fabdiag_model::{OwnSettings, ServeLimits, DEFAULT_SVC_ID};
-use fabdiag_proto::auth::Key;
+use fabdiag_proto::auth::Auth;
 use fabdiag_proto::PeerWatch;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -47,9 +47,9 @@ pub struct Env {
     pub counters_root: Option<PathBuf>,
     /// A server's limits on what one client's test may take.
     pub limits: ServeLimits,
-    /// `--auth-key`: the shared key both sides prove they hold before the
-    /// test (None: no authentication, as the originals).
-    pub auth_key: Option<Key>,
+    /// `--auth-key` or `--auth-munge`: how both sides prove who they are
+    /// before the test (None: no authentication, as the originals).
+    pub auth: Option<Auth>,
     pub hooks: Hooks,
 }
 
@@ -134,7 +134,7 @@ impl Default for Env {
             peer: None,
             counters_root: None,
             limits: ServeLimits::default(),
-            auth_key: None,
+            auth: None,
             hooks: Hooks::default(),
         }
     }

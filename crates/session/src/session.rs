@@ -25,6 +25,7 @@ use crate::sink::{Event, Silent, Sink};
 use fabdiag_fabric::FabricError;
 use fabdiag_model::{ClockKind, ServeLimits, TestSpec};
 use fabdiag_model::{PairCounters, Role, Row, RunDesc, Tool};
+use fabdiag_proto::auth::{Auth, Method};
 use fabdiag_proto::Link;
 use fabdiag_proto::{Control, Hello, Listener, Message, Phase, ProtoError, MAGIC, PROTOCOL};
 use std::net::TcpStream;
@@ -32,14 +33,15 @@ use std::net::TcpStream;
 /// fabdiag's version, told in every hello (MAJOR.MINOR must match).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// A client's hello for `tool`; `auth`: it will prove a shared key.
-pub fn hello(tool: Tool, auth: bool) -> Hello {
+/// A client's hello for `tool`; `auth`: how it will prove who it is.
+pub fn hello(tool: Tool, auth: Option<Method>) -> Hello {
     Hello {
         magic: MAGIC.into(),
         protocol: PROTOCOL,
         tool: tool.original_name().into(),
         version: VERSION.into(),
-        auth,
+        auth: auth.is_some(),
+        auth_method: auth.unwrap_or_default(),
     }
 }
 
@@ -67,10 +69,10 @@ pub(crate) fn client_on(
     let mut ctl = connect().map_err(|e| Failure::early(Phase::Connect, e))?;
     watch_peer(&ctl, env);
     sink.event(Event::Phase(Phase::Hello));
-    ctl.handshake(&hello(spec.tool, env.auth_key.is_some()))
+    ctl.handshake(&hello(spec.tool, env.auth.as_ref().map(Auth::method)))
         .map_err(|e| Failure::early(Phase::Hello, e))?;
-    if let Some(key) = &env.auth_key {
-        ctl.authenticate_as_client(key.bytes())
+    if let Some(with) = &env.auth {
+        ctl.authenticate_as_client(with)
             .map_err(|e| Failure::early(Phase::Hello, e))?;
     }
     client_run(spec, &*fam, clock, env, net, &mut ctl, sink)
@@ -212,15 +214,16 @@ fn serve_control(
         return Err(Failure::early(Phase::Hello, e));
     };
     watch_peer(&ctl, env);
-    // a client that cannot prove the key is a stranger: not accepted
-    match (&env.auth_key, hello.auth) {
-        (Some(key), true) => ctl
-            .authenticate_client(key.bytes())
+    // a client that cannot prove who it is is a stranger: not accepted
+    let theirs = hello.auth.then_some(hello.auth_method);
+    match (&env.auth, theirs) {
+        (Some(with), Some(m)) if with.method() == m => ctl
+            .authenticate_client(with)
             .map_err(|e| Failure::early(Phase::Hello, e))?,
-        (key, _) => {
-            if let Some(why) = auth_mismatch(key.is_some(), hello.auth) {
-                // (a keyless client goes on to send its run parameters and
-                // endpoint: the refusal reads them while the client reads it)
+        (ours, _) => {
+            if let Some(why) = auth_mismatch(ours.as_ref().map(Auth::method), theirs) {
+                // (a client without proof goes on to send its run parameters
+                // and endpoint: the refusal reads them while the client reads it)
                 let e = SessionError::Refused(why);
                 ctl.refuse(Phase::Hello, &e.to_string(), fabdiag_proto::ErrorClass::Runtime);
                 return Err(Failure::early(Phase::Hello, e));
@@ -234,16 +237,29 @@ fn serve_control(
     server_run(tool, env, net, &mut ctl, sink)
 }
 
-/// Why a server with a key (`server_key`) and a client that does or does
-/// not authenticate cannot go on; None when they agree.
-fn auth_mismatch(server_key: bool, client_auth: bool) -> Option<String> {
-    match (server_key, client_auth) {
-        (true, false) => Some(
+/// Why a server that authenticates by `server` (None: not at all) and a
+/// client that offers `client` cannot go on; None when they agree.
+fn auth_mismatch(server: Option<Method>, client: Option<Method>) -> Option<String> {
+    match (server, client) {
+        (Some(Method::Key), None) => Some(
             "this server admits only clients that prove its shared key: give the client --auth-key with the server's key file".into(),
         ),
-        (false, true) => Some(
+        (Some(Method::Munge), None) => Some(
+            "this server admits only clients with a MUNGE credential: give the client --auth-munge".into(),
+        ),
+        (None, Some(Method::Key)) => Some(
             "this server has no shared key and cannot prove one; the client asked for it (--auth-key): give the server the same --auth-key".into(),
         ),
+        (None, Some(Method::Munge)) => Some(
+            "this server does not check MUNGE credentials and cannot prove one; the client asked for it (--auth-munge): give the server --auth-munge".into(),
+        ),
+        (Some(s), Some(c)) if s != c => Some(format!(
+            "this server authenticates with {} ({}), not {}: give the client {}",
+            s.what(),
+            s.option(),
+            c.what(),
+            s.option()
+        )),
         _ => None,
     }
 }
@@ -608,5 +624,30 @@ impl<'a> Side<'a> {
             p.counters = Some(both);
         }
         verdict.map_or(Ok(()), Err)
+    }
+}
+
+#[cfg(test)]
+mod auth_tests {
+    use super::*;
+
+    #[test]
+    fn a_server_and_client_that_authenticate_differently_are_told_what_to_give() {
+        use Method::{Key, Munge};
+        assert_eq!(auth_mismatch(None, None), None);
+        assert_eq!(auth_mismatch(Some(Key), Some(Key)), None);
+        assert_eq!(auth_mismatch(Some(Munge), Some(Munge)), None);
+        let said = |s, c| auth_mismatch(s, c).unwrap_or_default();
+        assert!(said(Some(Key), None).ends_with("give the client --auth-key with the server's key file"));
+        assert!(said(None, Some(Key)).ends_with("give the server the same --auth-key"));
+        assert_eq!(
+            said(Some(Munge), None),
+            "this server admits only clients with a MUNGE credential: give the client --auth-munge"
+        );
+        assert!(said(None, Some(Munge)).ends_with("give the server --auth-munge"));
+        assert_eq!(
+            said(Some(Key), Some(Munge)),
+            "this server authenticates with a shared key (--auth-key), not MUNGE credentials: give the client --auth-key"
+        );
     }
 }

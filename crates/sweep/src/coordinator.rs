@@ -43,8 +43,8 @@ pub struct CoordConfig {
     /// Results of an earlier run (--resume): measured pairs are not run
     /// again; failed or untested ones are.
     pub earlier: Vec<PairRecord>,
-    /// The shared key every rank must prove before it joins (`auth`).
-    pub key: Option<fabdiag_proto::auth::Key>,
+    /// How every rank must prove who it is before it joins (`auth`).
+    pub auth: Option<fabdiag_proto::auth::Auth>,
 }
 
 /// What the coordinator tells whoever watches (progress, output files).
@@ -367,6 +367,7 @@ impl Coordinator<'_> {
             pair_port,
             unable,
             nonce,
+            auth_method,
         }) = protocol::recv(&s, Some(Instant::now() + Duration::from_secs(5)))
         else {
             return false;
@@ -381,10 +382,15 @@ impl Coordinator<'_> {
                 ),
             );
         }
-        // before anything it says is taken: a process without the key
+        // before anything it says is taken: a process without the proof
         // neither takes a rank's place nor sends a result
         let deadline = Instant::now() + Duration::from_secs(5);
-        if let Err(why) = crate::auth::admit(&s, self.cfg.key.as_ref(), nonce.as_deref(), deadline) {
+        if let Err(why) = crate::auth::admit(
+            &s,
+            self.cfg.auth.as_ref(),
+            nonce.as_deref().map(|n| (n, auth_method)),
+            deadline,
+        ) {
             return refuse(&s, format!("rank {rank} from {host} refused: {why}"));
         }
         if size != self.cfg.size {

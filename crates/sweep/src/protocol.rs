@@ -44,12 +44,16 @@ pub enum ToCoordinator {
         /// libfabric, ...): why, for the report; it leaves after saying so.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         unable: Option<String>,
-        /// A fresh nonce when this rank holds the sweep's shared key
-        /// (`auth`): rank 0 challenges it to prove the key.
+        /// A fresh nonce when this rank authenticates (`auth`): rank 0
+        /// challenges it to prove the key or its MUNGE credential.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         nonce: Option<String>,
+        /// How it proves who it is, with a nonce; left out for a shared key.
+        #[serde(default, skip_serializing_if = "fabdiag_proto::auth::Method::is_key")]
+        auth_method: fabdiag_proto::auth::Method,
     },
-    /// The rank's proof of the shared key, in answer to `Challenge`.
+    /// The rank's proof (an HMAC or a MUNGE credential), in answer to
+    /// `Challenge`.
     Proof {
         mac: String,
     },
@@ -88,8 +92,8 @@ pub enum ToRank {
     Refused {
         reason: String,
     },
-    /// Rank 0's nonce and its proof of the shared key over both nonces,
-    /// in answer to a join with one (`auth`).
+    /// Rank 0's nonce and its proof (an HMAC or a MUNGE credential) over
+    /// both nonces, in answer to a join with one (`auth`).
     Challenge {
         nonce: String,
         mac: String,

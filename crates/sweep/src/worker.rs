@@ -57,8 +57,8 @@ pub struct WorkerConfig {
     pub step_timeout: Duration,
     /// Where another thread can end this rank's part (None: nowhere).
     pub lifeline: Option<Lifeline>,
-    /// The shared key this rank proves to rank 0 before it joins (`auth`).
-    pub key: Option<fabdiag_proto::auth::Key>,
+    /// How this rank proves who it is to rank 0 before it joins (`auth`).
+    pub auth: Option<fabdiag_proto::auth::Auth>,
 }
 
 /// Lets another thread end this rank's part in the sweep while the
@@ -228,11 +228,12 @@ fn join(cfg: &WorkerConfig, pair_port: u16, unable: Option<String>, nonce: Optio
         gpu: cfg.gpu.clone(),
         pair_port,
         unable,
+        auth_method: cfg.auth.as_ref().map(|a| a.method()).unwrap_or_default(),
         nonce,
     }
 }
 
-/// Sends this rank's join and, with a key, proves it to rank 0: rank 0's
+/// Sends this rank's join and, authenticating, proves itself to rank 0: rank 0's
 /// first answer when it came before any challenge (a refusal), else None.
 fn send_join(
     cfg: &WorkerConfig,
@@ -242,10 +243,10 @@ fn send_join(
     unable: Option<String>,
     deadline: Instant,
 ) -> Result<Option<ToRank>, SweepError> {
-    let nonce = crate::auth::join_nonce(cfg.key.as_ref()).map_err(SweepError::Config)?;
+    let nonce = crate::auth::join_nonce(cfg.auth.as_ref()).map_err(SweepError::Config)?;
     send(&join(cfg, pair_port, unable, nonce.clone()))?;
-    match (&cfg.key, nonce) {
-        (Some(key), Some(ours)) => crate::auth::prove(s, key, &ours, deadline).map_err(SweepError::Refused),
+    match (&cfg.auth, nonce) {
+        (Some(with), Some(ours)) => crate::auth::prove(s, with, &ours, deadline).map_err(SweepError::Refused),
         _ => Ok(None),
     }
 }

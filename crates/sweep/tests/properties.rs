@@ -24,20 +24,28 @@ fn to_coordinator() -> impl Strategy<Value = ToCoordinator> {
             proptest::option::of(".*"),
             any::<u16>(),
             proptest::option::of(".*"),
-            proptest::option::of("[0-9a-f]{64}")
+            proptest::option::of("[0-9a-f]{64}"),
+            any::<bool>()
         )
             .prop_map(
-                |(protocol, version, rank, size, host, device, gpu, pair_port, unable, nonce)| ToCoordinator::Join {
-                    protocol,
-                    version,
-                    rank,
-                    size,
-                    host,
-                    device,
-                    gpu,
-                    pair_port,
-                    unable,
-                    nonce,
+                |(protocol, version, rank, size, host, device, gpu, pair_port, unable, nonce, munge)| {
+                    ToCoordinator::Join {
+                        protocol,
+                        version,
+                        rank,
+                        size,
+                        host,
+                        device,
+                        gpu,
+                        pair_port,
+                        unable,
+                        nonce,
+                        auth_method: if munge {
+                            fabdiag_proto::auth::Method::Munge
+                        } else {
+                            fabdiag_proto::auth::Method::Key
+                        },
+                    }
                 }
             ),
         (

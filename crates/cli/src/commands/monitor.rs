@@ -8,10 +8,10 @@
 //! and a provider that crashes or hangs takes the probe with it, never
 //! the monitor.
 
-use crate::bounded::{self, Finished, Running};
 use crate::exit;
 use crate::signals::{lock, Stop};
 use crate::streams::print_stdout;
+use fabdiag_child::{self as bounded, Finished, Running};
 use fabdiag_monitor::probe::{self, ProbeArgs};
 use fabdiag_monitor::{peers, Ended, Next, Outcome, Peer, Plan, ProbeKind, Schedule, Watch};
 use fabdiag_options::monitor::{MonitorOptions, PeerSource};
@@ -66,9 +66,7 @@ struct Ready {
 /// this program's path, the signals and the listening socket.
 fn ready(o: &MonitorOptions) -> Result<Ready, (u8, String)> {
     let peers = load_peers(o).map_err(|m| (exit::USAGE, m))?;
-    if let Some(path) = &o.auth_key {
-        crate::auth_key::read(std::path::Path::new(path)).map_err(|m| (exit::USAGE, m))?;
-    }
+    crate::auth::from_options(o.auth_key.as_deref().map(std::path::Path::new), o.auth_munge, None)?;
     let exe =
         std::env::current_exe().map_err(|e| (exit::RUNTIME, format!("cannot find this program to run probes: {e}")))?;
     // before any thread starts (tiny_http's), so they all leave the
@@ -156,6 +154,7 @@ fn watch(prog: &str, o: &MonitorOptions, r: Ready) -> u8 {
         bw_size: o.bw_size,
         provider: o.provider.clone(),
         auth_key: o.auth_key.clone(),
+        auth_munge: o.auth_munge,
     };
     let record = Arc::new(Mutex::new(Watch::new(peers, o.window, o.budget)));
     let http = {

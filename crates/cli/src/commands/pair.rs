@@ -39,9 +39,9 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
             return early_failure(name, prog, json, exit::USAGE, &m);
         }
     }
-    let auth_key = match inv.auth_key.as_deref().map(crate::auth_key::read).transpose() {
-        Ok(k) => k,
-        Err(m) => return early_failure(name, prog, json, exit::USAGE, &m),
+    let auth = match crate::auth::from_options(inv.auth_key.as_deref(), inv.auth_munge, None) {
+        Ok(a) => a,
+        Err((code, m)) => return early_failure(name, prog, json, code, &m),
     };
     let telling = telling(tool, prog, &inv, role);
     // the peer as the user named it; a server learns its client's address
@@ -75,7 +75,7 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         gpu,
         calls: Some(calls.clone()),
         peer: Some(peer_watch.clone()),
-        auth_key,
+        auth,
         ..fabdiag_session::Env::from(inv.own.clone())
     });
     let mut console = Console {

@@ -378,10 +378,13 @@ fn ready(prog: &str, args: &[String], json: bool) -> Result<(ServeOptions, Vec<S
             return Err(fail(exit::USAGE, &m))
         }
     };
-    // a key file that cannot be used is said before listening
-    if let Some(path) = &o.auth_key {
-        crate::auth_key::read(std::path::Path::new(path)).map_err(|m| fail(exit::USAGE, &m))?;
-    }
+    // a key file that cannot be used, or no munged, is said before listening
+    crate::auth::from_options(
+        o.auth_key.as_deref().map(std::path::Path::new),
+        o.auth_munge,
+        o.munge_users.clone(),
+    )
+    .map_err(|(code, m)| fail(code, &m))?;
     load_libfabric().map_err(|e| fail(exit::UNAVAILABLE, &e.to_string()))?;
     let limits = fabdiag_session::Env {
         provider: o.provider.clone(),
@@ -420,6 +423,12 @@ fn worker_args(o: &ServeOptions, gpu: Option<GpuUse>) -> Vec<String> {
     // (the file's name, not the key: it never is on a command line)
     if let Some(k) = &o.auth_key {
         worker_args.extend(["--auth-key".to_string(), k.clone()]);
+    }
+    if o.auth_munge {
+        worker_args.push("--auth-munge".to_string());
+    }
+    if let Some(users) = &o.munge_users {
+        worker_args.extend(["--munge-users".to_string(), users.join(",")]);
     }
     if let Some(g) = gpu {
         for (flag, index) in [("-t", g.tx), ("-r", g.rx)] {

@@ -147,14 +147,13 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         }
         (false, _) => None,
     };
-    let auth_key = match o
-        .auth_key
-        .as_deref()
-        .map(|p| crate::auth_key::read(std::path::Path::new(p)))
-        .transpose()
-    {
-        Ok(k) => k,
-        Err(m) => {
+    let auth = match crate::auth::from_options(
+        o.auth_key.as_deref().map(std::path::Path::new),
+        o.auth_munge,
+        o.munge_users.clone(),
+    ) {
+        Ok(a) => a,
+        Err((_, m)) => {
             tell!("{prog}: {m}");
             return exit::USAGE;
         }
@@ -168,7 +167,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         calls: Some(calls.clone()),
         peer: Some(peer.clone()),
         limits: o.limits,
-        auth_key,
+        auth,
         ..Env::default()
     });
     let seen = Arc::new(Mutex::new(Seen::default()));

@@ -6,7 +6,7 @@
 //! cannot. Key files that anyone else may read are refused before anything
 //! runs.
 
-use crate::common::scripted::{frame, hello, read_frame, VERSION};
+use crate::common::scripted::{frame, hello, past_heartbeats, read_frame, VERSION};
 use crate::common::*;
 use fabdiag_proto::auth::{proof, Prover};
 use std::net::TcpStream;
@@ -28,31 +28,6 @@ fn serve_with(key: &Path) -> (Proc, u16) {
     let k = key.to_str().expect("a path");
     let srv = server(&["serve", "-p", &p, "-P", "tcp", "--json", "--auth-key", k], port);
     (srv, port)
-}
-
-/// Waits until `srv` (with --json) has logged `n` connections: the test
-/// before has ended, and the next connection is not told it is busy.
-fn logged(srv: &Proc, n: usize) {
-    let t0 = std::time::Instant::now();
-    while srv.stdout_now().lines().count() < n {
-        assert!(
-            t0.elapsed() < LIMIT,
-            "only {} lines: {}",
-            srv.stdout_now(),
-            srv.stderr_now()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
-/// The next frame from `s` that is not a heartbeat.
-fn past_heartbeats(s: &mut TcpStream) -> serde_json::Value {
-    loop {
-        let m = read_frame(s).expect("an answer");
-        if m["type"] != "heartbeat" {
-            return m;
-        }
-    }
 }
 
 fn client(port: u16, extra: &[&str]) -> Output {

@@ -10,6 +10,7 @@ mod common;
 
 mod amo;
 mod auth;
+mod auth_munge;
 mod bw_faults;
 mod bw_hugepages;
 mod bw_loopback;

@@ -412,27 +412,31 @@ fn a_slurm_partitions_nodes_are_the_peers_less_this_one() {
 }
 
 #[test]
-fn a_keyed_server_is_up_to_a_monitor_with_its_key_and_down_for_auth_to_one_without() {
+fn a_server_that_authenticates_is_up_to_a_monitor_proving_the_same_and_down_for_auth_otherwise() {
     use std::os::unix::fs::PermissionsExt;
     let _cpu = cpu();
+    // (munged, as on a Slurm cluster)
+    let _slurm = crate::common::slurm::Slurm::start();
     let dir = tempfile::tempdir().expect("a folder");
     let key = dir.path().join("key");
     std::fs::write(&key, b"the monitor's shared key, 32 b..").expect("the key file");
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod 600");
     let key = key.to_str().expect("a path");
-    let port = free_port();
-    let _s = server(&["serve", "-p", &port.to_string(), "--auth-key", key], port);
-    let peers = [format!("127.0.0.1:{port}")];
-    for (with_key, reason) in [(true, "ok"), (false, "auth")] {
-        let mut extra = vec!["--bw-interval", "0"];
-        if with_key {
-            extra.extend(["--auth-key", key]);
+    for proof in [&["--auth-key", key][..], &["--auth-munge"][..]] {
+        let port = free_port();
+        let _s = server(&[&["serve", "-p", &port.to_string()][..], proof].concat(), port);
+        let peers = [format!("127.0.0.1:{port}")];
+        for (proving, reason) in [(true, "ok"), (false, "auth")] {
+            let mut extra = vec!["--bw-interval", "0"];
+            if proving {
+                extra.extend(proof);
+            }
+            let (args, mport) = monitor_args(&dir, &peers, &extra);
+            let mut m = Proc::spawn(&mut fabdiag(&strs(&args)));
+            let up = format!("fabdiag_monitor_peer_up{{peer=\"127.0.0.1:{port}\",reason=\"{reason}\"}}");
+            page_until(&mut m, mport, reason, |p| p.contains(&up));
+            m.signal(Signal::SIGTERM);
+            assert_eq!(m.wait(SHORT).code, Some(0), "{proof:?}");
         }
-        let (args, mport) = monitor_args(&dir, &peers, &extra);
-        let mut m = Proc::spawn(&mut fabdiag(&strs(&args)));
-        let up = format!("fabdiag_monitor_peer_up{{peer=\"127.0.0.1:{port}\",reason=\"{reason}\"}}");
-        page_until(&mut m, mport, reason, |p| p.contains(&up));
-        m.signal(Signal::SIGTERM);
-        assert_eq!(m.wait(SHORT).code, Some(0));
     }
 }

@@ -3,8 +3,9 @@
 //! `srun` on a single-node cluster this test starts with
 //! scripts/dev/slurm-local.sh (munged, slurmctld, slurmd), where rank 0 is found
 //! from the step's node list with no option at all, and several ranks on
-//! one node choose their NIC (`-d`) by local rank. Needs root, openmpi-bin,
-//! slurm-wlm and munge (scripts/install-deps.sh); without them the tests
+//! one node choose their NIC (`-d`) by local rank, and ranks prove their
+//! job's user with `--auth-munge`. Needs root, openmpi-bin, slurm-wlm and
+//! munge (scripts/install-deps.sh); without them the tests
 //! fail, they do not skip.
 
 use crate::common::slurm::Slurm;
@@ -95,6 +96,12 @@ fn srun_ranks_find_rank_0_from_the_node_list_and_pick_their_nic_by_local_rank() 
     assert_eq!(doc["options"]["launcher"], "Slurm");
     every_pair_once(&doc, 8);
     assert_eq!(pairs_measured(&doc), 28, "{}", o.stdout);
+    // with MUNGE, as Slurm itself authenticates: the job's ranks prove
+    // their user to rank 0 and to each other
+    let args = [&["-n", "4", bin(), "sweep", "--auth-munge"][..], SMALL, CALM].concat();
+    let o = slurm.srun(&args);
+    assert_eq!(o.code, Some(0), "srun: {}", o.stderr);
+    assert_eq!(pairs_measured(&o.json()), 6, "{}", o.stdout);
 
     // several ranks per node, one per NIC: local rank i takes the i-th of
     // `-d`. The second "NIC" does not exist, so exactly the pairs with a

@@ -117,13 +117,14 @@ pub(super) fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup)
         Err(m) => return fail(&who, exit::USAGE, &m),
     };
     let mut mine = setup.worker_config(o, l.rank, l.size, coordinator.clone());
-    // the tool's --auth-key: every rank proves it to rank 0 before it
-    // joins, and every pair test between ranks proves it too
-    let key = match inv.auth_key.as_deref().map(crate::auth_key::read).transpose() {
-        Ok(k) => k,
-        Err(m) => return fail(&who, exit::USAGE, &m),
+    // the tool's --auth-key or --auth-munge: every rank proves it to rank 0
+    // before it joins, and every pair test between ranks proves it too;
+    // with MUNGE, only credentials of this job's own user are admitted
+    let auth = match sweep_auth(&inv) {
+        Ok(a) => a,
+        Err((code, m)) => return fail(&who, code, &m),
     };
-    mine.key = key.clone();
+    mine.auth = auth.clone();
     // a provider call that holds this rank's pair test for good
     let guarded = held::Guarded::default();
     mine.lifeline = Some(guarded.lifeline.clone());
@@ -131,7 +132,7 @@ pub(super) fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup)
         .and_then(|()| own_env(o, l.local_rank.unwrap_or(0), &mut mine))
         .map(|env| {
             guarded.env(fabdiag_session::Env {
-                auth_key: key.clone(),
+                auth: auth.clone(),
                 ..env
             })
         });
@@ -152,7 +153,7 @@ pub(super) fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup)
         }
     };
     let mut cfg = setup.coord_config(o, l.size, earlier);
-    cfg.key = key;
+    cfg.auth = auth;
     let coord = Coordinator::default();
     let reporting = Arc::new(Reporting {
         prog: prog.to_string(),
@@ -247,4 +248,14 @@ fn rank0_ready(
         // leaves that folder as it was)
         .and_then(|r| Ok((r, read_baseline(o, setup).map_err(|m| (exit::USAGE, m))?)))
         .and_then(|(r, baseline)| Ok((r, prepare_output(o, size, setup)?, baseline)))
+}
+
+/// How a sweep's ranks authenticate: the tool's `--auth-key`, or its
+/// `--auth-munge` admitting only this job's own user.
+fn sweep_auth(inv: &fabdiag_options::Invocation) -> Result<Option<fabdiag_proto::auth::Auth>, (u8, String)> {
+    let users = match inv.auth_munge {
+        true => Some(vec![crate::auth::own_uid()?.to_string()]),
+        false => None,
+    };
+    crate::auth::from_options(inv.auth_key.as_deref(), inv.auth_munge, users)
 }

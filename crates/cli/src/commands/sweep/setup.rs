@@ -137,7 +137,7 @@ impl Setup {
             rules: self.rules,
             retest: o.retest,
             earlier,
-            key: None,
+            auth: None,
         }
     }
 
@@ -160,7 +160,7 @@ impl Setup {
             idle_limit: self.pair_timeout + Duration::from_secs(30),
             step_timeout: self.pair_timeout,
             lifeline: None,
-            key: None,
+            auth: None,
         }
     }
 }

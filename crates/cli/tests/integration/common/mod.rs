@@ -499,6 +499,21 @@ pub fn failed_with(o: &Output, code: i32, message: &str) -> String {
     l
 }
 
+/// Waits until `srv` (a `serve --json`) has logged `n` connections: the
+/// test before has ended, and the next connection is not told it is busy.
+pub fn logged(srv: &Proc, n: usize) {
+    let t0 = std::time::Instant::now();
+    while srv.stdout_now().lines().count() < n {
+        assert!(
+            t0.elapsed() < LIMIT,
+            "only {} lines: {}",
+            srv.stdout_now(),
+            srv.stderr_now()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// Peers that speak fabdiag's control protocol by hand: to show how a
 /// client or server copes with one that stops, lies or babbles.
 pub mod scripted {
@@ -542,6 +557,16 @@ pub mod scripted {
         let reply = read_frame(&mut s).expect("the server answers the hello");
         assert_eq!(reply["type"], "hello", "{reply}");
         s
+    }
+
+    /// The next frame from `s` that is not a heartbeat.
+    pub fn past_heartbeats(s: &mut TcpStream) -> serde_json::Value {
+        loop {
+            let m = read_frame(s).expect("an answer");
+            if m["type"] != "heartbeat" {
+                return m;
+            }
+        }
     }
 
     /// A fake server: accepts one connection and answers with `reply`.

@@ -1,10 +1,14 @@
-//! `--auth-key FILE`: the shared key read from its file, which must be a
-//! regular file that only its owner can read or write (as ssh holds its
-//! private keys), at least `MIN_KEY_BYTES` long. The key's bytes are the
-//! file's, newline and all; they are never printed. Reads; decides
-//! nothing about the exchange (fabdiag-proto's `auth`).
+//! How a tool authenticates, from its options: `--auth-key FILE`, the
+//! shared key read from its file, which must be a regular file that only
+//! its owner can read or write (as ssh holds its private keys), at least
+//! `MIN_KEY_BYTES` long (the key's bytes are the file's, newline and all;
+//! they are never printed); or `--auth-munge`, once munged here has made a
+//! credential and taken it back, so a node without munged says so before
+//! anything listens or connects. Decides nothing about the exchange
+//! (fabdiag-proto's `auth`).
 
-use fabdiag_proto::auth::{Key, MIN_KEY_BYTES};
+use crate::exit;
+use fabdiag_proto::auth::{Auth, Key, MIN_KEY_BYTES};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -25,6 +29,37 @@ pub fn read(path: &Path) -> Result<Key, String> {
     Key::new(bytes).ok_or_else(|| {
         format!(
             "--auth-key {shown}: {len} bytes; a key needs at least {MIN_KEY_BYTES} (head -c 32 /dev/urandom > {shown})"
+        )
+    })
+}
+
+/// What `--auth-key FILE` or `--auth-munge` (admitting `users`) ask for,
+/// ready to use; or the exit status and the one line that says why not.
+pub fn from_options(key: Option<&Path>, munge: bool, users: Option<Vec<String>>) -> Result<Option<Auth>, (u8, String)> {
+    if let Some(path) = key {
+        return read(path).map(|k| Some(Auth::Key(k))).map_err(|m| (exit::USAGE, m));
+    }
+    if !munge {
+        return Ok(None);
+    }
+    let with = Auth::Munge { users };
+    with.ready().map_err(|e| {
+        (
+            exit::UNAVAILABLE,
+            format!("--auth-munge: no MUNGE credential can be made here: {e}"),
+        )
+    })?;
+    Ok(Some(with))
+}
+
+/// This process's user ID (the owner of /proc/self): a sweep's ranks, one
+/// job's processes, admit only credentials of their own user.
+pub fn own_uid() -> Result<u32, (u8, String)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map(|m| m.uid()).map_err(|e| {
+        (
+            exit::RUNTIME,
+            format!("cannot learn this process's user from /proc/self: {e}"),
         )
     })
 }

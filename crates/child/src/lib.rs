@@ -1,11 +1,13 @@
 //! Child processes that may not hold fabdiag up: each is killed once past
 //! its time limit, and its output is read by threads of its own while it
 //! runs, so a child that writes more than a pipe holds (sinfo on a large
-//! partition) is never stuck on a full pipe. Used for scontrol and sinfo,
-//! and for the monitor's probes, which it polls without blocking. It
-//! judges nothing of what a child printed.
+//! partition) is never stuck on a full pipe; input, when it has some, is
+//! written by a thread too, so a child that does not read it cannot hold
+//! the caller either. Used for scontrol and sinfo, the monitor's probes
+//! (polled without blocking) and munge/unmunge. It judges nothing of what
+//! a child printed.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -47,11 +49,20 @@ fn reader(pipe: Option<impl Read + Send + 'static>) -> Option<JoinHandle<String>
 impl Running {
     /// Starts `cmd` with no input and both outputs read.
     pub fn spawn(cmd: &mut Command) -> std::io::Result<Running> {
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()?;
+        Running::spawn_with(cmd, None)
+    }
+
+    /// Starts `cmd` with `input` (if any) as its standard input, then
+    /// closed, and both outputs read.
+    pub fn spawn_with(cmd: &mut Command, input: Option<Vec<u8>>) -> std::io::Result<Running> {
+        let stdin = if input.is_some() { Stdio::piped() } else { Stdio::null() };
+        let mut child = cmd.stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+        if let (Some(bytes), Some(mut pipe)) = (input, child.stdin.take()) {
+            // a child that exits unread makes this fail: its status says why
+            let _ = std::thread::Builder::new()
+                .name("fabdiag-child-input".into())
+                .spawn(move || pipe.write_all(&bytes));
+        }
         let out = reader(child.stdout.take());
         let err = reader(child.stderr.take());
         Ok(Running {
@@ -93,28 +104,36 @@ impl Running {
     }
 }
 
-/// Runs `program` with `args`, killed after `limit`: its standard
-/// output, or one line saying why not.
-pub fn output(program: &str, args: &[String], limit: Duration) -> Result<String, String> {
-    let mut child =
-        Running::spawn(Command::new(program).args(args)).map_err(|e| format!("cannot run {program}: {e}"))?;
+/// Runs `program` with `args` and `input` on its standard input, killed
+/// after `limit`: how it ended, whatever its status, or one line saying
+/// why it could not start or did not end in time.
+pub fn finish(program: &str, args: &[String], input: Option<Vec<u8>>, limit: Duration) -> Result<Finished, String> {
+    let mut child = Running::spawn_with(Command::new(program).args(args), input)
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
     let done = loop {
         match child.poll(limit) {
             Some(f) => break f,
-            None => std::thread::sleep(Duration::from_millis(20)),
+            None => std::thread::sleep(Duration::from_millis(5)),
         }
     };
     match done.status {
         None => Err(format!("{program} did not answer within {:.0} s", limit.as_secs_f64())),
-        Some(s) if s.success() => Ok(done.stdout),
-        Some(_) => {
-            let first = done.stderr.lines().next().unwrap_or("no message").trim().to_string();
-            Err(format!(
-                "{program} {} failed: {first}",
-                args.first().map_or("", String::as_str)
-            ))
-        }
+        Some(_) => Ok(done),
     }
+}
+
+/// Runs `program` with `args`, killed after `limit`: its standard
+/// output, or one line saying why not.
+pub fn output(program: &str, args: &[String], limit: Duration) -> Result<String, String> {
+    let done = finish(program, args, None, limit)?;
+    if done.status.is_some_and(|s| s.success()) {
+        return Ok(done.stdout);
+    }
+    let first = done.stderr.lines().next().unwrap_or("no message").trim().to_string();
+    Err(format!(
+        "{program} {} failed: {first}",
+        args.first().map_or("", String::as_str)
+    ))
 }
 
 #[cfg(test)]
@@ -147,5 +166,27 @@ mod tests {
         assert_eq!(e, "sh -c failed: nope");
         let e = output("/nonexistent/x", &[], Duration::from_secs(5)).expect_err("absent");
         assert!(e.starts_with("cannot run /nonexistent/x: "), "{e}");
+    }
+
+    #[test]
+    fn input_reaches_the_child_and_one_that_ignores_it_is_not_stuck() {
+        let f = finish(
+            "tr",
+            &["a-z".into(), "A-Z".into()],
+            Some(b"munge".to_vec()),
+            Duration::from_secs(10),
+        )
+        .expect("runs");
+        assert_eq!(f.stdout, "MUNGE");
+        assert!(f.status.is_some_and(|s| s.success()));
+        // more input than a pipe holds, never read: the child's exit ends it
+        let f = finish(
+            "sh",
+            &["-c".into(), "exit 4".into()],
+            Some(vec![b'x'; 1 << 20]),
+            Duration::from_secs(10),
+        )
+        .expect("runs");
+        assert_eq!(f.status.and_then(|s| s.code()), Some(4));
     }
 }
