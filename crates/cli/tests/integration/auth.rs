@@ -6,7 +6,9 @@
 //! cannot. Key files that anyone else may read are refused before anything
 //! runs.
 
-use crate::common::scripted::{frame, hello, past_heartbeats, read_frame, VERSION};
+use crate::common::scripted::{
+    frame, hello, past_heartbeats, prove_and_forge, rank0_listening, read_frame, stranger_joins, sweep_rank, VERSION,
+};
 use crate::common::*;
 use fabdiag_proto::auth::{proof, Prover};
 use std::net::TcpStream;
@@ -189,23 +191,6 @@ fn a_key_file_others_may_read_is_refused_before_anything_runs() {
     }
 }
 
-/// A stranger's join to a sweep's rank 0 as rank `rank` of `size`, with a
-/// nonce or without: rank 0's first answer.
-fn stranger_joins(coord: &str, rank: usize, size: usize, nonce: Option<&str>) -> (TcpStream, serde_json::Value) {
-    let mut s = TcpStream::connect(coord).expect("rank 0 listens");
-    s.set_read_timeout(Some(SHORT)).expect("a read limit");
-    let mut join = serde_json::json!({
-        "type": "join", "protocol": 1, "version": VERSION, "rank": rank, "size": size,
-        "host": "stranger", "pair_port": 9,
-    });
-    if let Some(n) = nonce {
-        join["nonce"] = n.into();
-    }
-    frame(&mut s, join.to_string().as_bytes());
-    let answer = read_frame(&mut s).expect("an answer");
-    (s, answer)
-}
-
 #[test]
 fn a_sweep_admits_only_ranks_holding_its_key_and_no_stranger_sends_a_result() {
     let _cpu = cpu();
@@ -213,29 +198,11 @@ fn a_sweep_admits_only_ranks_holding_its_key_and_no_stranger_sends_a_result() {
     let key = key_file(dir.path(), "key", b"sweep key, 32 bytes or so......");
     let other = key_file(dir.path(), "other", b"another key entirely, not it...");
     let coord = format!("127.0.0.1:{}", free_port());
-    let rank = |r: usize, key: &Path| {
-        let mut c = fabdiag(&["sweep", "--coordinator", &coord, "--join-timeout", "30"]);
-        c.args([
-            "-P",
-            "tcp",
-            "-s",
-            "4096",
-            "-n",
-            "5",
-            "--auth-key",
-            key.to_str().expect("a path"),
-        ]);
-        c.env("FABDIAG_RANK", r.to_string()).env("FABDIAG_SIZE", "3");
-        Proc::spawn(&mut c)
-    };
+    let rank = |r: usize, key: &Path| sweep_rank(&coord, r, &["--auth-key", key.to_str().expect("a path")]);
     let zero = rank(0, &key);
-    let t0 = std::time::Instant::now();
-    while TcpStream::connect(&coord).is_err() {
-        assert!(t0.elapsed() < SHORT, "rank 0 never listened");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    rank0_listening(&coord);
     // without a key: refused before anything it says is taken
-    let (_s, a) = stranger_joins(&coord, 1, 3, None);
+    let (_s, a) = stranger_joins(&coord, serde_json::json!({}));
     assert_eq!(a["type"], "refused", "{a}");
     assert!(
         a["reason"]
@@ -246,20 +213,11 @@ fn a_sweep_admits_only_ranks_holding_its_key_and_no_stranger_sends_a_result() {
     // with a nonce, rank 0 proves its key; a made-up proof and then a
     // forged result are refused
     let ours = "ab".repeat(32);
-    let (mut s, a) = stranger_joins(&coord, 1, 3, Some(&ours));
+    let (mut s, a) = stranger_joins(&coord, serde_json::json!({ "nonce": ours }));
     assert_eq!(a["type"], "challenge", "{a}");
     let theirs = a["nonce"].as_str().expect("rank 0's nonce");
     let wrong = proof(b"not the key at all, not at all..", Prover::Client, theirs, &ours);
-    frame(
-        &mut s,
-        serde_json::json!({"type": "proof", "mac": wrong})
-            .to_string()
-            .as_bytes(),
-    );
-    let forged =
-        serde_json::json!({"type": "done", "step": 0, "outcome": {"value": 1e9, "elapsed_s": 1.0, "measure_s": 1.0}});
-    frame(&mut s, forged.to_string().as_bytes());
-    let a = read_frame(&mut s).expect("an answer");
+    let a = prove_and_forge(&mut s, &wrong);
     assert_eq!(a["type"], "refused", "{a}");
     assert!(
         a["reason"]

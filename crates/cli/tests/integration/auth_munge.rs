@@ -9,7 +9,9 @@
 //! /run/munge is another folder, so the munged of this machine is never
 //! touched.
 
-use crate::common::scripted::{frame, hello, past_heartbeats, read_frame, VERSION};
+use crate::common::scripted::{
+    frame, hello, past_heartbeats, prove_and_forge, rank0_listening, read_frame, stranger_joins, sweep_rank, VERSION,
+};
 use crate::common::slurm::Slurm;
 use crate::common::*;
 use std::net::TcpStream;
@@ -276,41 +278,18 @@ fn without_munged_every_side_says_so_before_anything_runs() {
     }
 }
 
-/// A stranger's join to a sweep's rank 0 with a MUNGE nonce: rank 0's
-/// first answer.
-fn stranger_joins(coord: &str, nonce: &str) -> (TcpStream, serde_json::Value) {
-    let mut s = TcpStream::connect(coord).expect("rank 0 listens");
-    s.set_read_timeout(Some(SHORT)).expect("a read limit");
-    let join = serde_json::json!({
-        "type": "join", "protocol": 1, "version": VERSION, "rank": 1, "size": 3,
-        "host": "stranger", "pair_port": 9, "nonce": nonce, "auth_method": "munge",
-    });
-    frame(&mut s, join.to_string().as_bytes());
-    let answer = read_frame(&mut s).expect("an answer");
-    (s, answer)
-}
-
 #[test]
 fn a_sweeps_ranks_prove_their_jobs_user_and_no_other_user_joins() {
     let _cpu = cpu();
     let _slurm = Slurm::start();
     let coord = format!("127.0.0.1:{}", free_port());
-    let rank = |r: usize| {
-        let mut c = fabdiag(&["sweep", "--coordinator", &coord, "--join-timeout", "30"]);
-        c.args(["-P", "tcp", "-s", "4096", "-n", "5", "--auth-munge"]);
-        c.env("FABDIAG_RANK", r.to_string()).env("FABDIAG_SIZE", "3");
-        Proc::spawn(&mut c)
-    };
+    let rank = |r: usize| sweep_rank(&coord, r, &["--auth-munge"]);
     let zero = rank(0);
-    let t0 = std::time::Instant::now();
-    while TcpStream::connect(&coord).is_err() {
-        assert!(t0.elapsed() < SHORT, "rank 0 never listened");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    rank0_listening(&coord);
     // a process of another user on this cluster: its credential is good,
     // but not the job's user's, so it is refused before its result is read
     let ours = "ef".repeat(32);
-    let (mut s, a) = stranger_joins(&coord, &ours);
+    let (mut s, a) = stranger_joins(&coord, serde_json::json!({"nonce": ours, "auth_method": "munge"}));
     assert_eq!(a["type"], "challenge", "{a}");
     let theirs = a["nonce"].as_str().expect("rank 0's nonce");
     assert_eq!(
@@ -323,16 +302,7 @@ fn a_sweeps_ranks_prove_their_jobs_user_and_no_other_user_joins() {
         .output()
         .expect("runuser");
     let nobodys = String::from_utf8_lossy(&o.stdout).trim().to_string();
-    frame(
-        &mut s,
-        serde_json::json!({"type": "proof", "mac": nobodys})
-            .to_string()
-            .as_bytes(),
-    );
-    let forged =
-        serde_json::json!({"type": "done", "step": 0, "outcome": {"value": 1e9, "elapsed_s": 1.0, "measure_s": 1.0}});
-    frame(&mut s, forged.to_string().as_bytes());
-    let a = read_frame(&mut s).expect("an answer");
+    let a = prove_and_forge(&mut s, &nobodys);
     assert_eq!(a["type"], "refused", "{a}");
     assert!(
         a["reason"].as_str().is_some_and(|r| r.ends_with(

@@ -569,6 +569,53 @@ pub mod scripted {
         }
     }
 
+    /// Rank `r` of a three-rank sweep with rank 0 at `coord` (tcp, 4 KiB,
+    /// 5 iterations), with `auth` (its authentication options).
+    pub fn sweep_rank(coord: &str, r: usize, auth: &[&str]) -> super::Proc {
+        let mut c = super::fabdiag(&["sweep", "--coordinator", coord, "--join-timeout", "30"]);
+        c.args(["-P", "tcp", "-s", "4096", "-n", "5"]).args(auth);
+        c.env("FABDIAG_RANK", r.to_string()).env("FABDIAG_SIZE", "3");
+        super::Proc::spawn(&mut c)
+    }
+
+    /// Waits until a sweep's rank 0 listens at `coord`.
+    pub fn rank0_listening(coord: &str) {
+        let t0 = std::time::Instant::now();
+        while TcpStream::connect(coord).is_err() {
+            assert!(t0.elapsed() < super::SHORT, "rank 0 never listened");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// A stranger's join to a sweep's rank 0 as rank 1 of 3, with `extra`
+    /// fields (a nonce, a method): rank 0's first answer.
+    pub fn stranger_joins(coord: &str, extra: serde_json::Value) -> (TcpStream, serde_json::Value) {
+        let mut s = TcpStream::connect(coord).expect("rank 0 listens");
+        s.set_read_timeout(Some(super::SHORT)).expect("a read limit");
+        let mut join = serde_json::json!({
+            "type": "join", "protocol": 1, "version": VERSION, "rank": 1, "size": 3,
+            "host": "stranger", "pair_port": 9,
+        });
+        if let (Some(j), Some(e)) = (join.as_object_mut(), extra.as_object()) {
+            j.extend(e.clone());
+        }
+        frame(&mut s, join.to_string().as_bytes());
+        let answer = read_frame(&mut s).expect("an answer");
+        (s, answer)
+    }
+
+    /// The stranger's proof `mac` and then a forged result: rank 0's answer.
+    pub fn prove_and_forge(s: &mut TcpStream, mac: &str) -> serde_json::Value {
+        frame(
+            s,
+            serde_json::json!({"type": "proof", "mac": mac}).to_string().as_bytes(),
+        );
+        let forged = serde_json::json!({"type": "done", "step": 0,
+            "outcome": {"value": 1e9, "elapsed_s": 1.0, "measure_s": 1.0}});
+        frame(s, forged.to_string().as_bytes());
+        read_frame(s).expect("an answer")
+    }
+
     /// A fake server: accepts one connection and answers with `reply`.
     pub fn server(reply: impl FnOnce(TcpStream) + Send + 'static) -> u16 {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
