@@ -142,6 +142,7 @@ fn sweep_wire() {
             role: PairRole::Client,
             peer: 2,
             peer_addr: "198.18.0.2:40123".into(),
+            start_in_ms: Some(3000),
         },
         ToRank::Idle { step: 5 },
         ToRank::Refused {

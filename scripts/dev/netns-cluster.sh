@@ -5,20 +5,31 @@
 # sweep run across them. Needs root and iproute2; removes what it made on
 # exit. Defines nothing else and runs nothing when sourced.
 
-# cluster_up TAG SUBNET N [RATE]: the namespaces, every switch port shaped
-# to RATE (tbf) when given. Sets sw (the switch namespace) and out (a
-# scratch directory); node_ns I and switch_port I name node I's namespace
-# and its port on the switch.
+# cluster_up TAG SUBNET N [RATE [LEAVES]]: the namespaces, every switch
+# port shaped to RATE (tbf) when given. LEAVES=2: two bridges ("leaf
+# switches"), nodes 0 to N/2-1 on br0 and the rest on br1, joined by one
+# veth pair (the "spine" cable, sp0-sp1) that spine_rate shapes. Sets sw
+# (the switch namespace) and out (a scratch directory); node_ns I and
+# switch_port I name node I's namespace and its port on the switch.
 cluster_up() {
   tag=$1 subnet=$2 nodes=$3
-  local rate=${4:-}
+  local rate=${4:-} leaves=${5:-1}
   sw=${tag}sw$$
   out=$(mktemp -d)
   trap cluster_down EXIT
   ip netns add "$sw"
-  ip -n "$sw" link add br0 type bridge
-  ip -n "$sw" link set br0 up
-  local i n
+  local i n br
+  for i in $(seq 0 $((leaves - 1))); do
+    ip -n "$sw" link add "br$i" type bridge
+    ip -n "$sw" link set "br$i" up
+  done
+  if [ "$leaves" = 2 ]; then
+    ip -n "$sw" link add sp0 type veth peer name sp1
+    ip -n "$sw" link set sp0 master br0
+    ip -n "$sw" link set sp1 master br1
+    ip -n "$sw" link set sp0 up
+    ip -n "$sw" link set sp1 up
+  fi
   for i in $(seq 0 $((nodes - 1))); do
     n=$(node_ns "$i")
     ip netns add "$n"
@@ -29,11 +40,21 @@ cluster_up() {
     ip -n "$n" addr add "$subnet.$((i + 1))/24" dev eth0
     ip -n "$n" link set eth0 up
     ip -n "$n" link set lo up
-    ip -n "$sw" link set "$(switch_port "$i")" master br0
+    br=br0
+    if [ "$leaves" = 2 ] && [ "$i" -ge $((nodes / 2)) ]; then br=br1; fi
+    ip -n "$sw" link set "$(switch_port "$i")" master "$br"
     ip -n "$sw" link set "$(switch_port "$i")" up
     if [ -n "$rate" ]; then
       ip netns exec "$sw" tc qdisc replace dev "$(switch_port "$i")" root tbf rate "$rate" burst 32kb latency 400ms
     fi
+  done
+}
+
+# spine_rate RATE: the spine cable of a two-leaf cluster at RATE each way.
+spine_rate() {
+  local end
+  for end in sp0 sp1; do
+    ip netns exec "$sw" tc qdisc replace dev "$end" root tbf rate "$1" burst 32kb latency 400ms
   done
 }
 

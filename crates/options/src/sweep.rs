@@ -7,6 +7,7 @@
 use crate::resolve::{Action, OptionError};
 use fabdiag_engine::lat::LatFigure;
 use fabdiag_model::Tool;
+use fabdiag_sweep_plan::{Pattern, SplitBy};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SweepOpt {
@@ -35,6 +36,11 @@ enum SweepOpt {
     Simulate,
     SimPairMs,
     SimSlow,
+    Pattern,
+    SplitBy,
+    Splits,
+    Seed,
+    Expect,
     Help,
 }
 
@@ -185,6 +191,36 @@ const TABLE: &[(SweepOpt, &str, Option<&str>, &str)] = &[
         Some("LIST"),
         "Simulated ranks (3) and pairs (1-4) to make slow, comma-separated: what a report shows for them",
     ),
+    (
+        SweepOpt::Pattern,
+        "pattern",
+        Some("NAME"),
+        "Run a traffic pattern instead of every pair in turn: bisection (every rank of one half streams to its partner in the other, all at once; needs the pair tool's -D)",
+    ),
+    (
+        SweepOpt::SplitBy,
+        "split-by",
+        Some("HOW"),
+        "How a bisection's halves are chosen: node (the first half of the nodes by name against the second; default), rank, or random",
+    ),
+    (
+        SweepOpt::Splits,
+        "splits",
+        Some("N"),
+        "Bisection splits to run, one after another (default 1; random ones are each drawn anew)",
+    ),
+    (
+        SweepOpt::Seed,
+        "seed",
+        Some("S"),
+        "The seed random splits are drawn from (default 1; the same seed, the same splits)",
+    ),
+    (
+        SweepOpt::Expect,
+        "expect",
+        Some("MB/S"),
+        "What one node's NIC can carry each way: each split's aggregate is also given as a fraction of what its flows' NICs could carry",
+    ),
     (SweepOpt::Help, "help", None, "Print this help text and exit"),
 ];
 
@@ -239,6 +275,10 @@ pub struct SweepOptions {
     pub sim_slow_nodes: Vec<usize>,
     /// Low rank first.
     pub sim_slow_links: Vec<(usize, usize)>,
+    /// `--pattern`: a traffic pattern instead of every pair in turn.
+    pub pattern: Option<Pattern>,
+    /// `--expect`: one node's NIC's rate each way, MB/s.
+    pub expect: Option<f64>,
 }
 
 /// The outlier rules given on the command line, each only when it was
@@ -366,6 +406,8 @@ impl Default for SweepOptions {
             sim_pair_ms: 1,
             sim_slow_nodes: Vec::new(),
             sim_slow_links: Vec::new(),
+            pattern: None,
+            expect: None,
         }
     }
 }
@@ -493,6 +535,18 @@ fn take(
         SweepOpt::PairTimeout => o.pair_timeout_s = Some(at_most(name, &value, WEEK_S, "s, a week")?),
         SweepOpt::Simulate => o.simulate = Some(number(name, &value)?),
         SweepOpt::SimPairMs => o.sim_pair_ms = at_most(name, &value, 60_000, "ms")?,
+        SweepOpt::Pattern | SweepOpt::SplitBy | SweepOpt::Splits | SweepOpt::Seed => {
+            pattern_option(o, id, name, &value)?
+        }
+        SweepOpt::Expect => {
+            let v: f64 = number(name, &value)?;
+            if !(v.is_finite() && v > 0.0) {
+                return Err(OptionError::Invalid(format!(
+                    "invalid --expect: '{value}' (MB/s, above 0)"
+                )));
+            }
+            o.expect = Some(v);
+        }
         SweepOpt::SimSlow => {
             for item in value.split(',').filter(|x| !x.is_empty()) {
                 match item.split_once('-') {
@@ -513,8 +567,73 @@ fn take(
     Ok(())
 }
 
+/// `--pattern`, `--split-by`, `--splits` or `--seed` into `o`'s pattern
+/// (a bisection by node, one split, seed 1, until they say otherwise).
+fn pattern_option(o: &mut SweepOptions, id: SweepOpt, name: &str, value: &str) -> Result<(), OptionError> {
+    let Pattern::Bisection { by, splits, seed } = o.pattern.get_or_insert(Pattern::Bisection {
+        by: SplitBy::Node,
+        splits: 1,
+        seed: 1,
+    });
+    match id {
+        SweepOpt::Pattern if value == "bisection" => {}
+        SweepOpt::Pattern => {
+            return Err(OptionError::Invalid(format!(
+                "invalid --pattern: '{value}' (bisection)"
+            )))
+        }
+        SweepOpt::SplitBy => {
+            *by = match value {
+                "node" => SplitBy::Node,
+                "rank" => SplitBy::Rank,
+                "random" => SplitBy::Random,
+                _ => {
+                    return Err(OptionError::Invalid(format!(
+                        "invalid --split-by: '{value}' (node, rank or random)"
+                    )))
+                }
+            }
+        }
+        SweepOpt::Splits => {
+            *splits = at_most(name, value, 1000, "splits")? as usize;
+            if *splits == 0 {
+                return Err(OptionError::Invalid("invalid --splits: '0' (1 or more)".into()));
+            }
+        }
+        _ => *seed = number(name, value)?,
+    }
+    Ok(())
+}
+
+/// What a pattern run cannot take: a latency test, the sweep's own pair
+/// bookkeeping (resume, re-tests, a baseline, rails, a plan), and pattern
+/// options without `--pattern`.
+fn pattern_checks(o: &SweepOptions) -> Result<(), OptionError> {
+    let given = |n: &str| o.given.contains(&n);
+    if !given("pattern") {
+        if let Some(n) = ["split-by", "splits", "seed", "expect"].into_iter().find(|n| given(n)) {
+            return Err(OptionError::Invalid(format!("--{n} goes with --pattern bisection")));
+        }
+        return Ok(());
+    }
+    if o.tool.is_latency() {
+        return Err(OptionError::Invalid(format!(
+            "--pattern bisection streams bandwidth; {} measures latency (use write-bw, read-bw or send-bw)",
+            o.tool.subcommand()
+        )));
+    }
+    let alone = ["resume", "retest", "baseline", "rails", "plan", "report", "metrics"];
+    if let Some(n) = alone.into_iter().find(|n| given(n)) {
+        return Err(OptionError::Invalid(format!(
+            "--{n} goes with a sweep of every pair, not with --pattern"
+        )));
+    }
+    Ok(())
+}
+
 /// `o` whole, checked as a whole: what one option says against another.
 fn checked(o: SweepOptions) -> Result<SweepOptions, OptionError> {
+    pattern_checks(&o)?;
     if o.given.contains(&"figure") && !o.tool.is_latency() && o.report.is_none() {
         return Err(OptionError::Invalid(format!(
             "--figure is for latency tests; {} pairs are judged by their bandwidth (add --lat or a latency --tool)",
@@ -609,6 +728,69 @@ mod tests {
         match run(a) {
             Err(OptionError::Invalid(m)) => m,
             other => panic!("{a:?}: expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_pattern_takes_its_own_options_and_refuses_the_sweeps() {
+        let o = ok(&[
+            "--pattern",
+            "bisection",
+            "-D",
+            "5",
+            "--split-by=random",
+            "--splits",
+            "3",
+            "--seed",
+            "7",
+        ]);
+        assert_eq!(
+            o.pattern,
+            Some(Pattern::Bisection {
+                by: SplitBy::Random,
+                splits: 3,
+                seed: 7
+            })
+        );
+        assert_eq!(o.tool_args, ["-D", "5"]);
+        let d = ok(&["--pattern=bisection", "--expect", "12.5"]);
+        assert_eq!(
+            (d.pattern, d.expect),
+            (
+                Some(Pattern::Bisection {
+                    by: SplitBy::Node,
+                    splits: 1,
+                    seed: 1
+                }),
+                Some(12.5)
+            )
+        );
+        for (a, m) in [
+            (&["--pattern", "incast"][..], "invalid --pattern: 'incast' (bisection)"),
+            (&["--splits", "2"][..], "--splits goes with --pattern bisection"),
+            (&["--expect", "10"][..], "--expect goes with --pattern bisection"),
+            (
+                &["--pattern", "bisection", "--split-by", "half"][..],
+                "invalid --split-by: 'half' (node, rank or random)",
+            ),
+            (
+                &["--pattern", "bisection", "--splits", "0"][..],
+                "invalid --splits: '0' (1 or more)",
+            ),
+            (
+                &["--pattern", "bisection", "--expect", "-1"][..],
+                "invalid --expect: '-1' (MB/s, above 0)",
+            ),
+            (
+                &["--pattern", "bisection", "--lat"][..],
+                "--pattern bisection streams bandwidth; write-lat measures latency (use write-bw, read-bw or send-bw)",
+            ),
+            (
+                &["--pattern", "bisection", "--retest", "2"][..],
+                "--retest goes with a sweep of every pair, not with --pattern",
+            ),
+        ] {
+            assert_eq!(err(a), m, "{a:?}");
         }
     }
 

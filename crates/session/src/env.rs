@@ -50,6 +50,9 @@ pub struct Env {
     /// `--auth-key` or `--auth-munge`: how both sides prove who they are
     /// before the test (None: no authentication, as the originals).
     pub auth: Option<Auth>,
+    /// A client starts its timed run no sooner than this (after the Ready
+    /// barrier): a sweep pattern's flows start together.
+    pub start_not_before: Option<std::time::Instant>,
     pub hooks: Hooks,
 }
 
@@ -135,6 +138,7 @@ impl Default for Env {
             counters_root: None,
             limits: ServeLimits::default(),
             auth: None,
+            start_not_before: None,
             hooks: Hooks::default(),
         }
     }

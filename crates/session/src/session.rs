@@ -589,6 +589,10 @@ impl<'a> Side<'a> {
         self.sink.event(Event::Banner(&run));
         p.enter(Phase::Ready, self.sink);
         self.link.barrier(Phase::Ready, None)?;
+        if let (Role::Client, Some(at)) = (self.role, self.env.start_not_before) {
+            // (the server waits at its first barrier; heartbeats go on)
+            std::thread::sleep(at.saturating_duration_since(std::time::Instant::now()));
+        }
         p.enter(Phase::Run, self.sink);
         let (provider, domain) = match &self.env.hooks.counters_as {
             Some((p, d)) => (p.as_str(), d.as_str()),

@@ -1,14 +1,18 @@
 //! What a sweep is, before anyone runs or reads it: `schedule` says who
 //! tests whom when (every pair once, in rounds of disjoint pairs, on
-//! rails), `records` what each test and step left. Shared by the run
+//! rails), `pattern` which flows run at once in a traffic pattern
+//! (bisection), `records` what each test and step left. Shared by the run
 //! (fabdiag-sweep) and the report (fabdiag-sweep-report), which depend on
 //! this and not on each other's insides. Pure data: no I/O, no clock, no
 //! network.
 
+pub mod pattern;
 pub mod records;
 pub mod schedule;
 
+pub use pattern::{Pattern, Split, SplitBy};
 pub use records::{
-    first_records, Coordinated, Node, NodeStatus, PairNoted, PairRecord, RowFigure, StepKind, StepRecord,
+    first_records, Coordinated, Node, NodeStatus, PairNoted, PairRecord, PatternRun, PatternStep, RowFigure, StepKind,
+    StepRecord,
 };
 pub use schedule::{Pair, Schedule, MAX_RANKS};

@@ -5,6 +5,7 @@
 //! reads them, and `--resume` and `--report` read them back from a
 //! folder; here they are plain data with their JSON form, nothing more.
 
+use crate::pattern::{Pattern, Split};
 use crate::schedule::Pair;
 use fabdiag_counters::Noted;
 use serde::{Deserialize, Serialize};
@@ -24,6 +25,8 @@ pub struct RowFigure {
 pub enum StepKind {
     Round,
     Retest,
+    /// One split of a traffic pattern (bisection), its flows at once.
+    Split,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -196,9 +199,28 @@ pub struct Coordinated {
     /// Why the sweep ended before its last round (a signal's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// A traffic pattern's steps, when the run was one (its `pairs` are
+    /// then empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<PatternRun>,
 }
 
 /// Times as RFC 3339 text in the JSON.
+/// One step of a pattern run: its split and each flow's record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PatternStep {
+    pub index: usize,
+    pub split: Split,
+    pub flows: Vec<PairRecord>,
+}
+
+/// What a pattern run left behind.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PatternRun {
+    pub pattern: Pattern,
+    pub steps: Vec<PatternStep>,
+}
+
 mod humantime_serde_compat {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::SystemTime;
@@ -227,6 +249,7 @@ impl Coordinated {
             started: SystemTime::UNIX_EPOCH,
             ended: SystemTime::UNIX_EPOCH,
             stopped: None,
+            pattern: None,
         }
     }
 }

@@ -38,7 +38,8 @@ fn img(png: &[u8], alt: &str) -> String {
     )
 }
 
-const STYLE: &str = "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1100px}
+pub(crate) const STYLE: &str =
+    "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1100px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:22px 0 6px;border-bottom:1px solid #ccc}
 .meta{color:#555;font-size:13px}.verdict{padding:10px 14px;margin:12px 0;font-size:16px;font-weight:bold}
 .ok{background:#e3f4e3;border-left:6px solid #2e8b2e}.bad{background:#fbe3e3;border-left:6px solid #c81e1e}
@@ -46,7 +47,7 @@ table{border-collapse:collapse;font-size:13px;margin:4px 0}td,th{border:1px soli
 th{background:#f0f0f0}td.n{text-align:right;font-variant-numeric:tabular-nums}.slow{color:#c81e1e;font-weight:bold}
 img{max-width:100%;border:1px solid #ddd;margin:4px 0}.none{color:#555;font-style:italic}";
 
-fn table(o: &mut String, head: &[&str], rows: Vec<Vec<String>>, empty: &str) {
+pub(crate) fn table(o: &mut String, head: &[&str], rows: Vec<Vec<String>>, empty: &str) {
     if rows.is_empty() {
         let _ = writeln!(o, "<p class=\"none\">{}</p>", escape(empty));
         return;

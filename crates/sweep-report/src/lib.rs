@@ -4,7 +4,9 @@
 //! `reread` takes a finished sweep's document (or folder) apart again,
 //! `phrases` holds the sentences the text and the page share, `text` is
 //! the one-page summary, `picture` the heatmap, change and histogram PNGs,
-//! `html` the self-contained page, `metrics` its Prometheus metrics.
+//! `html` the self-contained page, `metrics` its Prometheus metrics;
+//! `pattern` is a traffic pattern's report (bisection), `pattern_html`
+//! its page.
 //!
 //! Pure functions of data: no sockets, no libfabric, no clock, no
 //! printing, and no file opened here (the binary opens files and hands
@@ -23,6 +25,8 @@ pub mod fixtures;
 pub mod html;
 pub mod metrics;
 mod node_summary;
+pub mod pattern;
+pub mod pattern_html;
 mod phrases;
 pub mod picture;
 pub mod reread;

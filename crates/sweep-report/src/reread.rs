@@ -122,6 +122,7 @@ pub fn finished(doc: SweepDoc, file: PathBuf) -> Result<Finished, ReportError> {
             started,
             ended,
             stopped: doc.stopped,
+            pattern: None,
         },
         metric: doc.metric,
         limits: doc.limits,

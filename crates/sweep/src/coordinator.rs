@@ -12,8 +12,10 @@
 use crate::error::SweepError;
 use crate::protocol::{self, PairRole, ReadFail, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
 use fabdiag_engine::lat::LatFigure;
+use fabdiag_sweep_plan::pattern::bisection;
 use fabdiag_sweep_plan::{
-    first_records, Coordinated, Node, NodeStatus, Pair, PairNoted, PairRecord, Schedule, StepKind, StepRecord,
+    first_records, Coordinated, Node, NodeStatus, Pair, PairNoted, PairRecord, Pattern, PatternRun, PatternStep,
+    Schedule, StepKind, StepRecord,
 };
 use fabdiag_sweep_report::analysis::{Analysis, Better, Matrix, Rules};
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
@@ -21,6 +23,12 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant, SystemTime};
+
+/// How long after its order a pattern's flow starts its timed run: time
+/// for every pair of the split to connect and set up (the first split
+/// also opens every rank's endpoint), so that the flows' measured windows
+/// coincide and their figures add up to what the fabric carried at once.
+pub const FLOWS_START_MS: u64 = 3000;
 
 #[derive(Clone, Debug)]
 pub struct CoordConfig {
@@ -45,6 +53,8 @@ pub struct CoordConfig {
     pub earlier: Vec<PairRecord>,
     /// How every rank must prove who it is before it joins (`auth`).
     pub auth: Option<fabdiag_proto::auth::Auth>,
+    /// A traffic pattern to run instead of every pair in rounds.
+    pub pattern: Option<Pattern>,
 }
 
 /// What the coordinator tells whoever watches (progress, output files).
@@ -112,65 +122,16 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
     let nodes = c.nodes();
     c.obs.joined(&nodes);
 
-    let mut pairs = Vec::new();
-    let measured = |p: &PairRecord| p.value.is_some() && p.round.is_some();
-    let done: std::collections::HashSet<(usize, usize)> =
-        cfg.earlier.iter().filter(|p| measured(p)).map(|p| (p.a, p.b)).collect();
-    pairs.extend(cfg.earlier.iter().filter(|p| measured(p)).cloned());
-    let mut stopped = None;
-    if let Ok(s) = Schedule::on_rails(cfg.size, cfg.rails) {
-        for r in 0..s.rounds() {
-            let todo: Vec<Pair> = s.round(r).into_iter().filter(|p| !done.contains(&p.key())).collect();
-            if stopped.is_none() {
-                stopped = c.obs.stopped();
-            }
-            if let Some(why) = &stopped {
-                pairs.extend(todo.iter().map(|p| PairRecord {
-                    untested: true,
-                    error: Some(format!("not tested: the sweep was stopped by {why}").into()),
-                    ..PairRecord::planned(p, Some(r))
-                }));
-                continue;
-            }
-            c.obs.step(StepKind::Round, r, s.rounds());
-            if todo.is_empty() {
-                continue;
-            }
-            for rec in c.run_step(StepKind::Round, r, &todo) {
-                c.obs.pair(&rec);
-                pairs.push(rec);
-            }
+    let (pairs, retests, stopped, pattern) = match cfg.pattern {
+        Some(p) => {
+            let (run, stopped) = c.run_pattern(p);
+            (Vec::new(), Vec::new(), stopped, Some(run))
         }
-    }
-
-    // serial re-test of the suspects, with nothing else running
-    let mut retests = Vec::new();
-    if cfg.retest > 0 && stopped.is_none() {
-        let m = Matrix::of_pairs(cfg.size, &pairs);
-        let an = Analysis::of(&m, cfg.better, cfg.rules);
-        let chosen = an.retests(
-            &m,
-            |x| c.ranks.get(x).is_some_and(|r| r.node.status == NodeStatus::Ok),
-            cfg.retest,
-        );
-        // each suspect as first ordered (who was client)
-        let first = first_records(&pairs, chosen.iter().copied());
-        let suspects: Vec<Pair> = chosen
-            .iter()
-            .filter_map(|k| first.get(k))
-            .map(|p| Pair {
-                client: p.client,
-                server: p.server,
-            })
-            .collect();
-        for (i, p) in suspects.iter().enumerate() {
-            c.obs.step(StepKind::Retest, i, suspects.len());
-            for rec in c.run_step(StepKind::Retest, i, std::slice::from_ref(p)) {
-                c.obs.pair(&rec);
-                retests.push(rec);
-            }
+        None => {
+            let (pairs, retests, stopped) = c.run_sweep();
+            (pairs, retests, stopped, None)
         }
-    }
+    };
     c.finish();
     Ok(Coordinated {
         nodes: c.ranks.into_iter().map(|r| r.node).collect(),
@@ -182,6 +143,7 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
         started,
         ended: SystemTime::now(),
         stopped,
+        pattern,
     })
 }
 
@@ -448,6 +410,114 @@ impl Coordinator<'_> {
         true
     }
 
+    /// The sweep proper: every pair in its round, then the suspects
+    /// re-tested alone. The pairs, the re-tests, and why it stopped early.
+    fn run_sweep(&mut self) -> (Vec<PairRecord>, Vec<PairRecord>, Option<String>) {
+        let mut pairs = Vec::new();
+        let measured = |p: &PairRecord| p.value.is_some() && p.round.is_some();
+        let done: std::collections::HashSet<(usize, usize)> = self
+            .cfg
+            .earlier
+            .iter()
+            .filter(|p| measured(p))
+            .map(|p| (p.a, p.b))
+            .collect();
+        pairs.extend(self.cfg.earlier.iter().filter(|p| measured(p)).cloned());
+        let mut stopped = None;
+        if let Ok(s) = Schedule::on_rails(self.cfg.size, self.cfg.rails) {
+            for r in 0..s.rounds() {
+                let todo: Vec<Pair> = s.round(r).into_iter().filter(|p| !done.contains(&p.key())).collect();
+                if stopped.is_none() {
+                    stopped = self.obs.stopped();
+                }
+                if let Some(why) = &stopped {
+                    pairs.extend(todo.iter().map(|p| PairRecord {
+                        untested: true,
+                        error: Some(format!("not tested: the sweep was stopped by {why}").into()),
+                        ..PairRecord::planned(p, Some(r))
+                    }));
+                    continue;
+                }
+                self.obs.step(StepKind::Round, r, s.rounds());
+                if todo.is_empty() {
+                    continue;
+                }
+                for rec in self.run_step(StepKind::Round, r, &todo) {
+                    self.obs.pair(&rec);
+                    pairs.push(rec);
+                }
+            }
+        }
+
+        // serial re-test of the suspects, with nothing else running
+        let mut retests = Vec::new();
+        if self.cfg.retest > 0 && stopped.is_none() {
+            let m = Matrix::of_pairs(self.cfg.size, &pairs);
+            let an = Analysis::of(&m, self.cfg.better, self.cfg.rules);
+            let chosen = an.retests(
+                &m,
+                |x| self.ranks.get(x).is_some_and(|r| r.node.status == NodeStatus::Ok),
+                self.cfg.retest,
+            );
+            // each suspect as first ordered (who was client)
+            let first = first_records(&pairs, chosen.iter().copied());
+            let suspects: Vec<Pair> = chosen
+                .iter()
+                .filter_map(|k| first.get(k))
+                .map(|p| Pair {
+                    client: p.client,
+                    server: p.server,
+                })
+                .collect();
+            for (i, p) in suspects.iter().enumerate() {
+                self.obs.step(StepKind::Retest, i, suspects.len());
+                for rec in self.run_step(StepKind::Retest, i, std::slice::from_ref(p)) {
+                    self.obs.pair(&rec);
+                    retests.push(rec);
+                }
+            }
+        }
+        (pairs, retests, stopped)
+    }
+
+    /// A traffic pattern instead of the rounds: each split's flows at
+    /// once. Its steps, and why it stopped early.
+    fn run_pattern(&mut self, pattern: Pattern) -> (PatternRun, Option<String>) {
+        let Pattern::Bisection { by, splits, seed } = pattern;
+        let live: Vec<usize> = (0..self.ranks.len()).filter(|&r| self.live(r)).collect();
+        let hosts: Vec<String> = live
+            .iter()
+            .map(|&r| self.ranks[r].node.host.clone().unwrap_or_default())
+            .collect();
+        let mut steps = Vec::new();
+        let mut stopped = None;
+        for (index, split) in bisection(&live, &hosts, by, splits, seed).into_iter().enumerate() {
+            if stopped.is_none() {
+                stopped = self.obs.stopped();
+            }
+            let pairs = split.pairs();
+            let flows = match &stopped {
+                Some(why) => pairs
+                    .iter()
+                    .map(|p| PairRecord {
+                        untested: true,
+                        error: Some(format!("not tested: the run was stopped by {why}").into()),
+                        ..PairRecord::planned(p, Some(index))
+                    })
+                    .collect(),
+                None => {
+                    self.obs.step(StepKind::Split, index, splits);
+                    self.run_step(StepKind::Split, index, &pairs)
+                }
+            };
+            for f in &flows {
+                self.obs.pair(f);
+            }
+            steps.push(PatternStep { index, split, flows });
+        }
+        (PatternRun { pattern, steps }, stopped)
+    }
+
     fn live(&self, rank: usize) -> bool {
         self.ranks.get(rank).is_some_and(|r| r.conn.is_some())
     }
@@ -496,6 +566,7 @@ impl Coordinator<'_> {
         let label = match kind {
             StepKind::Round => format!("round {}", index + 1),
             StepKind::Retest => format!("re-test {}", index + 1),
+            StepKind::Split => format!("split {}", index + 1),
         };
         let t0 = Instant::now();
         let mut cpu = Duration::ZERO;
@@ -511,12 +582,14 @@ impl Coordinator<'_> {
                         role: PairRole::Client,
                         peer: p.server,
                         peer_addr: addr(p.server),
+                        start_in_ms: (kind == StepKind::Split).then_some(FLOWS_START_MS),
                     });
                     order[p.server] = Some(ToRank::Pair {
                         step,
                         role: PairRole::Server,
                         peer: p.client,
                         peer_addr: addr(p.client),
+                        start_in_ms: None,
                     });
                 }
                 (c, _) => {
@@ -549,20 +622,24 @@ impl Coordinator<'_> {
             self.note_counters(p, rec, c.as_mut(), s.as_mut());
             match (c, s) {
                 (Some(c), s) => {
+                    // a server that never answered was lost: say so beside
+                    // what the client saw, which names no rank
+                    let server_lost = (s.is_none() && !self.live(p.server)).then(|| self.why_not(p.server));
                     rec.elapsed_s = c.elapsed_s;
                     rec.measure_s = c.measure_s;
                     measure_s = measure_s.max(c.measure_s);
                     rec.rows = c.rows.into_iter().collect();
                     rec.value = c.value;
-                    rec.error = match (c.error, s.and_then(|s| s.error)) {
-                        (Some(ce), Some(se)) if ce != se => {
+                    rec.error = match (c.error, s.and_then(|s| s.error), server_lost) {
+                        (Some(ce), Some(se), _) if ce != se => {
                             Some(format!("{ce} (server rank {}: {se})", p.server).into())
                         }
-                        (Some(ce), _) => Some(ce.into()),
-                        (None, Some(se)) if rec.value.is_none() => {
+                        (Some(ce), None, Some(lost)) => Some(format!("{ce} (server {lost})").into()),
+                        (Some(ce), _, _) => Some(ce.into()),
+                        (None, Some(se), _) if rec.value.is_none() => {
                             Some(format!("server rank {}: {se}", p.server).into())
                         }
-                        (None, _) => None,
+                        (None, _, _) => None,
                     };
                     if rec.error.is_some() {
                         rec.value = None;

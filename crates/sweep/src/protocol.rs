@@ -104,6 +104,10 @@ pub enum ToRank {
         peer: usize,
         /// The peer's pair listener, "ip:port".
         peer_addr: String,
+        /// A pattern's flows start together: the client begins its timed
+        /// run this long after the order came, once the pair is set up.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        start_in_ms: Option<u64>,
     },
     Idle {
         step: u64,
@@ -261,6 +265,7 @@ mod tests {
             role: PairRole::Server,
             peer: 7,
             peer_addr: "198.18.0.8:4000".into(),
+            start_in_ms: Some(3000),
         };
         send(&a, &m).unwrap();
         assert_eq!(recv::<ToRank>(&b, None).unwrap(), m);

@@ -36,6 +36,9 @@ pub struct Order {
     pub me: usize,
     pub peer: usize,
     pub peer_addr: String,
+    /// When the client starts its timed run, at the soonest (a pattern's
+    /// flows start together).
+    pub start_at: Option<Instant>,
 }
 
 #[derive(Clone, Debug)]
@@ -340,6 +343,7 @@ pub fn work(
                 role,
                 peer,
                 peer_addr,
+                start_in_ms,
             } => {
                 let order = Order {
                     step,
@@ -347,6 +351,7 @@ pub fn work(
                     me: cfg.rank,
                     peer,
                     peer_addr: scoped(peer_addr, scope),
+                    start_at: start_in_ms.map(|ms| Instant::now() + Duration::from_millis(ms)),
                 };
                 line.begin(step, peer);
                 let out = runner.run(&order, Instant::now() + cfg.step_timeout);

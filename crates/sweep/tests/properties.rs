@@ -94,12 +94,20 @@ fn to_rank() -> impl Strategy<Value = ToRank> {
     prop_oneof![
         ".*".prop_map(|reason| ToRank::Refused { reason }),
         (".*", ".*").prop_map(|(nonce, mac)| ToRank::Challenge { nonce, mac }),
-        (any::<u64>(), any::<bool>(), any::<usize>(), ".*").prop_map(|(step, client, peer, peer_addr)| ToRank::Pair {
-            step,
-            role: if client { PairRole::Client } else { PairRole::Server },
-            peer,
-            peer_addr,
-        }),
+        (
+            any::<u64>(),
+            any::<bool>(),
+            any::<usize>(),
+            ".*",
+            proptest::option::of(any::<u64>())
+        )
+            .prop_map(|(step, client, peer, peer_addr, start_in_ms)| ToRank::Pair {
+                step,
+                role: if client { PairRole::Client } else { PairRole::Server },
+                peer,
+                peer_addr,
+                start_in_ms,
+            }),
         any::<u64>().prop_map(|step| ToRank::Idle { step }),
         Just(ToRank::Finish),
     ]

@@ -29,6 +29,7 @@ mod monitor;
 mod netns;
 mod op_contexts;
 mod package;
+mod pattern;
 mod serve;
 mod streams;
 mod sweep;

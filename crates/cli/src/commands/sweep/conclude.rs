@@ -38,6 +38,9 @@ pub(super) fn conclude(
     baseline: Option<&Baseline>,
 ) -> u8 {
     let Led { sweep, recorded } = led;
+    if sweep.pattern.is_some() {
+        return super::pattern::conclude(prog, o, setup, sweep, recorded, measured_by);
+    }
     let doc = fabdiag_sweep_report::build(fabdiag_sweep_report::Inputs {
         sweep,
         metric: setup.metric.clone(),

@@ -3,13 +3,16 @@
 //! (`plan`); `--report` makes a finished sweep's report again (`remake`);
 //! `--simulate N` runs the coordinator and N stand-in ranks here
 //! (`simulate`); else every rank runs pair tests as ordered and rank 0
-//! also runs the coordinator in a thread (`real`, `rank0`). Only rank 0
+//! also runs the coordinator in a thread (`real`, `rank0`); `--pattern`
+//! runs a traffic pattern on the same machinery instead, and `pattern`
+//! reports it. Only rank 0
 //! prints (the report, `conclude`) unless a rank fails on its own; the
 //! exit code says what the sweep found. This file only dispatches.
 
 mod conclude;
 mod files;
 mod held;
+mod pattern;
 mod plan;
 mod progress;
 mod rank0;
@@ -59,6 +62,21 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             prog,
             exit::USAGE,
             &format!("{given}: a sweep finds its peers itself (give no address and no --local)"),
+        );
+    }
+    // a pattern's flows must overlap: each runs for the same time at once
+    if opts.pattern.is_some() && inv.spec.duration_s.is_none() {
+        return fail(
+            prog,
+            exit::USAGE,
+            "--pattern bisection needs the pair tool's -D SECONDS, so every flow runs at once for the same time (e.g. -D 5)",
+        );
+    }
+    if opts.pattern.is_some() && inv.threshold.is_some() {
+        return fail(
+            prog,
+            exit::USAGE,
+            "--min-bw judges one pair at a time, not a pattern's flows together: give --expect (one node's rate) instead",
         );
     }
     let setup = Setup::new(&opts, &inv);

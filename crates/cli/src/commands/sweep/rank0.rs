@@ -93,7 +93,11 @@ impl Coordinator {
         stop: &Stop,
     ) -> Result<(), String> {
         let sched = Schedule::on_rails(cfg.size, cfg.rails).ok();
-        let (rounds, pairs) = sched.map_or((0, 0), |s| (s.rounds(), s.total_pairs()));
+        let (rounds, pairs) = match cfg.pattern {
+            // (a split's flows are known once the ranks have joined)
+            Some(fabdiag_sweep_plan::Pattern::Bisection { splits, .. }) => (splits, splits * (cfg.size / 2)),
+            None => sched.map_or((0, 0), |s| (s.rounds(), s.total_pairs())),
+        };
         let mut watch = Progress::new(o.output.as_deref().map(Path::new), rounds, pairs, stop.clone())?;
         let thread = std::thread::Builder::new()
             .name("fabdiag-coordinator".into())

@@ -138,6 +138,7 @@ impl Setup {
             retest: o.retest,
             earlier,
             auth: None,
+            pattern: o.pattern,
         }
     }
 

@@ -1,5 +1,6 @@
 //! Eight (or n) "nodes" for the tests that cross a network with many
-//! ranks: network namespaces on a bridge in a switch namespace, each port
+//! ranks: network namespaces on a bridge in a switch namespace (or on two
+//! bridges joined by one spine cable), each port
 //! shaped like a real link, with the faults the tests plant (a slowed link
 //! or node, a cable pulled). Needs root and iproute2; removes what it made
 //! when dropped.
@@ -25,6 +26,18 @@ pub struct Cluster {
 
 impl Cluster {
     pub fn new(n: usize) -> Cluster {
+        Cluster::on_leaves(n, false)
+    }
+
+    /// Two "leaf switches" (bridges br0 and br1 in the switch namespace),
+    /// nodes 0 to n/2-1 on br0 and the rest on br1, joined by one "spine"
+    /// cable (a veth pair between the bridges) that `spine` can shape: an
+    /// oversubscribed fabric's cut between two halves.
+    pub fn two_leaves(n: usize) -> Cluster {
+        Cluster::on_leaves(n, true)
+    }
+
+    fn on_leaves(n: usize, two: bool) -> Cluster {
         require_root();
         // unique per cluster, in case two ever run at once in this process
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -33,8 +46,20 @@ impl Cluster {
         let c = Cluster { tag, n };
         let sw = c.switch();
         must(&["ip", "netns", "add", &sw]);
-        must(&["ip", "-n", &sw, "link", "add", "br0", "type", "bridge"]);
-        must(&["ip", "-n", &sw, "link", "set", "br0", "up"]);
+        let bridges: &[&str] = if two { &["br0", "br1"] } else { &["br0"] };
+        for br in bridges {
+            must(&["ip", "-n", &sw, "link", "add", br, "type", "bridge"]);
+            must(&["ip", "-n", &sw, "link", "set", br, "up"]);
+        }
+        if two {
+            must(&[
+                "ip", "-n", &sw, "link", "add", "sp0", "type", "veth", "peer", "name", "sp1",
+            ]);
+            for (end, br) in [("sp0", "br0"), ("sp1", "br1")] {
+                must(&["ip", "-n", &sw, "link", "set", end, "master", br]);
+                must(&["ip", "-n", &sw, "link", "set", end, "up"]);
+            }
+        }
         for i in 0..n {
             let ns = c.node(i);
             let (inner, outer) = (format!("e{i}x{}", c.tag), c.port(i));
@@ -55,7 +80,8 @@ impl Cluster {
             ]);
             must(&["ip", "-n", &ns, "link", "set", "eth0", "up"]);
             must(&["ip", "-n", &ns, "link", "set", "lo", "up"]);
-            must(&["ip", "-n", &sw, "link", "set", &outer, "master", "br0"]);
+            let br = if two && i >= n / 2 { "br1" } else { "br0" };
+            must(&["ip", "-n", &sw, "link", "set", &outer, "master", br]);
             must(&["ip", "-n", &sw, "link", "set", &outer, "up"]);
             c.shape(&sw, &outer, LINK_RATE);
         }
@@ -108,6 +134,13 @@ impl Cluster {
             ]);
         }
     }
+    /// The spine cable between the two leaves at `rate`, each way.
+    pub fn spine(&self, rate: &str) {
+        for end in ["sp0", "sp1"] {
+            self.shape(&self.switch(), end, rate);
+        }
+    }
+
     /// Everything into and out of node i at `rate` (tbf on both veth ends).
     pub fn slow_node(&self, i: usize, rate: &str) {
         self.shape(&self.node(i), "eth0", rate);
