@@ -159,22 +159,22 @@ fn a_bisection_prints_each_split_and_refuses_what_it_cannot_run() {
     }
 }
 
-/// Rank 0's document of a bisection by rank on `c` (write-bw, -D `secs`,
-/// 64 KiB).
+/// A bisection by rank of real ranks over tcp, write-bw of 64 KiB.
+const BY_RANK: &[&str] = &[
+    "-P",
+    "tcp",
+    "-s",
+    "65536",
+    "--pattern",
+    "bisection",
+    "--split-by",
+    "rank",
+];
+
+/// Rank 0's document of a bisection by rank on `c` (-D `secs`).
 fn bisect(c: &Cluster, secs: &str) -> Value {
     let port = free_port();
-    let args: &[&str] = &[
-        "-P",
-        "tcp",
-        "-s",
-        "65536",
-        "-D",
-        secs,
-        "--pattern",
-        "bisection",
-        "--split-by",
-        "rank",
-    ];
+    let args: &[&str] = &[BY_RANK, &["-D", secs]].concat();
     let others: Vec<Proc> = (1..c.n).map(|r| Proc::spawn(&mut c.rank(r, port, args))).collect();
     let zero = Proc::spawn(&mut c.rank(0, port, &[args, &["--json"]].concat())).wait(LIMIT * 2);
     for (i, p) in others.into_iter().enumerate() {
@@ -217,22 +217,7 @@ fn a_rank_killed_mid_pattern_ends_its_flows_with_the_reason_and_the_rest_finish(
     let dir = tempfile::tempdir().expect("a folder");
     let out = dir.path().to_str().expect("a path");
     let coord = format!("127.0.0.1:{}", free_port());
-    let args: &[&str] = &[
-        "-P",
-        "tcp",
-        "-s",
-        "65536",
-        "-D",
-        "2",
-        "--pattern",
-        "bisection",
-        "--split-by",
-        "rank",
-        "--splits",
-        "3",
-        "--pair-timeout",
-        "20",
-    ];
+    let args: &[&str] = &[BY_RANK, &["-D", "2", "--splits", "3", "--pair-timeout", "20"]].concat();
     let rank = |r: usize, extra: &[&str]| {
         let mut c = fabdiag(&["sweep", "--coordinator", &coord]);
         c.args(args).args(extra);
