@@ -252,6 +252,16 @@ fn a_rank_killed_mid_pattern_ends_its_flows_with_the_reason_and_the_rest_finish(
     }
     let text = std::fs::read_to_string(dir.path().join("summary.txt")).expect("the summary");
     assert!(dir.path().join("report.html").is_file() && dir.path().join("pattern.json").is_file());
+    // its flows are no sweep's pairs: no sweep report is made of them
+    let o = run(&["sweep", "--report", out], SHORT);
+    assert_eq!(o.code, Some(1), "{}", o.stdout);
+    assert!(
+        one_line(&o.stderr).ends_with(
+            "it holds a traffic pattern's run (pattern.json), whose report is its summary.txt and report.html"
+        ),
+        "{}",
+        o.stderr
+    );
     assert!(text.contains("\nrank 3 ("), "{text}");
     for p in others.drain(..2) {
         let o = p.wait(LIMIT);

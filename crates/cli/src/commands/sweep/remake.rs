@@ -20,6 +20,22 @@ use std::time::Duration;
 /// given stays as the sweep had it); nothing runs. Written to `--output`
 /// when given (the same folder rewrites its report), printed either way.
 pub(super) fn remake(prog: &str, o: &SweepOptions, path: &str) -> u8 {
+    // a pattern run's flows are no sweep's pairs: its report is its own
+    let at = Path::new(path);
+    let pattern = if at.is_dir() {
+        at.join("pattern.json")
+    } else {
+        at.to_path_buf()
+    };
+    if pattern.file_name().is_some_and(|n| n == "pattern.json") && pattern.is_file() {
+        return fail(
+            prog,
+            exit::USAGE,
+            &format!(
+                "--report {path}: it holds a traffic pattern's run (pattern.json), whose report is its summary.txt and report.html"
+            ),
+        );
+    }
     let f = match folder::read(Path::new(path)) {
         Ok(f) => f,
         Err(e) => return fail(prog, exit::USAGE, &e.to_string()),
