@@ -277,7 +277,7 @@ fn verdict_text(o: &mut String, doc: &PatternDoc) {
         let _ = writeln!(o, "rank {}: {why}", host(doc, *n));
     }
     if let Some(s) = &doc.stopped {
-        let _ = writeln!(o, "stopped by {s}: the splits after it were not run");
+        let _ = writeln!(o, "stopped by {s}: the splits left were not run");
     }
     let _ = writeln!(
         o,

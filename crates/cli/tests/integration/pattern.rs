@@ -211,27 +211,35 @@ fn a_bisection_across_an_oversubscribed_spine_is_held_to_the_spines_rate() {
     );
 }
 
-#[test]
-fn a_rank_killed_mid_pattern_ends_its_flows_with_the_reason_and_the_rest_finish() {
-    let _cpu = cpu();
-    let dir = tempfile::tempdir().expect("a folder");
+/// Four real ranks on loopback running `splits` bisections by rank, rank 0
+/// writing JSON and `--output` to `dir`, once the first split's two flows
+/// are recorded: (ranks 1 to 3, rank 0).
+fn pattern_under_way(dir: &tempfile::TempDir, splits: &str) -> (Vec<Proc>, Proc) {
     let out = dir.path().to_str().expect("a path");
     let coord = format!("127.0.0.1:{}", free_port());
-    let args: &[&str] = &[BY_RANK, &["-D", "2", "--splits", "3", "--pair-timeout", "20"]].concat();
+    let args: &[&str] = &[BY_RANK, &["-D", "2", "--splits", splits, "--pair-timeout", "20"]].concat();
     let rank = |r: usize, extra: &[&str]| {
         let mut c = fabdiag(&["sweep", "--coordinator", &coord]);
         c.args(args).args(extra);
         c.env("FABDIAG_RANK", r.to_string()).env("FABDIAG_SIZE", "4");
         Proc::spawn(&mut c)
     };
-    let mut others: Vec<Proc> = (1..4).map(|r| rank(r, &[])).collect();
+    let others: Vec<Proc> = (1..4).map(|r| rank(r, &[])).collect();
     let zero = rank(0, &["--json", "--output", out]);
-    // the first split's two flows recorded, then rank 3 killed
     let t0 = std::time::Instant::now();
     while std::fs::read_to_string(dir.path().join("pairs.jsonl")).map_or(0, |t| t.lines().count()) < 2 {
         assert!(t0.elapsed() < LIMIT, "the first split never ended");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    (others, zero)
+}
+
+#[test]
+fn a_rank_killed_mid_pattern_ends_its_flows_with_the_reason_and_the_rest_finish() {
+    let _cpu = cpu();
+    let dir = tempfile::tempdir().expect("a folder");
+    let out = dir.path().to_str().expect("a path");
+    let (mut others, zero) = pattern_under_way(&dir, "3");
     others[2].signal(nix::sys::signal::Signal::SIGKILL);
     let zero = zero.wait(LIMIT * 2);
     assert_eq!(zero.code, Some(2), "{}", zero.stderr);
@@ -266,5 +274,51 @@ fn a_rank_killed_mid_pattern_ends_its_flows_with_the_reason_and_the_rest_finish(
     for p in others.drain(..2) {
         let o = p.wait(LIMIT);
         assert_eq!(o.code, Some(0), "{}", o.stderr);
+    }
+}
+
+#[test]
+fn a_stop_signal_to_every_rank_ends_the_pattern_with_what_it_measured() {
+    use nix::sys::signal::Signal;
+    let _cpu = cpu();
+    let dir = tempfile::tempdir().expect("a folder");
+    let (others, zero) = pattern_under_way(&dir, "4");
+    zero.signal(Signal::SIGTERM);
+    for p in &others {
+        p.signal(Signal::SIGTERM);
+    }
+    let zero = zero.wait(LIMIT * 2);
+    assert_eq!(
+        (zero.code, zero.signal),
+        (None, Some(Signal::SIGTERM as i32)),
+        "{}",
+        zero.stderr
+    );
+    let doc = zero.json();
+    assert_eq!(doc["stopped"], "SIGTERM");
+    let flows: Vec<&Value> = doc["splits"]
+        .as_array()
+        .expect("splits")
+        .iter()
+        .flat_map(|s| s["flows"].as_array().expect("flows"))
+        .collect();
+    assert_eq!(flows.len(), 8, "every split's flows are in the report");
+    let measured = flows.iter().filter(|f| f["value"].is_number()).count();
+    let untested = doc["verdict"]["untested_flows"].as_u64().unwrap_or(0) as usize;
+    assert!(
+        measured >= 2 && untested >= 2,
+        "{measured} measured, {untested} not run"
+    );
+    assert_eq!(measured + untested, 8, "{}", doc["splits"]);
+    for f in flows.iter().filter(|f| !f["value"].is_number()) {
+        assert_eq!(f["error"], "not tested: the run was stopped by SIGTERM", "{f}");
+    }
+    let text = std::fs::read_to_string(dir.path().join("summary.txt")).expect("the summary");
+    assert!(
+        text.contains("\nstopped by SIGTERM: the splits left were not run\n"),
+        "{text}"
+    );
+    for p in others {
+        assert_eq!(p.wait(LIMIT).signal, Some(Signal::SIGTERM as i32));
     }
 }
