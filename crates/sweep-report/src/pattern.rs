@@ -96,20 +96,10 @@ pub struct PatternInputs<'a> {
     pub libfabric_version: Option<String>,
 }
 
-fn median(v: &mut [f64]) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(v[n / 2]),
-        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    }
-}
-
 fn summary(step: &PatternStep, fraction: f64, expect: Option<f64>, streams: f64) -> SplitSummary {
     let values: Vec<f64> = step.flows.iter().filter_map(|f| f.value).collect();
     let aggregate: f64 = values.iter().sum();
-    let middle = median(&mut values.clone());
+    let middle = (!values.is_empty()).then(|| crate::analysis::median(&mut values.clone()));
     let flows = step
         .flows
         .iter()
@@ -190,7 +180,8 @@ fn ranks(v: &[usize]) -> String {
     }
 }
 
-fn host(doc: &PatternDoc, rank: usize) -> String {
+/// A rank and its host, "3 (node3)" (unescaped).
+pub(crate) fn host(doc: &PatternDoc, rank: usize) -> String {
     match doc.nodes.get(rank).and_then(|n| n.host.as_deref()) {
         Some(h) => format!("{rank} ({h})"),
         None => rank.to_string(),

@@ -10,10 +10,7 @@ use crate::pattern::{PatternDoc, SplitSummary};
 use std::fmt::Write;
 
 fn who(doc: &PatternDoc, rank: usize) -> String {
-    match doc.nodes.get(rank).and_then(|n| n.host.as_deref()) {
-        Some(h) => escape(&format!("{rank} ({h})")),
-        None => rank.to_string(),
-    }
+    escape(&crate::pattern::host(doc, rank))
 }
 
 pub fn page(doc: &PatternDoc) -> String {

@@ -133,10 +133,18 @@ impl PairRunner for FabricRunner {
     fn run(&mut self, order: &Order, deadline: Instant) -> SideOutcome {
         let t0 = Instant::now();
         let mut timing = Timing::default();
-        // (a pattern's flow: its timed run starts with the others')
-        let env = Env {
-            start_not_before: order.start_at,
-            ..self.env.clone()
+        // (a pattern's flow: its timed run starts with the others'; a
+        // sweep's pair test takes the rank's environment as it is)
+        let timed;
+        let env = match order.start_at {
+            Some(at) => {
+                timed = Env {
+                    start_not_before: Some(at),
+                    ..self.env.clone()
+                };
+                &timed
+            }
+            None => &self.env,
         };
         let result = match self.spec.clone() {
             None => Err(Fail::Before("no test configured".to_string())),
@@ -144,7 +152,7 @@ impl PairRunner for FabricRunner {
                 PairRole::Client => self
                     .connect(order, deadline)
                     .map_err(Fail::Before)
-                    .and_then(|s| self.station.client(spec, &env, s, &mut timing).map_err(Fail::Test)),
+                    .and_then(|s| self.station.client(spec, env, s, &mut timing).map_err(Fail::Test)),
                 PairRole::Server => self
                     .accept(order, deadline)
                     .map_err(Fail::Before)
