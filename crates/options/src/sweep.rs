@@ -40,6 +40,7 @@ enum SweepOpt {
     SplitBy,
     Splits,
     Seed,
+    Receivers,
     Expect,
     Help,
 }
@@ -195,7 +196,7 @@ const TABLE: &[(SweepOpt, &str, Option<&str>, &str)] = &[
         SweepOpt::Pattern,
         "pattern",
         Some("NAME"),
-        "Run a traffic pattern instead of every pair in turn: bisection (every rank of one half streams to its partner in the other, all at once; needs the pair tool's -D)",
+        "Run a traffic pattern instead of every pair in turn (needs the pair tool's -D): bisection (every rank of one half streams to its partner in the other, all at once), incast (every other rank into one receiver at once, after one sender alone), or alltoall (every rank to every other, in shifted phases)",
     ),
     (
         SweepOpt::SplitBy,
@@ -216,10 +217,16 @@ const TABLE: &[(SweepOpt, &str, Option<&str>, &str)] = &[
         "The seed random splits are drawn from (default 1; the same seed, the same splits)",
     ),
     (
+        SweepOpt::Receivers,
+        "receivers",
+        Some("LIST"),
+        "The ranks an incast sends into, comma-separated (default: every rank in turn)",
+    ),
+    (
         SweepOpt::Expect,
         "expect",
         Some("MB/S"),
-        "What one node's NIC can carry each way: each split's aggregate is also given as a fraction of what its flows' NICs could carry",
+        "What one node's NIC can carry each way: a bisection's or an incast's aggregate is also given as a fraction of what its NICs could carry",
     ),
     (SweepOpt::Help, "help", None, "Print this help text and exit"),
 ];
@@ -279,6 +286,17 @@ pub struct SweepOptions {
     pub pattern: Option<Pattern>,
     /// `--expect`: one node's NIC's rate each way, MB/s.
     pub expect: Option<f64>,
+    /// The pattern's own options as given, made into `pattern` once
+    /// every option is read (they may come before `--pattern`).
+    parts: PatternParts,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+struct PatternParts {
+    by: Option<SplitBy>,
+    splits: Option<usize>,
+    seed: Option<u64>,
+    receivers: Vec<usize>,
 }
 
 /// The outlier rules given on the command line, each only when it was
@@ -292,6 +310,21 @@ pub struct GivenRules {
 }
 
 impl SweepOptions {
+    /// What of these options cannot hold for a run of `size` ranks (an
+    /// incast into a rank there is not).
+    pub fn fits(&self, size: usize) -> Result<(), String> {
+        match &self.pattern {
+            Some(Pattern::Incast { receivers }) => match receivers.iter().find(|&&r| r >= size) {
+                Some(r) => Err(format!(
+                    "--receivers names rank {r}, and the run has {size} ranks (0 to {})",
+                    size.saturating_sub(1)
+                )),
+                None => Ok(()),
+            },
+            _ => Ok(()),
+        }
+    }
+
     pub fn given_rules(&self) -> GivenRules {
         let given = |name: &str| self.given.contains(&name);
         GivenRules {
@@ -408,6 +441,7 @@ impl Default for SweepOptions {
             sim_slow_links: Vec::new(),
             pattern: None,
             expect: None,
+            parts: PatternParts::default(),
         }
     }
 }
@@ -535,7 +569,7 @@ fn take(
         SweepOpt::PairTimeout => o.pair_timeout_s = Some(at_most(name, &value, WEEK_S, "s, a week")?),
         SweepOpt::Simulate => o.simulate = Some(number(name, &value)?),
         SweepOpt::SimPairMs => o.sim_pair_ms = at_most(name, &value, 60_000, "ms")?,
-        SweepOpt::Pattern | SweepOpt::SplitBy | SweepOpt::Splits | SweepOpt::Seed => {
+        SweepOpt::Pattern | SweepOpt::SplitBy | SweepOpt::Splits | SweepOpt::Seed | SweepOpt::Receivers => {
             pattern_option(o, id, name, &value)?
         }
         SweepOpt::Expect => {
@@ -567,23 +601,29 @@ fn take(
     Ok(())
 }
 
-/// `--pattern`, `--split-by`, `--splits` or `--seed` into `o`'s pattern
-/// (a bisection by node, one split, seed 1, until they say otherwise).
+/// `--pattern`, or one of its own options, into `o` (its parts are put
+/// together by `pattern_checks`).
 fn pattern_option(o: &mut SweepOptions, id: SweepOpt, name: &str, value: &str) -> Result<(), OptionError> {
-    let Pattern::Bisection { by, splits, seed } = o.pattern.get_or_insert(Pattern::Bisection {
-        by: SplitBy::Node,
-        splits: 1,
-        seed: 1,
-    });
+    let p = &mut o.parts;
     match id {
-        SweepOpt::Pattern if value == "bisection" => {}
         SweepOpt::Pattern => {
-            return Err(OptionError::Invalid(format!(
-                "invalid --pattern: '{value}' (bisection)"
-            )))
+            o.pattern = Some(match value {
+                "bisection" => Pattern::Bisection {
+                    by: SplitBy::Node,
+                    splits: 1,
+                    seed: 1,
+                },
+                "incast" => Pattern::Incast { receivers: Vec::new() },
+                "alltoall" => Pattern::AllToAll,
+                _ => {
+                    return Err(OptionError::Invalid(format!(
+                        "invalid --pattern: '{value}' (bisection, incast or alltoall)"
+                    )))
+                }
+            })
         }
         SweepOpt::SplitBy => {
-            *by = match value {
+            p.by = Some(match value {
                 "node" => SplitBy::Node,
                 "rank" => SplitBy::Rank,
                 "random" => SplitBy::Random,
@@ -592,15 +632,54 @@ fn pattern_option(o: &mut SweepOptions, id: SweepOpt, name: &str, value: &str) -
                         "invalid --split-by: '{value}' (node, rank or random)"
                     )))
                 }
-            }
+            })
         }
         SweepOpt::Splits => {
-            *splits = at_most(name, value, 1000, "splits")? as usize;
-            if *splits == 0 {
+            let n = at_most(name, value, 1000, "splits")? as usize;
+            if n == 0 {
                 return Err(OptionError::Invalid("invalid --splits: '0' (1 or more)".into()));
             }
+            p.splits = Some(n);
         }
-        _ => *seed = number(name, value)?,
+        SweepOpt::Receivers => {
+            for item in value.split(',') {
+                let r: usize = number(name, item)?;
+                if !p.receivers.contains(&r) {
+                    p.receivers.push(r);
+                }
+            }
+        }
+        _ => p.seed = Some(number(name, value)?),
+    }
+    Ok(())
+}
+
+/// The pattern with its own options put in, or what does not go with it.
+fn pattern_parts(o: &mut SweepOptions) -> Result<(), OptionError> {
+    let given = |n: &str| o.given.contains(&n);
+    let p = std::mem::take(&mut o.parts);
+    let belongs = |n: &str| match n {
+        "receivers" => "incast",
+        _ => "bisection",
+    };
+    match &mut o.pattern {
+        Some(Pattern::Bisection { by, splits, seed }) => {
+            *by = p.by.unwrap_or(*by);
+            *splits = p.splits.unwrap_or(*splits);
+            *seed = p.seed.unwrap_or(*seed);
+        }
+        Some(Pattern::Incast { receivers }) => *receivers = p.receivers,
+        _ => {}
+    }
+    let name = o.pattern.as_ref().map(Pattern::name);
+    if let Some(n) = ["split-by", "splits", "seed", "receivers"]
+        .into_iter()
+        .find(|n| given(n) && name != Some(belongs(n)))
+    {
+        return Err(OptionError::Invalid(format!(
+            "--{n} goes with --pattern {}",
+            belongs(n)
+        )));
     }
     Ok(())
 }
@@ -608,19 +687,27 @@ fn pattern_option(o: &mut SweepOptions, id: SweepOpt, name: &str, value: &str) -
 /// What a pattern run cannot take: a latency test, the sweep's own pair
 /// bookkeeping (resume, re-tests, a baseline, rails, a plan), and pattern
 /// options without `--pattern`.
-fn pattern_checks(o: &SweepOptions) -> Result<(), OptionError> {
+fn pattern_checks(o: &mut SweepOptions) -> Result<(), OptionError> {
+    pattern_parts(o)?;
     let given = |n: &str| o.given.contains(&n);
-    if !given("pattern") {
-        if let Some(n) = ["split-by", "splits", "seed", "expect"].into_iter().find(|n| given(n)) {
-            return Err(OptionError::Invalid(format!("--{n} goes with --pattern bisection")));
+    let Some(name) = o.pattern.as_ref().map(Pattern::name) else {
+        if given("expect") {
+            return Err(OptionError::Invalid(
+                "--expect goes with --pattern bisection or incast".into(),
+            ));
         }
         return Ok(());
-    }
+    };
     if o.tool.is_latency() {
         return Err(OptionError::Invalid(format!(
-            "--pattern bisection streams bandwidth; {} measures latency (use write-bw, read-bw or send-bw)",
+            "--pattern {name} streams bandwidth; {} measures latency (use write-bw, read-bw or send-bw)",
             o.tool.subcommand()
         )));
+    }
+    if given("expect") && name == "alltoall" {
+        return Err(OptionError::Invalid(
+            "--expect goes with --pattern bisection or incast".into(),
+        ));
     }
     let alone = ["resume", "retest", "baseline", "rails", "plan", "report", "metrics"];
     if let Some(n) = alone.into_iter().find(|n| given(n)) {
@@ -632,8 +719,8 @@ fn pattern_checks(o: &SweepOptions) -> Result<(), OptionError> {
 }
 
 /// `o` whole, checked as a whole: what one option says against another.
-fn checked(o: SweepOptions) -> Result<SweepOptions, OptionError> {
-    pattern_checks(&o)?;
+fn checked(mut o: SweepOptions) -> Result<SweepOptions, OptionError> {
+    pattern_checks(&mut o)?;
     if o.given.contains(&"figure") && !o.tool.is_latency() && o.report.is_none() {
         return Err(OptionError::Invalid(format!(
             "--figure is for latency tests; {} pairs are judged by their bandwidth (add --lat or a latency --tool)",
@@ -765,10 +852,41 @@ mod tests {
                 Some(12.5)
             )
         );
+        // the pattern's own options may come before it
+        let i = ok(&["--receivers", "3,1,3", "--pattern", "incast", "--expect", "5"]);
+        assert_eq!(i.pattern, Some(Pattern::Incast { receivers: vec![3, 1] }));
+        assert_eq!(i.fits(4), Ok(()));
+        assert_eq!(
+            i.fits(3),
+            Err("--receivers names rank 3, and the run has 3 ranks (0 to 2)".into())
+        );
+        assert_eq!(ok(&["--pattern", "alltoall"]).pattern, Some(Pattern::AllToAll));
         for (a, m) in [
-            (&["--pattern", "incast"][..], "invalid --pattern: 'incast' (bisection)"),
+            (
+                &["--pattern", "ring"][..],
+                "invalid --pattern: 'ring' (bisection, incast or alltoall)",
+            ),
             (&["--splits", "2"][..], "--splits goes with --pattern bisection"),
-            (&["--expect", "10"][..], "--expect goes with --pattern bisection"),
+            (
+                &["--pattern", "incast", "--seed", "2"][..],
+                "--seed goes with --pattern bisection",
+            ),
+            (
+                &["--pattern", "bisection", "--receivers", "2"][..],
+                "--receivers goes with --pattern incast",
+            ),
+            (
+                &["--pattern", "incast", "--receivers", "2,x"][..],
+                "invalid --receivers: 'x'",
+            ),
+            (
+                &["--expect", "10"][..],
+                "--expect goes with --pattern bisection or incast",
+            ),
+            (
+                &["--pattern", "alltoall", "--expect", "10"][..],
+                "--expect goes with --pattern bisection or incast",
+            ),
             (
                 &["--pattern", "bisection", "--split-by", "half"][..],
                 "invalid --split-by: 'half' (node, rank or random)",

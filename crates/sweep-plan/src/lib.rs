@@ -10,7 +10,7 @@ pub mod pattern;
 pub mod records;
 pub mod schedule;
 
-pub use pattern::{Pattern, Split, SplitBy};
+pub use pattern::{Pattern, Shape, Split, SplitBy};
 pub use records::{
     first_records, Coordinated, Node, NodeStatus, PairNoted, PairRecord, PatternRun, PatternStep, RowFigure, StepKind,
     StepRecord,

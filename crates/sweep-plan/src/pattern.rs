@@ -3,7 +3,10 @@
 //! by node, or at random from a seed, repeated as GPCNET and LinkTest do)
 //! and pairs the i-th rank of one half with the i-th of the other; every
 //! pair of a split streams at once, so together they load the fabric's
-//! cut between the halves. What a pattern run leaves is records'
+//! cut between the halves. Incast sends from every other rank into one
+//! receiver at once, after one sender alone to it for reference. All-to-
+//! all runs shifted phases, rank i to rank i+k in phase k, as collectives
+//! do. `steps` makes a pattern's steps; what a run leaves is records'
 //! `PatternRun`.
 //! Pure arithmetic and plain data: no I/O, no clock.
 
@@ -37,13 +40,115 @@ impl SplitBy {
 }
 
 /// A pattern as asked for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Pattern {
     /// `splits` splits of the ranks in two halves, chosen `by`; `seed`
     /// draws the random ones (the same seed, the same splits, with the
     /// same fabdiag).
     Bisection { by: SplitBy, splits: usize, seed: u64 },
+    /// Every other rank into each receiver at once: the ranks named, or
+    /// (empty) every rank in turn.
+    Incast {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        receivers: Vec<usize>,
+    },
+    /// Every rank to every other, one shift per phase.
+    #[serde(rename = "alltoall")]
+    AllToAll,
+}
+
+impl Pattern {
+    /// Its name on the command line.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Pattern::Bisection { .. } => "bisection",
+            Pattern::Incast { .. } => "incast",
+            Pattern::AllToAll => "alltoall",
+        }
+    }
+}
+
+/// What one step of a pattern is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Shape {
+    /// A bisection's split.
+    Split(Split),
+    /// One sender alone into `receiver`: the figure its incast is held
+    /// against.
+    Single { receiver: usize },
+    /// Every other rank into `receiver` at once.
+    Incast { receiver: usize },
+    /// All-to-all: every rank to the rank `shift` places on.
+    Phase { shift: usize },
+}
+
+impl Shape {
+    /// How the run's progress and its errors name the step.
+    pub fn label(&self, index: usize) -> String {
+        match self {
+            Shape::Split(_) => format!("split {}", index + 1),
+            Shape::Single { receiver } => format!("one flow into rank {receiver}"),
+            Shape::Incast { receiver } => format!("incast into rank {receiver}"),
+            Shape::Phase { shift } => format!("phase {shift}"),
+        }
+    }
+}
+
+/// A pattern's steps over the ranks taking part (`ranks`, in rank order;
+/// `hosts[i]` is `ranks[i]`'s node): each step's shape and its flows, all
+/// of a step's flows at once. An incast receiver that is not taking part
+/// still has its steps, with flows that cannot run.
+pub fn steps(pattern: &Pattern, ranks: &[usize], hosts: &[String]) -> Vec<(Shape, Vec<Pair>)> {
+    match pattern {
+        Pattern::Bisection { by, splits, seed } => bisection(ranks, hosts, *by, *splits, *seed)
+            .into_iter()
+            .map(|s| {
+                let pairs = s.pairs();
+                (Shape::Split(s), pairs)
+            })
+            .collect(),
+        Pattern::Incast { receivers } => {
+            let into = if receivers.is_empty() {
+                ranks
+            } else {
+                receivers.as_slice()
+            };
+            into.iter().flat_map(|&r| incast(ranks, r)).collect()
+        }
+        Pattern::AllToAll => (1..ranks.len())
+            .map(|k| (Shape::Phase { shift: k }, shifted(ranks, k)))
+            .collect(),
+    }
+}
+
+/// The two steps of an incast into `receiver`: the sender after it
+/// alone, then every sender at once (no steps without a sender).
+fn incast(ranks: &[usize], receiver: usize) -> Vec<(Shape, Vec<Pair>)> {
+    let senders: Vec<usize> = ranks.iter().copied().filter(|&r| r != receiver).collect();
+    let Some(&first) = senders.iter().find(|&&r| r > receiver).or(senders.first()) else {
+        return Vec::new();
+    };
+    let into = |client| Pair {
+        client,
+        server: receiver,
+    };
+    vec![
+        (Shape::Single { receiver }, vec![into(first)]),
+        (Shape::Incast { receiver }, senders.into_iter().map(into).collect()),
+    ]
+}
+
+/// Phase `k` of an all-to-all: the i-th rank to the (i+k)-th, wrapping.
+fn shifted(ranks: &[usize], k: usize) -> Vec<Pair> {
+    let n = ranks.len();
+    (0..n)
+        .map(|i| Pair {
+            client: ranks[i],
+            server: ranks[(i + k) % n],
+        })
+        .collect()
 }
 
 /// One split of the ranks: two halves of equal size, paired in order,
@@ -151,7 +256,60 @@ mod tests {
         assert_ne!(a, bisection(&ranks, &hosts(16, 1), SplitBy::Random, 3, 43));
     }
 
+    #[test]
+    fn an_incast_takes_one_sender_alone_then_all_and_alltoall_shifts() {
+        let ranks: Vec<usize> = (0..4).collect();
+        let h = hosts(4, 1);
+        let p = |c, s| Pair { client: c, server: s };
+        let got = steps(&Pattern::Incast { receivers: vec![2] }, &ranks, &h);
+        assert_eq!(
+            got,
+            vec![
+                (Shape::Single { receiver: 2 }, vec![p(3, 2)]),
+                (Shape::Incast { receiver: 2 }, vec![p(0, 2), p(1, 2), p(3, 2)]),
+            ]
+        );
+        // every rank in turn; the last one's lone sender wraps to the first
+        let every = steps(&Pattern::Incast { receivers: vec![] }, &ranks, &h);
+        assert_eq!(every.len(), 8);
+        assert_eq!(every[6], (Shape::Single { receiver: 3 }, vec![p(0, 3)]));
+        // one rank alone: nothing to send
+        assert!(steps(&Pattern::Incast { receivers: vec![] }, &[5], &h[..1]).is_empty());
+        let a2a = steps(&Pattern::AllToAll, &ranks, &h);
+        assert_eq!(a2a.len(), 3);
+        assert_eq!(
+            a2a[0],
+            (Shape::Phase { shift: 1 }, vec![p(0, 1), p(1, 2), p(2, 3), p(3, 0)])
+        );
+        assert_eq!(Shape::Incast { receiver: 2 }.label(1), "incast into rank 2");
+    }
+
     proptest! {
+        #[test]
+        fn alltoall_runs_every_ordered_pair_once_each_rank_once_a_side_per_phase(
+            ranks in proptest::collection::btree_set(0usize..200, 2..24),
+        ) {
+            let ranks: Vec<usize> = ranks.into_iter().collect();
+            let h = hosts(ranks.len(), 1);
+            let mut seen = std::collections::HashSet::new();
+            for (shape, pairs) in steps(&Pattern::AllToAll, &ranks, &h) {
+                let is_phase = matches!(shape, Shape::Phase { .. });
+                prop_assert!(is_phase);
+                let mut clients: Vec<usize> = pairs.iter().map(|p| p.client).collect();
+                let mut servers: Vec<usize> = pairs.iter().map(|p| p.server).collect();
+                clients.sort_unstable();
+                servers.sort_unstable();
+                prop_assert_eq!(&clients, &ranks);
+                prop_assert_eq!(&servers, &ranks);
+                for p in pairs {
+                    prop_assert!(p.client != p.server);
+                    prop_assert!(seen.insert((p.client, p.server)));
+                }
+            }
+            prop_assert_eq!(seen.len(), ranks.len() * (ranks.len() - 1));
+        }
+
+
         #[test]
         fn every_split_pairs_across_its_halves_and_leaves_no_rank_out(
             n in 2usize..64, per_node in 1usize..5, splits in 1usize..4, seed: u64, by in 0usize..3,

@@ -5,7 +5,7 @@
 //! reads them, and `--resume` and `--report` read them back from a
 //! folder; here they are plain data with their JSON form, nothing more.
 
-use crate::pattern::{Pattern, Split};
+use crate::pattern::{Pattern, Shape};
 use crate::schedule::Pair;
 use fabdiag_counters::Noted;
 use serde::{Deserialize, Serialize};
@@ -27,6 +27,9 @@ pub enum StepKind {
     Retest,
     /// One split of a traffic pattern (bisection), its flows at once.
     Split,
+    /// One step of another traffic pattern (incast, all-to-all), its
+    /// flows at once.
+    Phase,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -205,12 +208,11 @@ pub struct Coordinated {
     pub pattern: Option<PatternRun>,
 }
 
-/// Times as RFC 3339 text in the JSON.
-/// One step of a pattern run: its split and each flow's record.
+/// One step of a pattern run: what it was and each flow's record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PatternStep {
     pub index: usize,
-    pub split: Split,
+    pub shape: Shape,
     pub flows: Vec<PairRecord>,
 }
 
@@ -221,6 +223,7 @@ pub struct PatternRun {
     pub steps: Vec<PatternStep>,
 }
 
+/// Times as RFC 3339 text in the JSON.
 mod humantime_serde_compat {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::SystemTime;

@@ -1,12 +1,16 @@
 //! A traffic pattern's report as one self-contained HTML page
-//! (report.html): the verdict, every split's aggregate, and each split's
-//! flows with their share of it drawn as a bar, the slow ones marked and
-//! the weakest split first to the eye. A pure function of a finished
-//! `PatternDoc`; everything that came from a rank (host names, error text)
-//! is escaped.
+//! (report.html): the verdict, then the pattern's own tables: every
+//! split's aggregate (bisection), every receiver's incast against one
+//! sender alone with Jain's index (incast), every phase's aggregate and
+//! slowest flow and each rank's sides (all-to-all); each step's flows with
+//! their share drawn as a bar, the slow or starved ones marked; and for
+//! incast and all-to-all the heatmap of flows, sender by receiver. A pure
+//! function of a finished `PatternDoc`; everything that came from a rank
+//! (host names, error text) is escaped.
 
 use crate::html::{escape, table, STYLE};
-use crate::pattern::{PatternDoc, SplitSummary};
+use crate::pattern::{Flow, Heatmap, PatternDoc};
+use fabdiag_sweep_plan::Pattern;
 use std::fmt::Write;
 
 fn who(doc: &PatternDoc, rank: usize) -> String {
@@ -15,10 +19,15 @@ fn who(doc: &PatternDoc, rank: usize) -> String {
 
 pub fn page(doc: &PatternDoc) -> String {
     let mut o = String::new();
-    let title = format!("fabdiag bisection: {} nodes, {}", doc.nodes.len(), doc.metric.test);
+    let title = format!(
+        "fabdiag {}: {} nodes, {}",
+        doc.pattern.name(),
+        doc.nodes.len(),
+        doc.metric.test
+    );
     let _ = writeln!(
         o,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{0}</title><style>{STYLE}\n.bar{{background:#4a7fb5;height:10px}}</style></head><body>\n<h1>{0}</h1>",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{0}</title><style>{STYLE}\n.bar{{background:#4a7fb5;height:10px}}\n.heat td{{min-width:44px}}</style></head><body>\n<h1>{0}</h1>",
         escape(&title)
     );
     let _ = writeln!(
@@ -32,40 +41,13 @@ pub fn page(doc: &PatternDoc) -> String {
     );
     verdict(&mut o, doc);
     let u = escape(&doc.metric.unit);
-    let rows = doc
-        .splits
-        .iter()
-        .map(|x| {
-            vec![
-                (x.index + 1).to_string(),
-                format!("{} | {}", list(&x.halves[0]), list(&x.halves[1])),
-                format!("{} of {}", x.measured, x.flows.len()),
-                format!("{:.1}", x.aggregate),
-                x.fraction.map_or("-".into(), |f| format!("{:.0} %", f * 100.0)),
-                if doc.weakest == Some(x.index) {
-                    "<b class=\"slow\">weakest</b>".into()
-                } else {
-                    String::new()
-                },
-            ]
-        })
-        .collect();
-    let _ = writeln!(o, "<h2>Splits</h2>");
-    table(
-        &mut o,
-        &[
-            "split",
-            "halves",
-            "flows",
-            &format!("aggregate ({u})"),
-            "of --expect",
-            "",
-        ],
-        rows,
-        "no split ran",
-    );
-    for x in &doc.splits {
-        flows(&mut o, doc, x, &u);
+    match doc.pattern {
+        Pattern::Bisection { .. } => splits(&mut o, doc, &u),
+        Pattern::Incast { .. } => incasts(&mut o, doc, &u),
+        Pattern::AllToAll => phases(&mut o, doc, &u),
+    }
+    if let Some(h) = &doc.heatmap {
+        heatmap(&mut o, doc, h, &u);
     }
     o.push_str("</body></html>\n");
     o
@@ -75,26 +57,197 @@ fn list(v: &[usize]) -> String {
     v.iter().map(usize::to_string).collect::<Vec<_>>().join(" ")
 }
 
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".into(), |f| format!("{:.0} %", f * 100.0))
+}
+
+fn splits(o: &mut String, doc: &PatternDoc, u: &str) {
+    let rows = doc
+        .splits
+        .iter()
+        .map(|x| {
+            vec![
+                (x.index + 1).to_string(),
+                format!("{} | {}", list(&x.halves[0]), list(&x.halves[1])),
+                format!("{} of {}", x.group.measured, x.group.flows.len()),
+                format!("{:.1}", x.group.aggregate),
+                pct(x.fraction),
+                if doc.weakest == Some(x.index) {
+                    "<b class=\"slow\">weakest</b>".into()
+                } else {
+                    String::new()
+                },
+            ]
+        })
+        .collect();
+    let _ = writeln!(o, "<h2>Splits</h2>");
+    let agg = format!("aggregate ({u})");
+    table(
+        o,
+        &["split", "halves", "flows", &agg, "of --expect", ""],
+        rows,
+        "no split ran",
+    );
+    for x in &doc.splits {
+        let _ = writeln!(o, "<h2>Split {}</h2>", x.index + 1);
+        flows(o, doc, &x.group.flows, u, "slow", "no flow crosses the halves");
+    }
+}
+
+fn incasts(o: &mut String, doc: &PatternDoc, u: &str) {
+    let rows = doc
+        .incasts
+        .iter()
+        .map(|x| {
+            let alone = x.single.as_ref().and_then(|g| g.flows.first());
+            vec![
+                who(doc, x.receiver),
+                format!("{} of {}", x.group.measured, x.group.flows.len()),
+                format!("{:.1}", x.group.aggregate),
+                alone.and_then(|f| f.value).map_or("-".into(), |v| format!("{v:.1}")),
+                x.against_single.map_or("-".into(), |r| format!("{r:.2}")),
+                x.jain.map_or("-".into(), |j| format!("{j:.2}")),
+                pct(x.fraction),
+                x.starved.iter().map(|&r| who(doc, r)).collect::<Vec<_>>().join(", "),
+            ]
+        })
+        .collect();
+    let _ = writeln!(o, "<h2>Receivers</h2>");
+    let (agg, one) = (format!("aggregate ({u})"), format!("one sender alone ({u})"));
+    table(
+        o,
+        &[
+            "receiver",
+            "senders",
+            &agg,
+            &one,
+            "x alone",
+            "Jain's index",
+            "of --expect",
+            "starved",
+        ],
+        rows,
+        "no incast ran",
+    );
+    for x in &doc.incasts {
+        let _ = writeln!(o, "<h2>Incast into {}</h2>", who(doc, x.receiver));
+        flows(o, doc, &x.group.flows, u, "starved", "no sender");
+    }
+}
+
+fn phases(o: &mut String, doc: &PatternDoc, u: &str) {
+    let rows = doc
+        .phases
+        .iter()
+        .map(|p| {
+            let slowest = p
+                .slowest
+                .and_then(|[c, s]| p.group.flows.iter().find(|f| f.client == c && f.server == s));
+            vec![
+                p.shift.to_string(),
+                format!("{} of {}", p.group.measured, p.group.flows.len()),
+                format!("{:.1}", p.group.aggregate),
+                slowest.map_or("-".into(), |f| {
+                    format!("{} &rarr; {}", who(doc, f.client), who(doc, f.server))
+                }),
+                slowest.and_then(|f| f.value).map_or("-".into(), |v| format!("{v:.1}")),
+            ]
+        })
+        .collect();
+    let _ = writeln!(o, "<h2>Phases (rank i to rank i+k in phase k)</h2>");
+    let (agg, fig) = (format!("aggregate ({u})"), format!("its figure ({u})"));
+    table(o, &["phase", "flows", &agg, "slowest flow", &fig], rows, "no phase ran");
+    let Some(a) = &doc.alltoall else { return };
+    let mark = |slow: bool| if slow { "<b class=\"slow\">slow</b>" } else { "" };
+    let rows = a
+        .ranks
+        .iter()
+        .map(|r| {
+            let v = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.1}"));
+            vec![
+                who(doc, r.rank),
+                v(r.send),
+                mark(r.slow_send).into(),
+                v(r.receive),
+                mark(r.slow_receive).into(),
+            ]
+        })
+        .collect();
+    let _ = writeln!(o, "<h2>Each rank's sides (its median flow, all phases)</h2>");
+    let (send, recv) = (format!("send ({u})"), format!("receive ({u})"));
+    table(o, &["rank", &send, "", &recv, ""], rows, "no flow was measured");
+}
+
+/// Every flow's figure, sender by receiver, each cell shaded from red
+/// (the lowest) to green (the highest).
+fn heatmap(o: &mut String, doc: &PatternDoc, h: &Heatmap, u: &str) {
+    let top = h.values.iter().flatten().flatten().copied().fold(0.0_f64, f64::max);
+    let _ = writeln!(o, "<h2>Flows, sender (row) by receiver (column), {u}</h2>");
+    o.push_str("<table class=\"heat\"><tr><th></th>");
+    for &r in &h.ranks {
+        let _ = write!(o, "<th>{}</th>", who(doc, r));
+    }
+    o.push_str("</tr>\n");
+    for (i, row) in h.values.iter().enumerate() {
+        let _ = write!(o, "<tr><th>{}</th>", who(doc, h.ranks[i]));
+        for v in row {
+            match v {
+                Some(v) if top > 0.0 => {
+                    let hue = 120.0 * v / top;
+                    let _ = write!(
+                        o,
+                        "<td class=\"n\" style=\"background:hsl({hue:.0},60%,78%)\">{v:.1}</td>"
+                    );
+                }
+                _ => o.push_str("<td class=\"n\">-</td>"),
+            }
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</table>\n");
+}
+
+/// The pattern's headline, green when every flow ran.
 fn verdict(o: &mut String, doc: &PatternDoc) {
     let v = &doc.verdict;
-    let weakest = doc.weakest.and_then(|i| doc.splits.get(i));
-    let (class, line) = match weakest {
-        Some(w) if v.failed_flows + v.untested_flows + v.lost_nodes.len() == 0 => (
-            "ok",
-            format!(
-                "bisection {:.1} {} (split {}, the weakest of {})",
-                w.aggregate,
-                doc.metric.unit,
-                w.index + 1,
-                doc.splits.len()
-            ),
-        ),
-        Some(w) => (
+    let u = &doc.metric.unit;
+    let headline = match doc.pattern {
+        Pattern::Bisection { .. } => doc
+            .weakest
+            .and_then(|i| doc.splits.iter().find(|x| x.index == i))
+            .map(|w| {
+                format!(
+                    "bisection {:.1} {u} (split {}, the weakest of {})",
+                    w.group.aggregate,
+                    w.index + 1,
+                    doc.splits.len()
+                )
+            }),
+        Pattern::Incast { .. } => doc
+            .incasts
+            .iter()
+            .filter(|x| x.group.measured > 0)
+            .min_by(|a, b| a.group.aggregate.total_cmp(&b.group.aggregate))
+            .map(|x| {
+                let starved: usize = doc.incasts.iter().map(|x| x.starved.len()).sum();
+                format!(
+                    "incast: the lowest aggregate {:.1} {u}, into {}; {starved} starved sender(s)",
+                    x.group.aggregate,
+                    crate::pattern::host(doc, x.receiver)
+                )
+            }),
+        Pattern::AllToAll => doc
+            .alltoall
+            .as_ref()
+            .filter(|_| v.measured_flows > 0)
+            .map(|a| format!("all-to-all {:.1} {u} a phase on average", a.mean_aggregate)),
+    };
+    let (class, line) = match headline {
+        Some(h) if v.failed_flows + v.untested_flows + v.lost_nodes.len() == 0 => ("ok", h),
+        Some(h) => (
             "bad",
             format!(
-                "bisection {:.1} {} with {} flows failed, {} not run, {} nodes lost",
-                w.aggregate,
-                doc.metric.unit,
+                "{h} with {} flows failed, {} not run, {} nodes lost",
                 v.failed_flows,
                 v.untested_flows,
                 v.lost_nodes.len()
@@ -104,18 +257,19 @@ fn verdict(o: &mut String, doc: &PatternDoc) {
     };
     let _ = writeln!(o, "<div class=\"verdict {class}\">{}</div>", escape(&line));
     if v.slow_flows > 0 {
-        let _ = writeln!(
-            o,
-            "<p>{} flows below the outlier fraction of their split's median flow.</p>",
-            v.slow_flows
-        );
+        let what = if matches!(doc.pattern, Pattern::Incast { .. }) {
+            "senders below the outlier fraction of their incast's median sender (starved)"
+        } else {
+            "flows below the outlier fraction of their step's median flow"
+        };
+        let _ = writeln!(o, "<p>{} {what}.</p>", v.slow_flows);
     }
 }
 
-fn flows(o: &mut String, doc: &PatternDoc, x: &SplitSummary, u: &str) {
-    let _ = writeln!(o, "<h2>Split {}</h2>", x.index + 1);
-    let rows = x
-        .flows
+/// A step's flows, each with its share of the step's aggregate as a bar,
+/// those below the step's median marked `mark`.
+fn flows(o: &mut String, doc: &PatternDoc, all: &[Flow], u: &str, mark: &str, empty: &str) {
+    let rows = all
         .iter()
         .map(|f| {
             let (value, share) = match (f.value, &f.error) {
@@ -129,16 +283,16 @@ fn flows(o: &mut String, doc: &PatternDoc, x: &SplitSummary, u: &str) {
                 ),
                 (None, e) => ("-".into(), escape(e.as_deref().unwrap_or("no figure"))),
             };
-            let mark = if f.slow { "<b class=\"slow\">slow</b>" } else { "" };
-            vec![who(doc, f.client), who(doc, f.server), value, share, mark.into()]
+            let m = if f.slow {
+                format!("<b class=\"slow\">{mark}</b>")
+            } else {
+                String::new()
+            };
+            vec![who(doc, f.client), who(doc, f.server), value, share, m]
         })
         .collect();
-    table(
-        o,
-        &["from", "to", &format!("figure ({u})"), "share of the aggregate", ""],
-        rows,
-        "no flow crosses the halves",
-    );
+    let fig = format!("figure ({u})");
+    table(o, &["from", "to", &fig, "share of the aggregate", ""], rows, empty);
 }
 
 #[cfg(test)]
@@ -161,7 +315,7 @@ mod tests {
         assert!(p.starts_with("<!DOCTYPE html>"), "{p}");
         assert!(
             p.contains(
-                "<div class=\"verdict bad\">bisection 22.0 MB/s with 1 flows failed, 0 not run, 0 nodes lost</div>"
+                "<div class=\"verdict bad\">bisection 22.0 MB/s (split 2, the weakest of 2) with 1 flows failed, 0 not run, 0 nodes lost</div>"
             ),
             "{p}"
         );

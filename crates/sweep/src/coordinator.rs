@@ -1,6 +1,7 @@
 //! Rank 0's coordinator: waits for the ranks to join (bounded), then runs
-//! the schedule step by step (one round, or one re-test, per step): every
-//! live rank gets an order (a pair test or idle) and must answer within
+//! the schedule step by step (one round, one re-test, or one step of a
+//! traffic pattern): every live rank gets an order (a pair test, its
+//! flows of a pattern's step, or idle) and must answer within
 //! the step's limit, or it is declared lost, its connection closed and its
 //! remaining pairs recorded as not tested, with the reason. One thread and
 //! one connection per rank: orders go out in rank order, answers are read
@@ -10,9 +11,8 @@
 //! goes to an `Observer`, and the whole sweep comes back as `Coordinated`.
 
 use crate::error::SweepError;
-use crate::protocol::{self, PairRole, ReadFail, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
+use crate::protocol::{self, FlowOrder, PairRole, ReadFail, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
 use fabdiag_engine::lat::LatFigure;
-use fabdiag_sweep_plan::pattern::bisection;
 use fabdiag_sweep_plan::{
     first_records, Coordinated, Node, NodeStatus, Pair, PairNoted, PairRecord, Pattern, PatternRun, PatternStep,
     Schedule, StepKind, StepRecord,
@@ -23,6 +23,42 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant, SystemTime};
+
+/// Every rank's answer to a step: its outcomes, one per flow (one error
+/// for all when it left), or None when it gave none.
+type Answers = Vec<Option<Vec<SideOutcome>>>;
+
+/// Rank `rank`'s account of its flow in slot `slot`: that outcome, or
+/// the one error it answered for all of them (it left, or was stopped).
+fn side(answers: &Answers, rank: usize, slot: usize) -> Option<SideOutcome> {
+    let got = answers.get(rank)?.as_ref()?;
+    match got.get(slot) {
+        Some(o) => Some(o.clone()),
+        None => got.first().filter(|o| got.len() == 1 && o.error.is_some()).cloned(),
+    }
+}
+
+/// A rank's order for a step of `kind`: its one pair test in a round or
+/// re-test, all of its flows of a pattern's step, or idle.
+fn order(kind: StepKind, step: u64, mut mine: Vec<FlowOrder>) -> ToRank {
+    match (kind, mine.len()) {
+        (_, 0) => ToRank::Idle { step },
+        (StepKind::Round | StepKind::Retest, _) => {
+            let f = mine.swap_remove(0);
+            ToRank::Pair {
+                step,
+                role: f.role,
+                peer: f.peer,
+                peer_addr: f.peer_addr,
+            }
+        }
+        (StepKind::Split | StepKind::Phase, _) => ToRank::Flows {
+            step,
+            flows: mine,
+            start_in_ms: FLOWS_START_MS,
+        },
+    }
+}
 
 /// How long after its order a pattern's flow starts its timed run: time
 /// for every pair of the split to connect and set up (the first split
@@ -122,7 +158,7 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
     let nodes = c.nodes();
     c.obs.joined(&nodes);
 
-    let (pairs, retests, stopped, pattern) = match cfg.pattern {
+    let (pairs, retests, stopped, pattern) = match cfg.pattern.clone() {
         Some(p) => {
             let (run, stopped) = c.run_pattern(p);
             (Vec::new(), Vec::new(), stopped, Some(run))
@@ -442,7 +478,7 @@ impl Coordinator<'_> {
                 if todo.is_empty() {
                     continue;
                 }
-                for rec in self.run_step(StepKind::Round, r, &todo) {
+                for rec in self.run_step(StepKind::Round, r, &format!("round {}", r + 1), &todo) {
                     self.obs.pair(&rec);
                     pairs.push(rec);
                 }
@@ -471,7 +507,12 @@ impl Coordinator<'_> {
                 .collect();
             for (i, p) in suspects.iter().enumerate() {
                 self.obs.step(StepKind::Retest, i, suspects.len());
-                for rec in self.run_step(StepKind::Retest, i, std::slice::from_ref(p)) {
+                for rec in self.run_step(
+                    StepKind::Retest,
+                    i,
+                    &format!("re-test {}", i + 1),
+                    std::slice::from_ref(p),
+                ) {
                     self.obs.pair(&rec);
                     retests.push(rec);
                 }
@@ -480,22 +521,26 @@ impl Coordinator<'_> {
         (pairs, retests, stopped)
     }
 
-    /// A traffic pattern instead of the rounds: each split's flows at
+    /// A traffic pattern instead of the rounds: each step's flows at
     /// once. Its steps, and why it stopped early.
     fn run_pattern(&mut self, pattern: Pattern) -> (PatternRun, Option<String>) {
-        let Pattern::Bisection { by, splits, seed } = pattern;
         let live: Vec<usize> = (0..self.ranks.len()).filter(|&r| self.live(r)).collect();
         let hosts: Vec<String> = live
             .iter()
             .map(|&r| self.ranks[r].node.host.clone().unwrap_or_default())
             .collect();
+        let kind = match pattern {
+            Pattern::Bisection { .. } => StepKind::Split,
+            _ => StepKind::Phase,
+        };
+        let planned = fabdiag_sweep_plan::pattern::steps(&pattern, &live, &hosts);
+        let of = planned.len();
         let mut steps = Vec::new();
         let mut stopped = None;
-        for (index, split) in bisection(&live, &hosts, by, splits, seed).into_iter().enumerate() {
+        for (index, (shape, pairs)) in planned.into_iter().enumerate() {
             if stopped.is_none() {
                 stopped = self.obs.stopped();
             }
-            let pairs = split.pairs();
             let flows = match &stopped {
                 Some(why) => pairs
                     .iter()
@@ -506,14 +551,14 @@ impl Coordinator<'_> {
                     })
                     .collect(),
                 None => {
-                    self.obs.step(StepKind::Split, index, splits);
-                    self.run_step(StepKind::Split, index, &pairs)
+                    self.obs.step(kind, index, of);
+                    self.run_step(kind, index, &shape.label(index), &pairs)
                 }
             };
             for f in &flows {
                 self.obs.pair(f);
             }
-            steps.push(PatternStep { index, split, flows });
+            steps.push(PatternStep { index, shape, flows });
         }
         (PatternRun { pattern, steps }, stopped)
     }
@@ -548,10 +593,10 @@ impl Coordinator<'_> {
     }
 
     /// One step (`drive_step`), and the observer told when it lost ranks.
-    fn run_step(&mut self, kind: StepKind, index: usize, pairs: &[Pair]) -> Vec<PairRecord> {
+    fn run_step(&mut self, kind: StepKind, index: usize, label: &str, pairs: &[Pair]) -> Vec<PairRecord> {
         let lost = |c: &Self| c.ranks.iter().filter(|r| r.node.status == NodeStatus::Lost).count();
         let lost_before = lost(self);
-        let out = self.drive_step(kind, index, pairs);
+        let out = self.drive_step(kind, index, label, pairs);
         if lost(self) != lost_before {
             let nodes = self.nodes();
             self.obs.statuses(&nodes);
@@ -560,36 +605,32 @@ impl Coordinator<'_> {
     }
 
     /// One step: orders to every live rank, then every answer, bounded.
-    fn drive_step(&mut self, kind: StepKind, index: usize, pairs: &[Pair]) -> Vec<PairRecord> {
+    fn drive_step(&mut self, kind: StepKind, index: usize, label: &str, pairs: &[Pair]) -> Vec<PairRecord> {
         self.step += 1;
         let step = self.step;
-        let label = match kind {
-            StepKind::Round => format!("round {}", index + 1),
-            StepKind::Retest => format!("re-test {}", index + 1),
-            StepKind::Split => format!("split {}", index + 1),
-        };
         let t0 = Instant::now();
         let mut cpu = Duration::ZERO;
         let round = (kind == StepKind::Round).then_some(index);
         let mut out: Vec<PairRecord> = pairs.iter().map(|p| PairRecord::planned(p, round)).collect();
-        let mut order: Vec<Option<ToRank>> = vec![None; self.ranks.len()];
+        // each rank's flows in the order it is given them, and where each
+        // pair's two sides are among them
+        let mut flows: Vec<Vec<FlowOrder>> = vec![Vec::new(); self.ranks.len()];
+        let mut slots: Vec<Option<(usize, usize)>> = vec![None; pairs.len()];
         for (i, p) in pairs.iter().enumerate() {
             match (self.live(p.client), self.live(p.server)) {
                 (true, true) => {
                     let addr = |r: usize| self.ranks[r].node.addr.clone().unwrap_or_default();
-                    order[p.client] = Some(ToRank::Pair {
-                        step,
+                    slots[i] = Some((flows[p.client].len(), flows[p.server].len()));
+                    let (to_server, to_client) = (addr(p.server), addr(p.client));
+                    flows[p.client].push(FlowOrder {
                         role: PairRole::Client,
                         peer: p.server,
-                        peer_addr: addr(p.server),
-                        start_in_ms: (kind == StepKind::Split).then_some(FLOWS_START_MS),
+                        peer_addr: to_server,
                     });
-                    order[p.server] = Some(ToRank::Pair {
-                        step,
+                    flows[p.server].push(FlowOrder {
                         role: PairRole::Server,
                         peer: p.client,
-                        peer_addr: addr(p.client),
-                        start_in_ms: None,
+                        peer_addr: to_client,
                     });
                 }
                 (c, _) => {
@@ -599,61 +640,28 @@ impl Coordinator<'_> {
                 }
             }
         }
+        let partners: Vec<Vec<usize>> = flows.iter().map(|f| f.iter().map(|o| o.peer).collect()).collect();
         let tick = Instant::now();
-        for (rank, slot) in order.iter_mut().enumerate() {
+        for (rank, mine) in flows.into_iter().enumerate() {
             let Some(conn) = self.ranks[rank].conn.as_ref() else {
                 continue;
             };
-            let msg = slot.take().unwrap_or(ToRank::Idle { step });
+            let msg = order(kind, step, mine);
             if let Err(e) = protocol::send(conn, &msg) {
                 self.lose(rank, format!("could not be sent its order for {label} ({e})"));
             }
         }
         cpu += tick.elapsed();
-        let (mut answers, busy) = self.answers(step, &label, pairs);
+        let (answers, busy) = self.answers(step, label, &partners);
         cpu += busy;
         let mut measure_s: f64 = 0.0;
         for (i, p) in pairs.iter().enumerate() {
-            if out[i].untested {
-                continue;
-            }
+            let Some((cs, ss)) = slots[i] else { continue };
             let rec = &mut out[i];
-            let (mut c, mut s) = (answers[p.client].take(), answers[p.server].take());
+            let (mut c, mut s) = (side(&answers, p.client, cs), side(&answers, p.server, ss));
             self.note_counters(p, rec, c.as_mut(), s.as_mut());
-            match (c, s) {
-                (Some(c), s) => {
-                    // a server that never answered was lost: say so beside
-                    // what the client saw, which names no rank
-                    let server_lost = (s.is_none() && !self.live(p.server)).then(|| self.why_not(p.server));
-                    rec.elapsed_s = c.elapsed_s;
-                    rec.measure_s = c.measure_s;
-                    measure_s = measure_s.max(c.measure_s);
-                    rec.rows = c.rows.into_iter().collect();
-                    rec.value = c.value;
-                    rec.error = match (c.error, s.and_then(|s| s.error), server_lost) {
-                        (Some(ce), Some(se), _) if ce != se => {
-                            Some(format!("{ce} (server rank {}: {se})", p.server).into())
-                        }
-                        (Some(ce), None, Some(lost)) => Some(format!("{ce} (server {lost})").into()),
-                        (Some(ce), _, _) => Some(ce.into()),
-                        (None, Some(se), _) if rec.value.is_none() => {
-                            Some(format!("server rank {}: {se}", p.server).into())
-                        }
-                        (None, _, _) => None,
-                    };
-                    if rec.error.is_some() {
-                        rec.value = None;
-                    }
-                }
-                (None, s) => {
-                    // what the server saw of it, when it said
-                    let seen = s
-                        .and_then(|s| s.error)
-                        .map(|se| format!(" (server rank {}: {se})", p.server))
-                        .unwrap_or_default();
-                    rec.error = Some(format!("client {}{seen}", self.why_not(p.client)).into());
-                }
-            }
+            measure_s = measure_s.max(c.as_ref().map_or(0.0, |c| c.measure_s));
+            self.settle_pair(p, rec, c, s);
         }
         let wall_s = t0.elapsed().as_secs_f64();
         self.steps.push(StepRecord {
@@ -666,6 +674,44 @@ impl Coordinator<'_> {
             coordinator_busy_s: cpu.as_secs_f64(),
         });
         out
+    }
+
+    /// Pair `p`'s record from its client's and server's accounts (None:
+    /// that side never answered).
+    fn settle_pair(&self, p: &Pair, rec: &mut PairRecord, c: Option<SideOutcome>, s: Option<SideOutcome>) {
+        match (c, s) {
+            (Some(c), s) => {
+                // a server that never answered was lost: say so beside
+                // what the client saw, which names no rank
+                let server_lost = (s.is_none() && !self.live(p.server)).then(|| self.why_not(p.server));
+                rec.elapsed_s = c.elapsed_s;
+                rec.measure_s = c.measure_s;
+                rec.rows = c.rows.into_iter().collect();
+                rec.value = c.value;
+                rec.error = match (c.error, s.and_then(|s| s.error), server_lost) {
+                    (Some(ce), Some(se), _) if ce != se => {
+                        Some(format!("{ce} (server rank {}: {se})", p.server).into())
+                    }
+                    (Some(ce), None, Some(lost)) => Some(format!("{ce} (server {lost})").into()),
+                    (Some(ce), _, _) => Some(ce.into()),
+                    (None, Some(se), _) if rec.value.is_none() => {
+                        Some(format!("server rank {}: {se}", p.server).into())
+                    }
+                    (None, _, _) => None,
+                };
+                if rec.error.is_some() {
+                    rec.value = None;
+                }
+            }
+            (None, s) => {
+                // what the server saw of it, when it said
+                let seen = s
+                    .and_then(|s| s.error)
+                    .map(|se| format!(" (server rank {}: {se})", p.server))
+                    .unwrap_or_default();
+                rec.error = Some(format!("client {}{seen}", self.why_not(p.client)).into());
+            }
+        }
     }
 
     /// Each side's NIC counters: what its rank reads (kept once, with the
@@ -696,7 +742,7 @@ impl Coordinator<'_> {
     /// pair partner reported their pair failed if that comes first; one
     /// that says nothing by then, or whose connection fails, is lost.
     /// Returns the answers by rank and the time spent reading them.
-    fn answers(&mut self, step: u64, label: &str, pairs: &[Pair]) -> (Vec<Option<SideOutcome>>, Duration) {
+    fn answers(&mut self, step: u64, label: &str, partners: &[Vec<usize>]) -> (Answers, Duration) {
         let n = self.ranks.len();
         let deadline = Instant::now() + self.cfg.step_timeout;
         let silent = format!(
@@ -704,12 +750,7 @@ impl Coordinator<'_> {
             self.cfg.step_timeout.as_secs_f64()
         );
         let mut busy = Duration::ZERO;
-        let mut partner: Vec<Option<usize>> = vec![None; n];
-        for p in pairs {
-            partner[p.client] = Some(p.server);
-            partner[p.server] = Some(p.client);
-        }
-        let mut answers: Vec<Option<SideOutcome>> = vec![None; n];
+        let mut answers: Answers = vec![None; n];
         let mut waiting = Waiting::new(self.ranks.iter().map(|r| r.conn.is_some()).collect());
         // earlier limits than the step's: (when, rank, whose report)
         let mut graces: BinaryHeap<Reverse<(Instant, usize, usize)>> = BinaryHeap::new();
@@ -767,24 +808,27 @@ impl Coordinator<'_> {
                 } else {
                     tick + Duration::from_secs(1)
                 };
-                // an answer with an error gives the rank's partner only
-                // the grace left
-                let mut answered = |outcome: SideOutcome, waiting: &mut Waiting| {
-                    if outcome.error.is_some() {
-                        if let Some(p) = partner[rank].filter(|&p| waiting.is(p)) {
+                // an answer with an error gives the failed flows' partners
+                // only the grace left (one error for all: every partner)
+                let mut answered = |outcomes: Vec<SideOutcome>, waiting: &mut Waiting| {
+                    let mine = partners.get(rank).map_or(&[][..], Vec::as_slice);
+                    let all = outcomes.len() == 1;
+                    for (k, &p) in mine.iter().enumerate() {
+                        let failed = outcomes.get(if all { 0 } else { k }).is_some_and(|o| o.error.is_some());
+                        if failed && waiting.is(p) {
                             graces.push(Reverse((Instant::now() + PARTNER_GRACE, p, rank)));
                         }
                     }
-                    answers[rank] = Some(outcome);
+                    answers[rank] = Some(outcomes);
                     waiting.settle(rank);
                 };
                 let lost = match protocol::recv::<ToCoordinator>(conn, Some(until)) {
                     Ok(ToCoordinator::Done { step: s, outcome }) if pending && s == step => {
-                        let node = &mut self.ranks[rank].node;
-                        // cumulative on the rank; an idle answer carries none
-                        node.endpoint_opens = node.endpoint_opens.max(outcome.opens);
-                        node.endpoint_open_s = node.endpoint_open_s.max(outcome.open_s);
-                        answered(outcome, &mut waiting);
+                        answered(self.opened(rank, vec![outcome]), &mut waiting);
+                        None
+                    }
+                    Ok(ToCoordinator::FlowsDone { step: s, outcomes }) if pending && s == step => {
+                        answered(self.opened(rank, outcomes), &mut waiting);
                         None
                     }
                     // (held inside a provider call: its reason answers the
@@ -795,7 +839,7 @@ impl Coordinator<'_> {
                                 error: Some(reason.clone()),
                                 ..SideOutcome::default()
                             };
-                            answered(outcome, &mut waiting);
+                            answered(vec![outcome], &mut waiting);
                         }
                         Some(format!("left the sweep: {reason}"))
                     }
@@ -813,6 +857,19 @@ impl Coordinator<'_> {
             }
         }
         (answers, busy)
+    }
+
+    /// `outcomes`, with the endpoints they say rank `rank` has opened
+    /// noted on its node (cumulative on the rank; an idle answer carries
+    /// none).
+    fn opened(&mut self, rank: usize, outcomes: Vec<SideOutcome>) -> Vec<SideOutcome> {
+        if let Some(r) = self.ranks.get_mut(rank) {
+            for o in &outcomes {
+                r.node.endpoint_opens = r.node.endpoint_opens.max(o.opens);
+                r.node.endpoint_open_s = r.node.endpoint_open_s.max(o.open_s);
+            }
+        }
+        outcomes
     }
 
     fn finish(&mut self) {

@@ -1,8 +1,8 @@
 //! The coordinator protocol: rank 0's coordinator and every rank speak it
 //! over one TCP connection each, in the pair tools' framing (4-byte length,
 //! JSON). A rank joins, is welcomed with the test every pair runs, then
-//! gets one order per step (a pair test or idle) and answers each with its
-//! outcome; `Finish` ends it. Every read has a deadline, and every control
+//! gets one order per step (a pair test, a pattern's flows, or idle) and
+//! answers each with its outcomes; `Finish` ends it. Every read has a deadline, and every control
 //! connection is watched by the kernel (`watch_link`). No I/O policy
 //! beyond that and reading and writing one message.
 
@@ -15,7 +15,7 @@ use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 /// Told in every join; a rank of another protocol is refused.
-pub const SWEEP_PROTOCOL: u32 = 1;
+pub const SWEEP_PROTOCOL: u32 = 2;
 
 /// How long a control connection's other host may acknowledge nothing
 /// before the connection is given up (`watch_link`).
@@ -61,6 +61,11 @@ pub enum ToCoordinator {
         step: u64,
         outcome: SideOutcome,
     },
+    /// A pattern step's answer: one outcome per flow, in its order's order.
+    FlowsDone {
+        step: u64,
+        outcomes: Vec<SideOutcome>,
+    },
     /// The rank gives up its part, and why (a provider call holds it for
     /// good); `reason` is also its answer to `step`, the pair test it was
     /// in, if any. Its connection closes next.
@@ -104,15 +109,28 @@ pub enum ToRank {
         peer: usize,
         /// The peer's pair listener, "ip:port".
         peer_addr: String,
-        /// A pattern's flows start together: the client begins its timed
-        /// run this long after the order came, once the pair is set up.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        start_in_ms: Option<u64>,
+    },
+    /// A pattern's step: this rank's flows, all at once; each client
+    /// begins its timed run `start_in_ms` after the order came, so that
+    /// every flow of the step is measured over the same window.
+    Flows {
+        step: u64,
+        flows: Vec<FlowOrder>,
+        start_in_ms: u64,
     },
     Idle {
         step: u64,
     },
     Finish,
+}
+
+/// One of a rank's flows in a pattern's step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlowOrder {
+    pub role: PairRole,
+    pub peer: usize,
+    /// The peer's pair listener, "ip:port".
+    pub peer_addr: String,
 }
 
 /// One side's account of a pair test.
@@ -265,10 +283,20 @@ mod tests {
             role: PairRole::Server,
             peer: 7,
             peer_addr: "198.18.0.8:4000".into(),
-            start_in_ms: Some(3000),
         };
         send(&a, &m).unwrap();
         assert_eq!(recv::<ToRank>(&b, None).unwrap(), m);
+        let flows = ToRank::Flows {
+            step: 4,
+            flows: vec![FlowOrder {
+                role: PairRole::Client,
+                peer: 2,
+                peer_addr: "198.18.0.3:4000".into(),
+            }],
+            start_in_ms: 3000,
+        };
+        send(&a, &flows).unwrap();
+        assert_eq!(recv::<ToRank>(&b, None).unwrap(), flows);
         // a leave answers the step it names, if any
         for step in [Some(4), None] {
             let leave = ToCoordinator::Leave {

@@ -1,8 +1,9 @@
 //! The two `PairRunner`s. `FabricRunner` runs the pair tools' own session
 //! (`fabdiag_session::Station`, the same choreography as `fabdiag
 //! write-bw` and friends) over libfabric, keeping its endpoint between
-//! tests. `SimRunner` stands in for a pair test with a fixed pause, for
-//! the coordination simulation. Neither prints.
+//! tests; a pattern step's flows run at once, each on a thread with a
+//! station of its own. `SimRunner` stands in for a pair test with a fixed
+//! pause, for the coordination simulation. Neither prints.
 
 use crate::protocol::{self, PairRole, SideOutcome};
 use crate::worker::{Order, PairRunner};
@@ -10,10 +11,11 @@ use fabdiag_engine::lat::LatFigure;
 use fabdiag_model::Row;
 use fabdiag_model::TestSpec;
 use fabdiag_proto::Phase;
-use fabdiag_session::{Env, Event, Sink, Station};
+use fabdiag_session::{Env, Event, Sink, Station, StationStats};
 use fabdiag_sweep_plan::RowFigure;
 use serde::{Deserialize, Serialize};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// What a client says first on a pair connection, so a server takes only
@@ -24,20 +26,113 @@ struct Intro {
     rank: usize,
 }
 
-/// How a pair test did not come back with a report: before it started
-/// (no connection, no test configured), or in it (with what it measured
-/// and read so far).
-enum Fail {
-    Before(String),
-    Test(fabdiag_session::Failure),
-}
-
 pub struct FabricRunner {
     station: Station,
     env: Env,
     listener: TcpListener,
     spec: Option<TestSpec>,
     figure: LatFigure,
+    /// A pattern step's flows beyond one each run on a lane of their own,
+    /// kept between steps as the station's endpoint is.
+    lanes: Vec<Lane>,
+    /// What the station and each lane's station have opened so far.
+    main_stats: StationStats,
+    lane_stats: Vec<StationStats>,
+}
+
+/// One pair test to run: what, as which side, on which connection.
+struct Job {
+    spec: TestSpec,
+    env: Env,
+    role: PairRole,
+    stream: TcpStream,
+    figure: LatFigure,
+    /// When the order came.
+    t0: Instant,
+}
+
+impl Job {
+    /// Runs on `station`: this side's outcome, and the station's counts.
+    fn run(self, station: &mut Station) -> (SideOutcome, StationStats) {
+        let mut timing = Timing::default();
+        let result = match self.role {
+            PairRole::Client => station.client(self.spec, &self.env, self.stream, &mut timing),
+            PairRole::Server => station.serve(&self.spec, &self.env, self.stream, &mut timing),
+        };
+        let mut out = SideOutcome {
+            elapsed_s: self.t0.elapsed().as_secs_f64(),
+            measure_s: match (timing.run, timing.end) {
+                (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
+                _ => 0.0,
+            },
+            ..SideOutcome::default()
+        };
+        let counters = match &result {
+            Ok(report) => report.counters.as_ref(),
+            Err(f) => f.counters.as_deref(),
+        };
+        if let Some(c) = counters {
+            out.counters_read = Some(c.local.what_was_read());
+            out.noted = c.local.noted();
+        }
+        match result {
+            Ok(report) => {
+                out.rows = row_figures(&report.rows, self.figure).collect();
+                out.value = out.rows.last().map(|r| r.value);
+                if out.value.is_none() {
+                    out.error = Some("the test produced no figure".into());
+                }
+            }
+            Err(f) => out.error = Some(f.to_string()),
+        }
+        (out, station.stats())
+    }
+}
+
+/// A thread with a station of its own (a station holds libfabric
+/// objects, which stay on the thread that opened them), running the jobs
+/// it is given one at a time.
+struct Lane {
+    jobs: mpsc::Sender<Job>,
+    done: mpsc::Receiver<(SideOutcome, StationStats)>,
+}
+
+impl Lane {
+    fn start() -> Lane {
+        let (jobs, take) = mpsc::channel::<Job>();
+        let (tell, done) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut station = Station::new();
+            while let Ok(job) = take.recv() {
+                if tell.send(job.run(&mut station)).is_err() {
+                    break;
+                }
+            }
+        });
+        Lane { jobs, done }
+    }
+
+    fn give(&self, job: Job) -> Result<(), String> {
+        self.jobs
+            .send(job)
+            .map_err(|_| "the flow's thread has ended".to_string())
+    }
+
+    /// Its job's outcome, if it comes by `deadline`.
+    fn wait(&self, deadline: Instant) -> Option<(SideOutcome, StationStats)> {
+        self.done
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .ok()
+    }
+}
+
+/// A pair test that never started, and why.
+fn failed_before(error: String, t0: Instant) -> SideOutcome {
+    SideOutcome {
+        error: Some(error),
+        elapsed_s: t0.elapsed().as_secs_f64(),
+        ..SideOutcome::default()
+    }
 }
 
 /// How long a pair's server waits for its client to connect: twice the
@@ -55,29 +150,66 @@ impl FabricRunner {
             listener,
             spec: None,
             figure: LatFigure::Mean,
+            lanes: Vec::new(),
+            main_stats: StationStats::default(),
+            lane_stats: Vec::new(),
         })
     }
 
+    /// `out` with the endpoints this rank has opened so far, all of its
+    /// stations together.
+    fn with_opens(&self, mut out: SideOutcome) -> SideOutcome {
+        let all = std::iter::once(&self.main_stats).chain(&self.lane_stats);
+        out.opens = all.clone().map(|s| s.opens).sum();
+        out.open_s = all.map(|s| s.open_time.as_secs_f64()).sum();
+        out
+    }
+
     fn accept(&self, order: &Order, deadline: Instant) -> Result<TcpStream, String> {
-        // The client connects as soon as it has its order (sent with this
+        self.accept_each(order.step, &[order.peer], deadline)
+            .pop()
+            .unwrap_or_else(|| Err("no connection was awaited".into()))
+    }
+
+    /// The connection of each of `peers` for `step` (in their order),
+    /// taken as they come; the others' are turned away.
+    fn accept_each(&self, step: u64, peers: &[usize], deadline: Instant) -> Vec<Result<TcpStream, String>> {
+        // A client connects as soon as it has its order (sent with this
         // one) and gives up after the silence limit; waiting longer would
         // only keep this rank silent after its partner has reported the
         // failure, and rank 0 would take it for the hung one.
         let t0 = Instant::now();
         let deadline = deadline.min(t0 + ACCEPT_LIMIT);
-        while let Some(s) = protocol::accept_by(&self.listener, deadline)
-            .map_err(|e| format!("cannot accept the pair connection: {e}"))?
-        {
+        let mut got: Vec<Option<TcpStream>> = peers.iter().map(|_| None).collect();
+        let mut left = peers.len();
+        let mut broken = None;
+        while left > 0 {
+            let s = match protocol::accept_by(&self.listener, deadline) {
+                Ok(Some(s)) => s,
+                Ok(None) => break,
+                Err(e) => {
+                    broken = Some(format!("cannot accept the pair connection: {e}"));
+                    break;
+                }
+            };
             let intro = protocol::recv::<Intro>(&s, Some(Instant::now() + Duration::from_secs(5)));
-            if matches!(intro, Ok(i) if i.step == order.step && i.rank == order.peer) {
-                return Ok(s);
+            let Ok(Intro { step: st, rank }) = intro else { continue };
+            let slot = (0..peers.len()).find(|&k| peers[k] == rank && got[k].is_none());
+            if let (true, Some(k)) = (st == step, slot) {
+                got[k] = Some(s);
+                left -= 1;
             }
         }
-        Err(format!(
-            "rank {} never connected for the pair test (waited {:.0} s)",
-            order.peer,
-            t0.elapsed().as_secs_f64()
-        ))
+        let waited = t0.elapsed().as_secs_f64();
+        got.into_iter()
+            .zip(peers)
+            .map(|(s, peer)| {
+                s.ok_or_else(|| match &broken {
+                    Some(e) => e.clone(),
+                    None => format!("rank {peer} never connected for the pair test (waited {waited:.0} s)"),
+                })
+            })
+            .collect()
     }
 
     fn connect(&self, order: &Order, deadline: Instant) -> Result<TcpStream, String> {
@@ -132,65 +264,109 @@ impl PairRunner for FabricRunner {
 
     fn run(&mut self, order: &Order, deadline: Instant) -> SideOutcome {
         let t0 = Instant::now();
-        let mut timing = Timing::default();
-        // (a pattern's flow: its timed run starts with the others'; a
-        // sweep's pair test takes the rank's environment as it is)
-        let timed;
-        let env = match order.start_at {
-            Some(at) => {
-                timed = Env {
-                    start_not_before: Some(at),
-                    ..self.env.clone()
+        let Some(spec) = self.spec.clone() else {
+            return failed_before("no test configured".into(), t0);
+        };
+        let stream = match order.role {
+            PairRole::Client => self.connect(order, deadline),
+            PairRole::Server => self.accept(order, deadline),
+        };
+        let out = match stream {
+            Err(e) => failed_before(e, t0),
+            Ok(stream) => {
+                let job = Job {
+                    spec,
+                    env: self.env.clone(),
+                    role: order.role,
+                    stream,
+                    figure: self.figure,
+                    t0,
                 };
-                &timed
+                let (out, stats) = job.run(&mut self.station);
+                self.main_stats = stats;
+                out
             }
-            None => &self.env,
         };
-        let result = match self.spec.clone() {
-            None => Err(Fail::Before("no test configured".to_string())),
-            Some(spec) => match order.role {
-                PairRole::Client => self
-                    .connect(order, deadline)
-                    .map_err(Fail::Before)
-                    .and_then(|s| self.station.client(spec, env, s, &mut timing).map_err(Fail::Test)),
-                PairRole::Server => self
-                    .accept(order, deadline)
-                    .map_err(Fail::Before)
-                    .and_then(|s| self.station.serve(&spec, &self.env, s, &mut timing).map_err(Fail::Test)),
-            },
+        self.with_opens(out)
+    }
+
+    fn run_flows(&mut self, orders: &[Order], deadline: Instant) -> Vec<SideOutcome> {
+        let t0 = Instant::now();
+        let Some(spec) = self.spec.clone() else {
+            return orders
+                .iter()
+                .map(|_| failed_before("no test configured".into(), t0))
+                .collect();
         };
-        let stats = self.station.stats();
-        let mut out = SideOutcome {
-            elapsed_s: t0.elapsed().as_secs_f64(),
-            measure_s: match (timing.run, timing.end) {
-                (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
-                _ => 0.0,
-            },
-            opens: stats.opens,
-            open_s: stats.open_time.as_secs_f64(),
-            ..SideOutcome::default()
-        };
-        let counters = match &result {
-            Ok(report) => report.counters.as_ref(),
-            Err(Fail::Test(f)) => f.counters.as_deref(),
-            Err(Fail::Before(_)) => None,
-        };
-        if let Some(c) = counters {
-            out.counters_read = Some(c.local.what_was_read());
-            out.noted = c.local.noted();
+        // every connection first: clients dial (their peers' kernels
+        // accept at once), then this rank's servers take theirs, so no
+        // rank waits on another's order of work
+        let mut streams: Vec<Result<TcpStream, String>> = orders
+            .iter()
+            .map(|o| match o.role {
+                PairRole::Client => self.connect(o, deadline),
+                PairRole::Server => Err(String::new()),
+            })
+            .collect();
+        let serving: Vec<usize> = (0..orders.len())
+            .filter(|&i| orders[i].role == PairRole::Server)
+            .collect();
+        let peers: Vec<usize> = serving.iter().map(|&i| orders[i].peer).collect();
+        let step = orders.first().map_or(0, |o| o.step);
+        for (k, s) in self.accept_each(step, &peers, deadline).into_iter().enumerate() {
+            streams[serving[k]] = s;
         }
-        match result {
-            Ok(report) => {
-                out.rows = row_figures(&report.rows, self.figure).collect();
-                out.value = out.rows.last().map(|r| r.value);
-                if out.value.is_none() {
-                    out.error = Some("the test produced no figure".into());
-                }
+        while self.lanes.len() < orders.len() {
+            self.lanes.push(Lane::start());
+        }
+        let mut started = Vec::with_capacity(orders.len());
+        for ((o, s), lane) in orders.iter().zip(streams).zip(&self.lanes) {
+            started.push(s.and_then(|stream| {
+                lane.give(Job {
+                    spec: spec.clone(),
+                    env: Env {
+                        start_not_before: o.start_at.filter(|_| o.role == PairRole::Client),
+                        ..self.env.clone()
+                    },
+                    role: o.role,
+                    stream,
+                    figure: self.figure,
+                    t0,
+                })
+            }));
+        }
+        let mut out = Vec::with_capacity(orders.len());
+        let mut broken = Vec::new();
+        for (i, s) in started.into_iter().enumerate() {
+            out.push(match s {
+                Err(e) => failed_before(e, t0),
+                Ok(()) => match self.lanes[i].wait(deadline) {
+                    Some((o, stats)) => {
+                        self.lane_stats.resize(self.lanes.len(), StationStats::default());
+                        self.lane_stats[i] = stats;
+                        o
+                    }
+                    None => {
+                        broken.push(i);
+                        failed_before(
+                            format!(
+                                "the flow with rank {} did not end within the step's limit",
+                                orders[i].peer
+                            ),
+                            t0,
+                        )
+                    }
+                },
+            });
+        }
+        // a lane held past the limit is left to end on its own
+        for i in broken.into_iter().rev() {
+            self.lanes.remove(i);
+            if i < self.lane_stats.len() {
+                self.lane_stats.remove(i);
             }
-            Err(Fail::Before(e)) => out.error = Some(e),
-            Err(Fail::Test(f)) => out.error = Some(f.to_string()),
         }
-        out
+        out.into_iter().map(|o| self.with_opens(o)).collect()
     }
 }
 
@@ -233,7 +409,19 @@ impl PairRunner for SimRunner {
     fn run(&mut self, order: &Order, _: Instant) -> SideOutcome {
         let t0 = Instant::now();
         std::thread::sleep(self.pause);
-        // a steady figure with a little deterministic spread
+        self.figure(order, t0)
+    }
+    fn run_flows(&mut self, orders: &[Order], _: Instant) -> Vec<SideOutcome> {
+        let t0 = Instant::now();
+        std::thread::sleep(self.pause);
+        orders.iter().map(|o| self.figure(o, t0)).collect()
+    }
+}
+
+impl SimRunner {
+    /// A steady figure for `order`'s pair with a little deterministic
+    /// spread, slowed when the pair or one of its ranks is made slow.
+    fn figure(&self, order: &Order, t0: Instant) -> SideOutcome {
         let (a, b) = (order.me.min(order.peer), order.me.max(order.peer));
         let spread = ((a * 7919 + b * 104_729) % 100) as f64;
         let slow = self.slow_nodes.contains(&a) || self.slow_nodes.contains(&b) || self.slow_links.contains(&(a, b));

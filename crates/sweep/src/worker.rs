@@ -26,6 +26,9 @@ pub trait PairRunner {
     fn configure(&mut self, test: &serde_json::Value, figure: LatFigure) -> Result<(), String>;
     /// One pair test; must return by `deadline`.
     fn run(&mut self, order: &Order, deadline: Instant) -> SideOutcome;
+    /// A pattern step's flows, all at once: one outcome per order, in
+    /// order; must return by `deadline`.
+    fn run_flows(&mut self, orders: &[Order], deadline: Instant) -> Vec<SideOutcome>;
 }
 
 /// A pair test as ordered.
@@ -327,7 +330,9 @@ pub fn work(
             }
             None => None,
         };
-        if let (Some(why), ToRank::Idle { step } | ToRank::Pair { step, .. }) = (leave, &msg) {
+        if let (Some(why), ToRank::Idle { step } | ToRank::Pair { step, .. } | ToRank::Flows { step, .. }) =
+            (leave, &msg)
+        {
             let outcome = SideOutcome {
                 error: Some(format!("rank {} was stopped by {why}", cfg.rank)),
                 ..SideOutcome::default()
@@ -335,15 +340,17 @@ pub fn work(
             let _ = line.send(&s, &ToCoordinator::Done { step: *step, outcome });
             return Err(SweepError::Stopped(why));
         }
-        let (step, outcome) = match msg {
+        let answer = match msg {
             ToRank::Finish => return Ok(end),
-            ToRank::Idle { step } => (step, SideOutcome::default()),
+            ToRank::Idle { step } => ToCoordinator::Done {
+                step,
+                outcome: SideOutcome::default(),
+            },
             ToRank::Pair {
                 step,
                 role,
                 peer,
                 peer_addr,
-                start_in_ms,
             } => {
                 let order = Order {
                     step,
@@ -351,17 +358,47 @@ pub fn work(
                     me: cfg.rank,
                     peer,
                     peer_addr: scoped(peer_addr, scope),
-                    start_at: start_in_ms.map(|ms| Instant::now() + Duration::from_millis(ms)),
+                    start_at: None,
                 };
                 line.begin(step, peer);
-                let out = runner.run(&order, Instant::now() + cfg.step_timeout);
-                end.tests += 1;
-                end.failed += u64::from(out.error.is_some());
-                (step, out)
+                let outcome = runner.run(&order, Instant::now() + cfg.step_timeout);
+                end.count(std::slice::from_ref(&outcome));
+                ToCoordinator::Done { step, outcome }
+            }
+            ToRank::Flows {
+                step,
+                flows,
+                start_in_ms,
+            } => {
+                let start_at = Some(Instant::now() + Duration::from_millis(start_in_ms));
+                let orders: Vec<Order> = flows
+                    .into_iter()
+                    .map(|f| Order {
+                        step,
+                        role: f.role,
+                        me: cfg.rank,
+                        peer: f.peer,
+                        peer_addr: scoped(f.peer_addr, scope),
+                        start_at,
+                    })
+                    .collect();
+                if let Some(first) = orders.first() {
+                    line.begin(step, first.peer);
+                }
+                let outcomes = runner.run_flows(&orders, Instant::now() + cfg.step_timeout);
+                end.count(&outcomes);
+                ToCoordinator::FlowsDone { step, outcomes }
             }
             ToRank::Welcome { .. } | ToRank::Refused { .. } | ToRank::Challenge { .. } => continue,
         };
-        line.send(&s, &ToCoordinator::Done { step, outcome })?;
+        line.send(&s, &answer)?;
+    }
+}
+
+impl WorkerEnd {
+    fn count(&mut self, outcomes: &[SideOutcome]) {
+        self.tests += outcomes.len() as u64;
+        self.failed += outcomes.iter().filter(|o| o.error.is_some()).count() as u64;
     }
 }
 

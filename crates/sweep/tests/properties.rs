@@ -4,7 +4,7 @@
 //! or a broken rank on the coordinator's port is an error, never a crash).
 
 use fabdiag_model::counters::{Change, Class, Family, Noted};
-use fabdiag_sweep::protocol::{PairRole, SideOutcome, ToCoordinator, ToRank};
+use fabdiag_sweep::protocol::{FlowOrder, PairRole, SideOutcome, ToCoordinator, ToRank};
 use proptest::prelude::*;
 
 fn finite() -> impl Strategy<Value = f64> {
@@ -85,6 +85,21 @@ fn to_coordinator() -> impl Strategy<Value = ToCoordinator> {
                     },
                 }
             ),
+        (
+            any::<u64>(),
+            proptest::collection::vec((proptest::option::of(finite()), proptest::option::of(".*")), 0..4)
+        )
+            .prop_map(|(step, outcomes)| ToCoordinator::FlowsDone {
+                step,
+                outcomes: outcomes
+                    .into_iter()
+                    .map(|(value, error)| SideOutcome {
+                        value,
+                        error,
+                        ..SideOutcome::default()
+                    })
+                    .collect(),
+            }),
         (proptest::option::of(any::<u64>()), ".*").prop_map(|(step, reason)| ToCoordinator::Leave { step, reason }),
         ".*".prop_map(|mac| ToCoordinator::Proof { mac }),
     ]
@@ -94,18 +109,27 @@ fn to_rank() -> impl Strategy<Value = ToRank> {
     prop_oneof![
         ".*".prop_map(|reason| ToRank::Refused { reason }),
         (".*", ".*").prop_map(|(nonce, mac)| ToRank::Challenge { nonce, mac }),
+        (any::<u64>(), any::<bool>(), any::<usize>(), ".*").prop_map(|(step, client, peer, peer_addr)| ToRank::Pair {
+            step,
+            role: if client { PairRole::Client } else { PairRole::Server },
+            peer,
+            peer_addr,
+        }),
         (
             any::<u64>(),
-            any::<bool>(),
-            any::<usize>(),
-            ".*",
-            proptest::option::of(any::<u64>())
+            proptest::collection::vec((any::<bool>(), any::<usize>(), ".*"), 0..4),
+            any::<u64>()
         )
-            .prop_map(|(step, client, peer, peer_addr, start_in_ms)| ToRank::Pair {
+            .prop_map(|(step, flows, start_in_ms)| ToRank::Flows {
                 step,
-                role: if client { PairRole::Client } else { PairRole::Server },
-                peer,
-                peer_addr,
+                flows: flows
+                    .into_iter()
+                    .map(|(client, peer, peer_addr)| FlowOrder {
+                        role: if client { PairRole::Client } else { PairRole::Server },
+                        peer,
+                        peer_addr,
+                    })
+                    .collect(),
                 start_in_ms,
             }),
         any::<u64>().prop_map(|step| ToRank::Idle { step }),

@@ -65,11 +65,14 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         );
     }
     // a pattern's flows must overlap: each runs for the same time at once
-    if opts.pattern.is_some() && inv.spec.duration_s.is_none() {
+    if let (Some(p), None) = (&opts.pattern, inv.spec.duration_s) {
         return fail(
             prog,
             exit::USAGE,
-            "--pattern bisection needs the pair tool's -D SECONDS, so every flow runs at once for the same time (e.g. -D 5)",
+            &format!(
+                "--pattern {} needs the pair tool's -D SECONDS, so every flow runs at once for the same time (e.g. -D 5)",
+                p.name()
+            ),
         );
     }
     if opts.pattern.is_some() && inv.threshold.is_some() {

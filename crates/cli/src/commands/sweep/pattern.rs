@@ -1,4 +1,4 @@
-//! The end of a traffic pattern's run (`--pattern bisection`): its
+//! The end of a traffic pattern's run (`--pattern`): its
 //! document and page made (fabdiag-sweep-report's `pattern`), written to
 //! `--output` (pattern.json, summary.txt, report.html), printed, and its
 //! exit code.
@@ -21,7 +21,7 @@ pub(super) fn conclude(
     measured_by: Versions,
 ) -> u8 {
     let mut options = setup.options.clone();
-    options["pattern"] = serde_json::to_value(o.pattern).unwrap_or_default();
+    options["pattern"] = serde_json::to_value(&o.pattern).unwrap_or_default();
     let Some(doc) = pattern::document(PatternInputs {
         sweep,
         metric: setup.metric.clone(),

@@ -139,7 +139,7 @@ impl Observer for Progress {
     fn step(&mut self, kind: StepKind, index: usize, of: usize) {
         if let Some(b) = &self.bar {
             match kind {
-                StepKind::Round | StepKind::Split => b.set_position(index as u64),
+                StepKind::Round | StepKind::Split | StepKind::Phase => b.set_position(index as u64),
                 StepKind::Retest => b.set_message(format!("re-test {}/{of}", index + 1)),
             }
         }
@@ -158,6 +158,7 @@ impl Observer for Progress {
                 StepKind::Round => ("round", String::new()),
                 StepKind::Retest => ("re-test", String::new()),
                 StepKind::Split => ("split", String::new()),
+                StepKind::Phase => ("step", String::new()),
             };
             tell!(
                 "fabdiag sweep: {what} {} of {of}; {}, {}/{} pairs done, {} failed; {} elapsed{left}",

@@ -93,9 +93,16 @@ impl Coordinator {
         stop: &Stop,
     ) -> Result<(), String> {
         let sched = Schedule::on_rails(cfg.size, cfg.rails).ok();
-        let (rounds, pairs) = match cfg.pattern {
-            // (a split's flows are known once the ranks have joined)
-            Some(fabdiag_sweep_plan::Pattern::Bisection { splits, .. }) => (splits, splits * (cfg.size / 2)),
+        // (a pattern's steps are known once the ranks have joined: these
+        // count every rank in)
+        let (rounds, pairs) = match &cfg.pattern {
+            Some(fabdiag_sweep_plan::Pattern::Bisection { splits, .. }) => (*splits, splits * (cfg.size / 2)),
+            Some(p) => {
+                let ranks: Vec<usize> = (0..cfg.size).collect();
+                let hosts = vec![String::new(); cfg.size];
+                let steps = fabdiag_sweep_plan::pattern::steps(p, &ranks, &hosts);
+                (steps.len(), steps.iter().map(|(_, f)| f.len()).sum())
+            }
             None => sched.map_or((0, 0), |s| (s.rounds(), s.total_pairs())),
         };
         let mut watch = Progress::new(o.output.as_deref().map(Path::new), rounds, pairs, stop.clone())?;

@@ -112,7 +112,7 @@ pub(super) fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup)
             "no coordinator: pass --coordinator HOST:PORT (rank 0's host) or set FABDIAG_COORDINATOR",
         );
     };
-    let sched = match Schedule::on_rails(l.size, o.rails) {
+    let sched = match Schedule::on_rails(l.size, o.rails).and_then(|s| o.fits(l.size).map(|()| s)) {
         Ok(s) => s,
         Err(m) => return fail(&who, exit::USAGE, &m),
     };

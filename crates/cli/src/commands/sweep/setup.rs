@@ -138,7 +138,7 @@ impl Setup {
             retest: o.retest,
             earlier,
             auth: None,
-            pattern: o.pattern,
+            pattern: o.pattern.clone(),
         }
     }
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 /// N stand-in ranks in threads, speaking the real protocol over loopback.
 pub(super) fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
-    let sched = match Schedule::on_rails(n, o.rails) {
+    let sched = match Schedule::on_rails(n, o.rails).and_then(|s| o.fits(n).map(|()| s)) {
         Ok(s) => s,
         Err(m) => return fail(prog, exit::USAGE, &m),
     };

@@ -1,0 +1,514 @@
+//! A traffic pattern's report: each step's aggregate, the sum of its
+//! flows' figures while all of them ran at once; each flow's share of it;
+//! the flows well below the step's median flow named (the sweep's outlier
+//! fraction). Each pattern's own summaries live beside it: `bisection`
+//! (the weakest split, a fraction of what the halves' NICs could carry),
+//! `incast` (against one sender alone, Jain's fairness, the starved
+//! senders), `alltoall` (each phase's slowest flow, each rank's receive
+//! side, the heatmap of flows). `document` makes it, `text` is its page.
+//! Pure: no I/O, no clock.
+
+mod alltoall;
+mod bisection;
+mod incast;
+
+pub use alltoall::{AllToAllSummary, PhaseSummary, RankSides};
+pub use bisection::SplitSummary;
+pub use incast::IncastSummary;
+
+use crate::doc::Metric;
+use fabdiag_sweep_plan::{Coordinated, Node, NodeStatus, PairRecord, Pattern, PatternStep, Shape};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+/// The document's schema name.
+pub const PATTERN_SCHEMA: &str = "fabdiag-pattern/1";
+
+/// One flow of a step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Flow {
+    pub client: usize,
+    pub server: usize,
+    /// Its figure (MB/s), when it was measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// Its part of the step's aggregate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    /// Below the outlier fraction of the step's median flow (in an
+    /// incast: a starved sender).
+    pub slow: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A step's flows, all at once, and what they carried together.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    /// The measured flows' figures added up.
+    pub aggregate: f64,
+    pub measured: usize,
+    pub flows: Vec<Flow>,
+}
+
+impl Group {
+    /// `flows`, each measured one's share of their aggregate, and those
+    /// below `fraction` times their median marked slow.
+    pub fn of(flows: &[PairRecord], fraction: f64) -> Group {
+        let values: Vec<f64> = flows.iter().filter_map(|f| f.value).collect();
+        let aggregate: f64 = values.iter().sum();
+        let middle = (!values.is_empty()).then(|| crate::analysis::median(&mut values.clone()));
+        let flows = flows
+            .iter()
+            .map(|f| Flow {
+                client: f.client,
+                server: f.server,
+                value: f.value,
+                share: f.value.filter(|_| aggregate > 0.0).map(|v| v / aggregate),
+                slow: matches!((f.value, middle), (Some(v), Some(m)) if v < fraction * m),
+                error: f.error.as_deref().map(str::to_string),
+            })
+            .collect();
+        Group {
+            aggregate,
+            measured: values.len(),
+            flows,
+        }
+    }
+
+    /// The measured flow with the lowest figure.
+    pub fn slowest(&self) -> Option<&Flow> {
+        self.flows
+            .iter()
+            .filter(|f| f.value.is_some())
+            .min_by(|a, b| a.value.unwrap_or(0.0).total_cmp(&b.value.unwrap_or(0.0)))
+    }
+}
+
+/// Every flow's figure, sender (row) by receiver (column), over the
+/// ranks that took part: what the page draws as a heatmap.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Heatmap {
+    pub ranks: Vec<usize>,
+    /// `values[i][j]`: ranks\[i] to ranks\[j] (None: not run, or failed;
+    /// a pair run twice keeps its lowest figure).
+    pub values: Vec<Vec<Option<f64>>>,
+}
+
+impl Heatmap {
+    pub fn of<'a>(flows: impl Iterator<Item = &'a Flow> + Clone) -> Heatmap {
+        let mut ranks: Vec<usize> = flows.clone().flat_map(|f| [f.client, f.server]).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        let at = |r: usize| ranks.binary_search(&r).unwrap_or(0);
+        let mut values = vec![vec![None; ranks.len()]; ranks.len()];
+        for f in flows {
+            let cell: &mut Option<f64> = &mut values[at(f.client)][at(f.server)];
+            if let Some(v) = f.value {
+                *cell = Some(cell.map_or(v, |c: f64| c.min(v)));
+            }
+        }
+        Heatmap { ranks, values }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PatternVerdict {
+    /// Flows measured, all steps together (none: nothing was learnt).
+    pub measured_flows: usize,
+    pub failed_flows: usize,
+    pub untested_flows: usize,
+    /// Flows below their step's median (slow, or starved in an incast).
+    pub slow_flows: usize,
+    pub lost_nodes: Vec<usize>,
+}
+
+/// A pattern run's document (`pattern.json`, `--json`): the section of
+/// its pattern filled, the others left out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PatternDoc {
+    pub schema: String,
+    pub fabdiag_version: String,
+    pub libfabric_version: Option<String>,
+    pub options: serde_json::Value,
+    pub metric: Metric,
+    pub started: String,
+    pub ended: String,
+    pub pattern: Pattern,
+    pub nodes: Vec<Node>,
+    /// The rate one node's NIC can carry (`--expect`, MB/s per direction).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect: Option<f64>,
+    /// Both directions at once (`-b`): every flow carries two streams.
+    pub bidirectional: bool,
+    /// A bisection's splits.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub splits: Vec<SplitSummary>,
+    /// The split with the lowest aggregate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weakest: Option<usize>,
+    /// An incast's receivers, each with its lone sender and all at once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incasts: Vec<IncastSummary>,
+    /// An all-to-all's phases, and the whole of it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alltoall: Option<AllToAllSummary>,
+    /// Every flow's figure, sender by receiver (incast, all-to-all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heatmap: Option<Heatmap>,
+    pub verdict: PatternVerdict,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+}
+
+/// What a pattern's document is made from.
+pub struct PatternInputs<'a> {
+    pub sweep: Coordinated,
+    pub metric: Metric,
+    /// The sweep's outlier fraction: a flow below it times the step's
+    /// median flow is slow.
+    pub fraction: f64,
+    pub expect: Option<f64>,
+    pub bidirectional: bool,
+    pub options: serde_json::Value,
+    pub fabdiag_version: &'a str,
+    pub libfabric_version: Option<String>,
+}
+
+pub fn document(i: PatternInputs<'_>) -> Option<PatternDoc> {
+    let s = i.sweep;
+    let run = s.pattern?;
+    let streams = if i.bidirectional { 2.0 } else { 1.0 };
+    let mut doc = PatternDoc {
+        schema: PATTERN_SCHEMA.into(),
+        fabdiag_version: i.fabdiag_version.into(),
+        libfabric_version: i.libfabric_version,
+        options: i.options,
+        metric: i.metric,
+        started: humantime::format_rfc3339_millis(s.started).to_string(),
+        ended: humantime::format_rfc3339_millis(s.ended).to_string(),
+        pattern: run.pattern.clone(),
+        nodes: s.nodes,
+        expect: i.expect,
+        bidirectional: i.bidirectional,
+        splits: Vec::new(),
+        weakest: None,
+        incasts: Vec::new(),
+        phases: Vec::new(),
+        alltoall: None,
+        heatmap: None,
+        verdict: PatternVerdict::default(),
+        stopped: s.stopped,
+    };
+    match run.pattern {
+        Pattern::Bisection { .. } => bisection::fill(&mut doc, &run.steps, i.fraction, streams),
+        Pattern::Incast { .. } => incast::fill(&mut doc, &run.steps, i.fraction, streams),
+        Pattern::AllToAll => alltoall::fill(&mut doc, &run.steps, i.fraction),
+    }
+    doc.verdict = verdict(&doc, &run.steps);
+    Some(doc)
+}
+
+/// What the run came to, every step's flows together.
+fn verdict(doc: &PatternDoc, steps: &[PatternStep]) -> PatternVerdict {
+    let flows = || steps.iter().flat_map(|st| &st.flows);
+    let groups = doc
+        .splits
+        .iter()
+        .map(|x| &x.group)
+        .chain(doc.incasts.iter().flat_map(|x| x.single.iter().chain([&x.group])))
+        .chain(doc.phases.iter().map(|x| &x.group));
+    PatternVerdict {
+        measured_flows: flows().filter(|f| f.value.is_some()).count(),
+        failed_flows: flows().filter(|f| f.value.is_none() && !f.untested).count(),
+        untested_flows: flows().filter(|f| f.untested).count(),
+        slow_flows: groups.flat_map(|g| &g.flows).filter(|f| f.slow).count(),
+        lost_nodes: doc
+            .nodes
+            .iter()
+            .filter(|n| n.status != NodeStatus::Ok)
+            .map(|n| n.rank)
+            .collect(),
+    }
+}
+
+/// The steps of `steps` of one shape, with what `pick` takes of it.
+pub(crate) fn shaped<'a, T>(
+    steps: &'a [PatternStep],
+    pick: impl Fn(&'a Shape) -> Option<T> + 'a,
+) -> impl Iterator<Item = (T, &'a PatternStep)> + 'a {
+    steps.iter().filter_map(move |st| pick(&st.shape).map(|t| (t, st)))
+}
+
+/// Ranks as a short list: "0-3", "0 2 5 7".
+fn ranks(v: &[usize]) -> String {
+    let run = v.windows(2).all(|w| w[1] == w[0] + 1);
+    match (v.first(), v.last()) {
+        (Some(a), Some(b)) if run && v.len() > 2 => format!("{a}-{b}"),
+        _ => v.iter().map(usize::to_string).collect::<Vec<_>>().join(" "),
+    }
+}
+
+/// A rank and its host, "3 (node3)" (unescaped).
+pub(crate) fn host(doc: &PatternDoc, rank: usize) -> String {
+    match doc.nodes.get(rank).and_then(|n| n.host.as_deref()) {
+        Some(h) => format!("{rank} ({h})"),
+        None => rank.to_string(),
+    }
+}
+
+/// One flow's line: from, to, its figure and share (or why it has none),
+/// `mark` after a flow below its step's median.
+fn flow_line(o: &mut String, doc: &PatternDoc, f: &Flow, mark: &str) {
+    let u = &doc.metric.unit;
+    let what = match (f.value, &f.error) {
+        (Some(v), _) => format!(
+            "{v:>10.1} {u} {:>5.1} %{}",
+            f.share.unwrap_or(0.0) * 100.0,
+            if f.slow { format!("  {mark}") } else { String::new() }
+        ),
+        (None, Some(e)) => format!("failed: {e}"),
+        (None, None) => "no figure".into(),
+    };
+    let _ = writeln!(o, "  {} -> {}  {what}", host(doc, f.client), host(doc, f.server));
+}
+
+/// The one-page text: what ran, each step, the pattern's summary, the
+/// verdict.
+pub fn text(doc: &PatternDoc) -> String {
+    let mut o = String::new();
+    match doc.pattern {
+        Pattern::Bisection { .. } => bisection::text(&mut o, doc),
+        Pattern::Incast { .. } => incast::text(&mut o, doc),
+        Pattern::AllToAll => alltoall::text(&mut o, doc),
+    }
+    verdict_text(&mut o, doc);
+    o
+}
+
+fn verdict_text(o: &mut String, doc: &PatternDoc) {
+    let v = &doc.verdict;
+    for n in &v.lost_nodes {
+        let why = doc.nodes.get(*n).and_then(|x| x.reason.as_deref()).unwrap_or("lost");
+        let _ = writeln!(o, "rank {}: {why}", host(doc, *n));
+    }
+    if let Some(s) = &doc.stopped {
+        let what = match doc.pattern {
+            Pattern::Bisection { .. } => "splits",
+            Pattern::Incast { .. } | Pattern::AllToAll => "steps",
+        };
+        let _ = writeln!(o, "stopped by {s}: the {what} left were not run");
+    }
+    let slow = match doc.pattern {
+        Pattern::Bisection { .. } => "slow (below the outlier fraction of their split's median flow)",
+        Pattern::Incast { .. } => "starved (below the outlier fraction of their incast's median sender)",
+        Pattern::AllToAll => "slow (below the outlier fraction of their phase's median flow)",
+    };
+    let _ = writeln!(
+        o,
+        "flows: {} failed, {} not run, {} {slow}",
+        v.failed_flows, v.untested_flows, v.slow_flows
+    );
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use fabdiag_sweep_plan::{Pair, PairRecord, PatternRun, Split, SplitBy};
+
+    pub(crate) fn flow(client: usize, server: usize, value: Option<f64>) -> PairRecord {
+        PairRecord {
+            value,
+            error: value.is_none().then(|| "cannot connect".into()),
+            ..PairRecord::planned(&Pair { client, server }, Some(0))
+        }
+    }
+
+    pub(crate) fn doc(steps: Vec<PatternStep>, expect: Option<f64>, bidirectional: bool) -> PatternDoc {
+        let pattern = Pattern::Bisection {
+            by: SplitBy::Rank,
+            splits: steps.len(),
+            seed: 0,
+        };
+        doc_of(pattern, steps, expect, bidirectional)
+    }
+
+    pub(crate) fn doc_of(
+        pattern: Pattern,
+        steps: Vec<PatternStep>,
+        expect: Option<f64>,
+        bidirectional: bool,
+    ) -> PatternDoc {
+        let nodes = (0..8)
+            .map(|r| Node {
+                host: Some(format!("node{r}")),
+                status: NodeStatus::Ok,
+                ..Node::awaited(r)
+            })
+            .collect();
+        let mut sweep = Coordinated::of(nodes, Vec::new());
+        sweep.pattern = Some(PatternRun { pattern, steps });
+        document(PatternInputs {
+            sweep,
+            metric: Metric {
+                name: "bandwidth".into(),
+                unit: "MB/s".into(),
+                better: crate::analysis::Better::Higher,
+                test: "write-bw 65536 B".into(),
+            },
+            fraction: 0.75,
+            expect,
+            bidirectional,
+            options: serde_json::Value::Null,
+            fabdiag_version: "0.1.0",
+            libfabric_version: None,
+        })
+        .expect("a pattern run")
+    }
+
+    pub(crate) fn step(index: usize, values: [Option<f64>; 4]) -> PatternStep {
+        PatternStep {
+            index,
+            shape: Shape::Split(Split {
+                halves: [vec![0, 1, 2, 3], vec![4, 5, 6, 7]],
+                idle: vec![],
+            }),
+            flows: (0..4).map(|i| flow(i, i + 4, values[i])).collect(),
+        }
+    }
+
+    #[test]
+    fn each_split_adds_its_flows_names_the_slow_one_and_the_weakest_split() {
+        let d = doc(
+            vec![
+                step(0, [Some(10.0), Some(10.0), Some(10.0), Some(10.0)]),
+                step(1, [Some(10.0), Some(2.0), Some(10.0), None]),
+            ],
+            Some(12.5),
+            false,
+        );
+        assert_eq!((d.splits[0].group.aggregate, d.splits[1].group.aggregate), (40.0, 22.0));
+        assert_eq!(d.weakest, Some(1));
+        assert_eq!(d.splits[0].fraction, Some(0.8));
+        assert_eq!(d.splits[0].group.flows[0].share, Some(0.25));
+        let slow: Vec<usize> = d.splits[1]
+            .group
+            .flows
+            .iter()
+            .filter(|f| f.slow)
+            .map(|f| f.client)
+            .collect();
+        assert_eq!(slow, vec![1]);
+        assert_eq!((d.verdict.failed_flows, d.verdict.slow_flows), (1, 1));
+        let t = text(&d);
+        assert!(
+            t.contains("split 2: ranks 0-3 | 4-7: 3 of 4 flows, aggregate 22.0 MB/s, 44 % of --expect (weakest)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("  1 (node1) -> 5 (node5)         2.0 MB/s   9.1 %  slow"),
+            "{t}"
+        );
+        assert!(t.contains("  3 (node3) -> 7 (node7)  failed: cannot connect"), "{t}");
+        assert!(t.contains("bisection: 22.0 MB/s (split 2, the weakest of 2)"), "{t}");
+    }
+
+    #[test]
+    fn both_directions_double_what_the_nics_could_carry_and_json_keeps_every_flow() {
+        let d = doc(vec![step(0, [Some(20.0); 4])], Some(12.5), true);
+        assert_eq!(d.splits[0].fraction, Some(0.8));
+        let j = serde_json::to_value(&d).expect("JSON");
+        assert_eq!(j["schema"], PATTERN_SCHEMA);
+        assert_eq!(j["pattern"]["kind"], "bisection");
+        assert_eq!(j["splits"][0]["flows"].as_array().map(Vec::len), Some(4));
+        assert_eq!(ranks(&[0, 2, 5]), "0 2 5");
+        assert_eq!(ranks(&[4, 5, 6, 7]), "4-7");
+    }
+
+    fn at_once(index: usize, shape: Shape, flows: Vec<PairRecord>) -> PatternStep {
+        PatternStep { index, shape, flows }
+    }
+
+    #[test]
+    fn an_incast_holds_its_aggregate_against_one_sender_alone_and_names_the_starved() {
+        let into0 = |c: usize, v: f64| flow(c, 0, Some(v));
+        let d = doc_of(
+            Pattern::Incast { receivers: vec![0] },
+            vec![
+                at_once(0, Shape::Single { receiver: 0 }, vec![into0(1, 4.0)]),
+                at_once(
+                    1,
+                    Shape::Incast { receiver: 0 },
+                    vec![into0(1, 2.0), into0(2, 2.0), into0(3, 1.0)],
+                ),
+            ],
+            Some(6.25),
+            false,
+        );
+        let x = &d.incasts[0];
+        assert_eq!((x.receiver, x.group.aggregate, x.against_single), (0, 5.0, Some(1.25)));
+        assert_eq!((x.jain, x.fraction), (Some(25.0 / 27.0), Some(0.8)));
+        assert_eq!(x.starved, vec![3]);
+        assert_eq!(d.verdict.slow_flows, 1);
+        assert_eq!(d.heatmap.as_ref().map(|h| h.values[3][0]), Some(Some(1.0)));
+        let t = text(&d);
+        assert!(t.starts_with("fabdiag sweep --pattern incast: 8 nodes, into rank 0; write-bw 65536 B, every sender at once\nincast into 0 (node0): 3 of 3 senders, aggregate 5.0 MB/s, 1.25 x one sender alone (4.0 MB/s from 1 (node1)), Jain's index 0.93, 80 % of --expect\n"), "{t}");
+        assert!(
+            t.contains(
+                "  3 (node3) -> 0 (node0)         1.0 MB/s  20.0 %  starved\nstarved into 0 (node0): 3 (node3)\n"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.ends_with(
+                "flows: 0 failed, 0 not run, 1 starved (below the outlier fraction of their incast's median sender)\n"
+            ),
+            "{t}"
+        );
+        let j = serde_json::to_value(&d).expect("JSON");
+        assert_eq!(j["pattern"], serde_json::json!({"kind": "incast", "receivers": [0]}));
+        assert!(j.get("splits").is_none() && j["incasts"][0]["single"]["flows"][0]["client"] == 1);
+    }
+
+    #[test]
+    fn an_alltoall_names_each_phases_slowest_flow_and_a_slow_receive_side_not_a_slow_links_ranks() {
+        // six ranks; link 1-2 slow both ways (phase 1: 1->2, phase 5: 2->1);
+        // rank 3 slow to receive in every phase
+        let v = |c: usize, s: usize| match (c, s) {
+            (1, 2) | (2, 1) => 1.0,
+            (_, 3) => 3.0,
+            _ => 10.0,
+        };
+        let steps = (1..6)
+            .map(|k| {
+                let flows = (0..6).map(|i| flow(i, (i + k) % 6, Some(v(i, (i + k) % 6)))).collect();
+                at_once(k - 1, Shape::Phase { shift: k }, flows)
+            })
+            .collect();
+        let d = doc_of(Pattern::AllToAll, steps, None, false);
+        assert_eq!(d.phases[0].slowest, Some([1, 2]));
+        assert_eq!(d.phases[4].slowest, Some([2, 1]));
+        let a = d.alltoall.as_ref().expect("a summary");
+        let slow_recv: Vec<usize> = a.ranks.iter().filter(|r| r.slow_receive).map(|r| r.rank).collect();
+        let slow_send: Vec<usize> = a.ranks.iter().filter(|r| r.slow_send).map(|r| r.rank).collect();
+        assert_eq!((slow_recv, slow_send), (vec![3], vec![]));
+        assert_eq!(
+            d.heatmap
+                .as_ref()
+                .map(|h| (h.ranks.len(), h.values[1][2], h.values[0][0])),
+            Some((6, Some(1.0), None))
+        );
+        let t = text(&d);
+        assert!(
+            t.contains("\nphase 1: 6 of 6 flows, aggregate 44.0 MB/s, slowest 1 (node1) -> 2 (node2) 1.0 MB/s\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("\nrank 3 (node3)'s receive side is slow: 3.0 MB/s its median flow, all phases\n"),
+            "{t}"
+        );
+        assert!(t.contains("\nall-to-all: 49.4 MB/s a phase on average; the weakest phase 1 (44.0 MB/s); the slowest flow 1 (node1) -> 2 (node2), 1.0 MB/s in phase 1\n"), "{t}");
+    }
+}
