@@ -44,18 +44,47 @@ cluster_up() {
     if [ "$leaves" = 2 ] && [ "$i" -ge $((nodes / 2)) ]; then br=br1; fi
     ip -n "$sw" link set "$(switch_port "$i")" master "$br"
     ip -n "$sw" link set "$(switch_port "$i")" up
-    if [ -n "$rate" ]; then
-      ip netns exec "$sw" tc qdisc replace dev "$(switch_port "$i")" root tbf rate "$rate" burst 32kb latency 400ms
-    fi
+    if [ -n "$rate" ]; then shape "$sw" "$(switch_port "$i")" "$rate"; fi
   done
 }
 
 # spine_rate RATE: the spine cable of a two-leaf cluster at RATE each way.
 spine_rate() {
   local end
-  for end in sp0 sp1; do
-    ip netns exec "$sw" tc qdisc replace dev "$end" root tbf rate "$1" burst 32kb latency 400ms
+  for end in sp0 sp1; do shape "$sw" "$end" "$1"; done
+}
+
+# shape NAMESPACE DEV RATE: a tbf at RATE on one interface.
+shape() {
+  ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$3" burst 32kb latency 400ms
+}
+
+# slow_link I J RATE: node I's traffic to node J and J's to I at RATE (htb
+# with a filter on the destination, on each node's own eth0).
+slow_link() {
+  local from to ns
+  for from in "$1" "$2"; do
+    to=$(( from == $1 ? $2 : $1 ))
+    ns=$(node_ns "$from")
+    ip netns exec "$ns" tc qdisc replace dev eth0 root handle 1: htb default 10
+    ip netns exec "$ns" tc class replace dev eth0 parent 1: classid 1:10 htb rate 10gbit
+    ip netns exec "$ns" tc class replace dev eth0 parent 1: classid 1:20 htb rate "$3"
+    ip netns exec "$ns" tc filter replace dev eth0 parent 1: protocol ip prio 1 u32 match ip dst "$subnet.$((to + 1))/32" flowid 1:20
   done
+}
+
+# unshape NAMESPACE DEV: whatever qdisc is on it removed.
+unshape() { ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null; true; }
+
+# spread VALUE...: their mean and the largest distance from it, as a share.
+spread() {
+  python3 - "$@" <<'PY'
+import sys
+v = [float(x) for x in sys.argv[1:]]
+mean = sum(v) / len(v)
+far = max(abs(x - mean) for x in v)
+print(f"mean {mean:.2f} MB/s, largest distance from it {far:.2f} MB/s ({100 * far / mean:.1f} %)")
+PY
 }
 
 node_ns() { echo "${tag}n$1x$$"; }

@@ -35,12 +35,6 @@ for run in $(seq 1 "${RUNS:-5}"); do
   values+=("$v")
   echo "run $run: aggregate $v MB/s"
 done
-python3 - "${values[@]}" <<'PY'
-import sys
-v = [float(x) for x in sys.argv[1:]]
-mean = sum(v) / len(v)
-far = max(abs(x - mean) for x in v)
-print(f"mean {mean:.2f} MB/s, largest distance from it {far:.2f} MB/s ({100 * far / mean:.1f} %)")
-PY
+spread "${values[@]}"
 spine_rate 10gbit
 echo "control, spine 10gbit: aggregate $(bisect) MB/s"

@@ -30,6 +30,8 @@ mod netns;
 mod op_contexts;
 mod package;
 mod pattern;
+mod pattern_alltoall;
+mod pattern_incast;
 mod serve;
 mod streams;
 mod sweep;

@@ -173,16 +173,7 @@ const BY_RANK: &[&str] = &[
 
 /// Rank 0's document of a bisection by rank on `c` (-D `secs`).
 fn bisect(c: &Cluster, secs: &str) -> Value {
-    let port = free_port();
-    let args: &[&str] = &[BY_RANK, &["-D", secs]].concat();
-    let others: Vec<Proc> = (1..c.n).map(|r| Proc::spawn(&mut c.rank(r, port, args))).collect();
-    let zero = Proc::spawn(&mut c.rank(0, port, &[args, &["--json"]].concat())).wait(LIMIT * 2);
-    for (i, p) in others.into_iter().enumerate() {
-        let o = p.wait(LIMIT);
-        assert_eq!(o.code, Some(0), "rank {}: {}", i + 1, o.stderr);
-    }
-    assert_eq!(zero.code, Some(0), "{}", zero.stderr);
-    zero.json()
+    c.every_rank(&[BY_RANK, &["-D", secs]].concat())
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! or node, a cable pulled). Needs root and iproute2; removes what it made
 //! when dropped.
 
-use super::{bin, must, require_root};
+use super::{bin, free_port, must, require_root, Proc, LIMIT};
 use std::process::Command;
 
 /// A healthy link in the namespace cluster: far below what two cores move
@@ -146,6 +146,22 @@ impl Cluster {
         self.shape(&self.node(i), "eth0", rate);
         self.shape(&self.switch(), &self.port(i), rate);
     }
+    /// Every node's rank of `fabdiag sweep ARGS` (rank 0 with `--json`),
+    /// each of them ending well: rank 0's document.
+    pub fn every_rank(&self, args: &[&str]) -> serde_json::Value {
+        let port = free_port();
+        let others: Vec<Proc> = (1..self.n)
+            .map(|r| Proc::spawn(&mut self.rank(r, port, args)))
+            .collect();
+        let zero = Proc::spawn(&mut self.rank(0, port, &[args, &["--json"]].concat())).wait(LIMIT * 2);
+        for (i, p) in others.into_iter().enumerate() {
+            let o = p.wait(LIMIT);
+            assert_eq!(o.code, Some(0), "rank {}: {}", i + 1, o.stderr);
+        }
+        assert_eq!(zero.code, Some(0), "{}", zero.stderr);
+        zero.json()
+    }
+
     pub fn rank(&self, r: usize, port: u16, extra: &[&str]) -> Command {
         self.rank_at(r, &format!("{}:{port}", self.ip(0)), extra)
     }
