@@ -41,6 +41,8 @@ enum SweepOpt {
     Splits,
     Seed,
     Receivers,
+    Victim,
+    VictimRanks,
     Expect,
     Help,
 }
@@ -223,6 +225,18 @@ const TABLE: &[(SweepOpt, &str, Option<&str>, &str)] = &[
         "The ranks an incast sends into, comma-separated (default: every rank in turn)",
     ),
     (
+        SweepOpt::Victim,
+        "victim",
+        Some("TOOL"),
+        "With --pattern: one pair runs TOOL (write-lat, send-lat, read-lat, or a bandwidth tool) alone, then beside every step of the pattern on the other ranks, and is held against itself alone",
+    ),
+    (
+        SweepOpt::VictimRanks,
+        "victim-ranks",
+        Some("A,B"),
+        "The victim pair: rank A runs its test against rank B (default: rank 0 and the last rank)",
+    ),
+    (
         SweepOpt::Expect,
         "expect",
         Some("MB/S"),
@@ -286,6 +300,10 @@ pub struct SweepOptions {
     pub pattern: Option<Pattern>,
     /// `--expect`: one node's NIC's rate each way, MB/s.
     pub expect: Option<f64>,
+    /// `--victim`: the pair tool a victim pair runs beside the pattern.
+    pub victim: Option<Tool>,
+    /// `--victim-ranks`: the victim pair (None: rank 0 and the last).
+    pub victim_ranks: Option<(usize, usize)>,
     /// The pattern's own options as given, made into `pattern` once
     /// every option is read (they may come before `--pattern`).
     parts: PatternParts,
@@ -313,6 +331,20 @@ impl SweepOptions {
     /// What of these options cannot hold for a run of `size` ranks (an
     /// incast into a rank there is not).
     pub fn fits(&self, size: usize) -> Result<(), String> {
+        if self.victim.is_some() {
+            let (a, b) = self.victim_pair(size);
+            if let Some(r) = [a, b].into_iter().find(|&r| r >= size) {
+                return Err(format!(
+                    "--victim-ranks names rank {r}, and the run has {size} ranks (0 to {})",
+                    size.saturating_sub(1)
+                ));
+            }
+            if size < 4 {
+                return Err(format!(
+                    "--victim needs 4 ranks or more: its pair and two to load the fabric (the run has {size})"
+                ));
+            }
+        }
         match &self.pattern {
             Some(Pattern::Incast { receivers }) => match receivers.iter().find(|&&r| r >= size) {
                 Some(r) => Err(format!(
@@ -323,6 +355,12 @@ impl SweepOptions {
             },
             _ => Ok(()),
         }
+    }
+
+    /// The victim pair of a run of `size` ranks: the ranks given, or rank
+    /// 0 and the last rank (with ranks in blocks per node, two nodes).
+    pub fn victim_pair(&self, size: usize) -> (usize, usize) {
+        self.victim_ranks.unwrap_or((0, size.saturating_sub(1)))
     }
 
     pub fn given_rules(&self) -> GivenRules {
@@ -441,6 +479,8 @@ impl Default for SweepOptions {
             sim_slow_links: Vec::new(),
             pattern: None,
             expect: None,
+            victim: None,
+            victim_ranks: None,
             parts: PatternParts::default(),
         }
     }
@@ -572,6 +612,25 @@ fn take(
         SweepOpt::Pattern | SweepOpt::SplitBy | SweepOpt::Splits | SweepOpt::Seed | SweepOpt::Receivers => {
             pattern_option(o, id, name, &value)?
         }
+        SweepOpt::Victim => {
+            let t = Tool::from_subcommand(&value)
+                .or_else(|| Tool::from_original(&value))
+                .filter(|t| t.has_server() && !matches!(t, Tool::AtomicBw | Tool::AtomicLat))
+                .ok_or_else(|| {
+                    OptionError::Invalid(format!(
+                        "invalid --victim: '{value}' (write-lat, send-lat, read-lat, write-bw, read-bw or send-bw)"
+                    ))
+                })?;
+            o.victim = Some(t);
+        }
+        SweepOpt::VictimRanks => {
+            let pair = value
+                .split_once(',')
+                .and_then(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
+                .filter(|(a, b)| a != b)
+                .ok_or_else(|| OptionError::Invalid(format!("invalid --victim-ranks: '{value}' (two ranks, A,B)")))?;
+            o.victim_ranks = Some(pair);
+        }
         SweepOpt::Expect => {
             let v: f64 = number(name, &value)?;
             if !(v.is_finite() && v > 0.0) {
@@ -690,7 +749,15 @@ fn pattern_parts(o: &mut SweepOptions) -> Result<(), OptionError> {
 fn pattern_checks(o: &mut SweepOptions) -> Result<(), OptionError> {
     pattern_parts(o)?;
     let given = |n: &str| o.given.contains(&n);
+    if given("victim-ranks") && !given("victim") {
+        return Err(OptionError::Invalid("--victim-ranks goes with --victim".into()));
+    }
     let Some(name) = o.pattern.as_ref().map(Pattern::name) else {
+        if given("victim") {
+            return Err(OptionError::Invalid(
+                "--victim goes with --pattern: the victim is measured beside a pattern's load".into(),
+            ));
+        }
         if given("expect") {
             return Err(OptionError::Invalid(
                 "--expect goes with --pattern bisection or incast".into(),

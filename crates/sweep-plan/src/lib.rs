@@ -12,7 +12,7 @@ pub mod schedule;
 
 pub use pattern::{Pattern, Shape, Split, SplitBy};
 pub use records::{
-    first_records, Coordinated, Node, NodeStatus, PairNoted, PairRecord, PatternRun, PatternStep, RowFigure, StepKind,
-    StepRecord,
+    first_records, Coordinated, LatFigures, Node, NodeStatus, PairNoted, PairRecord, PatternRun, PatternStep,
+    RowFigure, StepKind, StepRecord, VictimRecord,
 };
 pub use schedule::{Pair, Schedule, MAX_RANKS};

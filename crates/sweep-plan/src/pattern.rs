@@ -6,8 +6,9 @@
 //! cut between the halves. Incast sends from every other rank into one
 //! receiver at once, after one sender alone to it for reference. All-to-
 //! all runs shifted phases, rank i to rank i+k in phase k, as collectives
-//! do. `steps` makes a pattern's steps; what a run leaves is records'
-//! `PatternRun`.
+//! do. `steps` makes a pattern's steps; with a victim pair, `with_victim`
+//! runs it alone first and then beside every step, the pattern on the
+//! other ranks. What a run leaves is records' `PatternRun`.
 //! Pure arithmetic and plain data: no I/O, no clock.
 
 use crate::schedule::Pair;
@@ -82,6 +83,8 @@ pub enum Shape {
     Incast { receiver: usize },
     /// All-to-all: every rank to the rank `shift` places on.
     Phase { shift: usize },
+    /// The victim pair alone, before the pattern loads the fabric.
+    Quiet,
 }
 
 impl Shape {
@@ -92,6 +95,7 @@ impl Shape {
             Shape::Single { receiver } => format!("one flow into rank {receiver}"),
             Shape::Incast { receiver } => format!("incast into rank {receiver}"),
             Shape::Phase { shift } => format!("phase {shift}"),
+            Shape::Quiet => "the victim alone".into(),
         }
     }
 }
@@ -121,6 +125,22 @@ pub fn steps(pattern: &Pattern, ranks: &[usize], hosts: &[String]) -> Vec<(Shape
             .map(|k| (Shape::Phase { shift: k }, shifted(ranks, k)))
             .collect(),
     }
+}
+
+/// A pattern's steps with `victim` measured beside them: the victim
+/// alone first, then every step of the pattern on the other ranks
+/// (`ranks` and `hosts` as for `steps`). The victim is not among a
+/// step's pairs: the caller runs it alongside.
+pub fn with_victim(pattern: &Pattern, victim: Pair, ranks: &[usize], hosts: &[String]) -> Vec<(Shape, Vec<Pair>)> {
+    let (others, their_hosts): (Vec<usize>, Vec<String>) = ranks
+        .iter()
+        .zip(hosts)
+        .filter(|(r, _)| **r != victim.client && **r != victim.server)
+        .map(|(r, h)| (*r, h.clone()))
+        .unzip();
+    std::iter::once((Shape::Quiet, Vec::new()))
+        .chain(steps(pattern, &others, &their_hosts))
+        .collect()
 }
 
 /// The two steps of an incast into `receiver`: the sender after it
@@ -282,6 +302,15 @@ mod tests {
             (Shape::Phase { shift: 1 }, vec![p(0, 1), p(1, 2), p(2, 3), p(3, 0)])
         );
         assert_eq!(Shape::Incast { receiver: 2 }.label(1), "incast into rank 2");
+        // a victim 0 -> 3: alone first, then the pattern on ranks 1 and 2
+        let v = with_victim(&Pattern::AllToAll, p(0, 3), &ranks, &h);
+        assert_eq!(
+            v,
+            vec![
+                (Shape::Quiet, vec![]),
+                (Shape::Phase { shift: 1 }, vec![p(1, 2), p(2, 1)])
+            ]
+        );
     }
 
     proptest! {

@@ -208,12 +208,34 @@ pub struct Coordinated {
     pub pattern: Option<PatternRun>,
 }
 
-/// One step of a pattern run: what it was and each flow's record.
+/// One step of a pattern run: what it was and each flow's record, and
+/// the victim's, when one was measured alongside.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PatternStep {
     pub index: usize,
     pub shape: Shape,
     pub flows: Vec<PairRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub victim: Option<VictimRecord>,
+}
+
+/// The victim pair's test in one step: its record and, for a latency
+/// test, the figures of its largest size.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VictimRecord {
+    pub record: PairRecord,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat: Option<LatFigures>,
+}
+
+/// A latency test's figures, in µs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatFigures {
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
 }
 
 /// What a pattern run left behind.
@@ -221,6 +243,9 @@ pub struct PatternStep {
 pub struct PatternRun {
     pub pattern: Pattern,
     pub steps: Vec<PatternStep>,
+    /// The victim pair, measured alone first and then in every step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub victim: Option<Pair>,
 }
 
 /// Times as RFC 3339 text in the JSON.

@@ -4,12 +4,13 @@
 //! sender alone with Jain's index (incast), every phase's aggregate and
 //! slowest flow and each rank's sides (all-to-all); each step's flows with
 //! their share drawn as a bar, the slow or starved ones marked; and for
-//! incast and all-to-all the heatmap of flows, sender by receiver. A pure
+//! incast and all-to-all the heatmap of flows, sender by receiver; and a
+//! victim's figures alone and beside each step. A pure
 //! function of a finished `PatternDoc`; everything that came from a rank
 //! (host names, error text) is escaped.
 
 use crate::html::{escape, table, STYLE};
-use crate::pattern::{Flow, Heatmap, PatternDoc};
+use crate::pattern::{Flow, Heatmap, PatternDoc, VictimFigures, VictimSummary};
 use fabdiag_sweep_plan::Pattern;
 use std::fmt::Write;
 
@@ -45,6 +46,9 @@ pub fn page(doc: &PatternDoc) -> String {
         Pattern::Bisection { .. } => splits(&mut o, doc, &u),
         Pattern::Incast { .. } => incasts(&mut o, doc, &u),
         Pattern::AllToAll => phases(&mut o, doc, &u),
+    }
+    if let Some(v) = &doc.victim {
+        victim(&mut o, doc, v);
     }
     if let Some(h) = &doc.heatmap {
         heatmap(&mut o, doc, h, &u);
@@ -176,6 +180,50 @@ fn phases(o: &mut String, doc: &PatternDoc, u: &str) {
     let _ = writeln!(o, "<h2>Each rank's sides (its median flow, all phases)</h2>");
     let (send, recv) = (format!("send ({u})"), format!("receive ({u})"));
     table(o, &["rank", &send, "", &recv, ""], rows, "no flow was measured");
+}
+
+/// The victim alone and beside each step: its figures and how many
+/// times worse (latency) or what share (bandwidth) they were.
+fn victim(o: &mut String, doc: &PatternDoc, v: &VictimSummary) {
+    let _ = writeln!(
+        o,
+        "<h2>Victim: {} &rarr; {}, {}</h2>",
+        who(doc, v.client),
+        who(doc, v.server),
+        escape(&v.metric.test)
+    );
+    let latency = v.alone.iter().chain(&v.loaded).any(|f| f.lat.is_some());
+    let n = |x: f64| format!("{x:.1}");
+    let row = |f: &VictimFigures| {
+        let worst = if v.worst.is_some() && v.worst == f.index {
+            "<b class=\"slow\">worst</b>"
+        } else {
+            ""
+        };
+        let mut cells = vec![escape(&f.step)];
+        match (f.lat, f.value, latency) {
+            (Some(l), _, _) => {
+                let r = |k: usize| f.ratios.map_or("-".into(), |x| format!("{:.1} x", x[k]));
+                cells.extend([n(l.p50_us), r(0), n(l.p99_us), r(1), n(l.p999_us), r(2)]);
+            }
+            (None, Some(x), false) => cells.extend([n(x), f.ratio.map_or("-".into(), |r| format!("{r:.2} x"))]),
+            _ => {
+                let why = escape(f.error.as_deref().unwrap_or("no figure"));
+                cells.extend(
+                    std::iter::once(why).chain(std::iter::repeat_n(String::new(), if latency { 5 } else { 1 })),
+                );
+            }
+        }
+        cells.push(worst.into());
+        cells
+    };
+    let rows = v.alone.iter().chain(&v.loaded).map(row).collect();
+    let head: &[&str] = if latency {
+        &["step", "p50 (us)", "", "p99 (us)", "", "p99.9 (us)", "", ""]
+    } else {
+        &["step", "figure (MB/s)", "of alone", ""]
+    };
+    table(o, head, rows, "the victim did not run");
 }
 
 /// Every flow's figure, sender by receiver, each cell shaded from red

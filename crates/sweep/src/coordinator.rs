@@ -14,8 +14,8 @@ use crate::error::SweepError;
 use crate::protocol::{self, FlowOrder, PairRole, ReadFail, SideOutcome, ToCoordinator, ToRank, SWEEP_PROTOCOL};
 use fabdiag_engine::lat::LatFigure;
 use fabdiag_sweep_plan::{
-    first_records, Coordinated, Node, NodeStatus, Pair, PairNoted, PairRecord, Pattern, PatternRun, PatternStep,
-    Schedule, StepKind, StepRecord,
+    first_records, Coordinated, LatFigures, Node, NodeStatus, Pair, PairNoted, PairRecord, Pattern, PatternRun,
+    PatternStep, Schedule, StepKind, StepRecord, VictimRecord,
 };
 use fabdiag_sweep_report::analysis::{Analysis, Better, Matrix, Rules};
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
@@ -91,6 +91,16 @@ pub struct CoordConfig {
     pub auth: Option<fabdiag_proto::auth::Auth>,
     /// A traffic pattern to run instead of every pair in rounds.
     pub pattern: Option<Pattern>,
+    /// A pair measured alone and then beside every step of the pattern.
+    pub victim: Option<Victim>,
+}
+
+/// A pattern's victim: the pair and the test it runs.
+#[derive(Clone, Debug)]
+pub struct Victim {
+    pub pair: Pair,
+    /// The pair tool's test (`TestSpec::to_wire`).
+    pub test: serde_json::Value,
 }
 
 /// What the coordinator tells whoever watches (progress, output files).
@@ -124,6 +134,9 @@ struct Coordinator<'a> {
     ready: Epoll,
     step: u64,
     steps: Vec<StepRecord>,
+    /// The victim's latency figures from the step just run, for
+    /// `run_pattern` to take (a pair record has no room for them).
+    victim_lat: Option<LatFigures>,
 }
 
 /// How long a rank is waited for once its pair partner has reported their
@@ -151,6 +164,7 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
         ready,
         step: 0,
         steps: Vec::new(),
+        victim_lat: None,
     };
     c.join(&listener)?;
     drop(listener);
@@ -431,6 +445,7 @@ impl Coordinator<'_> {
             &ToRank::Welcome {
                 test: self.cfg.test.clone(),
                 figure: self.cfg.figure,
+                victim_test: self.cfg.victim.as_ref().map(|v| v.test.clone()),
             },
         )
         .is_err()
@@ -522,7 +537,8 @@ impl Coordinator<'_> {
     }
 
     /// A traffic pattern instead of the rounds: each step's flows at
-    /// once. Its steps, and why it stopped early.
+    /// once, and the victim's beside them when there is one. Its steps,
+    /// and why it stopped early.
     fn run_pattern(&mut self, pattern: Pattern) -> (PatternRun, Option<String>) {
         let live: Vec<usize> = (0..self.ranks.len()).filter(|&r| self.live(r)).collect();
         let hosts: Vec<String> = live
@@ -533,15 +549,22 @@ impl Coordinator<'_> {
             Pattern::Bisection { .. } => StepKind::Split,
             _ => StepKind::Phase,
         };
-        let planned = fabdiag_sweep_plan::pattern::steps(&pattern, &live, &hosts);
+        let victim = self.cfg.victim.as_ref().map(|v| v.pair);
+        let planned = match victim {
+            Some(v) => fabdiag_sweep_plan::pattern::with_victim(&pattern, v, &live, &hosts),
+            None => fabdiag_sweep_plan::pattern::steps(&pattern, &live, &hosts),
+        };
         let of = planned.len();
         let mut steps = Vec::new();
         let mut stopped = None;
-        for (index, (shape, pairs)) in planned.into_iter().enumerate() {
+        for (n, (shape, mut pairs)) in planned.into_iter().enumerate() {
             if stopped.is_none() {
                 stopped = self.obs.stopped();
             }
-            let flows = match &stopped {
+            // the pattern's steps count from 0 after the victim's quiet one
+            let index = if victim.is_some() { n.saturating_sub(1) } else { n };
+            pairs.extend(victim);
+            let mut flows = match &stopped {
                 Some(why) => pairs
                     .iter()
                     .map(|p| PairRecord {
@@ -551,16 +574,26 @@ impl Coordinator<'_> {
                     })
                     .collect(),
                 None => {
-                    self.obs.step(kind, index, of);
-                    self.run_step(kind, index, &shape.label(index), &pairs)
+                    self.obs.step(kind, n, of);
+                    self.run_step(kind, n, &shape.label(index), &pairs)
                 }
             };
+            let victim = victim.and_then(|_| flows.pop()).map(|record| VictimRecord {
+                lat: self.victim_lat.take(),
+                record,
+            });
             for f in &flows {
                 self.obs.pair(f);
             }
-            steps.push(PatternStep { index, shape, flows });
+            steps.push(PatternStep {
+                index,
+                shape,
+                flows,
+                victim,
+            });
         }
-        (PatternRun { pattern, steps }, stopped)
+        let run = PatternRun { pattern, steps, victim };
+        (run, stopped)
     }
 
     fn live(&self, rank: usize) -> bool {
@@ -616,6 +649,11 @@ impl Coordinator<'_> {
         // pair's two sides are among them
         let mut flows: Vec<Vec<FlowOrder>> = vec![Vec::new(); self.ranks.len()];
         let mut slots: Vec<Option<(usize, usize)>> = vec![None; pairs.len()];
+        // (a pattern's victim rides last in its steps)
+        let victim = match kind {
+            StepKind::Split | StepKind::Phase => self.cfg.victim.as_ref().map(|_| pairs.len() - 1),
+            StepKind::Round | StepKind::Retest => None,
+        };
         for (i, p) in pairs.iter().enumerate() {
             match (self.live(p.client), self.live(p.server)) {
                 (true, true) => {
@@ -626,11 +664,13 @@ impl Coordinator<'_> {
                         role: PairRole::Client,
                         peer: p.server,
                         peer_addr: to_server,
+                        victim: victim == Some(i),
                     });
                     flows[p.server].push(FlowOrder {
                         role: PairRole::Server,
                         peer: p.client,
                         peer_addr: to_client,
+                        victim: victim == Some(i),
                     });
                 }
                 (c, _) => {
@@ -659,6 +699,9 @@ impl Coordinator<'_> {
             let Some((cs, ss)) = slots[i] else { continue };
             let rec = &mut out[i];
             let (mut c, mut s) = (side(&answers, p.client, cs), side(&answers, p.server, ss));
+            if victim == Some(i) {
+                self.victim_lat = c.as_mut().and_then(|c| c.lat.take());
+            }
             self.note_counters(p, rec, c.as_mut(), s.as_mut());
             measure_s = measure_s.max(c.as_ref().map_or(0.0, |c| c.measure_s));
             self.settle_pair(p, rec, c, s);

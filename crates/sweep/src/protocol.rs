@@ -8,7 +8,7 @@
 
 use fabdiag_engine::lat::LatFigure;
 use fabdiag_model::counters::Noted;
-use fabdiag_sweep_plan::RowFigure;
+use fabdiag_sweep_plan::{LatFigures, RowFigure};
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::net::{TcpListener, TcpStream};
@@ -92,6 +92,9 @@ pub enum ToRank {
         /// What a latency pair is judged by.
         #[serde(default)]
         figure: LatFigure,
+        /// The test a pattern's victim pair runs, when it has one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        victim_test: Option<serde_json::Value>,
     },
     /// Not joined, and why (the rank says so and exits non-zero).
     Refused {
@@ -131,6 +134,9 @@ pub struct FlowOrder {
     pub peer: usize,
     /// The peer's pair listener, "ip:port".
     pub peer_addr: String,
+    /// The victim's flow: it runs the victim's test.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub victim: bool,
 }
 
 /// One side's account of a pair test.
@@ -160,6 +166,9 @@ pub struct SideOutcome {
     pub counters_read: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub noted: Vec<Noted>,
+    /// A latency test's figures for its largest size (a victim's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat: Option<LatFigures>,
 }
 
 /// How a read ended when it brought no message.
@@ -292,6 +301,7 @@ mod tests {
                 role: PairRole::Client,
                 peer: 2,
                 peer_addr: "198.18.0.3:4000".into(),
+                victim: true,
             }],
             start_in_ms: 3000,
         };
@@ -321,6 +331,7 @@ mod tests {
         let m = ToRank::Welcome {
             test: serde_json::json!({"tool": "write-lat"}),
             figure: LatFigure::P99,
+            victim_test: None,
         };
         let text = serde_json::to_string(&m).unwrap();
         assert!(text.contains(r#""figure":"p99""#), "{text}");
@@ -331,6 +342,7 @@ mod tests {
             ToRank::Welcome {
                 test: serde_json::json!({"tool": "write-lat"}),
                 figure: LatFigure::Mean,
+                victim_test: None,
             }
         );
     }

@@ -12,7 +12,7 @@ use fabdiag_model::Row;
 use fabdiag_model::TestSpec;
 use fabdiag_proto::Phase;
 use fabdiag_session::{Env, Event, Sink, Station, StationStats};
-use fabdiag_sweep_plan::RowFigure;
+use fabdiag_sweep_plan::{LatFigures, RowFigure};
 use serde::{Deserialize, Serialize};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::mpsc;
@@ -31,6 +31,8 @@ pub struct FabricRunner {
     env: Env,
     listener: TcpListener,
     spec: Option<TestSpec>,
+    /// The test a pattern's victim flow runs, when it has one.
+    victim: Option<TestSpec>,
     figure: LatFigure,
     /// A pattern step's flows beyond one each run on a lane of their own,
     /// kept between steps as the station's endpoint is.
@@ -77,6 +79,13 @@ impl Job {
         }
         match result {
             Ok(report) => {
+                out.lat = report.rows.last().and_then(|r| r.lat_stats()).map(|s| LatFigures {
+                    mean_us: s.mean_ns as f64 / 1000.0,
+                    p50_us: s.p50_ns as f64 / 1000.0,
+                    p99_us: s.p99_ns as f64 / 1000.0,
+                    p999_us: s.p999_ns as f64 / 1000.0,
+                    max_us: s.max_ns as f64 / 1000.0,
+                });
                 out.rows = row_figures(&report.rows, self.figure).collect();
                 out.value = out.rows.last().map(|r| r.value);
                 if out.value.is_none() {
@@ -149,6 +158,7 @@ impl FabricRunner {
             env,
             listener,
             spec: None,
+            victim: None,
             figure: LatFigure::Mean,
             lanes: Vec::new(),
             main_stats: StationStats::default(),
@@ -254,10 +264,19 @@ impl PairRunner for FabricRunner {
         self.listener.local_addr().map(|a| a.port()).unwrap_or(0)
     }
 
-    fn configure(&mut self, test: &serde_json::Value, figure: LatFigure) -> Result<(), String> {
-        let spec = TestSpec::from_wire(test.clone()).map_err(|e| format!("rank 0's test: {e}"))?;
-        spec.validate().map_err(|e| format!("rank 0's test: {e}"))?;
-        self.spec = Some(spec);
+    fn configure(
+        &mut self,
+        test: &serde_json::Value,
+        figure: LatFigure,
+        victim: Option<&serde_json::Value>,
+    ) -> Result<(), String> {
+        let read = |what: &str, t: &serde_json::Value| {
+            let spec = TestSpec::from_wire(t.clone()).map_err(|e| format!("rank 0's {what}: {e}"))?;
+            spec.validate().map_err(|e| format!("rank 0's {what}: {e}"))?;
+            Ok::<_, String>(spec)
+        };
+        self.spec = Some(read("test", test)?);
+        self.victim = victim.map(|v| read("victim test", v)).transpose()?;
         self.figure = figure;
         Ok(())
     }
@@ -321,19 +340,27 @@ impl PairRunner for FabricRunner {
         }
         let mut started = Vec::with_capacity(orders.len());
         for ((o, s), lane) in orders.iter().zip(streams).zip(&self.lanes) {
-            started.push(s.and_then(|stream| {
-                lane.give(Job {
-                    spec: spec.clone(),
-                    env: Env {
-                        start_not_before: o.start_at.filter(|_| o.role == PairRole::Client),
-                        ..self.env.clone()
-                    },
-                    role: o.role,
-                    stream,
-                    figure: self.figure,
-                    t0,
-                })
-            }));
+            let spec = match (o.victim, &self.victim) {
+                (false, _) => Ok(spec.clone()),
+                (true, Some(v)) => Ok(v.clone()),
+                (true, None) => Err("rank 0 gave no victim test".to_string()),
+            };
+            started.push(
+                spec.and_then(|spec| s.map(|stream| (spec, stream)))
+                    .and_then(|(spec, stream)| {
+                        lane.give(Job {
+                            spec,
+                            env: Env {
+                                start_not_before: o.start_at.filter(|_| o.role == PairRole::Client),
+                                ..self.env.clone()
+                            },
+                            role: o.role,
+                            stream,
+                            figure: self.figure,
+                            t0,
+                        })
+                    }),
+            );
         }
         let mut out = Vec::with_capacity(orders.len());
         let mut broken = Vec::new();
@@ -396,14 +423,24 @@ pub struct SimRunner {
     /// row for it, as a real pair test's does (and takes the memory it
     /// takes on rank 0).
     pub size: Option<u64>,
+    /// The victim's test measures latency (else bandwidth, as the pairs).
+    pub victim_lat: bool,
 }
 
 impl PairRunner for SimRunner {
     fn port(&self) -> u16 {
         1
     }
-    fn configure(&mut self, test: &serde_json::Value, _: LatFigure) -> Result<(), String> {
+    fn configure(
+        &mut self,
+        test: &serde_json::Value,
+        _: LatFigure,
+        victim: Option<&serde_json::Value>,
+    ) -> Result<(), String> {
         self.size = TestSpec::from_wire(test.clone()).ok().map(|s| s.max_size);
+        self.victim_lat = victim
+            .and_then(|v| TestSpec::from_wire(v.clone()).ok())
+            .is_some_and(|s| s.tool.is_latency());
         Ok(())
     }
     fn run(&mut self, order: &Order, _: Instant) -> SideOutcome {
@@ -427,6 +464,22 @@ impl SimRunner {
         let slow = self.slow_nodes.contains(&a) || self.slow_nodes.contains(&b) || self.slow_links.contains(&(a, b));
         let factor = if slow { self.slow_factor } else { 1.0 };
         let value = (10_000.0 + spread) * factor;
+        // a latency victim: a steady latency (µs), whatever load is beside it
+        if order.victim && self.victim_lat {
+            let us = 2.0 / factor;
+            return SideOutcome {
+                value: Some(us),
+                lat: Some(LatFigures {
+                    mean_us: us,
+                    p50_us: us,
+                    p99_us: 1.5 * us,
+                    p999_us: 2.0 * us,
+                    max_us: 3.0 * us,
+                }),
+                elapsed_s: t0.elapsed().as_secs_f64(),
+                ..SideOutcome::default()
+            };
+        }
         SideOutcome {
             value: Some(value),
             rows: self.size.map(|size| RowFigure { size, value }).into_iter().collect(),

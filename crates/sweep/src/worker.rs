@@ -21,9 +21,14 @@ use std::time::{Duration, Instant};
 pub trait PairRunner {
     /// The port this rank's pair tests listen on.
     fn port(&self) -> u16;
-    /// The coordinator's test parameters, and the latency figure a pair is
-    /// judged by; an error refuses them.
-    fn configure(&mut self, test: &serde_json::Value, figure: LatFigure) -> Result<(), String>;
+    /// The coordinator's test parameters, the latency figure a pair is
+    /// judged by, and a pattern's victim's test; an error refuses them.
+    fn configure(
+        &mut self,
+        test: &serde_json::Value,
+        figure: LatFigure,
+        victim: Option<&serde_json::Value>,
+    ) -> Result<(), String>;
     /// One pair test; must return by `deadline`.
     fn run(&mut self, order: &Order, deadline: Instant) -> SideOutcome;
     /// A pattern step's flows, all at once: one outcome per order, in
@@ -42,6 +47,8 @@ pub struct Order {
     /// When the client starts its timed run, at the soonest (a pattern's
     /// flows start together).
     pub start_at: Option<Instant>,
+    /// A pattern's victim flow: it runs the victim's test.
+    pub victim: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -303,7 +310,13 @@ pub fn work(
         None => protocol::recv::<ToRank>(&s, Some(deadline)).map_err(lost)?,
     };
     match first {
-        ToRank::Welcome { test, figure } => runner.configure(&test, figure).map_err(SweepError::Config)?,
+        ToRank::Welcome {
+            test,
+            figure,
+            victim_test,
+        } => runner
+            .configure(&test, figure, victim_test.as_ref())
+            .map_err(SweepError::Config)?,
         ToRank::Refused { reason } => return Err(SweepError::Refused(reason)),
         other => return Err(SweepError::Lost(format!("unexpected first message {other:?}"))),
     }
@@ -359,6 +372,7 @@ pub fn work(
                     peer,
                     peer_addr: scoped(peer_addr, scope),
                     start_at: None,
+                    victim: false,
                 };
                 line.begin(step, peer);
                 let outcome = runner.run(&order, Instant::now() + cfg.step_timeout);
@@ -380,6 +394,7 @@ pub fn work(
                         peer: f.peer,
                         peer_addr: scoped(f.peer_addr, scope),
                         start_at,
+                        victim: f.victim,
                     })
                     .collect();
                 if let Some(first) = orders.first() {

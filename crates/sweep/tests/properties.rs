@@ -82,6 +82,7 @@ fn to_coordinator() -> impl Strategy<Value = ToCoordinator> {
                                 change: Change::Rose { by },
                             })
                             .collect(),
+                        lat: None,
                     },
                 }
             ),
@@ -117,17 +118,18 @@ fn to_rank() -> impl Strategy<Value = ToRank> {
         }),
         (
             any::<u64>(),
-            proptest::collection::vec((any::<bool>(), any::<usize>(), ".*"), 0..4),
+            proptest::collection::vec((any::<bool>(), any::<usize>(), ".*", any::<bool>()), 0..4),
             any::<u64>()
         )
             .prop_map(|(step, flows, start_in_ms)| ToRank::Flows {
                 step,
                 flows: flows
                     .into_iter()
-                    .map(|(client, peer, peer_addr)| FlowOrder {
+                    .map(|(client, peer, peer_addr, victim)| FlowOrder {
                         role: if client { PairRole::Client } else { PairRole::Server },
                         peer,
                         peer_addr,
+                        victim,
                     })
                     .collect(),
                 start_in_ms,

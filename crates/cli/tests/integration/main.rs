@@ -32,6 +32,7 @@ mod package;
 mod pattern;
 mod pattern_alltoall;
 mod pattern_incast;
+mod pattern_victim;
 mod serve;
 mod streams;
 mod sweep;

@@ -11,10 +11,12 @@
 mod alltoall;
 mod bisection;
 mod incast;
+mod victim;
 
 pub use alltoall::{AllToAllSummary, PhaseSummary, RankSides};
 pub use bisection::SplitSummary;
 pub use incast::IncastSummary;
+pub use victim::{VictimFigures, VictimSummary};
 
 use crate::doc::Metric;
 use fabdiag_sweep_plan::{Coordinated, Node, NodeStatus, PairRecord, Pattern, PatternStep, Shape};
@@ -158,6 +160,9 @@ pub struct PatternDoc {
     /// Every flow's figure, sender by receiver (incast, all-to-all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heatmap: Option<Heatmap>,
+    /// The pair measured alone and beside every step (`--victim`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub victim: Option<VictimSummary>,
     pub verdict: PatternVerdict,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
@@ -172,6 +177,8 @@ pub struct PatternInputs<'a> {
     pub fraction: f64,
     pub expect: Option<f64>,
     pub bidirectional: bool,
+    /// What the victim pair ran, when there was one (`--victim`).
+    pub victim: Option<Metric>,
     pub options: serde_json::Value,
     pub fabdiag_version: &'a str,
     pub libfabric_version: Option<String>,
@@ -199,6 +206,7 @@ pub fn document(i: PatternInputs<'_>) -> Option<PatternDoc> {
         phases: Vec::new(),
         alltoall: None,
         heatmap: None,
+        victim: None,
         verdict: PatternVerdict::default(),
         stopped: s.stopped,
     };
@@ -207,13 +215,20 @@ pub fn document(i: PatternInputs<'_>) -> Option<PatternDoc> {
         Pattern::Incast { .. } => incast::fill(&mut doc, &run.steps, i.fraction, streams),
         Pattern::AllToAll => alltoall::fill(&mut doc, &run.steps, i.fraction),
     }
+    if let Some(m) = i.victim {
+        victim::fill(&mut doc, &run.steps, m);
+    }
     doc.verdict = verdict(&doc, &run.steps);
     Some(doc)
 }
 
-/// What the run came to, every step's flows together.
+/// What the run came to, every step's flows (the victim's too) together.
 fn verdict(doc: &PatternDoc, steps: &[PatternStep]) -> PatternVerdict {
-    let flows = || steps.iter().flat_map(|st| &st.flows);
+    let flows = || {
+        steps
+            .iter()
+            .flat_map(|st| st.flows.iter().chain(st.victim.as_ref().map(|v| &v.record)))
+    };
     let groups = doc
         .splits
         .iter()
@@ -284,6 +299,7 @@ pub fn text(doc: &PatternDoc) -> String {
         Pattern::Incast { .. } => incast::text(&mut o, doc),
         Pattern::AllToAll => alltoall::text(&mut o, doc),
     }
+    victim::text(&mut o, doc);
     verdict_text(&mut o, doc);
     o
 }
@@ -349,7 +365,11 @@ pub(crate) mod tests {
             })
             .collect();
         let mut sweep = Coordinated::of(nodes, Vec::new());
-        sweep.pattern = Some(PatternRun { pattern, steps });
+        sweep.pattern = Some(PatternRun {
+            pattern,
+            steps,
+            victim: None,
+        });
         document(PatternInputs {
             sweep,
             metric: Metric {
@@ -361,6 +381,7 @@ pub(crate) mod tests {
             fraction: 0.75,
             expect,
             bidirectional,
+            victim: None,
             options: serde_json::Value::Null,
             fabdiag_version: "0.1.0",
             libfabric_version: None,
@@ -376,6 +397,7 @@ pub(crate) mod tests {
                 idle: vec![],
             }),
             flows: (0..4).map(|i| flow(i, i + 4, values[i])).collect(),
+            victim: None,
         }
     }
 
@@ -428,7 +450,12 @@ pub(crate) mod tests {
     }
 
     fn at_once(index: usize, shape: Shape, flows: Vec<PairRecord>) -> PatternStep {
-        PatternStep { index, shape, flows }
+        PatternStep {
+            index,
+            shape,
+            flows,
+            victim: None,
+        }
     }
 
     #[test]

@@ -82,7 +82,18 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             "--min-bw judges one pair at a time, not a pattern's flows together: give --expect (one node's rate) instead",
         );
     }
-    let setup = Setup::new(&opts, &inv);
+    // a victim runs its tool for the pattern's -D, beside every step
+    let victim = match (opts.victim, inv.spec.duration_s) {
+        (Some(tool), Some(secs)) => match fabdiag_options::parse_for_rank(tool, &["-D".into(), secs.to_string()], 0) {
+            Ok(Action::Run(v)) => Some(v.spec),
+            Ok(_) => None,
+            Err(OptionError::Invalid(m)) | Err(OptionError::Unavailable(m)) => {
+                return fail(prog, exit::USAGE, &format!("--victim {}: {m}", tool.subcommand()))
+            }
+        },
+        _ => None,
+    };
+    let setup = Setup::new(&opts, &inv, victim.as_ref());
     if opts.plan {
         return plan::plan(prog, &opts, &setup);
     }

@@ -22,12 +22,17 @@ pub(super) fn conclude(
 ) -> u8 {
     let mut options = setup.options.clone();
     options["pattern"] = serde_json::to_value(&o.pattern).unwrap_or_default();
+    if o.victim.is_some() {
+        let (client, server) = o.victim_pair(sweep.nodes.len());
+        options["victim"] = serde_json::json!({"client": client, "server": server});
+    }
     let Some(doc) = pattern::document(PatternInputs {
         sweep,
         metric: setup.metric.clone(),
         fraction: setup.rules.fraction,
         expect: o.expect,
         bidirectional: setup.test["bidirectional"].as_bool().unwrap_or(false),
+        victim: setup.victim.as_ref().map(|(_, m)| m.clone()),
         options,
         fabdiag_version: &measured_by.fabdiag,
         libfabric_version: measured_by.libfabric,

@@ -79,6 +79,7 @@ pub(super) fn remake(prog: &str, o: &SweepOptions, path: &str) -> u8 {
         pair_timeout: Duration::ZERO,
         test: options["test"].clone(),
         options,
+        victim: None,
     };
     let baseline = match read_baseline(o, &setup) {
         Ok(b) => b,

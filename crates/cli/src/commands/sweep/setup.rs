@@ -72,10 +72,12 @@ pub(super) struct Setup {
     pub(super) pair_timeout: Duration,
     pub(super) options: serde_json::Value,
     pub(super) test: serde_json::Value,
+    /// A pattern's victim's test and what it measures (`--victim`).
+    pub(super) victim: Option<(serde_json::Value, Metric)>,
 }
 
 impl Setup {
-    pub(super) fn new(o: &SweepOptions, inv: &Invocation) -> Setup {
+    pub(super) fn new(o: &SweepOptions, inv: &Invocation, victim: Option<&fabdiag_model::TestSpec>) -> Setup {
         let spec = &inv.spec;
         let metric = Metric::of(spec, o.figure);
         let rules = Rules {
@@ -114,6 +116,16 @@ impl Setup {
         if spec.tool.is_latency() {
             options["figure"] = o.figure.name().into();
         }
+        // (judged by its percentiles, not by --figure, which is the pairs')
+        let victim = victim.map(|v| {
+            (
+                v.to_wire().unwrap_or(serde_json::Value::Null),
+                Metric::of(v, Default::default()),
+            )
+        });
+        if let Some((t, _)) = &victim {
+            options["victim_test"] = t.clone();
+        }
         Setup {
             metric,
             rules,
@@ -121,6 +133,7 @@ impl Setup {
             pair_timeout,
             options,
             test,
+            victim,
         }
     }
 
@@ -139,6 +152,13 @@ impl Setup {
             earlier,
             auth: None,
             pattern: o.pattern.clone(),
+            victim: self.victim.as_ref().map(|(test, _)| {
+                let (client, server) = o.victim_pair(size);
+                fabdiag_sweep::coordinator::Victim {
+                    pair: fabdiag_sweep_plan::Pair { client, server },
+                    test: test.clone(),
+                }
+            }),
         }
     }
 

@@ -67,6 +67,7 @@ pub(super) fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) ->
             4.0
         },
         size: None,
+        victim_lat: false,
     };
     let mut ranks = Vec::new();
     // set once the coordinator has ended: a stand-in not yet joined (the
