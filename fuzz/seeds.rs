@@ -6,7 +6,7 @@
 use fabdiag_model::{TestSpec, Tool};
 use fabdiag_proto::auth::Method;
 use fabdiag_proto::{write_frame, ErrorClass, Hello, Message, Phase, RegionDesc, MAGIC, PROTOCOL};
-use fabdiag_sweep::protocol::{PairRole, SideOutcome, ToCoordinator, ToRank};
+use fabdiag_sweep::protocol::{FlowOrder, PairRole, SideOutcome, ToCoordinator, ToRank};
 use std::path::Path;
 
 fn put(target: &str, name: &str, bytes: &[u8]) {
@@ -127,6 +127,19 @@ fn sweep_wire() {
                 ..SideOutcome::default()
             },
         },
+        ToCoordinator::FlowsDone {
+            step: 4,
+            outcomes: vec![
+                SideOutcome {
+                    value: Some(12.5),
+                    ..SideOutcome::default()
+                },
+                SideOutcome {
+                    error: Some("rank 3 never connected for the pair test (waited 10 s)".into()),
+                    ..SideOutcome::default()
+                },
+            ],
+        },
         ToCoordinator::Leave {
             step: Some(5),
             reason: "a provider call is held".into(),
@@ -136,13 +149,23 @@ fn sweep_wire() {
         ToRank::Welcome {
             test: TestSpec::new(Tool::SendLat).to_wire().expect("spec"),
             figure: Default::default(),
+            victim_test: Some(TestSpec::new(Tool::WriteLat).to_wire().expect("spec")),
         },
         ToRank::Pair {
             step: 4,
             role: PairRole::Client,
             peer: 2,
             peer_addr: "198.18.0.2:40123".into(),
-            start_in_ms: Some(3000),
+        },
+        ToRank::Flows {
+            step: 4,
+            flows: vec![FlowOrder {
+                role: PairRole::Server,
+                peer: 3,
+                peer_addr: "198.18.0.4:40123".into(),
+                victim: false,
+            }],
+            start_in_ms: 3000,
         },
         ToRank::Idle { step: 5 },
         ToRank::Refused {

@@ -3,7 +3,8 @@
 # it takes about six minutes). Four network namespaces on one bridge
 # (198.18.23.x), every switch port shaped to 100 Mbit/s (12.5 MB/s).
 #  - incast into rank 0, its switch port shaped to 40 Mbit/s (5 MB/s) and
-#    node 3's own cable out to 8 Mbit/s (1 MB/s): each run's aggregate,
+#    node 3's own cable out to 8 Mbit/s (1 MB/s), read-bw (the receiver
+#    reads, so its figures are what landed): each run's aggregate,
 #    Jain's index and starved senders; then the control, rank 0's port at
 #    the others' rate.
 #  - all-to-all, the link between nodes 1 and 2 shaped to 20 Mbit/s
@@ -39,10 +40,10 @@ field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)
 
 shape "$sw" "$(switch_port 0)" 40mbit
 shape "$(node_ns 3)" eth0 8mbit
-echo "incast into rank 0: its port 40mbit, node 3 out at 8mbit, ports 100mbit; fabdiag sweep -s 65536 -D 4 --pattern incast --receivers 0"
+echo "incast into rank 0: its port 40mbit, node 3 out at 8mbit, ports 100mbit; fabdiag sweep --tool read-bw -s 65536 -D 4 --pattern incast --receivers 0"
 values=()
 for i in $(seq 1 "${RUNS:-5}"); do
-  run incast -D 4 --pattern incast --receivers 0
+  run incast --tool read-bw -D 4 --pattern incast --receivers 0
   v=$(field '"%.2f" % d["incasts"][0]["aggregate"]' incast)
   values+=("$v")
   echo "run $i: aggregate $v MB/s, one sender alone $(field '"%.2f" % d["incasts"][0]["single"]["aggregate"]' incast) MB/s, Jain's index $(field '"%.2f" % d["incasts"][0]["jain"]' incast), starved $(field 'd["incasts"][0]["starved"]' incast)"
@@ -50,7 +51,7 @@ done
 spread "${values[@]}"
 shape "$sw" "$(switch_port 0)" 100mbit
 unshape "$(node_ns 3)" eth0
-run control -D 4 --pattern incast --receivers 0
+run control --tool read-bw -D 4 --pattern incast --receivers 0
 echo "control, rank 0's port 100mbit, node 3 unshaped: aggregate $(field '"%.2f" % d["incasts"][0]["aggregate"]' control) MB/s"
 
 slow_link 1 2 20mbit

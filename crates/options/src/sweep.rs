@@ -612,25 +612,7 @@ fn take(
         SweepOpt::Pattern | SweepOpt::SplitBy | SweepOpt::Splits | SweepOpt::Seed | SweepOpt::Receivers => {
             pattern_option(o, id, name, &value)?
         }
-        SweepOpt::Victim => {
-            let t = Tool::from_subcommand(&value)
-                .or_else(|| Tool::from_original(&value))
-                .filter(|t| t.has_server() && !matches!(t, Tool::AtomicBw | Tool::AtomicLat))
-                .ok_or_else(|| {
-                    OptionError::Invalid(format!(
-                        "invalid --victim: '{value}' (write-lat, send-lat, read-lat, write-bw, read-bw or send-bw)"
-                    ))
-                })?;
-            o.victim = Some(t);
-        }
-        SweepOpt::VictimRanks => {
-            let pair = value
-                .split_once(',')
-                .and_then(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
-                .filter(|(a, b)| a != b)
-                .ok_or_else(|| OptionError::Invalid(format!("invalid --victim-ranks: '{value}' (two ranks, A,B)")))?;
-            o.victim_ranks = Some(pair);
-        }
+        SweepOpt::Victim | SweepOpt::VictimRanks => victim_option(o, id, &value)?,
         SweepOpt::Expect => {
             let v: f64 = number(name, &value)?;
             if !(v.is_finite() && v > 0.0) {
@@ -657,6 +639,29 @@ fn take(
             }
         }
     }
+    Ok(())
+}
+
+/// `--victim` or `--victim-ranks` into `o`.
+fn victim_option(o: &mut SweepOptions, id: SweepOpt, value: &str) -> Result<(), OptionError> {
+    if id == SweepOpt::VictimRanks {
+        let pair = value
+            .split_once(',')
+            .and_then(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
+            .filter(|(a, b)| a != b)
+            .ok_or_else(|| OptionError::Invalid(format!("invalid --victim-ranks: '{value}' (two ranks, A,B)")))?;
+        o.victim_ranks = Some(pair);
+        return Ok(());
+    }
+    let t = Tool::from_subcommand(value)
+        .or_else(|| Tool::from_original(value))
+        .filter(|t| t.has_server() && !matches!(t, Tool::AtomicBw | Tool::AtomicLat))
+        .ok_or_else(|| {
+            OptionError::Invalid(format!(
+                "invalid --victim: '{value}' (write-lat, send-lat, read-lat, write-bw, read-bw or send-bw)"
+            ))
+        })?;
+    o.victim = Some(t);
     Ok(())
 }
 

@@ -555,9 +555,22 @@ impl Coordinator<'_> {
             None => fabdiag_sweep_plan::pattern::steps(&pattern, &live, &hosts),
         };
         let of = planned.len();
+        // A pattern's pair is (sender, receiver) of its data. A read moves
+        // data from the server to the client, so with read-bw the receiver
+        // reads from the sender: its reads complete as the data lands,
+        // which makes an incast's aggregate what reached the receiver.
+        let reads = fabdiag_model::TestSpec::from_wire(self.cfg.test.clone())
+            .is_ok_and(|s| s.tool == fabdiag_model::Tool::ReadBw);
+        let turn = |p: &Pair| Pair {
+            client: p.server,
+            server: p.client,
+        };
         let mut steps = Vec::new();
         let mut stopped = None;
         for (n, (shape, mut pairs)) in planned.into_iter().enumerate() {
+            if reads {
+                pairs = pairs.iter().map(turn).collect();
+            }
             if stopped.is_none() {
                 stopped = self.obs.stopped();
             }
@@ -582,6 +595,11 @@ impl Coordinator<'_> {
                 lat: self.victim_lat.take(),
                 record,
             });
+            if reads {
+                for f in &mut flows {
+                    std::mem::swap(&mut f.client, &mut f.server);
+                }
+            }
             for f in &flows {
                 self.obs.pair(f);
             }

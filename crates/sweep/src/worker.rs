@@ -355,58 +355,77 @@ pub fn work(
         }
         let answer = match msg {
             ToRank::Finish => return Ok(end),
-            ToRank::Idle { step } => ToCoordinator::Done {
-                step,
-                outcome: SideOutcome::default(),
-            },
-            ToRank::Pair {
-                step,
-                role,
-                peer,
-                peer_addr,
-            } => {
-                let order = Order {
-                    step,
-                    role,
-                    me: cfg.rank,
-                    peer,
-                    peer_addr: scoped(peer_addr, scope),
-                    start_at: None,
-                    victim: false,
-                };
-                line.begin(step, peer);
-                let outcome = runner.run(&order, Instant::now() + cfg.step_timeout);
-                end.count(std::slice::from_ref(&outcome));
-                ToCoordinator::Done { step, outcome }
-            }
-            ToRank::Flows {
-                step,
-                flows,
-                start_in_ms,
-            } => {
-                let start_at = Some(Instant::now() + Duration::from_millis(start_in_ms));
-                let orders: Vec<Order> = flows
-                    .into_iter()
-                    .map(|f| Order {
-                        step,
-                        role: f.role,
-                        me: cfg.rank,
-                        peer: f.peer,
-                        peer_addr: scoped(f.peer_addr, scope),
-                        start_at,
-                        victim: f.victim,
-                    })
-                    .collect();
-                if let Some(first) = orders.first() {
-                    line.begin(step, first.peer);
-                }
-                let outcomes = runner.run_flows(&orders, Instant::now() + cfg.step_timeout);
-                end.count(&outcomes);
-                ToCoordinator::FlowsDone { step, outcomes }
-            }
             ToRank::Welcome { .. } | ToRank::Refused { .. } | ToRank::Challenge { .. } => continue,
+            order => obey(cfg, runner, &line, order, scope, &mut end),
         };
         line.send(&s, &answer)?;
+    }
+}
+
+/// This rank's answer to one order of a step: its pair test's outcome,
+/// its flows' outcomes, or (idle) nothing.
+fn obey(
+    cfg: &WorkerConfig,
+    runner: &mut dyn PairRunner,
+    line: &Lifeline,
+    order: ToRank,
+    scope: Option<u32>,
+    end: &mut WorkerEnd,
+) -> ToCoordinator {
+    match order {
+        ToRank::Pair {
+            step,
+            role,
+            peer,
+            peer_addr,
+        } => {
+            let order = Order {
+                step,
+                role,
+                me: cfg.rank,
+                peer,
+                peer_addr: scoped(peer_addr, scope),
+                start_at: None,
+                victim: false,
+            };
+            line.begin(step, peer);
+            let outcome = runner.run(&order, Instant::now() + cfg.step_timeout);
+            end.count(std::slice::from_ref(&outcome));
+            ToCoordinator::Done { step, outcome }
+        }
+        ToRank::Flows {
+            step,
+            flows,
+            start_in_ms,
+        } => {
+            let start_at = Some(Instant::now() + Duration::from_millis(start_in_ms));
+            let orders: Vec<Order> = flows
+                .into_iter()
+                .map(|f| Order {
+                    step,
+                    role: f.role,
+                    me: cfg.rank,
+                    peer: f.peer,
+                    peer_addr: scoped(f.peer_addr, scope),
+                    start_at,
+                    victim: f.victim,
+                })
+                .collect();
+            if let Some(first) = orders.first() {
+                line.begin(step, first.peer);
+            }
+            let outcomes = runner.run_flows(&orders, Instant::now() + cfg.step_timeout);
+            end.count(&outcomes);
+            ToCoordinator::FlowsDone { step, outcomes }
+        }
+        // (idle, or a message that is no order: answered as idle)
+        other => ToCoordinator::Done {
+            step: match other {
+                ToRank::Idle { step } => step,
+                _ => 0,
+            },
+            outcome: SideOutcome::default(),
+        },
     }
 }
 

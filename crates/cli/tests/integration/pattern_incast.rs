@@ -107,7 +107,12 @@ fn an_incast_onto_a_shaped_port_is_held_to_it_and_names_the_sender_whose_own_lin
     // cable out at 8 Mbit/s (1 MB/s), below a fair third of the port
     c.shape(&c.switch(), &c.port(0), "40mbit");
     c.shape(&c.node(3), "eth0", "8mbit");
+    // read-bw: the receiver reads from each sender, and a read completes
+    // when its data has landed (a write, once the provider holds it: over
+    // tcp what waits in the port's queue would count too)
     let doc = c.every_rank(&[
+        "--tool",
+        "read-bw",
         "-P",
         "tcp",
         "-s",
@@ -125,6 +130,11 @@ fn an_incast_onto_a_shaped_port_is_held_to_it_and_names_the_sender_whose_own_lin
         (Some(0), Some(3)),
         "{x}"
     );
+    // every flow named from its sender to the receiver
+    let to_0 = x["flows"]
+        .as_array()
+        .is_some_and(|f| f.iter().all(|f| f["server"] == 0));
+    assert!(to_0, "{x}");
     let aggregate = x["aggregate"].as_f64().expect("an aggregate");
     assert!(
         (4.5..=5.5).contains(&aggregate),

@@ -5,52 +5,9 @@
 //! fraction of the median rank named: a slow receive side points at a
 //! rank's NIC or its switch port, not at one link. Pure.
 
-use super::{flow_line, host, shaped, Flow, Group, Heatmap, PatternDoc};
+use super::doc::{flow_line, host, shaped, AllToAllSummary, Flow, Group, Heatmap, PatternDoc, PhaseSummary, RankSides};
 use fabdiag_sweep_plan::{PatternStep, Shape};
-use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-
-/// One phase: every rank to the rank `shift` places on, at once.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PhaseSummary {
-    pub index: usize,
-    pub shift: usize,
-    #[serde(flatten)]
-    pub group: Group,
-    /// Its slowest measured flow, [client, server].
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub slowest: Option<[usize; 2]>,
-}
-
-/// One rank's flows each way, all phases together.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RankSides {
-    pub rank: usize,
-    /// The median figure of its flows as sender, and as receiver.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub send: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub receive: Option<f64>,
-    /// Below the outlier fraction of the median rank's, that way.
-    pub slow_send: bool,
-    pub slow_receive: bool,
-}
-
-/// The whole all-to-all.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AllToAllSummary {
-    /// The phases' aggregates' mean (phases that measured a flow).
-    pub mean_aggregate: f64,
-    /// The phase (its index) with the lowest aggregate.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub weakest_phase: Option<usize>,
-    /// The slowest flow of all, and the phase it was in.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub slowest: Option<Flow>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub slowest_phase: Option<usize>,
-    pub ranks: Vec<RankSides>,
-}
 
 /// The phases of `steps`, their summary and the heatmap, into `doc`.
 pub(super) fn fill(doc: &mut PatternDoc, steps: &[PatternStep], fraction: f64) {

@@ -3,24 +3,9 @@
 //! can carry (`--expect`), each split's aggregate as a fraction of what
 //! its flows' NICs could carry together. Pure.
 
-use super::{flow_line, ranks, shaped, Group, PatternDoc};
+use super::doc::{flow_line, ranks, shaped, Group, PatternDoc, SplitSummary};
 use fabdiag_sweep_plan::{Pattern, PatternStep, Shape, SplitBy};
-use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-
-/// One split, its flows at once.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SplitSummary {
-    pub index: usize,
-    pub halves: [Vec<usize>; 2],
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub idle: Vec<usize>,
-    #[serde(flatten)]
-    pub group: Group,
-    /// `aggregate` over what its flows' NICs could carry (`--expect`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fraction: Option<f64>,
-}
 
 /// The splits of `steps` and the weakest of them, into `doc`.
 pub(super) fn fill(doc: &mut PatternDoc, steps: &[PatternStep], fraction: f64, streams: f64) {

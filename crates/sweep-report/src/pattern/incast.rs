@@ -4,41 +4,14 @@
 //! Jain's fairness index over the senders, and the starved senders (below
 //! the outlier fraction of the median sender). Pure.
 
-use super::{flow_line, host, shaped, Group, Heatmap, PatternDoc};
+use super::doc::{flow_line, host, shaped, Group, Heatmap, IncastSummary, PatternDoc};
 use fabdiag_sweep_plan::{PatternStep, Shape};
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// Above this many senders an incast's text names only the starved and
 /// the failed ones (the JSON and the page keep every one).
 const LISTED_SENDERS: usize = 16;
-
-/// One receiver's incast.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct IncastSummary {
-    pub receiver: usize,
-    /// The step of every sender at once.
-    pub index: usize,
-    /// One sender alone into the receiver, just before.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub single: Option<Group>,
-    /// Every sender at once.
-    #[serde(flatten)]
-    pub group: Group,
-    /// The aggregate over the lone sender's figure.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub against_single: Option<f64>,
-    /// Jain's fairness index over the measured senders: 1 when every one
-    /// had the same share, 1/n when one had all of it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub jain: Option<f64>,
-    /// The aggregate over what the receiver's NIC could take (`--expect`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fraction: Option<f64>,
-    /// Senders below the outlier fraction of the median sender.
-    pub starved: Vec<usize>,
-}
 
 /// Jain's fairness index of `x`: (Σx)² / (n Σx²).
 pub fn jain(x: &[f64]) -> Option<f64> {

@@ -4,49 +4,10 @@
 //! loaded and their ratios, a bandwidth victim's figure and its ratio;
 //! the step that hurt it most. Pure.
 
-use super::{host, PatternDoc};
+use super::doc::{host, PatternDoc, VictimFigures, VictimSummary};
 use crate::doc::Metric;
-use fabdiag_sweep_plan::{LatFigures, PatternStep, Shape, VictimRecord};
-use serde::{Deserialize, Serialize};
+use fabdiag_sweep_plan::{PatternStep, Shape, VictimRecord};
 use std::fmt::Write as _;
-
-/// The victim's test in one step.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct VictimFigures {
-    /// The step it ran beside (None: alone).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub index: Option<usize>,
-    /// The step as the run named it ("split 1", "incast into rank 3").
-    pub step: String,
-    /// Its figure (µs or MB/s), when measured.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<f64>,
-    /// A latency victim's figures.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lat: Option<LatFigures>,
-    /// Loaded over alone: the figure's ratio, and a latency victim's
-    /// p50, p99 and p99.9 ratios.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ratio: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ratios: Option<[f64; 3]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct VictimSummary {
-    pub client: usize,
-    pub server: usize,
-    /// What the victim ran ("write-lat 8 B").
-    pub metric: Metric,
-    pub alone: Option<VictimFigures>,
-    pub loaded: Vec<VictimFigures>,
-    /// The loaded step that hurt it most (its index): the highest p99
-    /// ratio, or the lowest bandwidth ratio.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub worst: Option<usize>,
-}
 
 fn figures(step: &PatternStep, v: &VictimRecord) -> VictimFigures {
     let quiet = step.shape == Shape::Quiet;
@@ -166,7 +127,7 @@ pub(super) fn text(o: &mut String, doc: &PatternDoc) {
 mod tests {
     use super::super::tests::{doc_of, flow};
     use super::*;
-    use fabdiag_sweep_plan::{Pattern, PatternStep};
+    use fabdiag_sweep_plan::{LatFigures, Pattern, PatternStep};
 
     fn lat(p50: f64) -> LatFigures {
         LatFigures {
