@@ -40,10 +40,10 @@ field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)
 
 shape "$sw" "$(switch_port 0)" 40mbit
 shape "$(node_ns 3)" eth0 8mbit
-echo "incast into rank 0: its port 40mbit, node 3 out at 8mbit, ports 100mbit; fabdiag sweep --tool read-bw -s 65536 -D 4 --pattern incast --receivers 0"
+echo "incast into rank 0: its port 40mbit, node 3 out at 8mbit, ports 100mbit; fabdiag sweep --tool read-bw -s 65536 -l 16 -D 4 --pattern incast --receivers 0"
 values=()
 for i in $(seq 1 "${RUNS:-5}"); do
-  run incast --tool read-bw -D 4 --pattern incast --receivers 0
+  run incast --tool read-bw -l 16 -D 4 --pattern incast --receivers 0
   v=$(field '"%.2f" % d["incasts"][0]["aggregate"]' incast)
   values+=("$v")
   echo "run $i: aggregate $v MB/s, one sender alone $(field '"%.2f" % d["incasts"][0]["single"]["aggregate"]' incast) MB/s, Jain's index $(field '"%.2f" % d["incasts"][0]["jain"]' incast), starved $(field 'd["incasts"][0]["starved"]' incast)"
@@ -51,7 +51,7 @@ done
 spread "${values[@]}"
 shape "$sw" "$(switch_port 0)" 100mbit
 unshape "$(node_ns 3)" eth0
-run control --tool read-bw -D 4 --pattern incast --receivers 0
+run control --tool read-bw -l 16 -D 4 --pattern incast --receivers 0
 echo "control, rank 0's port 100mbit, node 3 unshaped: aggregate $(field '"%.2f" % d["incasts"][0]["aggregate"]' control) MB/s"
 
 slow_link 1 2 20mbit

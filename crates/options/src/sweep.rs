@@ -344,6 +344,13 @@ impl SweepOptions {
                     "--victim needs 4 ranks or more: its pair and two to load the fabric (the run has {size})"
                 ));
             }
+            if let Some(Pattern::Incast { receivers }) = &self.pattern {
+                if let Some(r) = receivers.iter().find(|&&r| r == a || r == b) {
+                    return Err(format!(
+                        "--receivers names rank {r}, the victim's: the load runs on the other ranks"
+                    ));
+                }
+            }
         }
         match &self.pattern {
             Some(Pattern::Incast { receivers }) => match receivers.iter().find(|&&r| r >= size) {
@@ -933,6 +940,12 @@ mod tests {
             Err("--receivers names rank 3, and the run has 3 ranks (0 to 2)".into())
         );
         assert_eq!(ok(&["--pattern", "alltoall"]).pattern, Some(Pattern::AllToAll));
+        let v = ok(&["--pattern", "incast", "--receivers", "3", "--victim", "write-lat"]);
+        assert_eq!(
+            v.fits(4),
+            Err("--receivers names rank 3, the victim's: the load runs on the other ranks".into())
+        );
+        assert_eq!((v.fits(5), v.victim_pair(5)), (Ok(()), (0, 4)));
         for (a, m) in [
             (
                 &["--pattern", "ring"][..],

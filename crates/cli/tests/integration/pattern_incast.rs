@@ -109,7 +109,9 @@ fn an_incast_onto_a_shaped_port_is_held_to_it_and_names_the_sender_whose_own_lin
     c.shape(&c.node(3), "eth0", "8mbit");
     // read-bw: the receiver reads from each sender, and a read completes
     // when its data has landed (a write, once the provider holds it: over
-    // tcp what waits in the port's queue would count too)
+    // tcp what waits in the port's queue would count too); 16 reads an
+    // iteration (1 MiB), so that every flow's window ends within a fifth
+    // of a second of -D (256, the default, is 16 MiB: 16 s at 1 MB/s)
     let doc = c.every_rank(&[
         "--tool",
         "read-bw",
@@ -117,6 +119,8 @@ fn an_incast_onto_a_shaped_port_is_held_to_it_and_names_the_sender_whose_own_lin
         "tcp",
         "-s",
         "65536",
+        "-l",
+        "16",
         "-D",
         "4",
         "--pattern",

@@ -4,7 +4,9 @@
 //! scripts/dev/slurm-local.sh (munged, slurmctld, slurmd), where rank 0 is found
 //! from the step's node list with no option at all, and several ranks on
 //! one node choose their NIC (`-d`) by local rank, and ranks prove their
-//! job's user with `--auth-munge`. Needs root, openmpi-bin, slurm-wlm and
+//! job's user with `--auth-munge`; and traffic patterns launched the
+//! same way (an all-to-all under mpirun, an incast with a victim under
+//! srun). Needs root, openmpi-bin, slurm-wlm and
 //! munge (scripts/install-deps.sh); without them the tests
 //! fail, they do not skip.
 
@@ -144,6 +146,43 @@ fn srun_ranks_find_rank_0_from_the_node_list_and_pick_their_nic_by_local_rank() 
             );
         }
     }
+}
+
+#[test]
+fn patterns_run_under_mpirun_and_srun() {
+    require_root();
+    let _cpu = cpu();
+    let flows = ["-P", "tcp", "-s", "65536", "-D", "1", "--json"];
+    let coord = format!("127.0.0.1:{}", free_port());
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-n", "4", bin(), "sweep"])
+        .args(flows)
+        .args(["--pattern", "alltoall", "--coordinator", &coord]);
+    let o = Proc::spawn(&mut cmd).wait(LIMIT * 3);
+    assert_eq!(o.code, Some(0), "mpirun: {}", o.stderr);
+    let doc = o.json();
+    assert_eq!(doc["options"]["launcher"], "Open MPI");
+    assert_eq!(doc["phases"].as_array().map(Vec::len), Some(3), "{doc}");
+    assert_eq!(doc["verdict"]["measured_flows"], 12, "{}", doc["verdict"]);
+
+    let slurm = Slurm::start();
+    let pattern = ["--pattern", "incast", "--receivers", "1", "--victim", "write-lat"];
+    let args = [&["-n", "5", bin(), "sweep"][..], &flows, &pattern].concat();
+    let o = slurm.srun(&args);
+    assert_eq!(o.code, Some(0), "srun: {}", o.stderr);
+    let doc = o.json();
+    assert_eq!(doc["options"]["launcher"], "Slurm");
+    // the victim 0 -> 4 alone, then beside the incast of 2 and 3 into 1
+    let x = &doc["incasts"][0];
+    assert_eq!(
+        (x["receiver"].as_u64(), x["measured"].as_u64()),
+        (Some(1), Some(2)),
+        "{x}"
+    );
+    let v = &doc["victim"];
+    assert_eq!((v["client"].as_u64(), v["server"].as_u64()), (Some(0), Some(4)), "{v}");
+    assert!(v["alone"]["lat"]["p99_us"].is_number(), "{v}");
+    assert_eq!(v["loaded"].as_array().map(Vec::len), Some(2), "{v}");
 }
 
 #[test]
