@@ -375,4 +375,89 @@ mod tests {
         assert!(p.contains("<td>cannot connect</td>"), "{p}");
         assert!(!p.contains("<node5>"));
     }
+
+    #[test]
+    fn an_incasts_page_has_its_receivers_a_heatmap_and_the_victim() {
+        use crate::pattern::tests::{doc_of, flow};
+        use fabdiag_sweep_plan::{LatFigures, PatternStep, Shape, VictimRecord};
+        let lat = |p50: f64| LatFigures {
+            mean_us: p50,
+            p50_us: p50,
+            p99_us: 2.0 * p50,
+            p999_us: 3.0 * p50,
+            max_us: 4.0 * p50,
+        };
+        let victim = |p50: f64| {
+            Some(VictimRecord {
+                record: flow(0, 5, Some(p50)),
+                lat: Some(lat(p50)),
+            })
+        };
+        let steps = vec![
+            PatternStep {
+                index: 0,
+                shape: Shape::Quiet,
+                flows: vec![],
+                victim: victim(10.0),
+            },
+            PatternStep {
+                index: 0,
+                shape: Shape::Single { receiver: 1 },
+                flows: vec![flow(2, 1, Some(4.0))],
+                victim: victim(20.0),
+            },
+            PatternStep {
+                index: 1,
+                shape: Shape::Incast { receiver: 1 },
+                flows: vec![flow(2, 1, Some(2.0)), flow(3, 1, Some(2.0)), flow(4, 1, Some(0.5))],
+                victim: victim(500.0),
+            },
+        ];
+        let mut d = doc_of(Pattern::Incast { receivers: vec![1] }, steps.clone(), None, false);
+        // (the CLI gives the victim's metric; here it is filled as document() would)
+        let mut with = crate::pattern::PatternInputs {
+            sweep: fabdiag_sweep_plan::Coordinated::of(d.nodes.clone(), Vec::new()),
+            metric: d.metric.clone(),
+            fraction: 0.75,
+            expect: None,
+            bidirectional: false,
+            victim: Some(crate::doc::Metric {
+                name: "latency".into(),
+                unit: "us".into(),
+                better: crate::analysis::Better::Lower,
+                test: "write-lat 8 B".into(),
+            }),
+            options: serde_json::Value::Null,
+            fabdiag_version: "0.1.0",
+            libfabric_version: None,
+        };
+        with.sweep.pattern = Some(fabdiag_sweep_plan::PatternRun {
+            pattern: d.pattern.clone(),
+            steps,
+            victim: None,
+        });
+        d = crate::pattern::document(with).expect("a document");
+        let p = page(&d);
+        assert!(
+            p.contains("<title>fabdiag incast: 8 nodes, write-bw 65536 B</title>"),
+            "{p}"
+        );
+        assert!(p.contains("<div class=\"verdict ok\">incast: the lowest aggregate 4.5 MB/s, into 1 (node1); 1 starved sender(s)</div>"), "{p}");
+        assert!(p.contains("<td class=\"n\">1 (node1)</td><td class=\"n\">3 of 3</td><td class=\"n\">4.5</td><td class=\"n\">4.0</td><td class=\"n\">1.12</td>"), "{p}");
+        assert!(
+            p.contains("<h2>Flows, sender (row) by receiver (column), MB/s</h2>"),
+            "{p}"
+        );
+        // the starved sender's cell is the reddest: hue 120 x 0.5 / 2
+        assert!(p.contains("style=\"background:hsl(30,60%,78%)\">0.5</td>"), "{p}");
+        assert!(
+            p.contains("<h2>Victim: 0 (node0) &rarr; 5 (node5), write-lat 8 B</h2>"),
+            "{p}"
+        );
+        assert!(
+            p.contains("<td>incast into rank 1</td><td class=\"n\">500.0</td><td class=\"n\">50.0 x</td>"),
+            "{p}"
+        );
+        assert!(p.contains("<b class=\"slow\">worst</b>"), "{p}");
+    }
 }

@@ -4,7 +4,9 @@
 //! each its phase's slowest; four ranks in network namespaces, one link
 //! between two of them shaped to a fifth of the others, check that the
 //! real fabric's report names that link's flows as the slowest in the
-//! two phases that use it, and no other.
+//! two phases that use it, and no other; four ranks on loopback, one
+//! killed after the first phase, check that a rank running several flows
+//! at once loses only those with the killed rank, each naming it.
 
 use crate::common::cluster::Cluster;
 use crate::common::*;
@@ -104,5 +106,69 @@ fn an_alltoall_across_a_shaped_link_names_its_flows_the_slowest_of_their_phases(
         let f = &doc["phases"][phase]["flows"][flow];
         assert_eq!(f["slow"], true, "{f}");
         assert!(f["value"].as_f64().is_some_and(|v| v < 3.5), "{f}");
+    }
+}
+
+#[test]
+fn a_rank_killed_mid_alltoall_ends_only_its_flows_and_the_report_is_written() {
+    let _cpu = cpu();
+    let dir = tempfile::tempdir().expect("a folder");
+    let out = dir.path().to_str().expect("a path");
+    let coord = format!("127.0.0.1:{}", free_port());
+    let args = [
+        "-P",
+        "tcp",
+        "-s",
+        "65536",
+        "-l",
+        "16",
+        "-D",
+        "2",
+        "--pattern",
+        "alltoall",
+        "--pair-timeout",
+        "20",
+    ];
+    let rank = |r: usize, extra: &[&str]| {
+        let mut c = fabdiag(&["sweep", "--coordinator", &coord]);
+        c.args(args).args(extra);
+        c.env("FABDIAG_RANK", r.to_string()).env("FABDIAG_SIZE", "4");
+        Proc::spawn(&mut c)
+    };
+    let mut others: Vec<Proc> = (1..4).map(|r| rank(r, &[])).collect();
+    let zero = rank(0, &["--json", "--output", out]);
+    // phase 1's four flows recorded: rank 3 goes
+    let t0 = std::time::Instant::now();
+    while std::fs::read_to_string(dir.path().join("pairs.jsonl")).map_or(0, |t| t.lines().count()) < 4 {
+        assert!(t0.elapsed() < LIMIT, "phase 1 never ended");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    others[2].signal(nix::sys::signal::Signal::SIGKILL);
+    let zero = zero.wait(LIMIT * 2);
+    assert_eq!(zero.code, Some(2), "{}", zero.stderr);
+    let doc = zero.json();
+    assert_eq!(
+        doc["verdict"]["lost_nodes"],
+        serde_json::json!([3]),
+        "{}",
+        doc["verdict"]
+    );
+    let phases = doc["phases"].as_array().expect("phases");
+    assert_eq!(phases.len(), 3, "every phase is in the report");
+    assert_eq!(phases[0]["measured"], 4, "{}", phases[0]);
+    for p in &phases[1..] {
+        for f in p["flows"].as_array().expect("flows") {
+            match f["client"] == 3 || f["server"] == 3 {
+                true => assert!(f["error"].as_str().is_some_and(|e| e.contains("rank 3")), "{f}"),
+                false => assert!(f["value"].is_number(), "{f}"),
+            }
+        }
+    }
+    for name in ["pattern.json", "summary.txt", "report.html"] {
+        assert!(dir.path().join(name).is_file(), "{name}");
+    }
+    for p in others.drain(..2) {
+        let o = p.wait(LIMIT);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
     }
 }
