@@ -4,7 +4,8 @@
 # (198.18.24.x), ports at 100 Mbit/s, the spine between the leaves at
 # 40 Mbit/s (5 MB/s); the victim write-lat 0 -> 3 across the spine, a
 # bisection of ranks 1 2 | 4 5 as the load (both flows across the spine).
-# RUNS runs (default 5): the victim's p50 and p99 alone and beside the
+# RUNS runs (default 5) of SECS seconds a step (default 3): the victim's
+# p50 and p99 alone and beside the
 # load; then the control, the spine at 10 Gbit/s. With DIR, the last
 # shaped run leaves its --output folder there. Needs root, iproute2 and a
 # release build.
@@ -20,7 +21,7 @@ keep=${1:-}
 # one run: the victim's figures, alone then loaded (ARGS: more for rank 0)
 victim() {
   port=$((port + 1))
-  local args=(--coordinator "198.18.24.1:$port" -P tcp -s 65536 -D 3 --pattern bisection --split-by rank
+  local args=(--coordinator "198.18.24.1:$port" -P tcp -s 65536 -D "${SECS:-3}" --pattern bisection --split-by rank
     --victim write-lat --victim-ranks 0,3)
   sweep_others "$bin" "${args[@]}"
   sweep_lead "$bin" "${args[@]}" "$@" --json 2>"$out/lead.err" >"$out/doc.json" || { cat "$out/lead.err" >&2; exit 1; }
@@ -32,7 +33,7 @@ print("alone p50 %.0f us p99 %.0f us; loaded p50 %.0f us p99 %.0f us (p99 %.0f x
 ' "$out/doc.json"
 }
 spine_rate 40mbit
-echo "spine 40mbit, ports 100mbit; fabdiag sweep -s 65536 -D 3 --pattern bisection --split-by rank --victim write-lat --victim-ranks 0,3"
+echo "spine 40mbit, ports 100mbit; fabdiag sweep -s 65536 -D ${SECS:-3} --pattern bisection --split-by rank --victim write-lat --victim-ranks 0,3"
 folder=()
 [ -n "$keep" ] && folder=(--output "$keep" --replace)
 for i in $(seq 1 "${RUNS:-5}"); do echo "run $i: $(victim "${folder[@]}")"; done

@@ -183,4 +183,36 @@ mod tests {
             "victim 0 (node0) -> 3 (node3), write-lat 8 B: alone p50 10.0 us, p99 20.0 us, p99.9 40.0 us\n  beside phase 1: p50 250.0 us (25.0 x), p99 500.0 us (25.0 x), p99.9 1000.0 us (25.0 x) (worst)\n  beside phase 2: failed: cannot connect\n"
         );
     }
+
+    #[test]
+    fn a_bandwidth_victim_is_given_its_share_of_alone_and_the_lowest_is_worst() {
+        let bw = |index: usize, shape: Shape, v: f64| PatternStep {
+            index,
+            shape,
+            flows: vec![],
+            victim: Some(VictimRecord {
+                record: flow(0, 3, Some(v)),
+                lat: None,
+            }),
+        };
+        let steps = vec![
+            bw(0, Shape::Quiet, 10.0),
+            bw(0, Shape::Phase { shift: 1 }, 8.0),
+            bw(1, Shape::Phase { shift: 2 }, 2.5),
+        ];
+        let mut d = doc_of(Pattern::AllToAll, steps.clone(), None, false);
+        let metric = Metric {
+            name: "bandwidth".into(),
+            unit: "MB/s".into(),
+            better: crate::analysis::Better::Higher,
+            test: "write-bw 65536 B".into(),
+        };
+        fill(&mut d, &steps, metric);
+        let v = d.victim.as_ref().expect("a victim");
+        let ratios: Vec<Option<f64>> = v.loaded.iter().map(|l| l.ratio).collect();
+        assert_eq!((ratios, v.worst), (vec![Some(0.8), Some(0.25)], Some(1)));
+        let mut t = String::new();
+        text(&mut t, &d);
+        assert!(t.ends_with("  beside phase 2: 2.5 MB/s (0.25 x) (worst)\n"), "{t}");
+    }
 }
