@@ -593,7 +593,7 @@ pub mod scripted {
         let mut s = TcpStream::connect(coord).expect("rank 0 listens");
         s.set_read_timeout(Some(super::SHORT)).expect("a read limit");
         let mut join = serde_json::json!({
-            "type": "join", "protocol": 1, "version": VERSION, "rank": 1, "size": 3,
+            "type": "join", "protocol": fabdiag_sweep::protocol::SWEEP_PROTOCOL, "version": VERSION, "rank": 1, "size": 3,
             "host": "stranger", "pair_port": 9,
         });
         if let (Some(j), Some(e)) = (join.as_object_mut(), extra.as_object()) {
