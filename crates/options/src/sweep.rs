@@ -550,8 +550,7 @@ fn take(
     match id {
         SweepOpt::Help => {}
         SweepOpt::Tool => {
-            let t = Tool::from_subcommand(&value)
-                .or_else(|| Tool::from_original(&value))
+            let t = tool_named(&value)
                 .ok_or_else(|| OptionError::Invalid(format!("invalid --tool: '{value}' (see -h)")))?;
             if !t.has_server() {
                 return Err(OptionError::Invalid(format!(
@@ -649,6 +648,12 @@ fn take(
     Ok(())
 }
 
+/// The pair tool a `--tool` or `--victim` value names: fabdiag's
+/// subcommand or the original's name.
+fn tool_named(value: &str) -> Option<Tool> {
+    Tool::from_subcommand(value).or_else(|| Tool::from_original(value))
+}
+
 /// `--victim` or `--victim-ranks` into `o`.
 fn victim_option(o: &mut SweepOptions, id: SweepOpt, value: &str) -> Result<(), OptionError> {
     if id == SweepOpt::VictimRanks {
@@ -660,8 +665,7 @@ fn victim_option(o: &mut SweepOptions, id: SweepOpt, value: &str) -> Result<(), 
         o.victim_ranks = Some(pair);
         return Ok(());
     }
-    let t = Tool::from_subcommand(value)
-        .or_else(|| Tool::from_original(value))
+    let t = tool_named(value)
         .filter(|t| t.has_server() && !matches!(t, Tool::AtomicBw | Tool::AtomicLat))
         .ok_or_else(|| {
             OptionError::Invalid(format!(

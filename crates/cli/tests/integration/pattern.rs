@@ -206,23 +206,8 @@ fn a_bisection_across_an_oversubscribed_spine_is_held_to_the_spines_rate() {
 /// writing JSON and `--output` to `dir`, once the first split's two flows
 /// are recorded: (ranks 1 to 3, rank 0).
 fn pattern_under_way(dir: &tempfile::TempDir, splits: &str) -> (Vec<Proc>, Proc) {
-    let out = dir.path().to_str().expect("a path");
-    let coord = format!("127.0.0.1:{}", free_port());
     let args: &[&str] = &[BY_RANK, &["-D", "2", "--splits", splits, "--pair-timeout", "20"]].concat();
-    let rank = |r: usize, extra: &[&str]| {
-        let mut c = fabdiag(&["sweep", "--coordinator", &coord]);
-        c.args(args).args(extra);
-        c.env("FABDIAG_RANK", r.to_string()).env("FABDIAG_SIZE", "4");
-        Proc::spawn(&mut c)
-    };
-    let others: Vec<Proc> = (1..4).map(|r| rank(r, &[])).collect();
-    let zero = rank(0, &["--json", "--output", out]);
-    let t0 = std::time::Instant::now();
-    while std::fs::read_to_string(dir.path().join("pairs.jsonl")).map_or(0, |t| t.lines().count()) < 2 {
-        assert!(t0.elapsed() < LIMIT, "the first split never ended");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    (others, zero)
+    four_ranks_under_way(dir, args, 2)
 }
 
 #[test]

@@ -113,8 +113,6 @@ fn an_alltoall_across_a_shaped_link_names_its_flows_the_slowest_of_their_phases(
 fn a_rank_killed_mid_alltoall_ends_only_its_flows_and_the_report_is_written() {
     let _cpu = cpu();
     let dir = tempfile::tempdir().expect("a folder");
-    let out = dir.path().to_str().expect("a path");
-    let coord = format!("127.0.0.1:{}", free_port());
     let args = [
         "-P",
         "tcp",
@@ -129,20 +127,8 @@ fn a_rank_killed_mid_alltoall_ends_only_its_flows_and_the_report_is_written() {
         "--pair-timeout",
         "20",
     ];
-    let rank = |r: usize, extra: &[&str]| {
-        let mut c = fabdiag(&["sweep", "--coordinator", &coord]);
-        c.args(args).args(extra);
-        c.env("FABDIAG_RANK", r.to_string()).env("FABDIAG_SIZE", "4");
-        Proc::spawn(&mut c)
-    };
-    let mut others: Vec<Proc> = (1..4).map(|r| rank(r, &[])).collect();
-    let zero = rank(0, &["--json", "--output", out]);
     // phase 1's four flows recorded: rank 3 goes
-    let t0 = std::time::Instant::now();
-    while std::fs::read_to_string(dir.path().join("pairs.jsonl")).map_or(0, |t| t.lines().count()) < 4 {
-        assert!(t0.elapsed() < LIMIT, "phase 1 never ended");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let (mut others, zero) = four_ranks_under_way(&dir, &args, 4);
     others[2].signal(nix::sys::signal::Signal::SIGKILL);
     let zero = zero.wait(LIMIT * 2);
     assert_eq!(zero.code, Some(2), "{}", zero.stderr);

@@ -265,6 +265,29 @@ pub fn require_root() {
     );
 }
 
+/// Four ranks of `fabdiag sweep ARGS` on loopback, rank 0 writing JSON
+/// and `--output` to `dir`, returned once its pairs.jsonl holds
+/// `recorded` records (the pattern's first step is over): (ranks 1 to 3,
+/// rank 0).
+pub fn four_ranks_under_way(dir: &tempfile::TempDir, args: &[&str], recorded: usize) -> (Vec<Proc>, Proc) {
+    let out = dir.path().to_str().expect("a path");
+    let coord = format!("127.0.0.1:{}", free_port());
+    let rank = |r: usize, extra: &[&str]| {
+        let mut c = fabdiag(&["sweep", "--coordinator", &coord]);
+        c.args(args).args(extra);
+        c.env("FABDIAG_RANK", r.to_string()).env("FABDIAG_SIZE", "4");
+        Proc::spawn(&mut c)
+    };
+    let others: Vec<Proc> = (1..4).map(|r| rank(r, &[])).collect();
+    let zero = rank(0, &["--json", "--output", out]);
+    let t0 = Instant::now();
+    while std::fs::read_to_string(dir.path().join("pairs.jsonl")).map_or(0, |t| t.lines().count()) < recorded {
+        assert!(t0.elapsed() < LIMIT, "the first step never ended");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (others, zero)
+}
+
 /// fabdiag with `args`, with SIGINT at its default action even when this
 /// test process was started ignoring it (as a script's background job
 /// is): fabdiag keeps an inherited "ignore", as a process should, and the
