@@ -134,9 +134,6 @@ struct Coordinator<'a> {
     ready: Epoll,
     step: u64,
     steps: Vec<StepRecord>,
-    /// The victim's latency figures from the step just run, for
-    /// `run_pattern` to take (a pair record has no room for them).
-    victim_lat: Option<LatFigures>,
 }
 
 /// How long a rank is waited for once its pair partner has reported their
@@ -164,7 +161,6 @@ pub fn coordinate(listener: TcpListener, cfg: &CoordConfig, obs: &mut dyn Observ
         ready,
         step: 0,
         steps: Vec::new(),
-        victim_lat: None,
     };
     c.join(&listener)?;
     drop(listener);
@@ -493,7 +489,7 @@ impl Coordinator<'_> {
                 if todo.is_empty() {
                     continue;
                 }
-                for rec in self.run_step(StepKind::Round, r, &format!("round {}", r + 1), &todo) {
+                for rec in self.run_step(StepKind::Round, r, &format!("round {}", r + 1), &todo).0 {
                     self.obs.pair(&rec);
                     pairs.push(rec);
                 }
@@ -522,12 +518,15 @@ impl Coordinator<'_> {
                 .collect();
             for (i, p) in suspects.iter().enumerate() {
                 self.obs.step(StepKind::Retest, i, suspects.len());
-                for rec in self.run_step(
-                    StepKind::Retest,
-                    i,
-                    &format!("re-test {}", i + 1),
-                    std::slice::from_ref(p),
-                ) {
+                for rec in self
+                    .run_step(
+                        StepKind::Retest,
+                        i,
+                        &format!("re-test {}", i + 1),
+                        std::slice::from_ref(p),
+                    )
+                    .0
+                {
                     self.obs.pair(&rec);
                     retests.push(rec);
                 }
@@ -577,24 +576,23 @@ impl Coordinator<'_> {
             // the pattern's steps count from 0 after the victim's quiet one
             let index = if victim.is_some() { n.saturating_sub(1) } else { n };
             pairs.extend(victim);
-            let mut flows = match &stopped {
-                Some(why) => pairs
-                    .iter()
-                    .map(|p| PairRecord {
+            let (mut flows, lat) = match &stopped {
+                Some(why) => {
+                    let not_run = pairs.iter().map(|p| PairRecord {
                         untested: true,
                         error: Some(format!("not tested: the run was stopped by {why}").into()),
                         ..PairRecord::planned(p, Some(index))
-                    })
-                    .collect(),
+                    });
+                    (not_run.collect(), None)
+                }
                 None => {
                     self.obs.step(kind, n, of);
                     self.run_step(kind, n, &shape.label(index), &pairs)
                 }
             };
-            let victim = victim.and_then(|_| flows.pop()).map(|record| VictimRecord {
-                lat: self.victim_lat.take(),
-                record,
-            });
+            let victim = victim
+                .and_then(|_| flows.pop())
+                .map(|record| VictimRecord { lat, record });
             if reads {
                 for f in &mut flows {
                     std::mem::swap(&mut f.client, &mut f.server);
@@ -644,7 +642,13 @@ impl Coordinator<'_> {
     }
 
     /// One step (`drive_step`), and the observer told when it lost ranks.
-    fn run_step(&mut self, kind: StepKind, index: usize, label: &str, pairs: &[Pair]) -> Vec<PairRecord> {
+    fn run_step(
+        &mut self,
+        kind: StepKind,
+        index: usize,
+        label: &str,
+        pairs: &[Pair],
+    ) -> (Vec<PairRecord>, Option<LatFigures>) {
         let lost = |c: &Self| c.ranks.iter().filter(|r| r.node.status == NodeStatus::Lost).count();
         let lost_before = lost(self);
         let out = self.drive_step(kind, index, label, pairs);
@@ -656,7 +660,15 @@ impl Coordinator<'_> {
     }
 
     /// One step: orders to every live rank, then every answer, bounded.
-    fn drive_step(&mut self, kind: StepKind, index: usize, label: &str, pairs: &[Pair]) -> Vec<PairRecord> {
+    /// Its pairs' records, and a pattern victim's latency figures (a pair
+    /// record has no room for them).
+    fn drive_step(
+        &mut self,
+        kind: StepKind,
+        index: usize,
+        label: &str,
+        pairs: &[Pair],
+    ) -> (Vec<PairRecord>, Option<LatFigures>) {
         self.step += 1;
         let step = self.step;
         let t0 = Instant::now();
@@ -713,12 +725,13 @@ impl Coordinator<'_> {
         let (answers, busy) = self.answers(step, label, &partners);
         cpu += busy;
         let mut measure_s: f64 = 0.0;
+        let mut victim_lat = None;
         for (i, p) in pairs.iter().enumerate() {
             let Some((cs, ss)) = slots[i] else { continue };
             let rec = &mut out[i];
             let (mut c, mut s) = (side(&answers, p.client, cs), side(&answers, p.server, ss));
             if victim == Some(i) {
-                self.victim_lat = c.as_mut().and_then(|c| c.lat.take());
+                victim_lat = c.as_mut().and_then(|c| c.lat.take());
             }
             self.note_counters(p, rec, c.as_mut(), s.as_mut());
             measure_s = measure_s.max(c.as_ref().map_or(0.0, |c| c.measure_s));
@@ -734,7 +747,7 @@ impl Coordinator<'_> {
             overhead_s: (wall_s - measure_s).max(0.0),
             coordinator_busy_s: cpu.as_secs_f64(),
         });
-        out
+        (out, victim_lat)
     }
 
     /// Pair `p`'s record from its client's and server's accounts (None:
