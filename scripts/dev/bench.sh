@@ -8,6 +8,7 @@
 #
 # usage: [FABDIAG_BIN=path] scripts/dev/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--before BIN] [--quick]
 #                                           [--only latency|rate|bandwidth|writes] [--provider shm|tcp]
+#   (env BENCH_CPUS="S C" and BENCH_PORT: see below)
 #   --runs      alternations per row (default 5; the median is reported,
 #               and per tool the runs worse than 1.5x it: "slow")
 #   --iters     the least iterations of a latency row (default 200000; more
@@ -78,14 +79,17 @@ else
     cargo build --release -q
     B=target/release/fabdiag
 fi
-port=$((52000 + RANDOM % 4000))
+# BENCH_PORT: the first port (default: drawn), for several runs at once
+port=${BENCH_PORT:-$((52000 + RANDOM % 4000))}
 # Servers on CPU 0 and clients on CPU 1, for fabdiag and every peer alike:
 # two busy-polling processes left to the scheduler share a CPU now and then,
-# which swings results by 2x on a 2-CPU machine.
+# which swings results by 2x on a 2-CPU machine. BENCH_CPUS="S C": other
+# CPUs, for several runs at once on a larger machine.
+read -r SCPU CCPU <<< "${BENCH_CPUS:-0 1}"
 if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
-    SRV="taskset -c 0"
-    CLI="taskset -c 1"
-    PINNED="server CPU 0, client CPU 1"
+    SRV="taskset -c $SCPU"
+    CLI="taskset -c $CCPU"
+    PINNED="server CPU $SCPU, client CPU $CCPU"
 else
     SRV=""
     CLI=""
@@ -265,7 +269,7 @@ lat_row() {
     printf '%-9s %-4s %6s  %10s  %-40s %5s  %7s  usec one-way, %s iterations%s\n' latency "$p" "$s" "$fm" "$peers" "$speed" "$slow" "$LAT_ITERS" "$before"
 }
 
-echo "fabdiag $($B --version | awk '{print $2}'), $(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), libfabric $(dpkg-query -W -f='${Version}' libfabric1 2>/dev/null), $RUNS alternating runs, medians, $PINNED"
+echo "fabdiag $($B --version | awk '{print $2}'), $(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), libfabric $(fi_info --version 2>/dev/null | sed -n 's/^libfabric: *//p' | head -1), $RUNS alternating runs, medians, $PINNED"
 printf '%-9s %-4s %6s  %10s  %-16s %10s  %5s  %5s  %s\n' kind prov size fabdiag peer peer "speed" "slow" "matched settings"
 if [ "$QUICK" = 1 ]; then sizes="8 4096"; else sizes="8 64 1024 4096"; fi
 want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }

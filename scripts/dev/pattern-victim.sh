@@ -8,14 +8,15 @@
 # p50 and p99 alone and beside the
 # load; then the control, the spine at 10 Gbit/s. With DIR, the last
 # shaped run leaves its --output folder there. Needs root, iproute2 and a
-# release build.
+# release build (or FABDIAG_BIN, another build: e.g. one carried to a
+# machine with more cores than ranks).
 #   scripts/dev/pattern-victim.sh [DIR]
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/scripts/dev/netns-cluster.sh"
 cluster_up pv 198.18.24 6 100mbit 2
 bin="$out/fabdiag"
-cp "$here/target/release/fabdiag" "$bin"
+cp "${FABDIAG_BIN:-$here/target/release/fabdiag}" "$bin"
 port=47750
 keep=${1:-}
 # one run: the victim's figures, alone then loaded (ARGS: more for rank 0)

@@ -2,7 +2,8 @@
 # Slow-mode count: N alternating two-process runs of fabdiag send-lat and
 # Debian's fi_pingpong (-e rdm) at one size, each run's one-way latency
 # printed, then per tool the median and how many runs were above 1.5 times
-# it. Server on CPU 0, client on CPU 1 for both, as scripts/dev/bench.sh.
+# it. Server on CPU 0, client on CPU 1 for both, as scripts/dev/bench.sh
+# (BENCH_CPUS="S C" for others).
 # Between runs, scripts/dev/core-pingpong.c times a bare cache-line round
 # trip between the same two CPUs (how far apart they are now); the end
 # compares each run with the probes on either side of it.
@@ -21,12 +22,18 @@ while [ $# -gt 0 ]; do
     esac
 done
 B=${FABDIAG_BIN:-target/release/fabdiag}
-probe_bin=$(mktemp -d)/core-pingpong
-trap 'rm -rf "$(dirname "$probe_bin")"' EXIT
-gcc -O2 -pthread -o "$probe_bin" scripts/dev/core-pingpong.c || { echo "slow-mode.sh: needs gcc" >&2; exit 1; }
-probe() { "$probe_bin" 0 1 100000; }
-SRV="taskset -c 0" CLI="taskset -c 1"
-port=$((56000 + RANDOM % 4000))
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# CORE_PINGPONG: a build of core-pingpong.c brought along (a machine
+# without a compiler, scripts/dev/latency-kit.sh)
+probe_bin=${CORE_PINGPONG:-$work/core-pingpong}
+[ -n "${CORE_PINGPONG:-}" ] ||
+    gcc -O2 -pthread -o "$probe_bin" scripts/dev/core-pingpong.c || { echo "slow-mode.sh: needs gcc" >&2; exit 1; }
+# BENCH_CPUS="S C": the server's and the client's CPUs (default 0 and 1)
+read -r SCPU CCPU <<< "${BENCH_CPUS:-0 1}"
+probe() { "$probe_bin" "$SCPU" "$CCPU" 100000; }
+SRV="taskset -c $SCPU" CLI="taskset -c $CCPU"
+port=${BENCH_PORT:-$((56000 + RANDOM % 4000))}
 fab() {
     port=$((port + 1))
     $SRV "$B" send-lat -p "$port" >/dev/null 2>&1 &
@@ -45,7 +52,7 @@ peer() {
     wait "$s" || true
 }
 f=() p=()
-log=$(dirname "$probe_bin")/runs
+log=$work/runs
 for i in $(seq "$RUNS"); do
     a=$(probe)
     f+=("$(fab)")
@@ -61,7 +68,7 @@ summary() { # name values...
         for (i = 1; i <= NR; i++) if (a[i] > 1.5*m) slow++
         printf "%-12s runs %d  median %.3f us  min %.3f  max %.3f  above 1.5x median: %d\n", n, NR, m, a[1], a[NR], slow }'
 }
-echo "$(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $PROV, $SIZE B, $ITERS iterations per run"
+echo "$(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $PROV, $SIZE B, $ITERS iterations per run, server CPU $SCPU, client CPU $CCPU"
 summary fabdiag "${f[@]}"
 summary fi_pingpong "${p[@]}"
 # Each run beside the cache-line round trips measured just before and

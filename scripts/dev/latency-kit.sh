@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Packs what another machine (no Rust, no network, perhaps no libfabric or
+# compiler) needs for the latency-floor check of scripts/dev/latency-elsewhere.sh
+# into gpu-kit/lat/ (git-ignored), to be carried there with the device
+# tool's `carry`:
+#   bin/fabdiag [bin/fabdiag-before]   release builds, stripped
+#   bin/fi_pingpong bin/fi_info        Debian's (libfabric-bin)
+#   bin/fi_rdm_pingpong                fabtests, from FABTESTS_BIN
+#   bin/core-pingpong                  scripts/dev/core-pingpong.c
+#   lib/                               Debian's libfabric.so.1 and the
+#                                      libraries it links (not glibc's)
+# usage: scripts/dev/latency-kit.sh FABTESTS_BIN [BEFORE_FABDIAG]
+#   FABTESTS_BIN: e.g. /tmp/fabtests/bin from scripts/dev/fabtests-build.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ft=${1:?"usage: scripts/dev/latency-kit.sh FABTESTS_BIN [BEFORE_FABDIAG]"}
+before=${2:-}
+[ -x "$ft/fi_rdm_pingpong" ] || { echo "latency-kit.sh: no fi_rdm_pingpong in $ft (scripts/dev/fabtests-build.sh)" >&2; exit 1; }
+[ -x /usr/bin/fi_pingpong ] || { echo "latency-kit.sh: no /usr/bin/fi_pingpong (apt-get install libfabric-bin)" >&2; exit 1; }
+k=gpu-kit/lat
+rm -rf "$k"
+mkdir -p "$k/bin" "$k/lib"
+cargo build --release --locked --bin fabdiag
+install -m 755 target/release/fabdiag "$k/bin/fabdiag"
+[ -z "$before" ] || install -m 755 "$before" "$k/bin/fabdiag-before"
+install -m 755 /usr/bin/fi_pingpong /usr/bin/fi_info "$ft/fi_rdm_pingpong" "$k/bin/"
+gcc -O2 -pthread -o "$k/bin/core-pingpong" scripts/dev/core-pingpong.c
+strip "$k"/bin/*
+lf=$(ldconfig -p | awk '/libfabric\.so\.1 /{print $NF; exit}')
+for l in "$lf" $(ldd "$lf" | awk '/=> \//{print $3}'); do
+    case "$(basename "$l")" in
+        libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
+        *) cp -L "$l" "$k/lib/" ;;
+    esac
+done
+du -sh "$k"
