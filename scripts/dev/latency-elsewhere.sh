@@ -41,7 +41,7 @@ step() { # name command... : runs with what is left of the deadline
 }
 # With 6 CPUs or more the three measuring steps run at once, each on a
 # pair of CPUs of its own (slow 0-1, shm 2-3, tcp 4-5) and its own ports:
-# a run lasts 10 minutes at most here, and each step still alternates its
+# a lent machine's command lasts 10 minutes at most, and each step still alternates its
 # tools under the same neighbours, which is what its ratios compare.
 parallel=0
 [ "$(nproc)" -ge 6 ] && parallel=1
@@ -90,7 +90,8 @@ for s in $steps; do
         shm) measure shm "2 3" 52000 scripts/dev/bench.sh --only latency --provider shm --runs 5 --fabtests "$k/bin" "${before[@]}" ;;
         slow) measure slow "0 1" 56000 scripts/dev/slow-mode.sh --runs 50 --iters 200000 ;;
         tcp) measure tcp "4 5" 54000 scripts/dev/bench.sh --only latency --provider tcp --runs 5 --fabtests "$k/bin" ;;
-        place) if [ "$(nproc)" -ge 10 ]; then place 6 8 7 9 > "$OUT/place.txt" 2>&1 & fi ;;
+        place) if [ "$(nproc)" -ge 10 ]; then place 6 8 7 9 > "$OUT/place.txt" 2>&1 &
+               else echo "place: skipped, needs 10 CPUs" | tee -a "$OUT/steps.txt"; fi ;;
         *) echo "latency-elsewhere.sh: unknown step '$s' (info shm slow tcp place)" >&2; exit 1 ;;
     esac
 done
