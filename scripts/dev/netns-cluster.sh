@@ -48,6 +48,13 @@ cluster_up() {
   done
 }
 
+# cluster_fabdiag: the build the ranks run, copied into the scratch
+# directory as $bin: FABDIAG_BIN, else this checkout's release build.
+cluster_fabdiag() {
+  bin="$out/fabdiag"
+  cp "${FABDIAG_BIN:-$(dirname "${BASH_SOURCE[0]}")/../../target/release/fabdiag}" "$bin"
+}
+
 # spine_rate RATE: the spine cable of a two-leaf cluster at RATE each way.
 spine_rate() {
   local end

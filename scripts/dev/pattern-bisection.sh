@@ -15,8 +15,7 @@ cluster_up pb 198.18.22 8 100mbit 2
 spine=${SPINE:-40mbit}
 opts=("$@")
 [ ${#opts[@]} -eq 0 ] && opts=(-s 65536 -D 4)
-bin="$out/fabdiag"
-cp "$here/target/release/fabdiag" "$bin"
+cluster_fabdiag
 port=47710
 # one bisection: its aggregate in MB/s on stdout
 bisect() {

@@ -19,8 +19,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/scripts/dev/netns-cluster.sh"
 cluster_up pc 198.18.23 4 100mbit
 keep=${1:-}
-bin="$out/fabdiag"
-cp "$here/target/release/fabdiag" "$bin"
+cluster_fabdiag
 port=47730
 # run NAME ARGS...: one pattern run, its document in $out/NAME.json (and,
 # with DIR, its folder in DIR/NAME)

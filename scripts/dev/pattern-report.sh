@@ -20,8 +20,7 @@ slow=${SLOW:-6}
 # both ways: the switch's port toward it and the node's own eth0
 ip netns exec "$sw" tc qdisc replace dev "$(switch_port "$slow")" root tbf rate "${SLOW_RATE:-8mbit}" burst 32kb latency 400ms
 ip netns exec "$(node_ns "$slow")" tc qdisc replace dev eth0 root tbf rate "${SLOW_RATE:-8mbit}" burst 32kb latency 400ms
-bin="$out/fabdiag"
-cp "$here/target/release/fabdiag" "$bin"
+cluster_fabdiag
 args=(--coordinator 198.18.23.1:47730 -P tcp -s 65536 -D 4 --pattern bisection --split-by random --splits 3
   --seed 4 --expect 12.5 "$@")
 sweep_others "$bin" "${args[@]}"

@@ -12,8 +12,7 @@ set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/scripts/dev/netns-cluster.sh"
 cluster_up pw 198.18.25 6 100mbit 2
-bin="$out/fabdiag"
-cp "${FABDIAG_BIN:-$here/target/release/fabdiag}" "$bin"
+cluster_fabdiag
 spine_rate "${SPINE:-40mbit}"
 args=(--coordinator "198.18.25.1:47799" -P tcp -s 65536 -D "${SECS:-5}" --pattern bisection --split-by rank
   --victim write-lat --victim-ranks 0,3)

@@ -15,8 +15,7 @@ set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/scripts/dev/netns-cluster.sh"
 cluster_up pv 198.18.24 6 100mbit 2
-bin="$out/fabdiag"
-cp "${FABDIAG_BIN:-$here/target/release/fabdiag}" "$bin"
+cluster_fabdiag
 port=47750
 keep=${1:-}
 # one run: the victim's figures, alone then loaded (ARGS: more for rank 0)
