@@ -9,6 +9,10 @@
 #   bin/core-pingpong                  scripts/dev/core-pingpong.c
 #   lib/                               Debian's libfabric.so.1 and the
 #                                      libraries it links (not glibc's)
+#   sbin/ip sbin/tc                    Debian's iproute2 behind wrappers
+#                                      (netlib/ holds its libraries), for
+#                                      the namespace scripts on a machine
+#                                      without iproute2: PATH=$k/sbin:$PATH
 # usage: scripts/dev/latency-kit.sh FABTESTS_BIN [BEFORE_FABDIAG]
 #   FABTESTS_BIN: e.g. /tmp/fabtests/bin from scripts/dev/fabtests-build.sh
 set -euo pipefail
@@ -32,5 +36,19 @@ for l in "$lf" $(ldd "$lf" | awk '/=> \//{print $3}'); do
         libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
         *) cp -L "$l" "$k/lib/" ;;
     esac
+done
+# iproute2: the wrappers put netlib/ first for ip and for what
+# `ip netns exec` starts, keeping LD_LIBRARY_PATH's lib/ behind it
+mkdir -p "$k/sbin" "$k/netbin" "$k/netlib"
+for t in ip tc; do
+    install -m 755 "/usr/sbin/$t" "$k/netbin/$t"
+    for l in $(ldd "/usr/sbin/$t" | awk '/=> \//{print $3}'); do
+        case "$(basename "$l")" in
+            libc.so*|libm.so*|ld-linux*) ;;
+            *) cp -L "$l" "$k/netlib/" ;;
+        esac
+    done
+    printf '#!/bin/sh\nd=$(dirname "$(readlink -f "$0")")/..\nLD_LIBRARY_PATH=$d/netlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec "$d/netbin/%s" "$@"\n' "$t" >"$k/sbin/$t"
+    chmod 755 "$k/sbin/$t"
 done
 du -sh "$k"
