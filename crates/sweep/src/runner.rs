@@ -127,11 +127,21 @@ impl Lane {
             .map_err(|_| "the flow's thread has ended".to_string())
     }
 
-    /// Its job's outcome, if it comes by `deadline`.
-    fn wait(&self, deadline: Instant) -> Option<(SideOutcome, StationStats)> {
+    /// Its job's outcome by `deadline`, or why none came: the job still
+    /// running at the limit, or the thread gone (a panic, whose message
+    /// the default hook has written to this rank's standard error).
+    fn wait(&self, deadline: Instant, peer: usize) -> Result<(SideOutcome, StationStats), String> {
         self.done
             .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .ok()
+            .map_err(|e| match e {
+                mpsc::RecvTimeoutError::Timeout => {
+                    format!("the flow with rank {peer} did not end within the step's limit")
+                }
+                mpsc::RecvTimeoutError::Disconnected => format!(
+                    "the flow with rank {peer} ended without a result: its thread failed \
+                     (an internal error; this rank's standard error says where)"
+                ),
+            })
     }
 }
 
@@ -367,21 +377,15 @@ impl PairRunner for FabricRunner {
         for (i, s) in started.into_iter().enumerate() {
             out.push(match s {
                 Err(e) => failed_before(e, t0),
-                Ok(()) => match self.lanes[i].wait(deadline) {
-                    Some((o, stats)) => {
+                Ok(()) => match self.lanes[i].wait(deadline, orders[i].peer) {
+                    Ok((o, stats)) => {
                         self.lane_stats.resize(self.lanes.len(), StationStats::default());
                         self.lane_stats[i] = stats;
                         o
                     }
-                    None => {
+                    Err(why) => {
                         broken.push(i);
-                        failed_before(
-                            format!(
-                                "the flow with rank {} did not end within the step's limit",
-                                orders[i].peer
-                            ),
-                            t0,
-                        )
+                        failed_before(why, t0)
                     }
                 },
             });
@@ -507,6 +511,26 @@ mod tests {
             stats: r.stats(),
             samples: None,
         })
+    }
+
+    #[test]
+    fn a_lane_whose_thread_is_gone_is_told_from_one_still_running_at_the_limit() {
+        let (jobs, _take) = mpsc::channel::<Job>();
+        let (tell, done) = mpsc::channel();
+        let lane = Lane { jobs, done };
+        let soon = Instant::now() + Duration::from_millis(20);
+        let running = lane.wait(soon, 3).err().unwrap_or_default();
+        assert_eq!(running, "the flow with rank 3 did not end within the step's limit");
+        // (a lane's thread that panics drops its sender the same way)
+        drop(tell);
+        let gone = lane
+            .wait(Instant::now() + Duration::from_secs(60), 3)
+            .err()
+            .unwrap_or_default();
+        assert!(
+            gone.starts_with("the flow with rank 3 ended without a result"),
+            "{gone}"
+        );
     }
 
     #[test]
