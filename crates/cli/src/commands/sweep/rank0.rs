@@ -20,6 +20,38 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// The steps (rounds, splits or phases) and the pairs the progress counts
+/// to. A pattern's steps are known once the ranks have joined: these
+/// count every rank in. With a victim, its quiet step comes first and
+/// the pattern runs on the other ranks; the victim's own pair is not
+/// among the pairs counted (the coordinator reports it apart).
+fn planned(
+    size: usize,
+    rails: usize,
+    pattern: Option<&fabdiag_sweep_plan::Pattern>,
+    victim: Option<fabdiag_sweep_plan::Pair>,
+) -> (usize, usize) {
+    use fabdiag_sweep_plan::pattern::{steps, with_victim};
+    use fabdiag_sweep_plan::Pattern;
+    match pattern {
+        // (split by node needs the hosts, unknown yet; the count is the same)
+        Some(Pattern::Bisection { splits, .. }) => {
+            let others = size.saturating_sub(2 * usize::from(victim.is_some()));
+            (splits + usize::from(victim.is_some()), splits * (others / 2))
+        }
+        Some(p) => {
+            let ranks: Vec<usize> = (0..size).collect();
+            let hosts = vec![String::new(); size];
+            let planned = match victim {
+                Some(v) => with_victim(p, v, &ranks, &hosts),
+                None => steps(p, &ranks, &hosts),
+            };
+            (planned.len(), planned.iter().map(|(_, f)| f.len()).sum())
+        }
+        None => Schedule::on_rails(size, rails).map_or((0, 0), |s| (s.rounds(), s.total_pairs())),
+    }
+}
+
 /// Makes room for `connections` open sockets: rank 0 holds one per rank
 /// (a simulation also every stand-in rank's end). A batch job often starts
 /// with a soft limit of 1,024 open files, which a sweep of a thousand
@@ -92,19 +124,12 @@ impl Coordinator {
         listener: TcpListener,
         stop: &Stop,
     ) -> Result<(), String> {
-        let sched = Schedule::on_rails(cfg.size, cfg.rails).ok();
-        // (a pattern's steps are known once the ranks have joined: these
-        // count every rank in)
-        let (rounds, pairs) = match &cfg.pattern {
-            Some(fabdiag_sweep_plan::Pattern::Bisection { splits, .. }) => (*splits, splits * (cfg.size / 2)),
-            Some(p) => {
-                let ranks: Vec<usize> = (0..cfg.size).collect();
-                let hosts = vec![String::new(); cfg.size];
-                let steps = fabdiag_sweep_plan::pattern::steps(p, &ranks, &hosts);
-                (steps.len(), steps.iter().map(|(_, f)| f.len()).sum())
-            }
-            None => sched.map_or((0, 0), |s| (s.rounds(), s.total_pairs())),
-        };
+        let (rounds, pairs) = planned(
+            cfg.size,
+            cfg.rails,
+            cfg.pattern.as_ref(),
+            cfg.victim.as_ref().map(|v| v.pair),
+        );
         let mut watch = Progress::new(o.output.as_deref().map(Path::new), rounds, pairs, stop.clone())?;
         let thread = std::thread::Builder::new()
             .name("fabdiag-coordinator".into())
@@ -177,5 +202,31 @@ impl Reporting {
             ),
             Err(m) => fail(&self.who, exit::RUNTIME, &m),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::planned;
+    use fabdiag_sweep_plan::{Pair, Pattern};
+
+    #[test]
+    fn the_progress_counts_a_victims_quiet_step_and_the_pattern_on_the_other_ranks() {
+        let v = Some(Pair { client: 0, server: 3 });
+        let alltoall = Some(&Pattern::AllToAll);
+        // 6 ranks: 5 phases of 6 flows; beside a victim, the quiet step
+        // and 3 phases of 4 flows
+        assert_eq!(planned(6, 1, alltoall, None), (5, 30));
+        assert_eq!(planned(6, 1, alltoall, v), (4, 12));
+        let incast = Pattern::Incast { receivers: vec![] };
+        // into each of 4 others: a lone sender, then 3 at once
+        assert_eq!(planned(6, 1, Some(&incast), v), (1 + 8, 4 * 4));
+        let bisection = Pattern::Bisection {
+            by: fabdiag_sweep_plan::pattern::SplitBy::Rank,
+            splits: 2,
+            seed: 1,
+        };
+        assert_eq!(planned(6, 1, Some(&bisection), None), (2, 6));
+        assert_eq!(planned(6, 1, Some(&bisection), v), (3, 4));
     }
 }
