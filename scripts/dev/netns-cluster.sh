@@ -80,6 +80,17 @@ slow_link() {
   done
 }
 
+# cold_tcp: every node forgets what its TCP learnt of its peers. Linux
+# keeps each closed connection's congestion window and RTT per
+# destination (tcp_metrics, per namespace) and starts the next
+# connection to it from them, so without this a run's first connections
+# ramp up unlike every later run's.
+cold_tcp() {
+  local i
+  for i in $(seq 0 $((nodes - 1))); do ip -n "$(node_ns "$i")" tcp_metrics flush all 2>/dev/null; done
+  true
+}
+
 # unshape NAMESPACE DEV: whatever qdisc is on it removed.
 unshape() { ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null; true; }
 

@@ -6,7 +6,8 @@
 # bisection of ranks 1 2 | 4 5 as the load (both flows across the spine).
 # RUNS runs (default 5) of SECS seconds a step (default 3): the victim's
 # p50 and p99 alone and beside the
-# load; then the control, the spine at 10 Gbit/s. With DIR, the last
+# load; then the control, the spine at 10 Gbit/s. Each run starts with
+# the nodes' TCP metrics flushed, as the first. With DIR, the last
 # shaped run leaves its --output folder there. Needs root, iproute2 and a
 # release build (or FABDIAG_BIN, another build: e.g. one carried to a
 # machine with more cores than ranks).
@@ -21,6 +22,8 @@ keep=${1:-}
 # one run: the victim's figures, alone then loaded (ARGS: more for rank 0)
 victim() {
   port=$((port + 1))
+  # every run as cold as the first (see cold_tcp)
+  cold_tcp
   local args=(--coordinator "198.18.24.1:$port" -P tcp -s 65536 -D "${SECS:-3}" --pattern bisection --split-by rank
     --victim write-lat --victim-ranks 0,3)
   sweep_others "$bin" "${args[@]}"
