@@ -9,7 +9,9 @@
 # With ROWS=latency (or "bandwidth latency"), one-way latency instead (or
 # as well): send-lat against fi_pingpong (the libfabric build's own) and
 # fi_rdm_pingpong at 8 B, 64 B, 1 KiB and 4 KiB, LAT_ITERS (200,000)
-# iterations a run, and fabdiag's speed over the better of the two.
+# iterations a run, and fabdiag's speed over the better of the two;
+# LAT_SIZES changes the sizes, and with RUN_FIGURES=1 each row is followed
+# by every run's figure, sorted, for each tool.
 #
 # usage (as root): [ROWS=...] scripts/dev/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]
 #   LIBFABRIC_SO  a libfabric.so.1 with psm3 (scripts/dev/psm3-check.sh builds
@@ -114,10 +116,15 @@ lat_row() { # size
     rm=$(printf '%s' "$r" | median)
     printf '%-8s %6s  send-lat %9s  fi_pingpong %9s  fi_rdm_pingpong %9s  speed %5.2f\n' latency "$1" "$fm" "$pm" "$rm" \
         "$(awk -v f="$fm" -v a="$pm" -v b="$rm" 'BEGIN {print ((a < b) ? a : b) / f}')"
+    if [ "${RUN_FIGURES:-0}" = 1 ]; then
+        printf '  runs send-lat        %s\n' "$(printf '%s' "$f" | sort -g | tr '\n' ' ')"
+        printf '  runs fi_pingpong     %s\n' "$(printf '%s' "$p" | sort -g | tr '\n' ' ')"
+        printf '  runs fi_rdm_pingpong %s\n' "$(printf '%s' "$r" | sort -g | tr '\n' ' ')"
+    fi
 }
 if [[ " $ROWS " == *" latency "* ]]; then
     echo "psm3 (sockets HAL) over a veth pair, one-way latency in usec, $LAT_ITERS iterations a run, medians of $RUNS alternating runs ($(date -u +%F), $(nproc) cores)"
-    for s in 8 64 1024 4096; do lat_row "$s"; done
+    for s in ${LAT_SIZES:-8 64 1024 4096}; do lat_row "$s"; done
 fi
 [[ " $ROWS " == *" bandwidth "* ]] || exit 0
 
