@@ -71,8 +71,15 @@ mod tests {
         assert!(e.contains("no directory") && e.contains("none"), "{e}");
         let e = check(dir.path()).expect_err("a folder");
         assert!(e.ends_with("is a directory"), "{e}");
-        let e = check(Path::new("/dev/stdout")).expect_err("a link to a device");
-        assert!(e.ends_with("is not a regular file"), "{e}");
+        // a device, and a link (as /dev/stdout is), made here so the test
+        // does not hang on the machine's /dev
+        let other = tempfile::tempdir().expect("a folder");
+        let link = other.path().join("out.prom");
+        std::os::unix::fs::symlink("/dev/null", &link).expect("a link");
+        for p in [Path::new("/dev/null"), link.as_path()] {
+            let e = check(p).expect_err("not a regular file");
+            assert!(e.ends_with("is not a regular file"), "{e}");
+        }
         let ok = dir.path().join("x.prom");
         assert_eq!(check(&ok), Ok(()));
         write(&ok, "a 1\n").expect("written");

@@ -253,11 +253,15 @@ fn a_run_stopped_by_a_signal_keeps_the_sizes_it_measured() {
 fn a_file_that_cannot_be_written_is_refused_before_the_run() {
     let dir = tempfile::tempdir().expect("a folder");
     let missing = dir.path().join("no-such-dir/x.prom");
+    // a link to a device, as /dev/stdout is, made here
+    let link = dir.path().join("out.prom");
+    std::os::unix::fs::symlink("/dev/null", &link).expect("a link");
     for (path, says) in [
         (missing.to_str().expect("a path"), "no directory"),
         (dir.path().to_str().expect("a path"), "is a directory"),
-        // renamed over, it would be replaced, not written
-        ("/dev/stdout", "is not a regular file"),
+        // renamed over, they would be replaced, not written
+        ("/dev/null", "is not a regular file"),
+        (link.to_str().expect("a path"), "is not a regular file"),
     ] {
         let t0 = Instant::now();
         // a server would listen for a client for ever: refused at once
