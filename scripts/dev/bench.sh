@@ -23,6 +23,8 @@
 #               same alternation on latency rows, for a before and after
 #   --quick     fewer sizes
 #   --only      one kind of row; --provider: one provider (default both)
+#   (env RUN_FIGURES=1: each latency row followed by every run's figure,
+#   sorted, per tool, for scripts/dev/rank-test.py)
 #
 # Rows:
 #   latency    fabdiag send-lat (mean of round trip / 2, --latency-gap 0)
@@ -267,6 +269,11 @@ lat_row() {
     slow="$slow/$(slow_runs "$pm" 1 "${pa[@]}")"
     [ -z "$FT" ] || slow="$slow/$(slow_runs "$rm" 1 "${ra[@]}")"
     printf '%-9s %-4s %6s  %10s  %-40s %5s  %7s  usec one-way, %s iterations%s\n' latency "$p" "$s" "$fm" "$peers" "$speed" "$slow" "$LAT_ITERS" "$before"
+    if [ "${RUN_FIGURES:-0}" = 1 ]; then
+        printf '  runs send-lat        %s\n' "$(printf '%s\n' "${fa[@]}" | sort -g | tr '\n' ' ')"
+        printf '  runs fi_pingpong     %s\n' "$(printf '%s\n' "${pa[@]}" | sort -g | tr '\n' ' ')"
+        [ -z "$FT" ] || printf '  runs fi_rdm_pingpong %s\n' "$(printf '%s\n' "${ra[@]}" | sort -g | tr '\n' ' ')"
+    fi
 }
 
 echo "fabdiag $($B --version | awk '{print $2}'), $(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), libfabric $(fi_info --version 2>/dev/null | sed -n 's/^libfabric: *//p' | head -1), $RUNS alternating runs, medians, $PINNED"
