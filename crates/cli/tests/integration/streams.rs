@@ -90,7 +90,7 @@ fn spawn_unheard(args: &[&str]) -> Child {
 /// fails if it does not.
 fn until_listening(child: &mut Child, port: u16) {
     let started = std::time::Instant::now();
-    while !listening(port) {
+    while !listening(port, child.id()) {
         let gone = child.try_wait().expect("wait").is_some();
         if gone || started.elapsed() > SHORT {
             let _ = child.kill();
@@ -101,14 +101,29 @@ fn until_listening(child: &mut Child, port: u16) {
     }
 }
 
-/// Whether a socket listens on TCP `port` (IPv4 or dual-stack IPv6).
-fn listening(port: u16) -> bool {
+/// Whether process `pid` has a socket listening on TCP `port` (IPv4 or
+/// dual-stack IPv6). Its own: another process listening on the port (a
+/// `--local` test's server given it by the kernel) must not let the test
+/// signal a child that has not yet set up its handling of signals.
+fn listening(port: u16, pid: u32) -> bool {
     let local = format!(":{port:04X}");
+    // the inodes of the child's sockets, as /proc/PID/fd shows them
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    let own: Vec<String> = fds
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .filter_map(|l| {
+            let l = l.to_string_lossy().into_owned();
+            l.strip_prefix("socket:[")?.strip_suffix(']').map(str::to_string)
+        })
+        .collect();
     ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
         std::fs::read_to_string(f).is_ok_and(|t| {
             t.lines().any(|l| {
                 let cols: Vec<&str> = l.split_whitespace().collect();
-                cols.len() > 3 && cols[1].ends_with(&local) && cols[3] == "0A"
+                cols.len() > 9 && cols[1].ends_with(&local) && cols[3] == "0A" && own.iter().any(|i| i == cols[9])
             })
         })
     })

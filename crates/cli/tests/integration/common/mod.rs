@@ -60,10 +60,14 @@ pub fn cpu() -> MutexGuard<'static, ()> {
 /// given to any other test of this process.
 pub fn free_port() -> u16 {
     static NEXT: AtomicU16 = AtomicU16::new(0);
-    let base = 20000 + (std::process::id() % 60) as u16 * 200;
+    // 20000-31999, below Linux's ephemeral range (32768 on): a port the
+    // kernel may hand to any process's outgoing connection or port-0
+    // listener (a --local server) between this check and the test's own
+    // bind would be taken from under the test
+    let offset = (std::process::id() % 60) as u16 * 200;
     loop {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let p = base + n % 12000;
+        let p = 20000 + (offset + n % 12000) % 12000;
         if TcpListener::bind(("0.0.0.0", p)).is_ok() {
             return p;
         }
