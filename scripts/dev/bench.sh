@@ -270,10 +270,17 @@ lat_row() {
     [ -z "$FT" ] || slow="$slow/$(slow_runs "$rm" 1 "${ra[@]}")"
     printf '%-9s %-4s %6s  %10s  %-40s %5s  %7s  usec one-way, %s iterations%s\n' latency "$p" "$s" "$fm" "$peers" "$speed" "$slow" "$LAT_ITERS" "$before"
     if [ "${RUN_FIGURES:-0}" = 1 ]; then
-        printf '  runs send-lat        %s\n' "$(printf '%s\n' "${fa[@]}" | sort -g | tr '\n' ' ')"
-        printf '  runs fi_pingpong     %s\n' "$(printf '%s\n' "${pa[@]}" | sort -g | tr '\n' ' ')"
-        [ -z "$FT" ] || printf '  runs fi_rdm_pingpong %s\n' "$(printf '%s\n' "${ra[@]}" | sort -g | tr '\n' ' ')"
+        runs_line send-lat "${fa[@]}"
+        runs_line fi_pingpong "${pa[@]}"
+        [ -z "$FT" ] || runs_line fi_rdm_pingpong "${ra[@]}"
     fi
+}
+
+# runs_line TOOL FIGURE...: the figures of every run, sorted (RUN_FIGURES)
+runs_line() {
+    local t=$1
+    shift
+    printf '  runs %-15s %s\n' "$t" "$(printf '%s\n' "$@" | sort -g | paste -sd ' ')"
 }
 
 echo "fabdiag $($B --version | awk '{print $2}'), $(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), libfabric $(fi_info --version 2>/dev/null | sed -n 's/^libfabric: *//p' | head -1), $RUNS alternating runs, medians, $PINNED"

@@ -30,24 +30,26 @@ install -m 755 target/release/fabdiag "$k/bin/fabdiag"
 install -m 755 /usr/bin/fi_pingpong /usr/bin/fi_info "$ft/fi_rdm_pingpong" "$k/bin/"
 gcc -O2 -pthread -o "$k/bin/core-pingpong" scripts/dev/core-pingpong.c
 strip "$k"/bin/*
+# libs_into DIR FILE: the libraries FILE links, glibc's left out (the
+# other machine has its own), copied into DIR
+libs_into() {
+    local l
+    for l in $(ldd "$2" | awk '/=> \//{print $3}'); do
+        case "$(basename "$l")" in
+            libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
+            *) cp -L "$l" "$1/" ;;
+        esac
+    done
+}
 lf=$(ldconfig -p | awk '/libfabric\.so\.1 /{print $NF; exit}')
-for l in "$lf" $(ldd "$lf" | awk '/=> \//{print $3}'); do
-    case "$(basename "$l")" in
-        libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
-        *) cp -L "$l" "$k/lib/" ;;
-    esac
-done
+cp -L "$lf" "$k/lib/"
+libs_into "$k/lib" "$lf"
 # iproute2: the wrappers put netlib/ first for ip and for what
 # `ip netns exec` starts, keeping LD_LIBRARY_PATH's lib/ behind it
 mkdir -p "$k/sbin" "$k/netbin" "$k/netlib"
 for t in ip tc; do
     install -m 755 "/usr/sbin/$t" "$k/netbin/$t"
-    for l in $(ldd "/usr/sbin/$t" | awk '/=> \//{print $3}'); do
-        case "$(basename "$l")" in
-            libc.so*|libm.so*|ld-linux*) ;;
-            *) cp -L "$l" "$k/netlib/" ;;
-        esac
-    done
+    libs_into "$k/netlib" "/usr/sbin/$t"
     printf '#!/bin/sh\nd=$(dirname "$(readlink -f "$0")")/..\nLD_LIBRARY_PATH=$d/netlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec "$d/netbin/%s" "$@"\n' "$t" >"$k/sbin/$t"
     chmod 755 "$k/sbin/$t"
 done

@@ -117,10 +117,17 @@ lat_row() { # size
     printf '%-8s %6s  send-lat %9s  fi_pingpong %9s  fi_rdm_pingpong %9s  speed %5.2f\n' latency "$1" "$fm" "$pm" "$rm" \
         "$(awk -v f="$fm" -v a="$pm" -v b="$rm" 'BEGIN {print ((a < b) ? a : b) / f}')"
     if [ "${RUN_FIGURES:-0}" = 1 ]; then
-        printf '  runs send-lat        %s\n' "$(printf '%s' "$f" | sort -g | tr '\n' ' ')"
-        printf '  runs fi_pingpong     %s\n' "$(printf '%s' "$p" | sort -g | tr '\n' ' ')"
-        printf '  runs fi_rdm_pingpong %s\n' "$(printf '%s' "$r" | sort -g | tr '\n' ' ')"
+        # (word-split on purpose: one figure a line)
+        # shellcheck disable=SC2086
+        { runs_line send-lat $f; runs_line fi_pingpong $p; runs_line fi_rdm_pingpong $r; }
     fi
+}
+
+# runs_line TOOL FIGURE...: the figures of every run, sorted (RUN_FIGURES)
+runs_line() {
+    local t=$1
+    shift
+    printf '  runs %-15s %s\n' "$t" "$(printf '%s\n' "$@" | sort -g | paste -sd ' ')"
 }
 if [[ " $ROWS " == *" latency "* ]]; then
     echo "psm3 (sockets HAL) over a veth pair, one-way latency in usec, $LAT_ITERS iterations a run, medians of $RUNS alternating runs ($(date -u +%F), $(nproc) cores)"
