@@ -5,8 +5,8 @@
 //! counters (physical, flap, drop) whenever they rose; by path counters
 //! only (retransmissions, congestion, every TCP counter: a rank sees them
 //! rise when its partner's link is the bad one, and a namespace's TCP
-//! counters count all its connections) when they rose far above the rest
-//! of the sweep's, test for test. A slow rank with rises is named with
+//! counters count all its connections) when its pair tests' rose far
+//! above the rest of the sweep's, test for test. A slow rank with rises is named with
 //! them; a rank whose counters rose while its pairs ran at normal speed is
 //! a warning of its own (errors that do not slow it yet). A counter that
 //! went back or sits at its ceiling is said as untrusted, never summed as
@@ -83,8 +83,10 @@ impl NodeCounters {
 #[derive(Default)]
 struct Tally {
     rises: BTreeMap<(String, String), CounterRise>,
-    /// Every test it ran: the partner, and the sum of its path counters'
-    /// rises on its side (0: none rose).
+    /// Every test it ran: the partner, and the sum of the path counters'
+    /// rises on both sides of the test (0: none rose). Both: a lost
+    /// packet is resent by whichever end sent it, and in a one-way test
+    /// a lossy rank that receives sees little of its own loss.
     tests: Vec<(usize, u64)>,
     /// Tests in which a fault counter rose on its side.
     rise_tests: usize,
@@ -92,19 +94,28 @@ struct Tally {
     port: bool,
 }
 
+/// The sum of the path counters' rises among `alarming`.
+fn path_rise(alarming: &[&Noted]) -> u64 {
+    alarming
+        .iter()
+        .filter(|x| x.of_the_path())
+        .map(|x| x.change.rise().unwrap_or(1))
+        .sum()
+}
+
+fn alarming_of<'a>(p: &'a PairRecord, rank: usize) -> Vec<&'a Noted> {
+    let noted = p.counters.as_deref().map_or(&[][..], |c| c.of(p, rank));
+    noted.iter().filter(|x| x.alarming()).collect()
+}
+
 fn tally(pairs: &[PairRecord], n: usize) -> Vec<Tally> {
     let mut t: Vec<Tally> = (0..n).map(|_| Tally::default()).collect();
     for p in pairs.iter().filter(|p| !p.untested) {
+        let both = path_rise(&alarming_of(p, p.client)) + path_rise(&alarming_of(p, p.server));
         for (rank, partner) in [(p.client, p.server), (p.server, p.client)] {
             let Some(me) = t.get_mut(rank) else { continue };
-            let noted = p.counters.as_deref().map_or(&[][..], |c| c.of(p, rank));
-            let alarming: Vec<_> = noted.iter().filter(|x| x.alarming()).collect();
-            let path: u64 = alarming
-                .iter()
-                .filter(|x| x.of_the_path())
-                .map(|x| x.change.rise().unwrap_or(1))
-                .sum();
-            me.tests.push((partner, path));
+            let alarming = alarming_of(p, rank);
+            me.tests.push((partner, both));
             me.rise_tests += usize::from(!alarming.is_empty());
             me.port |= alarming.iter().any(|x| !x.of_the_path());
             add_rises(&mut me.rises, &alarming);
@@ -132,19 +143,21 @@ pub(crate) fn add_rises(rises: &mut BTreeMap<(String, String), CounterRise>, ala
 }
 
 /// How far above the sweep's typical path rises a rank's must be, test
-/// for test, to name it, and the least they must be (retransmitted
-/// segments, say, per test).
+/// for test, to name it, and the least they must be on one side
+/// (retransmitted segments, say, per test).
 pub(crate) const PATH_FACTOR: u64 = 4;
 pub(crate) const PATH_FLOOR: u64 = 8;
+/// The least for a pair test's two sides together.
+const PAIR_FLOOR: u64 = 2 * PATH_FLOOR;
 
 fn median(mut v: Vec<u64>) -> u64 {
     v.sort_unstable();
     v.get(v.len() / 2).copied().unwrap_or(0)
 }
 
-/// A rank's typical path rise per test: the median over its tests, not
-/// counting those with a partner whose port's own counters rose (its
-/// trouble, seen from here).
+/// A rank's typical path rise per test (both sides'): the median over its
+/// tests, not counting those with a partner whose port's own counters
+/// rose (its trouble, seen from here).
 fn typical(t: &Tally, all: &[Tally]) -> u64 {
     let own = t
         .tests
@@ -188,7 +201,7 @@ pub fn blame(pairs: &[PairRecord], nodes: &[NodeSummary], an: &Analysis) -> Blam
             .map(|(_, &x)| x)
             .collect(),
     );
-    let bar = (PATH_FACTOR * sweep).max(PATH_FLOOR);
+    let bar = (PATH_FACTOR * sweep).max(PAIR_FLOOR);
     let mut out = Blame::default();
     for (rank, t) in tallies.iter().enumerate().filter(|(_, t)| !t.rises.is_empty()) {
         if t.port || typicals[rank] >= bar {
@@ -342,5 +355,35 @@ mod tests {
             four.ends_with("(packets were lost on its path (TCP resent them))"),
             "{four}"
         );
+    }
+
+    /// A lossy rank that mostly receives: in a one-way test the sender
+    /// resends what its link lost, so rank 4, the server of four of its
+    /// five tests, resends little itself while its partners resend 100 a
+    /// test; its one test as the client failed before any counter was
+    /// read. Rank 0 (a sweep's coordinator talks to every rank) resends a
+    /// few in every test. Rank 4 is named by its pairs' resends; its
+    /// partners, each with one lossy test, are not; neither is rank 0.
+    #[test]
+    fn a_lossy_rank_is_named_by_what_its_pairs_resent_whichever_end_sent() {
+        let mut sweep = sweep_with(6, &[], &[(4, 5)], &[]);
+        for p in sweep.pairs.iter_mut().filter(|p| p.error.is_none()) {
+            let mut n = PairNoted::default();
+            if p.server == 4 {
+                n.client.push(rose("tcp", "RetransSegs", Class::Retransmit, 100));
+                n.server.push(rose("tcp", "RetransSegs", Class::Retransmit, 3));
+            } else if p.client == 0 {
+                n.client.push(rose("tcp", "RetransSegs", Class::Retransmit, 3));
+            }
+            if !n.client.is_empty() {
+                p.counters = Some(Box::new(n));
+            }
+        }
+        let b = doc_of(&sweep).counters;
+        let named: Vec<usize> = b.named.iter().map(|n| n.rank).collect();
+        assert_eq!(named, [4], "{b:#?}");
+        assert_eq!(b.scattered, [0, 1, 2, 3]);
+        // its own rises are what it lists
+        assert_eq!(b.named[0].rises[0].rise, 12);
     }
 }
