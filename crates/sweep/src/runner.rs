@@ -121,10 +121,9 @@ impl Lane {
         Lane { jobs, done }
     }
 
-    fn give(&self, job: Job) -> Result<(), String> {
-        self.jobs
-            .send(job)
-            .map_err(|_| "the flow's thread has ended".to_string())
+    /// Hands it `job` with rank `peer`, or says its thread is gone.
+    fn give(&self, job: Job, peer: usize) -> Result<(), String> {
+        self.jobs.send(job).map_err(|_| thread_failed(peer))
     }
 
     /// Its job's outcome by `deadline`, or why none came: the job still
@@ -137,12 +136,19 @@ impl Lane {
                 mpsc::RecvTimeoutError::Timeout => {
                     format!("the flow with rank {peer} did not end within the step's limit")
                 }
-                mpsc::RecvTimeoutError::Disconnected => format!(
-                    "the flow with rank {peer} ended without a result: its thread failed \
-                     (an internal error; this rank's standard error says where)"
-                ),
+                mpsc::RecvTimeoutError::Disconnected => thread_failed(peer),
             })
     }
+}
+
+/// A lane's thread gone (a panic, whose message the default hook has
+/// written to this rank's standard error): its flow with `peer` ends
+/// without a result, whether it was being given or awaited.
+fn thread_failed(peer: usize) -> String {
+    format!(
+        "the flow with rank {peer} ended without a result: its thread failed \
+         (an internal error; this rank's standard error says where)"
+    )
 }
 
 /// A pair test that never started, and why.
@@ -358,17 +364,20 @@ impl PairRunner for FabricRunner {
             started.push(
                 spec.and_then(|spec| s.map(|stream| (spec, stream)))
                     .and_then(|(spec, stream)| {
-                        lane.give(Job {
-                            spec,
-                            env: Env {
-                                start_not_before: o.start_at.filter(|_| o.role == PairRole::Client),
-                                ..self.env.clone()
+                        lane.give(
+                            Job {
+                                spec,
+                                env: Env {
+                                    start_not_before: o.start_at.filter(|_| o.role == PairRole::Client),
+                                    ..self.env.clone()
+                                },
+                                role: o.role,
+                                stream,
+                                figure: self.figure,
+                                t0,
                             },
-                            role: o.role,
-                            stream,
-                            figure: self.figure,
-                            t0,
-                        })
+                            o.peer,
+                        )
                     }),
             );
         }
