@@ -86,8 +86,9 @@ port=${BENCH_PORT:-$((52000 + RANDOM % 4000))}
 # Servers on CPU 0 and clients on CPU 1, for fabdiag and every peer alike:
 # two busy-polling processes left to the scheduler share a CPU now and then,
 # which swings results by 2x on a 2-CPU machine. BENCH_CPUS="S C": other
-# CPUs, for several runs at once on a larger machine.
-read -r SCPU CCPU <<< "${BENCH_CPUS:-0 1}"
+# CPUs, for several runs at once on a larger machine (bench-common.sh).
+# shellcheck source=scripts/dev/bench-common.sh
+source scripts/dev/bench-common.sh
 if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
     SRV="taskset -c $SCPU"
     CLI="taskset -c $CCPU"
@@ -100,8 +101,6 @@ fi
 WINDOW=64
 
 next_port() { port=$((port + 1)); echo "$port"; }
-
-median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 # --- one measurement each; every function prints one number -----------------
 
@@ -274,13 +273,6 @@ lat_row() {
         runs_line fi_pingpong "${pa[@]}"
         [ -z "$FT" ] || runs_line fi_rdm_pingpong "${ra[@]}"
     fi
-}
-
-# runs_line TOOL FIGURE...: the figures of every run, sorted (RUN_FIGURES)
-runs_line() {
-    local t=$1
-    shift
-    printf '  runs %-15s %s\n' "$t" "$(printf '%s\n' "$@" | sort -g | paste -sd ' ')"
 }
 
 echo "fabdiag $($B --version | awk '{print $2}'), $(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), libfabric $(fi_info --version 2>/dev/null | sed -n 's/^libfabric: *//p' | head -1), $RUNS alternating runs, medians, $PINNED"

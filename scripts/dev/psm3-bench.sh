@@ -18,6 +18,7 @@
 #                 one: /tmp/libfabric-psm3/lib/libfabric.so.1)
 #   FABTESTS_BIN  fabtests' binaries built against the same libfabric
 #   RUNS 5, SIZE 65536, WINDOW 64 by default; 20,000 operations a run
+# Server and client pinned to CPUs 0 and 1 (BENCH_CPUS="S C" for others).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 LIB="${1:?usage: scripts/dev/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]}"
@@ -65,7 +66,9 @@ fabtests_mb() { # binary [args] -> MB/s at SIZE
         awk 'NR > 1 {print $5}'
     wait
 }
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# median, runs_line
+# shellcheck source=scripts/dev/bench-common.sh
+source scripts/dev/bench-common.sh
 
 row() { # label "fabdiag tool and args" fabtests-binary [fabtests args]
     local label="$1" tool="$2" t="$3"; shift 3
@@ -83,23 +86,23 @@ row() { # label "fabdiag tool and args" fabtests-binary [fabtests args]
 
 # --- latency: one message in flight, one-way usec ----------------------------
 fabdiag_lat() { # size
-    ip netns exec "$A" taskset -c 0 "$BIN" send-lat -p 47951 >/dev/null 2>&1 &
+    ip netns exec "$A" taskset -c "$SCPU" "$BIN" send-lat -p 47951 >/dev/null 2>&1 &
     sleep 0.7
-    ip netns exec "$B" taskset -c 1 "$BIN" send-lat 198.18.7.1 -p 47951 -P psm3 -s "$1" -n "$LAT_ITERS" --warmup 100 \
+    ip netns exec "$B" taskset -c "$CCPU" "$BIN" send-lat 198.18.7.1 -p 47951 -P psm3 -s "$1" -n "$LAT_ITERS" --warmup 100 \
         --latency-gap 0 --json | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.3f" % (r["mean_ns"]/1000))'
     wait
 }
 pingpong_lat() { # size (fi_pingpong of the same libfabric build)
     local pp; pp="$(dirname "$(dirname "$LIB")")/bin/fi_pingpong"
-    ip netns exec "$A" taskset -c 0 timeout 300 "$pp" -p psm3 -e rdm -S "$1" -I "$LAT_ITERS" >/dev/null 2>&1 &
+    ip netns exec "$A" taskset -c "$SCPU" timeout 300 "$pp" -p psm3 -e rdm -S "$1" -I "$LAT_ITERS" >/dev/null 2>&1 &
     sleep 1
-    ip netns exec "$B" taskset -c 1 timeout 300 "$pp" -p psm3 -e rdm -S "$1" -I "$LAT_ITERS" 198.18.7.1 2>/dev/null | awk 'NR==2 {print $7}'
+    ip netns exec "$B" taskset -c "$CCPU" timeout 300 "$pp" -p psm3 -e rdm -S "$1" -I "$LAT_ITERS" 198.18.7.1 2>/dev/null | awk 'NR==2 {print $7}'
     wait
 }
 rdm_pingpong_lat() { # size
-    ip netns exec "$A" taskset -c 0 timeout 300 "$FT/fi_rdm_pingpong" -p psm3 -S "$1" -I "$LAT_ITERS" -w 100 >/dev/null 2>&1 &
+    ip netns exec "$A" taskset -c "$SCPU" timeout 300 "$FT/fi_rdm_pingpong" -p psm3 -S "$1" -I "$LAT_ITERS" -w 100 >/dev/null 2>&1 &
     sleep 1
-    ip netns exec "$B" taskset -c 1 timeout 300 "$FT/fi_rdm_pingpong" -p psm3 -S "$1" -I "$LAT_ITERS" -w 100 198.18.7.1 2>/dev/null |
+    ip netns exec "$B" taskset -c "$CCPU" timeout 300 "$FT/fi_rdm_pingpong" -p psm3 -S "$1" -I "$LAT_ITERS" -w 100 198.18.7.1 2>/dev/null |
         tail -1 | awk '{print $6}'
     wait
 }
@@ -123,12 +126,6 @@ lat_row() { # size
     fi
 }
 
-# runs_line TOOL FIGURE...: the figures of every run, sorted (RUN_FIGURES)
-runs_line() {
-    local t=$1
-    shift
-    printf '  runs %-15s %s\n' "$t" "$(printf '%s\n' "$@" | sort -g | paste -sd ' ')"
-}
 if [[ " $ROWS " == *" latency "* ]]; then
     echo "psm3 (sockets HAL) over a veth pair, one-way latency in usec, $LAT_ITERS iterations a run, medians of $RUNS alternating runs ($(date -u +%F), $(nproc) cores)"
     for s in ${LAT_SIZES:-8 64 1024 4096}; do lat_row "$s"; done

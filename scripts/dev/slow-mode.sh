@@ -30,7 +30,8 @@ probe_bin=${CORE_PINGPONG:-$work/core-pingpong}
 [ -n "${CORE_PINGPONG:-}" ] ||
     gcc -O2 -pthread -o "$probe_bin" scripts/dev/core-pingpong.c || { echo "slow-mode.sh: needs gcc" >&2; exit 1; }
 # BENCH_CPUS="S C": the server's and the client's CPUs (default 0 and 1)
-read -r SCPU CCPU <<< "${BENCH_CPUS:-0 1}"
+# shellcheck source=scripts/dev/bench-common.sh
+source scripts/dev/bench-common.sh
 probe() { "$probe_bin" "$SCPU" "$CCPU" 100000; }
 SRV="taskset -c $SCPU" CLI="taskset -c $CCPU"
 port=${BENCH_PORT:-$((56000 + RANDOM % 4000))}
