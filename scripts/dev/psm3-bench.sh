@@ -11,7 +11,9 @@
 # fi_rdm_pingpong at 8 B, 64 B, 1 KiB and 4 KiB, LAT_ITERS (200,000)
 # iterations a run, and fabdiag's speed over the better of the two;
 # LAT_SIZES changes the sizes, and with RUN_FIGURES=1 each row is followed
-# by every run's figure, sorted, for each tool.
+# by every run's figure, sorted, for each tool. BEFORE=PATH (an earlier
+# fabdiag build) runs in the same alternation, its median and its speed
+# over the better peer after the row's.
 #
 # usage (as root): [ROWS=...] scripts/dev/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]
 #   LIBFABRIC_SO  a libfabric.so.1 with psm3 (scripts/dev/psm3-check.sh builds
@@ -85,10 +87,11 @@ row() { # label "fabdiag tool and args" fabtests-binary [fabtests args]
 }
 
 # --- latency: one message in flight, one-way usec ----------------------------
-fabdiag_lat() { # size
-    ip netns exec "$A" taskset -c "$SCPU" "$BIN" send-lat -p 47951 >/dev/null 2>&1 &
+fabdiag_lat() { # size [fabdiag binary]
+    local bin=${2:-$BIN}
+    ip netns exec "$A" taskset -c "$SCPU" "$bin" send-lat -p 47951 >/dev/null 2>&1 &
     sleep 0.7
-    ip netns exec "$B" taskset -c "$CCPU" "$BIN" send-lat 198.18.7.1 -p 47951 -P psm3 -s "$1" -n "$LAT_ITERS" --warmup 100 \
+    ip netns exec "$B" taskset -c "$CCPU" "$bin" send-lat 198.18.7.1 -p 47951 -P psm3 -s "$1" -n "$LAT_ITERS" --warmup 100 \
         --latency-gap 0 --json | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.3f" % (r["mean_ns"]/1000))'
     wait
 }
@@ -107,22 +110,30 @@ rdm_pingpong_lat() { # size
     wait
 }
 lat_row() { # size
-    local f="" p="" r=""
+    local f="" p="" r="" e=""
     for _ in $(seq "$RUNS"); do
         f+="$(fabdiag_lat "$1")"$'\n'
         p+="$(pingpong_lat "$1")"$'\n'
         r+="$(rdm_pingpong_lat "$1")"$'\n'
+        [ -z "${BEFORE:-}" ] || e+="$(fabdiag_lat "$1" "$BEFORE")"$'\n'
     done
-    local fm pm rm
+    local fm pm rm em before=""
     fm=$(printf '%s' "$f" | median)
     pm=$(printf '%s' "$p" | median)
     rm=$(printf '%s' "$r" | median)
-    printf '%-8s %6s  send-lat %9s  fi_pingpong %9s  fi_rdm_pingpong %9s  speed %5.2f\n' latency "$1" "$fm" "$pm" "$rm" \
-        "$(awk -v f="$fm" -v a="$pm" -v b="$rm" 'BEGIN {print ((a < b) ? a : b) / f}')"
+    speed() { awk -v f="$1" -v a="$pm" -v b="$rm" 'BEGIN {printf "%.2f", ((a < b) ? a : b) / f}'; }
+    if [ -n "${BEFORE:-}" ]; then
+        em=$(printf '%s' "$e" | median)
+        before="  before $em ($(speed "$em"))"
+    fi
+    printf '%-8s %6s  send-lat %9s  fi_pingpong %9s  fi_rdm_pingpong %9s  speed %5s%s\n' latency "$1" "$fm" "$pm" "$rm" \
+        "$(speed "$fm")" "$before"
     if [ "${RUN_FIGURES:-0}" = 1 ]; then
         # (word-split on purpose: one figure a line)
         # shellcheck disable=SC2086
         { runs_line send-lat $f; runs_line fi_pingpong $p; runs_line fi_rdm_pingpong $r; }
+        # shellcheck disable=SC2086
+        [ -z "${BEFORE:-}" ] || runs_line before $e
     fi
 }
 
