@@ -252,6 +252,7 @@ pub struct LatResult {
 /// Waits `gap` for real, spinning for anything under 2 ms (also the pause
 /// of send_bw's receiver). (The originals' busy-wait summed cumulative
 /// elapsed times and waited far less than asked, originals §6.1.)
+#[inline]
 pub fn wait_gap(gap: Duration) {
     if gap.is_zero() {
         return;
