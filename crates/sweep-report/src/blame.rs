@@ -6,8 +6,9 @@
 //! only (retransmissions, congestion, every TCP counter: a rank sees them
 //! rise when its partner's link is the bad one, and a namespace's TCP
 //! counters count all its connections) when its pair tests' rose far
-//! above the rest of the sweep's, test for test. A slow rank with rises is named with
-//! them; a rank whose counters rose while its pairs ran at normal speed is
+//! above the rest of the sweep's, test for test (both ends of each test
+//! counted). A slow rank with rises is named with them; a rank whose
+//! counters rose while its pairs ran at normal speed is
 //! a warning of its own (errors that do not slow it yet). A counter that
 //! went back or sits at its ceiling is said as untrusted, never summed as
 //! zero. Pure: reads the records it is handed.
@@ -103,7 +104,9 @@ fn path_rise(alarming: &[&Noted]) -> u64 {
         .sum()
 }
 
-fn alarming_of<'a>(p: &'a PairRecord, rank: usize) -> Vec<&'a Noted> {
+/// Rank `rank`'s fault counters that rose (or cannot be trusted) in
+/// pair test `p`.
+fn alarming_of(p: &PairRecord, rank: usize) -> Vec<&Noted> {
     let noted = p.counters.as_deref().map_or(&[][..], |c| c.of(p, rank));
     noted.iter().filter(|x| x.alarming()).collect()
 }
@@ -111,10 +114,10 @@ fn alarming_of<'a>(p: &'a PairRecord, rank: usize) -> Vec<&'a Noted> {
 fn tally(pairs: &[PairRecord], n: usize) -> Vec<Tally> {
     let mut t: Vec<Tally> = (0..n).map(|_| Tally::default()).collect();
     for p in pairs.iter().filter(|p| !p.untested) {
-        let both = path_rise(&alarming_of(p, p.client)) + path_rise(&alarming_of(p, p.server));
-        for (rank, partner) in [(p.client, p.server), (p.server, p.client)] {
+        let (client, server) = (alarming_of(p, p.client), alarming_of(p, p.server));
+        let both = path_rise(&client) + path_rise(&server);
+        for (rank, partner, alarming) in [(p.client, p.server, client), (p.server, p.client, server)] {
             let Some(me) = t.get_mut(rank) else { continue };
-            let alarming = alarming_of(p, rank);
             me.tests.push((partner, both));
             me.rise_tests += usize::from(!alarming.is_empty());
             me.port |= alarming.iter().any(|x| !x.of_the_path());
