@@ -109,6 +109,8 @@ rdm_pingpong_lat() { # size
         tail -1 | awk '{print $6}'
     wait
 }
+# speed FABDIAG PEER1 PEER2: the better peer's latency over fabdiag's
+speed() { awk -v f="$1" -v a="$2" -v b="$3" 'BEGIN {printf "%.2f", ((a < b) ? a : b) / f}'; }
 lat_row() { # size
     local f="" p="" r="" e=""
     for _ in $(seq "$RUNS"); do
@@ -121,13 +123,12 @@ lat_row() { # size
     fm=$(printf '%s' "$f" | median)
     pm=$(printf '%s' "$p" | median)
     rm=$(printf '%s' "$r" | median)
-    speed() { awk -v f="$1" -v a="$pm" -v b="$rm" 'BEGIN {printf "%.2f", ((a < b) ? a : b) / f}'; }
     if [ -n "${BEFORE:-}" ]; then
         em=$(printf '%s' "$e" | median)
-        before="  before $em ($(speed "$em"))"
+        before="  before $em ($(speed "$em" "$pm" "$rm"))"
     fi
     printf '%-8s %6s  send-lat %9s  fi_pingpong %9s  fi_rdm_pingpong %9s  speed %5s%s\n' latency "$1" "$fm" "$pm" "$rm" \
-        "$(speed "$fm")" "$before"
+        "$(speed "$fm" "$pm" "$rm")" "$before"
     if [ "${RUN_FIGURES:-0}" = 1 ]; then
         # (word-split on purpose: one figure a line)
         # shellcheck disable=SC2086
