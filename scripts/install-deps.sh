@@ -22,7 +22,7 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
     libfabric-dev libfabric-bin libfabric1 \
     build-essential pkg-config ca-certificates \
-    iproute2 nftables iperf3 procps \
+    iproute2 nftables iperf3 procps strace \
     dpkg-dev binutils man-db bash \
     openmpi-bin slurm-wlm munge chromium \
     prometheus prometheus-node-exporter >/dev/null

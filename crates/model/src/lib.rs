@@ -23,7 +23,7 @@ pub mod words;
 
 pub use catalog::{BwTool, Family, LatTool, Tool, HOST_TRAFFIC_ORIGINAL};
 pub use counters::PairCounters;
-pub use own::{GpuKind, OwnSettings, ServeLimits, DEFAULT_SVC_ID};
+pub use own::{GpuKind, OwnSettings, PollMode, ServeLimits, DEFAULT_SVC_ID};
 pub use run::{
     AmoBw, AmoLat, AmoRun, BwRun, Hugepages, Knob, LatRun, Mem, Role, Row, RowView, RunDesc, SideMem, TestMode,
 };

@@ -1,13 +1,13 @@
 //! This side's own settings, as the command line gives them: what the
 //! user chose for this process only (provider, domain, service ID, the
-//! GPU type) and is never sent to the peer. fabdiag-session turns them
+//! GPU type, how it polls) and is never sent to the peer. fabdiag-session turns them
 //! into its `Env`; fabdiag-gpu maps `GpuKind` to the runtime it loads.
 //! Plain data: nothing here reads the environment or loads a library.
 
 /// The originals' default service ID.
 pub const DEFAULT_SVC_ID: u32 = 1;
 
-/// `-P`, `-d`, `-v` and `--ignore-cpu-freq-mismatch`.
+/// `-P`, `-d`, `-v`, `--ignore-cpu-freq-mismatch` and `--poll`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OwnSettings {
     /// `-P`: the client's provider (None: the best one); on a server, the
@@ -19,6 +19,43 @@ pub struct OwnSettings {
     pub svc_id: u32,
     /// `--ignore-cpu-freq-mismatch`, for `--clock cycles`.
     pub ignore_cpu_freq_mismatch: bool,
+    /// `--poll`: what this side's threads do when a completion queue is
+    /// empty.
+    pub poll: PollMode,
+}
+
+/// What a thread waiting on a completion queue does when a poll finds
+/// it empty.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PollMode {
+    /// Poll again at once: the lowest latency, and a core held for the
+    /// whole test (the originals' and fabtests' default).
+    #[default]
+    Spin,
+    /// Give the CPU to any other thread that is ready to run, then poll
+    /// again (fabtests' `-c yield`): for hosts with more busy ranks than
+    /// cores, where spinning threads take turns in scheduler slices.
+    Yield,
+}
+
+impl PollMode {
+    /// `--poll`'s value.
+    pub fn parse(s: &str) -> Option<PollMode> {
+        match s {
+            "spin" => Some(PollMode::Spin),
+            "yield" => Some(PollMode::Yield),
+            _ => None,
+        }
+    }
+
+    /// Its name, as `--poll` takes it and the JSON records it.
+    pub fn name(self) -> &'static str {
+        match self {
+            PollMode::Spin => "spin",
+            PollMode::Yield => "yield",
+        }
+    }
 }
 
 impl Default for OwnSettings {
@@ -28,6 +65,7 @@ impl Default for OwnSettings {
             device: None,
             svc_id: DEFAULT_SVC_ID,
             ignore_cpu_freq_mismatch: false,
+            poll: PollMode::Spin,
         }
     }
 }
@@ -55,6 +93,15 @@ impl GpuKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn poll_modes_by_their_names_and_back() {
+        for m in [PollMode::Spin, PollMode::Yield] {
+            assert_eq!(PollMode::parse(m.name()), Some(m));
+        }
+        assert_eq!(PollMode::parse("Yield"), None);
+        assert_eq!(PollMode::parse(""), None);
+    }
 
     #[test]
     fn gpu_types_in_any_letter_case() {

@@ -5,6 +5,7 @@
 //! does I/O (the renderers are fabdiag-report's).
 
 use crate::catalog::{BwTool, LatTool, Tool};
+use crate::own::PollMode;
 use crate::words::{DISABLED, ENABLED, NOT_APPLICABLE, SYSTEM_MEM};
 use fabdiag_engine::amo::Verification;
 use fabdiag_engine::{LatResult, SizeResult};
@@ -97,6 +98,8 @@ pub struct BwRun {
     pub remote_address: String,
     /// Whether a completion means delivery at the target.
     pub delivery_complete: bool,
+    /// `--poll`: what this side does when its completion queue is empty.
+    pub poll: PollMode,
     /// The client's buffers and the server's (the loopback tool: its own
     /// in `client_mem`).
     pub client_mem: SideMem,
@@ -153,6 +156,8 @@ pub struct LatRun {
     /// Calibrated cycle-counter frequency, with `--clock cycles`.
     pub cycles_mhz: Option<f64>,
     pub delivery_complete: bool,
+    /// `--poll`: what this side does when its completion queue is empty.
+    pub poll: PollMode,
     pub client_mem: SideMem,
     pub server_mem: SideMem,
     pub gpus_found: Option<u32>,
@@ -194,6 +199,8 @@ pub struct AmoRun {
     pub clock: Option<String>,
     pub cycles_mhz: Option<f64>,
     pub delivery_complete: bool,
+    /// `--poll`: what this side does when its completion queue is empty.
+    pub poll: PollMode,
 }
 
 impl AmoRun {

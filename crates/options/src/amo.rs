@@ -82,7 +82,9 @@ pub fn layout(latency: bool) -> Layout {
                 Help,
                 Version,
             ],
-            extensions: &[Provider, Json, MinBw, Counters, Metrics, AuthKey, AuthMunge, Local],
+            extensions: &[
+                Provider, Json, MinBw, Counters, Metrics, AuthKey, AuthMunge, Local, Poll,
+            ],
             run: RUN,
             width: 25,
             tool: Tool::AtomicBw,

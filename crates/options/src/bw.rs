@@ -69,7 +69,7 @@ pub fn layout(tool: BwTool) -> Layout {
     Layout {
         opts,
         extensions: &[
-            Provider, Json, MinBw, Verify, NoVerify, Counters, Metrics, AuthKey, AuthMunge, Local,
+            Provider, Json, MinBw, Verify, NoVerify, Counters, Metrics, AuthKey, AuthMunge, Local, Poll,
         ],
         run: RUN,
         width: 25,

@@ -99,6 +99,7 @@ pub fn layout(tool: LatTool) -> Layout {
                 AuthKey,
                 AuthMunge,
                 Local,
+                Poll,
             ],
         ),
     };

@@ -205,3 +205,36 @@ mod rank_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod poll_tests {
+    use crate::testing::{err, run};
+    use crate::Action;
+    use fabdiag_model::{PollMode, Tool};
+
+    fn poll_of(tool: Tool, args: &[&str]) -> PollMode {
+        match run(tool, args) {
+            Ok(Action::Run(inv)) => inv.own.poll,
+            other => panic!("{tool:?} {args:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_pair_tool_polls_as_asked_and_spins_unless_asked() {
+        for tool in Tool::all().filter(|t| *t != Tool::GpuLoopbackBw) {
+            assert_eq!(poll_of(tool, &[]), PollMode::Spin, "{tool:?}");
+            assert_eq!(poll_of(tool, &["--poll", "yield"]), PollMode::Yield, "{tool:?}");
+            assert_eq!(poll_of(tool, &["--poll=spin"]), PollMode::Spin, "{tool:?}");
+            assert_eq!(
+                err(tool, &["--poll", "sleep"]),
+                "Invalid poll mode: sleep. Must be spin or yield",
+                "{tool:?}"
+            );
+        }
+        // one process copying between its own buffers: nothing to share a core with
+        assert_eq!(
+            err(Tool::GpuLoopbackBw, &["--poll", "yield"]),
+            "unrecognized option '--poll'"
+        );
+    }
+}

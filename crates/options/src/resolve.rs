@@ -7,9 +7,9 @@ use crate::numbers::{parse_size_range, parse_strtoul};
 use crate::table::{Opt, Raw};
 use fabdiag_model::GpuKind;
 use fabdiag_model::HugePageSize;
-use fabdiag_model::OwnSettings;
 use fabdiag_model::Threshold;
 use fabdiag_model::Tool;
+use fabdiag_model::{OwnSettings, PollMode};
 use fabdiag_model::{TestSpec, DEFAULT_SVC_ID};
 use std::path::PathBuf;
 
@@ -119,6 +119,7 @@ pub(crate) struct Common {
     pub hugepages: Option<HugePageSize>,
     pub json: bool,
     pub gpu: GpuRequest,
+    pub poll: PollMode,
 }
 
 fn invalid(m: String) -> OptionError {
@@ -194,6 +195,12 @@ pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) ->
             _ => return Err(invalid(format!("Invalid hugepage type: {s}. Must be 2M or 1G"))),
         },
     };
+    let poll = match raw.last(Opt::Poll) {
+        None => PollMode::Spin,
+        Some(s) => {
+            PollMode::parse(s).ok_or_else(|| invalid(format!("Invalid poll mode: {s}. Must be spin or yield")))?
+        }
+    };
     Ok(Common {
         mode: RunMode::Server,
         device,
@@ -207,6 +214,7 @@ pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) ->
         hugepages,
         json: raw.has(Opt::Json),
         gpu,
+        poll,
     })
 }
 
@@ -285,6 +293,7 @@ impl Common {
                 device: self.device,
                 svc_id: self.svc_id,
                 ignore_cpu_freq_mismatch: raw.has(Opt::IgnoreCpuFreq),
+                poll: self.poll,
             },
             json: self.json,
             threshold: None,

@@ -408,8 +408,9 @@ Options:
 TOOL OPTIONS are the pair tool's own (see fabdiag TOOL -h): size (-s),
 iterations (-n) or duration (-D), bidirectional (-b), provider (-P),
 domain (-d; a comma-separated list is chosen from by local rank), GPU
-buffers (-t, -r; a list likewise), and --min-bw MB/s or --max-lat us,
-which every pair and node must meet.
+buffers (-t, -r; a list likewise), --poll yield for ranks that share
+cores, and --min-bw MB/s or --max-lat us, which every pair and node must
+meet.
 
 Exit status: 0 all pairs measured and none slow, 1 bad options, 2 pairs
 failed or ranks were lost, 3 a threshold was missed, 4 unavailable here,

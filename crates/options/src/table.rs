@@ -65,6 +65,7 @@ pub enum Opt {
     MinBwGbit,
     Verify,
     NoVerify,
+    Poll,
 }
 
 impl Opt {
@@ -104,6 +105,7 @@ pub(crate) const LATENCY_EXTENSIONS: &[Opt] = &[
     Opt::AuthKey,
     Opt::AuthMunge,
     Opt::Local,
+    Opt::Poll,
 ];
 
 const fn spec(
@@ -473,6 +475,19 @@ const SPECS: &[Spec] = &[
         false,
         Some("    --local"),
         &["Run server and client on this machine in one command"],
+    ),
+    spec(
+        Opt::Poll,
+        None,
+        "poll",
+        true,
+        Some("    --poll=MODE"),
+        &[
+            "What this side does when its completion queue is empty: spin",
+            "(poll again at once; the default) or yield (let any other",
+            "thread ready to run on the CPU have it first: for more busy",
+            "ranks than cores; each side chooses its own)",
+        ],
     ),
     spec(
         Opt::AtomicOp,

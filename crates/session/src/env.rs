@@ -5,7 +5,7 @@
 
 use fabdiag_fabric::{CallWatcher, HmemIface};
 use fabdiag_gpu::GpuKind;
-use fabdiag_model::{OwnSettings, ServeLimits, DEFAULT_SVC_ID};
+use fabdiag_model::{OwnSettings, PollMode, ServeLimits, DEFAULT_SVC_ID};
 use fabdiag_proto::auth::Auth;
 use fabdiag_proto::PeerWatch;
 use std::path::PathBuf;
@@ -22,6 +22,9 @@ pub struct Env {
     pub svc_id: u32,
     /// `--ignore-cpu-freq-mismatch`, for `--clock cycles`.
     pub ignore_cpu_freq_mismatch: bool,
+    /// `--poll`: what the endpoints this side opens do when a poll finds
+    /// their completion queue empty.
+    pub poll: PollMode,
     /// `-t/-r` with the GPU type: which of this side's buffers are device
     /// memory (None: both in host memory).
     pub gpu: Option<GpuUse>,
@@ -118,6 +121,7 @@ impl From<OwnSettings> for Env {
             device: own.device,
             svc_id: own.svc_id,
             ignore_cpu_freq_mismatch: own.ignore_cpu_freq_mismatch,
+            poll: own.poll,
             ..Env::default()
         }
     }
@@ -130,6 +134,7 @@ impl Default for Env {
             device: None,
             svc_id: DEFAULT_SVC_ID,
             ignore_cpu_freq_mismatch: false,
+            poll: PollMode::Spin,
             gpu: None,
             same_process: false,
             peer_in_process: false,

@@ -12,6 +12,7 @@ use crate::outcome::SessionError;
 use crate::provider;
 use fabdiag_fabric::{AtomicSpec, Capability, Endpoint, FabricError, InfoList, PeerId, RemoteRegion};
 use fabdiag_model::counters::NicFacts;
+use fabdiag_model::PollMode;
 use fabdiag_proto::Link;
 use fabdiag_proto::{Message, Phase, ProtoError, RegionDesc};
 use std::net::IpAddr;
@@ -187,6 +188,9 @@ impl FabricNet {
         }
         if let Some(w) = &env.calls {
             ep.watched_by(w);
+        }
+        if env.poll == PollMode::Yield {
+            ep.yield_when_empty();
         }
         Ok(FabricPort {
             ep,

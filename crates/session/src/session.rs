@@ -584,6 +584,7 @@ impl<'a> Side<'a> {
             local,
             remote,
             peer_mem,
+            poll: self.env.poll,
         });
         p.run = Some(run.clone());
         self.sink.event(Event::Banner(&run));

@@ -2,8 +2,9 @@
 //! tcp and shm, JSON checked for counts, ordering of the statistics and
 //! every size of a range; report-all and percentile text; the cycle
 //! counter; a real inter-iteration gap; duration mode ending together; the
-//! --max-lat threshold; bad input and peer death; and two-way traffic with
-//! both ends in one process on a libfabric whose shm crashes on it.
+//! --max-lat threshold; bad input and peer death; two-way traffic with
+//! both ends in one process on a libfabric whose shm crashes on it; and
+//! `--poll yield` giving the CPU away, counted by strace.
 
 use crate::common::*;
 use serde_json::Value;
@@ -234,6 +235,57 @@ fn the_latency_gap_is_really_waited() {
     for k in ["min_ns", "p50_ns"] {
         assert!(r[k].as_u64().unwrap() < 50_000_000, "{k}: {r}");
     }
+}
+
+/// How many times `fabdiag send-lat --local -n N --poll MODE` called
+/// sched_yield, counted by strace (the system call itself, in every
+/// thread).
+fn sched_yields(provider: &str, n: &str, poll: &str) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("strace");
+    let o = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-c", "-e", "trace=sched_yield", "-o"])
+        .arg(&log)
+        .arg(bin())
+        .args([
+            "send-lat",
+            "--local",
+            "-P",
+            provider,
+            "-n",
+            n,
+            "--latency-gap",
+            "0",
+            "--json",
+            "--poll",
+            poll,
+        ])
+        .output()
+        .expect("strace (scripts/install-deps.sh installs it)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = std::fs::read_to_string(&log).unwrap();
+    // "% time  seconds  usecs/call  calls  errors  syscall": no row when
+    // there was no call
+    table
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.last() == Some(&"sched_yield"))
+        .map_or(0, |f| f[3].parse().unwrap())
+}
+
+/// `--poll yield` gives the CPU away whenever a poll finds the queue
+/// empty; a ping-pong waits at least once a round trip. The default spins
+/// (the few calls it makes are libfabric's and the runtime's, at start).
+#[test]
+fn yield_polls_give_the_cpu_away_and_spin_does_not() {
+    let _cpu = cpu();
+    let spin = sched_yields("tcp", "2000", "spin");
+    let yielded = sched_yields("tcp", "2000", "yield");
+    assert!(spin < 100, "spinning called sched_yield {spin} times");
+    assert!(
+        yielded >= spin + 2000,
+        "2000 round trips yielded {yielded} times (spinning: {spin})"
+    );
 }
 
 #[test]

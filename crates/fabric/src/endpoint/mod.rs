@@ -89,6 +89,8 @@ pub struct Endpoint {
     calls: Arc<CallCount>,
     leak: bool,
     hot: HotConsts,
+    /// `poll` gives up the CPU (sched_yield) when the queue is empty.
+    yield_empty: bool,
 }
 
 /// The header constants the posting and polling paths use, read once at
@@ -159,6 +161,15 @@ impl Endpoint {
 
     pub fn provider(&self) -> &str {
         &self.provider
+    }
+
+    /// From now on, a `poll` that finds the queue empty lets any other
+    /// thread ready to run on this CPU have it before returning (as
+    /// fabtests' `-c yield`): where busy ranks outnumber cores, a spinning
+    /// waiter would hold its CPU for a whole scheduler slice while the
+    /// thread it waits on, or another rank's, cannot run.
+    pub fn yield_when_empty(&mut self) {
+        self.yield_empty = true;
     }
 
     /// Lets `w` see a data call of this endpoint that does not return.

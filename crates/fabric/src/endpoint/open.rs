@@ -93,6 +93,7 @@ impl Endpoint {
             calls: CallCount::new(&pi.provider),
             leak: false,
             hot: HotConsts::read(),
+            yield_empty: false,
         }
     }
 

@@ -236,6 +236,9 @@ impl Endpoint {
         // SAFETY: cq is live; scratch has at least `max` entries.
         let n = calls.around(DataCall::CqRead, || unsafe { ffi::fdg_cq_read(cq, out_ptr, max) });
         if n == 0 {
+            if self.yield_empty {
+                std::thread::yield_now();
+            }
             return Ok(0);
         }
         self.took(n, out)

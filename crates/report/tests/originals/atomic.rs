@@ -2,7 +2,7 @@
 //! server and client outputs (001_*, cxi_atomic_bw) byte for byte.
 
 use fabdiag_engine::{Measure, SizeResult};
-use fabdiag_model::{AmoRun, Role, TestMode};
+use fabdiag_model::{AmoRun, PollMode, Role, TestMode};
 use fabdiag_report::amo_text::{banner, bw_footer, bw_row};
 use fabdiag_report::legacy::listening;
 
@@ -41,6 +41,7 @@ fn run(role: Role) -> AmoRun {
         clock: None,
         cycles_mhz: None,
         delivery_complete: true,
+        poll: PollMode::Spin,
     }
 }
 

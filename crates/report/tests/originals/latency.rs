@@ -5,7 +5,7 @@
 
 use fabdiag_engine::lat::Recorder;
 use fabdiag_engine::{LatResult, LatStats};
-use fabdiag_model::{Hugepages, LatRun, LatTool, Role, SideMem, TestMode};
+use fabdiag_model::{Hugepages, LatRun, LatTool, PollMode, Role, SideMem, TestMode};
 use fabdiag_report::lat_text::{banner, client_footer, server_tail, size_block, table_of, table_start};
 use fabdiag_report::legacy::listening;
 
@@ -34,6 +34,7 @@ fn run(role: Role, iters: u64, min: u64, max: u64, report_all: bool) -> LatRun {
         clock: "clock_gettime".into(),
         cycles_mhz: None,
         delivery_complete: true,
+        poll: PollMode::Spin,
         client_mem: SideMem::system(),
         server_mem: SideMem::system(),
         gpus_found: None,

@@ -2,7 +2,7 @@
 //! numbers, must reproduce the original's client and server outputs byte for
 //! byte (files under tests/golden are cut verbatim from 001_*.txt).
 
-use fabdiag_model::{BwRun, BwTool, Hugepages, Mem, Role, RowView, SideMem, TestMode};
+use fabdiag_model::{BwRun, BwTool, Hugepages, Mem, PollMode, Role, RowView, SideMem, TestMode};
 use fabdiag_report::bw_text::render;
 use fabdiag_report::legacy::listening;
 
@@ -32,6 +32,7 @@ fn run(tool: BwTool, role: Role, mode: TestMode, min: u64, max: u64, bidir: bool
         local_address: local.into(),
         remote_address: remote.into(),
         delivery_complete: true,
+        poll: PollMode::Spin,
         client_mem: SideMem::system(),
         server_mem: SideMem::system(),
         gpus_found: None,

@@ -231,6 +231,7 @@ impl FamilyRun for Atomic {
             clock: lat.then(|| s.clock.name().into()),
             cycles_mhz: f.clock.mhz(),
             delivery_complete: f.port.delivery_complete(),
+            poll: f.poll,
         }))
     }
 

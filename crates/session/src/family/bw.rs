@@ -198,6 +198,7 @@ impl FamilyRun for Bandwidth {
             local_address: f.local.clone(),
             remote_address: f.remote.clone(),
             delivery_complete: f.port.delivery_complete(),
+            poll: f.poll,
             client_mem,
             server_mem,
             gpus_found: f.port.memory().gpus_found,

@@ -68,6 +68,7 @@ impl FamilyRun for Latency {
             clock: s.clock.name().into(),
             cycles_mhz: f.clock.mhz(),
             delivery_complete: f.port.delivery_complete(),
+            poll: f.poll,
             client_mem,
             server_mem,
             gpus_found: f.port.memory().gpus_found,

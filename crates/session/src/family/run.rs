@@ -9,7 +9,7 @@ use crate::net::Port;
 use crate::outcome::SessionError;
 use crate::sink::{Event, Sink};
 use fabdiag_fabric::Capability;
-use fabdiag_model::{BwTool, Family, LatTool, Role, Row, RunDesc, SideMem, TestMode, TestSpec, Tool};
+use fabdiag_model::{BwTool, Family, LatTool, PollMode, Role, Row, RunDesc, SideMem, TestMode, TestSpec, Tool};
 
 pub(crate) trait FamilyRun {
     fn capability(&self) -> Capability;
@@ -36,6 +36,8 @@ pub(crate) struct Facts<'a> {
     pub remote: String,
     /// Where the peer's buffers live (from its Endpoint message).
     pub peer_mem: SideMem,
+    /// What this side does when its completion queue is empty.
+    pub poll: PollMode,
 }
 
 impl Facts<'_> {
