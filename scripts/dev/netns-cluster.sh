@@ -55,15 +55,18 @@ cluster_fabdiag() {
   cp "${FABDIAG_BIN:-$(dirname "${BASH_SOURCE[0]}")/../../target/release/fabdiag}" "$bin"
 }
 
-# spine_rate RATE: the spine cable of a two-leaf cluster at RATE each way.
+# spine_rate RATE [QUEUE]: the spine cable of a two-leaf cluster at RATE
+# each way, its queue holding QUEUE of traffic (default 400ms).
 spine_rate() {
   local end
-  for end in sp0 sp1; do shape "$sw" "$end" "$1"; done
+  for end in sp0 sp1; do shape "$sw" "$end" "$1" "${2:-400ms}"; done
 }
 
-# shape NAMESPACE DEV RATE: a tbf at RATE on one interface.
+# shape NAMESPACE DEV RATE [QUEUE]: a tbf at RATE on one interface, its
+# queue holding QUEUE of traffic (tbf's latency; default 400ms) before it
+# drops.
 shape() {
-  ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$3" burst 32kb latency 400ms
+  ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$3" burst 32kb latency "${4:-400ms}"
 }
 
 # slow_link I J RATE: node I's traffic to node J and J's to I at RATE (htb
@@ -89,6 +92,13 @@ cold_tcp() {
   local i
   for i in $(seq 0 $((nodes - 1))); do ip -n "$(node_ns "$i")" tcp_metrics flush all 2>/dev/null; done
   true
+}
+
+# tcp_cc ALGORITHM: every node's TCP congestion control (per namespace;
+# e.g. reno, cubic: Linux's default).
+tcp_cc() {
+  local i
+  for i in $(seq 0 $((nodes - 1))); do ip netns exec "$(node_ns "$i")" sysctl -qw "net.ipv4.tcp_congestion_control=$1"; done
 }
 
 # unshape NAMESPACE DEV: whatever qdisc is on it removed.

@@ -7,16 +7,21 @@
 # RUNS runs (default 5) of SECS seconds a step (default 3): the victim's
 # p50 and p99 alone and beside the
 # load; then the control, the spine at 10 Gbit/s. Each run starts with
-# the nodes' TCP metrics flushed, as the first. With DIR, the last
+# the nodes' TCP metrics flushed, as the first. SPINE_QUEUE: how much
+# traffic the spine's queue holds before it drops (default 400ms, far
+# more than the load's TCP flows put in it); TCP_CC: the nodes' TCP
+# congestion control (default cubic); POLL=yield: every rank polls with
+# --poll yield (for fewer cores than busy ranks). With DIR, the last
 # shaped run leaves its --output folder there. Needs root, iproute2 and a
 # release build (or FABDIAG_BIN, another build: e.g. one carried to a
 # machine with more cores than ranks).
-#   scripts/dev/pattern-victim.sh [DIR]
+#   [SECS=3] [RUNS=5] [SPINE_QUEUE=400ms] [TCP_CC=cubic] [POLL=yield] scripts/dev/pattern-victim.sh [DIR]
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/scripts/dev/netns-cluster.sh"
 cluster_up pv 198.18.24 6 100mbit 2
 cluster_fabdiag
+tcp_cc "${TCP_CC:-cubic}"
 port=47750
 keep=${1:-}
 # one run: the victim's figures, alone then loaded (ARGS: more for rank 0)
@@ -25,7 +30,7 @@ victim() {
   # every run as cold as the first (see cold_tcp)
   cold_tcp
   local args=(--coordinator "198.18.24.1:$port" -P tcp -s 65536 -D "${SECS:-3}" --pattern bisection --split-by rank
-    --victim write-lat --victim-ranks 0,3)
+    --victim write-lat --victim-ranks 0,3 ${POLL:+--poll "$POLL"})
   sweep_others "$bin" "${args[@]}"
   sweep_lead "$bin" "${args[@]}" "$@" --json 2>"$out/lead.err" >"$out/doc.json" || { cat "$out/lead.err" >&2; exit 1; }
   python3 -c '
@@ -35,8 +40,8 @@ a, l = v["alone"]["lat"], v["loaded"][0]["lat"]
 print("alone p50 %.0f us p99 %.0f us; loaded p50 %.0f us p99 %.0f us (p99 %.0f x)" % (a["p50_us"], a["p99_us"], l["p50_us"], l["p99_us"], l["p99_us"] / a["p99_us"]))
 ' "$out/doc.json"
 }
-spine_rate 40mbit
-echo "spine 40mbit, ports 100mbit; fabdiag sweep -s 65536 -D ${SECS:-3} --pattern bisection --split-by rank --victim write-lat --victim-ranks 0,3"
+spine_rate 40mbit "${SPINE_QUEUE:-400ms}"
+echo "spine 40mbit (queue ${SPINE_QUEUE:-400ms}), ports 100mbit, TCP ${TCP_CC:-cubic}; fabdiag sweep -s 65536 -D ${SECS:-3} --pattern bisection --split-by rank --victim write-lat --victim-ranks 0,3${POLL:+ --poll $POLL}"
 folder=()
 [ -n "$keep" ] && folder=(--output "$keep" --replace)
 for i in $(seq 1 "${RUNS:-5}"); do echo "run $i: $(victim "${folder[@]}")"; done
