@@ -29,6 +29,8 @@ pub struct LatConfig {
     pub gap: Duration,
     /// Keep every sample for `--report-all`.
     pub keep_all: bool,
+    /// Wait out the gap giving the CPU away (`wait_gap`'s `yielding`).
+    pub yield_in_gap: bool,
 }
 
 /// Samples kept for exact percentiles; beyond this a uniform reservoir of
@@ -250,10 +252,13 @@ pub struct LatResult {
 }
 
 /// Waits `gap` for real, spinning for anything under 2 ms (also the pause
-/// of send_bw's receiver). (The originals' busy-wait summed cumulative
-/// elapsed times and waited far less than asked, originals §6.1.)
+/// of send_bw's receiver); `yielding` (a side polling with `--poll
+/// yield`), giving the CPU to any other thread ready to run each time
+/// round instead, as its empty polls do. (The originals' busy-wait summed
+/// cumulative elapsed times and waited far less than asked, originals
+/// §6.1.)
 #[inline]
-pub fn wait_gap(gap: Duration) {
+pub fn wait_gap(gap: Duration, yielding: bool) {
     if gap.is_zero() {
         return;
     }
@@ -263,7 +268,11 @@ pub fn wait_gap(gap: Duration) {
         std::thread::sleep(gap - Duration::from_millis(1));
     }
     while start.elapsed() < gap {
-        std::hint::spin_loop();
+        if yielding {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
     }
 }
 
@@ -294,7 +303,7 @@ pub fn run_lat_size<D: LatDriver + ?Sized>(
                 rec.add(ns);
                 start.get_or_insert_with(Instant::now);
             }
-            wait_gap(cfg.gap);
+            wait_gap(cfg.gap, cfg.yield_in_gap);
         }
     }
     d.barrier(SyncPoint::PostRun, size)?;
@@ -400,6 +409,18 @@ mod tests {
     }
 
     #[test]
+    fn a_gap_waited_yielding_is_as_long_as_one_spun() {
+        for yielding in [false, true] {
+            // under 2 ms all spun or yielded; over it, mostly slept
+            for gap in [Duration::from_micros(500), Duration::from_micros(3000)] {
+                let t = Instant::now();
+                wait_gap(gap, yielding);
+                assert!(t.elapsed() >= gap, "{gap:?} (yielding: {yielding}): {:?}", t.elapsed());
+            }
+        }
+    }
+
+    #[test]
     fn warmups_are_discarded_and_the_gap_is_real() {
         let mut f = Fake {
             calls: 0,
@@ -410,6 +431,7 @@ mod tests {
             warmup: 3,
             gap: Duration::from_micros(1000),
             keep_all: true,
+            yield_in_gap: false,
         };
         let t = Instant::now();
         let r = run_lat_size(&mut f, Activity::Active, &cfg, 8).unwrap();

@@ -223,6 +223,8 @@ impl TestSpec {
             warmup: self.warmup,
             gap: Duration::from_micros(self.gap_us),
             keep_all: self.report_all,
+            // this side's choice (--poll), not the spec's: the family sets it
+            yield_in_gap: false,
         }
     }
 

@@ -237,29 +237,16 @@ fn the_latency_gap_is_really_waited() {
     }
 }
 
-/// How many times `fabdiag send-lat --local -n N --poll MODE` called
-/// sched_yield, counted by strace (the system call itself, in every
-/// thread).
-fn sched_yields(provider: &str, n: &str, poll: &str) -> u64 {
+/// How many times `fabdiag ARGS` called sched_yield, counted by strace
+/// (the system call itself, in every thread of that process only).
+fn sched_yields(args: &[&str]) -> u64 {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("strace");
     let o = std::process::Command::new("strace")
         .args(["-f", "-qq", "-c", "-e", "trace=sched_yield", "-o"])
         .arg(&log)
         .arg(bin())
-        .args([
-            "send-lat",
-            "--local",
-            "-P",
-            provider,
-            "-n",
-            n,
-            "--latency-gap",
-            "0",
-            "--json",
-            "--poll",
-            poll,
-        ])
+        .args(args)
         .output()
         .expect("strace (scripts/install-deps.sh installs it)");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -279,12 +266,64 @@ fn sched_yields(provider: &str, n: &str, poll: &str) -> u64 {
 #[test]
 fn yield_polls_give_the_cpu_away_and_spin_does_not() {
     let _cpu = cpu();
-    let spin = sched_yields("tcp", "2000", "spin");
-    let yielded = sched_yields("tcp", "2000", "yield");
+    let run = |poll| {
+        sched_yields(&[
+            "send-lat",
+            "--local",
+            "-P",
+            "tcp",
+            "-n",
+            "2000",
+            "--latency-gap",
+            "0",
+            "--poll",
+            poll,
+        ])
+    };
+    let (spin, yielded) = (run("spin"), run("yield"));
     assert!(spin < 100, "spinning called sched_yield {spin} times");
     assert!(
         yielded >= spin + 2000,
         "2000 round trips yielded {yielded} times (spinning: {spin})"
+    );
+}
+
+/// With `--poll yield` the client's pause between iterations is waited
+/// out yielding too, at least twice a pause (each of the 200 here is 1 ms,
+/// and a yield under strace takes microseconds). Only the client is
+/// counted: the server's empty polls, which yield all through the pause,
+/// are another process; spinning the pause would leave the client's count
+/// where the same run without pauses has it.
+#[test]
+fn a_yielding_client_yields_through_the_gap_between_iterations() {
+    let _cpu = cpu();
+    let client = |gap: &str| {
+        let port = free_port().to_string();
+        let mut srv = Proc::spawn(&mut fabdiag(&["write-lat", "-P", "tcp", "-p", &port]));
+        wait_listening(&mut srv, "127.0.0.1", port.parse().unwrap());
+        let n = sched_yields(&[
+            "write-lat",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-P",
+            "tcp",
+            "-n",
+            "200",
+            "--warmup",
+            "0",
+            "--latency-gap",
+            gap,
+            "--poll",
+            "yield",
+        ]);
+        assert_eq!(srv.wait(LIMIT).code, Some(0));
+        n
+    };
+    let (no_gap, gap) = (client("0"), client("1000"));
+    assert!(
+        gap >= no_gap + 400,
+        "200 pauses of 1 ms: {gap} yields, against {no_gap} without them"
     );
 }
 

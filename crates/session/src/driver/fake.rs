@@ -203,6 +203,7 @@ fn pings(iterations: u64, size: u64) -> (u64, FakeWire) {
         warmup: 0,
         gap: Duration::ZERO,
         keep_all: false,
+        yield_in_gap: false,
     };
     let r = {
         let mut d = FabricDriver::new(&mut w, &mut link, target(), config(Op::Send, 1, size)).unwrap();

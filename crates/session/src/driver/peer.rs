@@ -108,7 +108,8 @@ fn wait(h: &mut (impl SyncHost + ?Sized), phase: Phase) -> Result<Message, Drive
     loop {
         if h.progress()? == 0 {
             // a busy wait: a sleep would take tens of µs to come back
-            wait_gap(h.idle_pause());
+            // (the poll has just yielded, where this side yields)
+            wait_gap(h.idle_pause(), false);
         }
         round = round.wrapping_add(1);
         if round.is_multiple_of(LINK_ROUNDS) {

@@ -9,19 +9,25 @@ use super::run::{capability, test_mode, Facts, FamilyRun, Rows};
 use crate::driver::{Drive, DriverConfig, LatClock, Op};
 use crate::memory::MemoryPlan;
 use crate::outcome::SessionError;
-use fabdiag_engine::{run_lat_size, sizes, Activity};
+use fabdiag_engine::{run_lat_size, sizes, Activity, LatConfig};
 use fabdiag_fabric::Capability;
 use fabdiag_model::TestSpec;
-use fabdiag_model::{Knob, LatRun, LatTool, Role, Row, RunDesc};
+use fabdiag_model::{Knob, LatRun, LatTool, PollMode, Role, Row, RunDesc};
 
 pub(crate) struct Latency {
     tool: LatTool,
     spec: TestSpec,
+    /// `--poll yield`: the gap between iterations is waited out yielding.
+    yield_in_gap: bool,
 }
 
 impl Latency {
-    pub fn new(tool: LatTool, spec: TestSpec) -> Self {
-        Latency { tool, spec }
+    pub fn new(tool: LatTool, spec: TestSpec, poll: PollMode) -> Self {
+        Latency {
+            tool,
+            spec,
+            yield_in_gap: poll == PollMode::Yield,
+        }
     }
 }
 
@@ -98,7 +104,10 @@ impl FamilyRun for Latency {
 
     fn measure(&self, role: Role, d: &mut dyn Drive, out: &mut Rows<'_>) -> Result<Option<SessionError>, SessionError> {
         let s = &self.spec;
-        let lc = s.lat_config();
+        let lc = LatConfig {
+            yield_in_gap: self.yield_in_gap,
+            ..s.lat_config()
+        };
         for size in sizes(s.min_size, s.max_size) {
             let r = run_lat_size(d, activity(role), &lc, size)?;
             // every message the client sent must have been echoed once

@@ -24,7 +24,7 @@ use fabdiag_model::{Family, TestSpec};
 pub(crate) fn plan(spec: &TestSpec, env: &Env) -> Result<Box<dyn FamilyRun>, SessionError> {
     Ok(match spec.tool.family() {
         Family::Bandwidth(tool) => Box::new(bw::Bandwidth::new(tool, spec.clone(), env.hooks.corrupt_offset)),
-        Family::Latency(tool) => Box::new(lat::Latency::new(tool, spec.clone())),
+        Family::Latency(tool) => Box::new(lat::Latency::new(tool, spec.clone(), env.poll)),
         Family::Atomic { latency } => Box::new(atomic::Atomic::new(latency, spec.clone(), env)?),
     })
 }
