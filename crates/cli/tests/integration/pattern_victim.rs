@@ -108,6 +108,45 @@ fn a_simulated_victim_is_measured_alone_then_beside_every_step() {
     }
 }
 
+/// A bandwidth victim's iterations are the pattern's (`-l`), so its window
+/// ends with the load's; a latency victim has no list to take.
+#[test]
+fn a_bandwidth_victim_takes_the_patterns_list_size() {
+    let test_of = |victim: &str| {
+        let args = [
+            "sweep",
+            "--simulate",
+            "6",
+            "--pattern",
+            "incast",
+            "--receivers",
+            "2",
+            "-D",
+            "1",
+            "-l",
+            "16",
+            "--victim",
+            victim,
+            "--json",
+        ];
+        let o = run(&args, LIMIT);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        o.json()["options"]["victim_test"].clone()
+    };
+    let bw = test_of("write-bw");
+    assert_eq!(
+        (bw["list_size"].as_u64(), bw["duration_s"].as_u64()),
+        (Some(16), Some(1)),
+        "{bw}"
+    );
+    let lat = test_of("send-lat");
+    assert_eq!(
+        (lat["list_size"].as_u64(), lat["duration_s"].as_u64()),
+        (Some(1), Some(1)),
+        "{lat}"
+    );
+}
+
 /// The victim's (p50, p99) alone and beside the bisection, in µs.
 fn victim(c: &Cluster) -> ((f64, f64), (f64, f64)) {
     let doc = c.every_rank(&[

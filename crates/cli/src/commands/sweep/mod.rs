@@ -82,9 +82,14 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             "--min-bw judges one pair at a time, not a pattern's flows together: give --expect (one node's rate) instead",
         );
     }
-    // a victim runs its tool for the pattern's -D, beside every step
+    // a victim runs its tool for the pattern's -D, beside every step; a
+    // bandwidth victim with the pattern's -l, so that its window ends with
+    // the load's (a flow's window ends at an iteration's end past -D: 256
+    // writes of 64 KiB at 1.6 MB/s made a 3 s victim run for 10 s, alone
+    // for most of it)
     let victim = match (opts.victim, inv.spec.duration_s) {
-        (Some(tool), Some(secs)) => match fabdiag_options::parse_for_rank(tool, &["-D".into(), secs.to_string()], 0) {
+        (Some(tool), Some(secs)) => match fabdiag_options::parse_for_rank(tool, &victim_args(tool, secs, &inv.spec), 0)
+        {
             Ok(Action::Run(v)) => Some(v.spec),
             Ok(_) => None,
             Err(OptionError::Invalid(m)) | Err(OptionError::Unavailable(m)) => {
@@ -101,4 +106,14 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         return simulate::simulate(prog, &opts, &setup, n);
     }
     real::real(prog, &opts, inv, &setup)
+}
+
+/// The victim's command line: the pattern's -D, and a bandwidth victim
+/// the pattern's -l.
+fn victim_args(tool: fabdiag_model::Tool, secs: u64, pattern: &fabdiag_model::TestSpec) -> Vec<String> {
+    let mut args = vec!["-D".to_string(), secs.to_string()];
+    if matches!(tool.family(), fabdiag_model::Family::Bandwidth(_)) {
+        args.extend(["-l".to_string(), pattern.list_size.to_string()]);
+    }
+    args
 }
