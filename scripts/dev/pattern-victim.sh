@@ -11,11 +11,13 @@
 # SPINE_QUEUE: how much traffic the spine's queue holds before it drops
 # (default 400ms, far more than the load's TCP flows put in it); TCP_CC:
 # the nodes' TCP congestion control (default cubic); POLL=yield: every
-# rank polls with --poll yield (for fewer cores than busy ranks). With
+# rank polls with --poll yield (for fewer cores than busy ranks); LIST:
+# the load's -l (and a bandwidth victim's: keep an iteration short
+# against SECS). With
 # DIR, the last shaped run leaves its --output folder there. Needs root,
 # iproute2 and a release build (or FABDIAG_BIN, another build: e.g. one
 # carried to a machine with more cores than ranks).
-#   [SECS=3] [RUNS=5] [VICTIM=write-lat] [SPINE_QUEUE=400ms] [TCP_CC=cubic] [POLL=yield] \
+#   [SECS=3] [RUNS=5] [VICTIM=write-lat] [LIST=256] [SPINE_QUEUE=400ms] [TCP_CC=cubic] [POLL=yield] \
 #     scripts/dev/pattern-victim.sh [DIR]
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,7 +32,7 @@ victim() {
   port=$((port + 1))
   # every run as cold as the first (see cold_tcp)
   cold_tcp
-  local args=(--coordinator "198.18.24.1:$port" -P tcp -s 65536 -D "${SECS:-3}" --pattern bisection --split-by rank
+  local args=(--coordinator "198.18.24.1:$port" -P tcp -s 65536 ${LIST:+-l "$LIST"} -D "${SECS:-3}" --pattern bisection --split-by rank
     --victim "${VICTIM:-write-lat}" --victim-ranks 0,3 ${POLL:+--poll "$POLL"})
   sweep_others "$bin" "${args[@]}"
   sweep_lead "$bin" "${args[@]}" "$@" --json 2>"$out/lead.err" >"$out/doc.json" || { cat "$out/lead.err" >&2; exit 1; }
@@ -46,7 +48,7 @@ print("alone p50 %.0f us p99 %.0f us; loaded p50 %.0f us p99 %.0f us (p99 %.0f x
 ' "$out/doc.json"
 }
 spine_rate 40mbit "${SPINE_QUEUE:-400ms}"
-echo "spine 40mbit (queue ${SPINE_QUEUE:-400ms}), ports 100mbit, TCP ${TCP_CC:-cubic}; fabdiag sweep -s 65536 -D ${SECS:-3} --pattern bisection --split-by rank --victim ${VICTIM:-write-lat} --victim-ranks 0,3${POLL:+ --poll $POLL}"
+echo "spine 40mbit (queue ${SPINE_QUEUE:-400ms}), ports 100mbit, TCP ${TCP_CC:-cubic}; fabdiag sweep -s 65536 -D ${SECS:-3} ${LIST:+ -l $LIST} --pattern bisection --split-by rank --victim ${VICTIM:-write-lat} --victim-ranks 0,3${POLL:+ --poll $POLL}"
 folder=()
 [ -n "$keep" ] && folder=(--output "$keep" --replace)
 for i in $(seq 1 "${RUNS:-5}"); do echo "run $i: $(victim "${folder[@]}")"; done
