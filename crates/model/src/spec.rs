@@ -7,6 +7,7 @@
 //! sides: a peer is not trusted to be sane. Nothing here does I/O.
 
 use crate::catalog::{Family, Tool};
+use crate::own::PollMode;
 use fabdiag_engine::amo::{validate as amo_rules, AmoOp, AmoType, CswapOp};
 use fabdiag_engine::bw::sizes;
 use fabdiag_engine::{LatConfig, Mode};
@@ -217,14 +218,15 @@ impl TestSpec {
         })
     }
 
-    pub fn lat_config(&self) -> LatConfig {
+    /// The latency loop's settings: the spec's, and how this side waits
+    /// out the gap (its own `--poll`, never the peer's).
+    pub fn lat_config(&self, poll: PollMode) -> LatConfig {
         LatConfig {
             mode: self.mode(),
             warmup: self.warmup,
             gap: Duration::from_micros(self.gap_us),
             keep_all: self.report_all,
-            // this side's choice (--poll), not the spec's: the family sets it
-            yield_in_gap: false,
+            yield_in_gap: poll == PollMode::Yield,
         }
     }
 

@@ -13,7 +13,7 @@ use crate::env::Env;
 use crate::memory::{Buffer, Init, MemoryPlan};
 use crate::outcome::SessionError;
 use fabdiag_engine::amo::{libfabric_op, verify_value, AmoOp, AmoType, CswapOp, FiCall, Scheme, Verification};
-use fabdiag_engine::{run_lat_size, run_size, Activity, LatConfig};
+use fabdiag_engine::{run_lat_size, run_size, Activity};
 use fabdiag_fabric::{atomic_datatype, atomic_op, AtomicKind, AtomicSpec, Capability, FabricError};
 use fabdiag_model::{AmoBw, AmoLat};
 use fabdiag_model::{AmoRun, Knob, PollMode, Role, Row, RunDesc, Tool};
@@ -31,8 +31,8 @@ pub(crate) struct Atomic {
     plan: AtomicPlan,
     /// Test hook: iterations the target pretends it also took.
     extra: u64,
-    /// `--poll yield`: atomic-lat's gap is waited out yielding.
-    yield_in_gap: bool,
+    /// `--poll`: how atomic-lat's gap is waited out.
+    poll: PollMode,
 }
 
 impl Atomic {
@@ -48,7 +48,7 @@ impl Atomic {
             spec,
             plan,
             extra,
-            yield_in_gap: env.poll == PollMode::Yield,
+            poll: env.poll,
         })
     }
 
@@ -258,11 +258,7 @@ impl FamilyRun for Atomic {
     fn measure(&self, role: Role, d: &mut dyn Drive, out: &mut Rows<'_>) -> Result<Option<SessionError>, SessionError> {
         let (s, size) = (&self.spec, self.spec.ty.size());
         let v = if self.latency {
-            let lc = LatConfig {
-                yield_in_gap: self.yield_in_gap,
-                ..s.lat_config()
-            };
-            let r = run_lat_size(d, self.activity(role), &lc, size)?;
+            let r = run_lat_size(d, self.activity(role), &s.lat_config(self.poll), size)?;
             // the server's target took every operation the client ran
             let v = self.verify(d, role, (role == Role::Server).then_some(r.peer_ops))?;
             out.push(Row::AmoLat(AmoLat {

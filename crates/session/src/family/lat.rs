@@ -9,7 +9,7 @@ use super::run::{capability, test_mode, Facts, FamilyRun, Rows};
 use crate::driver::{Drive, DriverConfig, LatClock, Op};
 use crate::memory::MemoryPlan;
 use crate::outcome::SessionError;
-use fabdiag_engine::{run_lat_size, sizes, Activity, LatConfig};
+use fabdiag_engine::{run_lat_size, sizes, Activity};
 use fabdiag_fabric::Capability;
 use fabdiag_model::TestSpec;
 use fabdiag_model::{Knob, LatRun, LatTool, PollMode, Role, Row, RunDesc};
@@ -17,17 +17,13 @@ use fabdiag_model::{Knob, LatRun, LatTool, PollMode, Role, Row, RunDesc};
 pub(crate) struct Latency {
     tool: LatTool,
     spec: TestSpec,
-    /// `--poll yield`: the gap between iterations is waited out yielding.
-    yield_in_gap: bool,
+    /// `--poll`: how the gap between iterations is waited out.
+    poll: PollMode,
 }
 
 impl Latency {
     pub fn new(tool: LatTool, spec: TestSpec, poll: PollMode) -> Self {
-        Latency {
-            tool,
-            spec,
-            yield_in_gap: poll == PollMode::Yield,
-        }
+        Latency { tool, spec, poll }
     }
 }
 
@@ -104,10 +100,7 @@ impl FamilyRun for Latency {
 
     fn measure(&self, role: Role, d: &mut dyn Drive, out: &mut Rows<'_>) -> Result<Option<SessionError>, SessionError> {
         let s = &self.spec;
-        let lc = LatConfig {
-            yield_in_gap: self.yield_in_gap,
-            ..s.lat_config()
-        };
+        let lc = s.lat_config(self.poll);
         for size in sizes(s.min_size, s.max_size) {
             let r = run_lat_size(d, activity(role), &lc, size)?;
             // every message the client sent must have been echoed once
