@@ -62,6 +62,24 @@ spine_rate() {
   for end in sp0 sp1; do shape "$sw" "$end" "$1" "${2:-400ms}"; done
 }
 
+# spine_fair RATE: the spine cable at RATE (in mbit) each way, shared out sender by
+# sender instead of first come, first served, as a switch that serves its
+# input ports round robin: an htb class per node with an equal guaranteed
+# share, each free to borrow up to RATE what the others leave unused (the
+# kernel here has no fair-queue qdisc: htb and tbf only).
+spine_fair() {
+  local end i
+  for end in sp0 sp1; do
+    ip netns exec "$sw" tc qdisc replace dev "$end" root handle 1: htb default 99
+    ip netns exec "$sw" tc class replace dev "$end" parent 1: classid 1:1 htb rate "$1" ceil "$1" quantum 1514
+    ip netns exec "$sw" tc class replace dev "$end" parent 1:1 classid 1:99 htb rate 1kbit ceil "$1" quantum 1514
+    for i in $(seq 0 $((nodes - 1))); do
+      ip netns exec "$sw" tc class replace dev "$end" parent 1:1 classid "1:$((i + 10))" htb rate "$(( ${1%mbit} * 1000 / nodes ))kbit" ceil "$1" quantum 1514
+      ip netns exec "$sw" tc filter add dev "$end" parent 1: protocol ip prio 1 u32 match ip src "$subnet.$((i + 1))/32" flowid "1:$((i + 10))"
+    done
+  done
+}
+
 # shape NAMESPACE DEV RATE [QUEUE]: a tbf at RATE on one interface, its
 # queue holding QUEUE of traffic (tbf's latency; default 400ms) before it
 # drops.
@@ -95,11 +113,19 @@ cold_tcp() {
 }
 
 # tcp_cc ALGORITHM: every node's TCP congestion control (per namespace;
-# e.g. reno, cubic: Linux's default).
+# e.g. reno). A namespace may only pick from the host's
+# net.ipv4.tcp_allowed_congestion_control, so a refused choice stops the
+# script rather than leave the kernel's default running under another name.
 tcp_cc() {
   local i
-  for i in $(seq 0 $((nodes - 1))); do ip netns exec "$(node_ns "$i")" sysctl -qw "net.ipv4.tcp_congestion_control=$1"; done
+  for i in $(seq 0 $((nodes - 1))); do
+    ip netns exec "$(node_ns "$i")" sysctl -qw "net.ipv4.tcp_congestion_control=$1" ||
+      { echo "tcp_cc: $1 refused (allowed: $(sysctl -n net.ipv4.tcp_allowed_congestion_control))" >&2; exit 1; }
+  done
 }
+
+# node_cc: the congestion control node 0 runs.
+node_cc() { ip netns exec "$(node_ns 0)" sysctl -n net.ipv4.tcp_congestion_control; }
 
 # unshape NAMESPACE DEV: whatever qdisc is on it removed.
 unshape() { ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null; true; }

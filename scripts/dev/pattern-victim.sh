@@ -9,22 +9,24 @@
 # and beside the load; then the control, the spine at 10 Gbit/s. Each
 # run starts with the nodes' TCP metrics flushed, as the first.
 # SPINE_QUEUE: how much traffic the spine's queue holds before it drops
-# (default 400ms, far more than the load's TCP flows put in it); TCP_CC:
-# the nodes' TCP congestion control (default cubic); POLL=yield: every
-# rank polls with --poll yield (for fewer cores than busy ranks); LIST:
-# the load's -l (and a bandwidth victim's: keep an iteration short
-# against SECS). With
-# DIR, the last shaped run leaves its --output folder there. Needs root,
-# iproute2 and a release build (or FABDIAG_BIN, another build: e.g. one
-# carried to a machine with more cores than ranks).
-#   [SECS=3] [RUNS=5] [VICTIM=write-lat] [LIST=256] [SPINE_QUEUE=400ms] [TCP_CC=cubic] [POLL=yield] \
+# (default 400ms, far more than the load's TCP flows put in it);
+# SPINE_FAIR=1: the spine shares its rate out sender by sender (round
+# robin, spine_fair) instead of through one first-come queue; TCP_CC: the
+# nodes' TCP congestion control (default: the kernel's; the header names
+# it); POLL=yield: every rank polls with --poll yield (for fewer cores
+# than busy ranks); LIST: the load's -l (and a bandwidth victim's: keep an
+# iteration short against SECS). With DIR, the last shaped run leaves its
+# --output folder there. Needs root, iproute2 and a release build (or
+# FABDIAG_BIN, another build: e.g. one carried to a machine with more
+# cores than ranks).
+#   [SECS=3] [RUNS=5] [VICTIM=write-lat] [LIST=256] [SPINE_QUEUE=400ms | SPINE_FAIR=1] [TCP_CC=reno] [POLL=yield] \
 #     scripts/dev/pattern-victim.sh [DIR]
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/scripts/dev/netns-cluster.sh"
 cluster_up pv 198.18.24 6 100mbit 2
 cluster_fabdiag
-tcp_cc "${TCP_CC:-cubic}"
+[ -n "${TCP_CC:-}" ] && tcp_cc "$TCP_CC"
 port=47750
 keep=${1:-}
 # one run: the victim's figures, alone then loaded (ARGS: more for rank 0)
@@ -47,8 +49,14 @@ a, l = v["alone"]["lat"], v["loaded"][0]["lat"]
 print("alone p50 %.0f us p99 %.0f us; loaded p50 %.0f us p99 %.0f us (p99 %.0f x)" % (a["p50_us"], a["p99_us"], l["p50_us"], l["p99_us"], l["p99_us"] / a["p99_us"]))
 ' "$out/doc.json"
 }
-spine_rate 40mbit "${SPINE_QUEUE:-400ms}"
-echo "spine 40mbit (queue ${SPINE_QUEUE:-400ms}), ports 100mbit, TCP ${TCP_CC:-cubic}; fabdiag sweep -s 65536 -D ${SECS:-3} ${LIST:+ -l $LIST} --pattern bisection --split-by rank --victim ${VICTIM:-write-lat} --victim-ranks 0,3${POLL:+ --poll $POLL}"
+if [ -n "${SPINE_FAIR:-}" ]; then
+  spine_fair 40mbit
+  spine="spine 40mbit (shared sender by sender)"
+else
+  spine_rate 40mbit "${SPINE_QUEUE:-400ms}"
+  spine="spine 40mbit (queue ${SPINE_QUEUE:-400ms})"
+fi
+echo "$spine, ports 100mbit, TCP $(node_cc); fabdiag sweep -s 65536 -D ${SECS:-3}${LIST:+ -l $LIST} --pattern bisection --split-by rank --victim ${VICTIM:-write-lat} --victim-ranks 0,3${POLL:+ --poll $POLL}"
 folder=()
 [ -n "$keep" ] && folder=(--output "$keep" --replace)
 for i in $(seq 1 "${RUNS:-5}"); do echo "run $i: $(victim "${folder[@]}")"; done
