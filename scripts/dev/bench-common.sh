@@ -16,3 +16,13 @@ runs_line() {
     shift
     printf '  runs %-15s %s\n' "$t" "$(printf '%s\n' "$@" | sort -g | paste -sd ' ')"
 }
+
+# rank_line A B A_FIGURE... -- B_FIGURE...: whether tool A's runs and tool
+# B's differ beyond chance (the rank test of scripts/dev/rank-test.py: p
+# under 0.05 says they are apart), beside the medians' ratio, which with
+# runs as spread as a VM's can differ by 5 % while the runs do not
+rank_line() {
+    local a=$1 b=$2
+    shift 2
+    printf '  rank %-15s against %-15s %s\n' "$a" "$b" "$(python3 "$(dirname "${BASH_SOURCE[0]}")/rank-test.py" "$@" 2>&1)"
+}

@@ -24,7 +24,8 @@
 #   --quick     fewer sizes
 #   --only      one kind of row; --provider: one provider (default both)
 #   (env RUN_FIGURES=1: each latency row followed by every run's figure,
-#   sorted, per tool, for scripts/dev/rank-test.py)
+#   sorted, per tool, and the rank test of fabdiag's runs against each
+#   peer's, scripts/dev/rank-test.py)
 #
 # Rows:
 #   latency    fabdiag send-lat (mean of round trip / 2, --latency-gap 0)
@@ -272,6 +273,8 @@ lat_row() {
         runs_line send-lat "${fa[@]}"
         runs_line fi_pingpong "${pa[@]}"
         [ -z "$FT" ] || runs_line fi_rdm_pingpong "${ra[@]}"
+        rank_line send-lat fi_pingpong "${fa[@]}" -- "${pa[@]}"
+        [ -z "$FT" ] || rank_line send-lat fi_rdm_pingpong "${fa[@]}" -- "${ra[@]}"
     fi
 }
 
