@@ -110,7 +110,9 @@ pub trait Observer {
     /// beside the pairs says who was lost, should rank 0 end before its
     /// report).
     fn statuses(&mut self, _nodes: &[Node]) {}
-    fn step(&mut self, _kind: StepKind, _index: usize, _of: usize) {}
+    /// A step begins: its kind, its place among `of`, and its label (e.g.
+    /// "round 3", "split 1", "the victim alone").
+    fn step(&mut self, _kind: StepKind, _index: usize, _of: usize, _label: &str) {}
     fn pair(&mut self, _rec: &PairRecord) {}
     /// Asked before each round: Some(why) (e.g. "SIGTERM") ends the sweep
     /// there; the rounds left are recorded as not tested, and the report
@@ -485,11 +487,12 @@ impl Coordinator<'_> {
                     }));
                     continue;
                 }
-                self.obs.step(StepKind::Round, r, s.rounds());
+                let label = format!("round {}", r + 1);
+                self.obs.step(StepKind::Round, r, s.rounds(), &label);
                 if todo.is_empty() {
                     continue;
                 }
-                for rec in self.run_step(StepKind::Round, r, &format!("round {}", r + 1), &todo).0 {
+                for rec in self.run_step(StepKind::Round, r, &label, &todo).0 {
                     self.obs.pair(&rec);
                     pairs.push(rec);
                 }
@@ -517,16 +520,9 @@ impl Coordinator<'_> {
                 })
                 .collect();
             for (i, p) in suspects.iter().enumerate() {
-                self.obs.step(StepKind::Retest, i, suspects.len());
-                for rec in self
-                    .run_step(
-                        StepKind::Retest,
-                        i,
-                        &format!("re-test {}", i + 1),
-                        std::slice::from_ref(p),
-                    )
-                    .0
-                {
+                let label = format!("re-test {}", i + 1);
+                self.obs.step(StepKind::Retest, i, suspects.len(), &label);
+                for rec in self.run_step(StepKind::Retest, i, &label, std::slice::from_ref(p)).0 {
                     self.obs.pair(&rec);
                     retests.push(rec);
                 }
@@ -586,8 +582,9 @@ impl Coordinator<'_> {
                     (not_run.collect(), None)
                 }
                 None => {
-                    self.obs.step(kind, n, of);
-                    self.run_step(kind, n, &shape.label(index), &pairs)
+                    let label = shape.label(index);
+                    self.obs.step(kind, n, of, &label);
+                    self.run_step(kind, n, &label, &pairs)
                 }
             };
             let victim = victim

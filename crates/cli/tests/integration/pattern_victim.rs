@@ -8,6 +8,41 @@
 use crate::common::cluster::Cluster;
 use crate::common::*;
 
+/// Into a log, a pattern's progress line names the step it starts (the
+/// victim alone first, then each split) and counts the flows done.
+#[test]
+fn a_patterns_progress_lines_name_each_step_and_count_its_flows() {
+    let args = [
+        "sweep",
+        "--simulate",
+        "6",
+        "--pattern",
+        "bisection",
+        "--split-by",
+        "rank",
+        "--splits",
+        "2",
+        "-D",
+        "1",
+        "--victim",
+        "write-lat",
+    ];
+    let o = Proc::spawn(fabdiag(&args).env("FABDIAG_PROGRESS_SECS", "0")).wait(LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let lines: Vec<&str> = o.stderr.lines().filter_map(|l| l.split(" failed;").next()).collect();
+    // two flows a split: ranks 1 2 | 3 4, the victim's 0 and 5 aside
+    assert_eq!(
+        lines,
+        [
+            "fabdiag sweep: step 1 of 3 (the victim alone); 6/6 ranks, 0/4 flows done, 0",
+            "fabdiag sweep: step 2 of 3 (split 1); 6/6 ranks, 0/4 flows done, 0",
+            "fabdiag sweep: step 3 of 3 (split 2); 6/6 ranks, 2/4 flows done, 0",
+        ],
+        "{}",
+        o.stderr
+    );
+}
+
 #[test]
 fn a_simulated_victim_is_measured_alone_then_beside_every_step() {
     let args = [

@@ -58,14 +58,30 @@ pub(super) struct Progress {
     /// `out_error`).
     out: Option<(std::fs::File, PathBuf)>,
     pub(super) out_error: Option<String>,
-    /// "6/8 ranks", once they joined; pairs done of all pairs.
+    /// "6/8 ranks", once they joined; pairs (a pattern's flows) done of
+    /// all of them.
     ranks: String,
     pairs_done: usize,
     pairs: usize,
+    /// Whether the records now arriving count toward `pairs`: a round's
+    /// pairs and a pattern's flows do, a re-test's pairs do not (they
+    /// were counted in their round).
+    counting: bool,
+    /// "round" and "pairs" in a sweep, "step" and "flows" in a pattern.
+    words: (&'static str, &'static str),
 }
 
 impl Progress {
-    pub(super) fn new(dir: Option<&Path>, rounds: usize, pairs: usize, stop: Stop) -> Result<Progress, String> {
+    /// `rounds` steps of `pairs` tests (a pattern's steps and flows when
+    /// `pattern`), kept in `dir` when given.
+    pub(super) fn new(
+        dir: Option<&Path>,
+        rounds: usize,
+        pairs: usize,
+        pattern: bool,
+        stop: Stop,
+    ) -> Result<Progress, String> {
+        let words = if pattern { ("step", "flows") } else { ("round", "pairs") };
         let out = match dir {
             Some(d) => {
                 let path = d.join("pairs.jsonl");
@@ -77,9 +93,10 @@ impl Progress {
         };
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = ProgressBar::new(rounds as u64);
-            if let Ok(style) =
-                ProgressStyle::with_template("{msg} [{bar:30}] round {pos}/{len}, {elapsed} elapsed, about {eta} left")
-            {
+            if let Ok(style) = ProgressStyle::with_template(&format!(
+                "{{msg}} [{{bar:30}}] {} {{pos}}/{{len}}, {{elapsed}} elapsed, about {{eta}} left",
+                words.0
+            )) {
                 b.set_style(style.progress_chars("=> "));
             }
             b.set_message("joining");
@@ -96,6 +113,8 @@ impl Progress {
             ranks: String::new(),
             pairs_done: 0,
             pairs,
+            counting: true,
+            words,
         })
     }
 }
@@ -130,13 +149,14 @@ impl Observer for Progress {
         let ok = nodes.iter().filter(|n| n.status == NodeStatus::Ok).count();
         self.ranks = format!("{ok}/{} ranks", nodes.len());
         if let Some(b) = &self.bar {
-            b.set_message(format!("{}, 0/{} pairs", self.ranks, self.pairs));
+            b.set_message(format!("{}, 0/{} {}", self.ranks, self.pairs, self.words.1));
         }
         if let Some(l) = self.lines.as_mut() {
             l.started = Instant::now();
         }
     }
-    fn step(&mut self, kind: StepKind, index: usize, of: usize) {
+    fn step(&mut self, kind: StepKind, index: usize, of: usize, label: &str) {
+        self.counting = kind != StepKind::Retest;
         if let Some(b) = &self.bar {
             match kind {
                 StepKind::Round | StepKind::Split | StepKind::Phase => b.set_position(index as u64),
@@ -157,26 +177,35 @@ impl Observer for Progress {
                 ),
                 StepKind::Round => ("round", String::new()),
                 StepKind::Retest => ("re-test", String::new()),
-                StepKind::Split => ("split", String::new()),
-                StepKind::Phase => ("step", String::new()),
+                // a pattern's steps are of several shapes (the victim's
+                // quiet one first, then the splits): each named by its label
+                StepKind::Split | StepKind::Phase => ("step", String::new()),
+            };
+            let shape = match kind {
+                StepKind::Split | StepKind::Phase => format!(" ({label})"),
+                StepKind::Round | StepKind::Retest => String::new(),
             };
             tell!(
-                "fabdiag sweep: {what} {} of {of}; {}, {}/{} pairs done, {} failed; {} elapsed{left}",
+                "fabdiag sweep: {what} {} of {of}{shape}; {}, {}/{} {} done, {} failed; {} elapsed{left}",
                 index + 1,
                 self.ranks,
                 self.pairs_done,
                 self.pairs,
+                self.words.1,
                 self.failed,
                 HumanDuration(elapsed)
             );
         }
     }
     fn pair(&mut self, rec: &PairRecord) {
-        if rec.round.is_some() {
+        if self.counting {
             self.pairs_done += 1;
             self.failed += usize::from(rec.error.is_some() && !rec.untested);
             if let Some(b) = &self.bar {
-                b.set_message(format!("{}, {}/{} pairs", self.ranks, self.pairs_done, self.pairs));
+                b.set_message(format!(
+                    "{}, {}/{} {}",
+                    self.ranks, self.pairs_done, self.pairs, self.words.1
+                ));
             }
         }
         if let Some((f, path)) = self.out.as_mut() {

@@ -130,7 +130,13 @@ impl Coordinator {
             cfg.pattern.as_ref(),
             cfg.victim.as_ref().map(|v| v.pair),
         );
-        let mut watch = Progress::new(o.output.as_deref().map(Path::new), rounds, pairs, stop.clone())?;
+        let mut watch = Progress::new(
+            o.output.as_deref().map(Path::new),
+            rounds,
+            pairs,
+            cfg.pattern.is_some(),
+            stop.clone(),
+        )?;
         let thread = std::thread::Builder::new()
             .name("fabdiag-coordinator".into())
             .spawn(move || {
