@@ -166,24 +166,21 @@ impl Observer for Progress {
         if let Some(l) = self.lines.as_mut().filter(|l| l.last.elapsed() >= l.every) {
             l.last = Instant::now();
             let elapsed = l.started.elapsed();
-            let (what, left) = match kind {
+            let (what, shape, left) = match kind {
                 // the rounds so far foretell the rest
                 StepKind::Round if index > 0 => (
                     "round",
+                    String::new(),
                     format!(
                         ", about {} left",
                         HumanDuration(elapsed.mul_f64((of - index) as f64 / index as f64))
                     ),
                 ),
-                StepKind::Round => ("round", String::new()),
-                StepKind::Retest => ("re-test", String::new()),
+                StepKind::Round => ("round", String::new(), String::new()),
+                StepKind::Retest => ("re-test", String::new(), String::new()),
                 // a pattern's steps are of several shapes (the victim's
                 // quiet one first, then the splits): each named by its label
-                StepKind::Split | StepKind::Phase => ("step", String::new()),
-            };
-            let shape = match kind {
-                StepKind::Split | StepKind::Phase => format!(" ({label})"),
-                StepKind::Round | StepKind::Retest => String::new(),
+                StepKind::Split | StepKind::Phase => ("step", format!(" ({label})"), String::new()),
             };
             tell!(
                 "fabdiag sweep: {what} {} of {of}{shape}; {}, {}/{} {} done, {} failed; {} elapsed{left}",
