@@ -312,6 +312,9 @@ fn verdict(o: &mut String, doc: &PatternDoc) {
         };
         let _ = writeln!(o, "<p>{} {what}.</p>", v.slow_flows);
     }
+    if let Some(w) = crate::pattern::overran_line(doc) {
+        let _ = writeln!(o, "<p>{}</p>", escape(&w));
+    }
 }
 
 /// A step's flows, each with its share of the step's aggregate as a bar,
@@ -421,6 +424,7 @@ mod tests {
             fraction: 0.75,
             expect: None,
             bidirectional: false,
+            duration_s: None,
             victim: Some(crate::doc::Metric {
                 name: "latency".into(),
                 unit: "us".into(),

@@ -109,6 +109,21 @@ pub struct PatternVerdict {
     /// Flows below their step's median (slow, or starved in an incast).
     pub slow_flows: usize,
     pub lost_nodes: Vec<usize>,
+    /// Flows measured well past the pair tool's `-D` (a window of more than
+    /// `OVERRAN` times it), longest first: a flow's window ends at its
+    /// first iteration's end past `-D`, so a step whose flows ran on like
+    /// this did not measure them all at once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overran: Vec<Overran>,
+}
+
+/// A flow whose window ran well past `-D`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Overran {
+    pub client: usize,
+    pub server: usize,
+    /// How long its client measured, seconds.
+    pub measured_s: f64,
 }
 
 /// A pattern run's document (`pattern.json`, `--json`): the section of

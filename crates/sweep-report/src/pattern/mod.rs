@@ -16,9 +16,14 @@ mod victim;
 
 pub(crate) use doc::host;
 pub use doc::{
-    AllToAllSummary, Flow, Group, Heatmap, IncastSummary, PatternDoc, PatternVerdict, PhaseSummary, RankSides,
+    AllToAllSummary, Flow, Group, Heatmap, IncastSummary, Overran, PatternDoc, PatternVerdict, PhaseSummary, RankSides,
     SplitSummary, VictimFigures, VictimSummary, PATTERN_SCHEMA,
 };
+
+/// A flow measured for more than this many times the pair tool's `-D` ran
+/// well past the others of its step (a window ends at an iteration's end,
+/// a little past `-D` in a run that keeps an iteration short).
+pub const OVERRAN: f64 = 1.25;
 
 use crate::doc::Metric;
 use fabdiag_sweep_plan::{Coordinated, NodeStatus, Pattern, PatternStep};
@@ -33,6 +38,8 @@ pub struct PatternInputs<'a> {
     pub fraction: f64,
     pub expect: Option<f64>,
     pub bidirectional: bool,
+    /// The pair tool's `-D` (seconds), when its runs are timed.
+    pub duration_s: Option<f64>,
     /// What the victim pair ran, when there was one (`--victim`).
     pub victim: Option<Metric>,
     pub options: serde_json::Value,
@@ -74,12 +81,12 @@ pub fn document(i: PatternInputs<'_>) -> Option<PatternDoc> {
     if let Some(m) = i.victim {
         victim::fill(&mut doc, &run.steps, m);
     }
-    doc.verdict = verdict(&doc, &run.steps);
+    doc.verdict = verdict(&doc, &run.steps, i.duration_s);
     Some(doc)
 }
 
 /// What the run came to, every step's flows (the victim's too) together.
-fn verdict(doc: &PatternDoc, steps: &[PatternStep]) -> PatternVerdict {
+fn verdict(doc: &PatternDoc, steps: &[PatternStep], duration_s: Option<f64>) -> PatternVerdict {
     let flows = || {
         steps
             .iter()
@@ -91,6 +98,18 @@ fn verdict(doc: &PatternDoc, steps: &[PatternStep]) -> PatternVerdict {
         .map(|x| &x.group)
         .chain(doc.incasts.iter().flat_map(|x| x.single.iter().chain([&x.group])))
         .chain(doc.phases.iter().map(|x| &x.group));
+    let mut overran: Vec<Overran> = match duration_s.filter(|d| *d > 0.0) {
+        Some(d) => flows()
+            .filter(|f| f.value.is_some() && f.measure_s > OVERRAN * d)
+            .map(|f| Overran {
+                client: f.client,
+                server: f.server,
+                measured_s: f.measure_s,
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    overran.sort_by(|a, b| b.measured_s.total_cmp(&a.measured_s));
     PatternVerdict {
         measured_flows: flows().filter(|f| f.value.is_some()).count(),
         failed_flows: flows().filter(|f| f.value.is_none() && !f.untested).count(),
@@ -102,6 +121,7 @@ fn verdict(doc: &PatternDoc, steps: &[PatternStep]) -> PatternVerdict {
             .filter(|n| n.status != NodeStatus::Ok)
             .map(|n| n.rank)
             .collect(),
+        overran,
     }
 }
 
@@ -142,6 +162,23 @@ fn verdict_text(o: &mut String, doc: &PatternDoc) {
         "flows: {} failed, {} not run, {} {slow}",
         v.failed_flows, v.untested_flows, v.slow_flows
     );
+    if let Some(w) = overran_line(doc) {
+        let _ = writeln!(o, "{w}");
+    }
+}
+
+/// The flows that ran well past `-D`, in a line (None: none did).
+pub(crate) fn overran_line(doc: &PatternDoc) -> Option<String> {
+    let v = &doc.verdict;
+    let longest = v.overran.first()?;
+    let d = doc.options["test"]["duration_s"].as_f64().unwrap_or(0.0);
+    Some(format!(
+        "windows: {} flow(s) measured well past -D {d} s (the longest {} -> {}, {:.1} s): a flow's window ends at its first iteration's end past -D, so these did not run with the rest of their step; lower -l",
+        v.overran.len(),
+        host(doc, longest.client),
+        host(doc, longest.server),
+        longest.measured_s
+    ))
 }
 
 #[cfg(test)]
@@ -196,8 +233,9 @@ pub(crate) mod tests {
             fraction: 0.75,
             expect,
             bidirectional,
+            duration_s: Some(4.0),
             victim: None,
-            options: serde_json::Value::Null,
+            options: serde_json::json!({"test": {"duration_s": 4}}),
             fabdiag_version: "0.1.0",
             libfabric_version: None,
         })
@@ -250,6 +288,36 @@ pub(crate) mod tests {
         );
         assert!(t.contains("  3 (node3) -> 7 (node7)  failed: cannot connect"), "{t}");
         assert!(t.contains("bisection: 22.0 MB/s (split 2, the weakest of 2)"), "{t}");
+    }
+
+    #[test]
+    fn flows_measured_well_past_d_are_named_longest_first_and_the_rest_are_not() {
+        // -D 4: a window of 5.0 s is within a quarter past it, 5.1 and 10.5 are not
+        let mut st = step(0, [Some(10.0); 4]);
+        for (f, s) in st.flows.iter_mut().zip([4.1, 5.1, 10.5, 5.0]) {
+            f.measure_s = s;
+        }
+        let d = doc(vec![st], None, false);
+        let named: Vec<(usize, f64)> = d.verdict.overran.iter().map(|o| (o.client, o.measured_s)).collect();
+        assert_eq!(named, vec![(2, 10.5), (1, 5.1)]);
+        let t = text(&d);
+        assert!(
+            t.contains("windows: 2 flow(s) measured well past -D 4 s (the longest 2 (node2) -> 6 (node6), 10.5 s)"),
+            "{t}"
+        );
+        assert!(crate::pattern_html::page(&d).contains("<p>windows: 2 flow(s) measured well past -D 4 s"));
+        let j = serde_json::to_value(&d).expect("JSON");
+        assert_eq!(
+            j["verdict"]["overran"][0],
+            serde_json::json!({"client": 2, "server": 6, "measured_s": 10.5})
+        );
+        // every window near -D: no line, and nothing in the JSON
+        let d = doc(vec![step(0, [Some(10.0); 4])], None, false);
+        assert!(d.verdict.overran.is_empty() && !text(&d).contains("windows:"));
+        assert!(serde_json::to_value(&d).expect("JSON")["verdict"]
+            .get("overran")
+            .is_none());
+        assert!(!crate::pattern_html::page(&d).contains("windows:"));
     }
 
     #[test]
