@@ -191,6 +191,11 @@ fn run_example(c: &Captured) -> Output {
                 let o = run(&client, LIMIT);
                 assert_eq!(o.code, Some(0), "{}:{}: {client:?}: {}", c.page, c.line, o.stderr);
             }
+            // the server logs a test once its own side has ended, which can
+            // be just after its client exits; a SIGINT before that ends the
+            // server without the line
+            let clients = c.commands.len() - 1;
+            srv.wait_for("a log line per client", LIMIT, |out, _| out.lines().count() >= clients);
             srv.signal(Signal::SIGINT);
             srv.wait(LIMIT)
         }
