@@ -424,7 +424,6 @@ mod tests {
             fraction: 0.75,
             expect: None,
             bidirectional: false,
-            duration_s: None,
             victim: Some(crate::doc::Metric {
                 name: "latency".into(),
                 unit: "us".into(),

@@ -38,8 +38,6 @@ pub struct PatternInputs<'a> {
     pub fraction: f64,
     pub expect: Option<f64>,
     pub bidirectional: bool,
-    /// The pair tool's `-D` (seconds), when its runs are timed.
-    pub duration_s: Option<f64>,
     /// What the victim pair ran, when there was one (`--victim`).
     pub victim: Option<Metric>,
     pub options: serde_json::Value,
@@ -81,12 +79,12 @@ pub fn document(i: PatternInputs<'_>) -> Option<PatternDoc> {
     if let Some(m) = i.victim {
         victim::fill(&mut doc, &run.steps, m);
     }
-    doc.verdict = verdict(&doc, &run.steps, i.duration_s);
+    doc.verdict = verdict(&doc, &run.steps);
     Some(doc)
 }
 
 /// What the run came to, every step's flows (the victim's too) together.
-fn verdict(doc: &PatternDoc, steps: &[PatternStep], duration_s: Option<f64>) -> PatternVerdict {
+fn verdict(doc: &PatternDoc, steps: &[PatternStep]) -> PatternVerdict {
     let flows = || {
         steps
             .iter()
@@ -98,7 +96,7 @@ fn verdict(doc: &PatternDoc, steps: &[PatternStep], duration_s: Option<f64>) -> 
         .map(|x| &x.group)
         .chain(doc.incasts.iter().flat_map(|x| x.single.iter().chain([&x.group])))
         .chain(doc.phases.iter().map(|x| &x.group));
-    let mut overran: Vec<Overran> = match duration_s.filter(|d| *d > 0.0) {
+    let mut overran: Vec<Overran> = match duration_s(doc).filter(|d| *d > 0.0) {
         Some(d) => flows()
             .filter(|f| f.value.is_some() && f.measure_s > OVERRAN * d)
             .map(|f| Overran {
@@ -167,11 +165,16 @@ fn verdict_text(o: &mut String, doc: &PatternDoc) {
     }
 }
 
+/// The pair tool's `-D` (seconds), from the options the document keeps.
+fn duration_s(doc: &PatternDoc) -> Option<f64> {
+    doc.options["test"]["duration_s"].as_f64()
+}
+
 /// The flows that ran well past `-D`, in a line (None: none did).
 pub(crate) fn overran_line(doc: &PatternDoc) -> Option<String> {
     let v = &doc.verdict;
     let longest = v.overran.first()?;
-    let d = doc.options["test"]["duration_s"].as_f64().unwrap_or(0.0);
+    let d = duration_s(doc)?;
     Some(format!(
         "windows: {} flow(s) measured well past -D {d} s (the longest {} -> {}, {:.1} s): a flow's window ends at its first iteration's end past -D, so these did not run with the rest of their step; lower -l",
         v.overran.len(),
@@ -233,7 +236,6 @@ pub(crate) mod tests {
             fraction: 0.75,
             expect,
             bidirectional,
-            duration_s: Some(4.0),
             victim: None,
             options: serde_json::json!({"test": {"duration_s": 4}}),
             fabdiag_version: "0.1.0",

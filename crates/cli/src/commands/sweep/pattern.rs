@@ -32,7 +32,6 @@ pub(super) fn conclude(
         fraction: setup.rules.fraction,
         expect: o.expect,
         bidirectional: setup.test["bidirectional"].as_bool().unwrap_or(false),
-        duration_s: setup.test["duration_s"].as_f64(),
         victim: setup.victim.as_ref().map(|(_, m)| m.clone()),
         options,
         fabdiag_version: &measured_by.fabdiag,
