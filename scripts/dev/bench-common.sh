@@ -26,3 +26,15 @@ rank_line() {
     shift 2
     printf '  rank %-15s against %-15s %s\n' "$a" "$b" "$(python3 "$(dirname "${BASH_SOURCE[0]}")/rank-test.py" "$@" 2>&1)"
 }
+
+# pair_line A B A_FIGURE... -- B_FIGURE...: the same runs round by round, in
+# the order they ran (rank-test.py --paired): the median of each round's
+# B/A (for times, A's speed over B's), the rounds A was faster in, and
+# whether one tool is ahead round after round. What drifts slowly on a VM
+# moves both runs of a round, so the rounds' ratios scatter less than the
+# runs do.
+pair_line() {
+    local a=$1 b=$2
+    shift 2
+    printf '  pair %-15s against %-15s %s\n' "$a" "$b" "$(python3 "$(dirname "${BASH_SOURCE[0]}")/rank-test.py" --paired "$@" 2>&1)"
+}

@@ -24,8 +24,9 @@
 #   --quick     fewer sizes
 #   --only      one kind of row; --provider: one provider (default both)
 #   (env RUN_FIGURES=1: each latency row followed by every run's figure,
-#   sorted, per tool, and the rank test of fabdiag's runs against each
-#   peer's, scripts/dev/rank-test.py)
+#   sorted, per tool, the rank test of fabdiag's runs against each
+#   peer's, and the same runs paired round by round: the median of the
+#   rounds' ratios, scripts/dev/rank-test.py [--paired])
 #
 # Rows:
 #   latency    fabdiag send-lat (mean of round trip / 2, --latency-gap 0)
@@ -275,6 +276,8 @@ lat_row() {
         [ -z "$FT" ] || runs_line fi_rdm_pingpong "${ra[@]}"
         rank_line send-lat fi_pingpong "${fa[@]}" -- "${pa[@]}"
         [ -z "$FT" ] || rank_line send-lat fi_rdm_pingpong "${fa[@]}" -- "${ra[@]}"
+        pair_line send-lat fi_pingpong "${fa[@]}" -- "${pa[@]}"
+        [ -z "$FT" ] || pair_line send-lat fi_rdm_pingpong "${fa[@]}" -- "${ra[@]}"
     fi
 }
 

@@ -11,8 +11,8 @@
 # fi_rdm_pingpong at 8 B, 64 B, 1 KiB and 4 KiB, LAT_ITERS (200,000)
 # iterations a run, and fabdiag's speed over the better of the two;
 # LAT_SIZES changes the sizes, and with RUN_FIGURES=1 each row is followed
-# by every run's figure, sorted, for each tool, and the rank test of
-# fabdiag's runs against each peer's. BEFORE=PATH (an earlier
+# by every run's figure, sorted, for each tool, the rank test of
+# fabdiag's runs against each peer's, and the rounds' paired ratios. BEFORE=PATH (an earlier
 # fabdiag build) runs in the same alternation, its median and its speed
 # over the better peer after the row's.
 #
@@ -136,6 +136,8 @@ lat_row() { # size
         { runs_line send-lat $f; runs_line fi_pingpong $p; runs_line fi_rdm_pingpong $r; }
         # shellcheck disable=SC2086
         { rank_line send-lat fi_pingpong $f -- $p; rank_line send-lat fi_rdm_pingpong $f -- $r; }
+        # shellcheck disable=SC2086
+        { pair_line send-lat fi_pingpong $f -- $p; pair_line send-lat fi_rdm_pingpong $f -- $r; }
         # shellcheck disable=SC2086
         [ -z "${BEFORE:-}" ] || runs_line before $e
     fi
