@@ -151,6 +151,15 @@ cluster_down() {
   rm -rf "$out"
 }
 
+# rank_cpu R: with PIN=1, "taskset -c C", rank R's CPU (R modulo the CPUs
+# here), so that every rank stays where it started and ranks next to each
+# other in number never share a CPU; empty otherwise (the scheduler places
+# the ranks and may move them)
+rank_cpu() {
+  [ "${PIN:-}" = 1 ] && echo "taskset -c $(($1 % $(nproc)))"
+  true
+}
+
 # sweep_others FABDIAG ARGS...: ranks 1..N-1 in the background, each
 # noting its exit status and when it ended (seconds since this call, t0).
 sweep_others() {
@@ -159,7 +168,8 @@ sweep_others() {
   t0=$SECONDS
   for r in $(seq 1 $((nodes - 1))); do
     (
-      ip netns exec "$(node_ns "$r")" env FABDIAG_RANK="$r" FABDIAG_SIZE="$nodes" FABDIAG_NODE_NAME="node$r" \
+      # shellcheck disable=SC2046
+      ip netns exec "$(node_ns "$r")" $(rank_cpu "$r") env FABDIAG_RANK="$r" FABDIAG_SIZE="$nodes" FABDIAG_NODE_NAME="node$r" \
         "$bin" sweep "$@" >"$out/$r" 2>&1
       echo "rank $r: exit $? after $((SECONDS - t0)) s" >>"$out/$r"
     ) &
@@ -171,7 +181,8 @@ sweep_others() {
 sweep_lead() {
   local bin=$1 r
   shift
-  ip netns exec "$(node_ns 0)" env FABDIAG_RANK=0 FABDIAG_SIZE="$nodes" FABDIAG_NODE_NAME=node0 "$bin" sweep "$@"
+  # shellcheck disable=SC2046
+  ip netns exec "$(node_ns 0)" $(rank_cpu 0) env FABDIAG_RANK=0 FABDIAG_SIZE="$nodes" FABDIAG_NODE_NAME=node0 "$bin" sweep "$@"
   echo "rank 0: exit $? after $((SECONDS - t0)) s" >&2
   wait
   for r in $(seq 1 $((nodes - 1))); do

@@ -14,12 +14,13 @@
 # robin, spine_fair) instead of through one first-come queue; TCP_CC: the
 # nodes' TCP congestion control (default: the kernel's; the header names
 # it); POLL=yield: every rank polls with --poll yield (for fewer cores
-# than busy ranks); LIST: the load's -l (and a bandwidth victim's: keep an
+# than busy ranks); PIN=1: each rank on one CPU, rank modulo the CPUs
+# (rank_cpu); LIST: the load's -l (and a bandwidth victim's: keep an
 # iteration short against SECS). With DIR, the last shaped run leaves its
 # --output folder there. Needs root, iproute2 and a release build (or
 # FABDIAG_BIN, another build: e.g. one carried to a machine with more
 # cores than ranks).
-#   [SECS=3] [RUNS=5] [VICTIM=write-lat] [LIST=256] [SPINE_QUEUE=400ms | SPINE_FAIR=1] [TCP_CC=reno] [POLL=yield] \
+#   [SECS=3] [RUNS=5] [VICTIM=write-lat] [LIST=256] [SPINE_QUEUE=400ms | SPINE_FAIR=1] [TCP_CC=reno] [POLL=yield] [PIN=1] \
 #     scripts/dev/pattern-victim.sh [DIR]
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,7 +57,7 @@ else
   spine_rate 40mbit "${SPINE_QUEUE:-400ms}"
   spine="spine 40mbit (queue ${SPINE_QUEUE:-400ms})"
 fi
-echo "$spine, ports 100mbit, TCP $(node_cc); fabdiag sweep -s 65536 -D ${SECS:-3}${LIST:+ -l $LIST} --pattern bisection --split-by rank --victim ${VICTIM:-write-lat} --victim-ranks 0,3${POLL:+ --poll $POLL}"
+echo "$spine, ports 100mbit, TCP $(node_cc); fabdiag sweep -s 65536 -D ${SECS:-3}${LIST:+ -l $LIST} --pattern bisection --split-by rank --victim ${VICTIM:-write-lat} --victim-ranks 0,3${POLL:+ --poll $POLL}${PIN:+; rank r on CPU r % $(nproc)}"
 folder=()
 [ -n "$keep" ] && folder=(--output "$keep" --replace)
 for i in $(seq 1 "${RUNS:-5}"); do echo "run $i: $(victim "${folder[@]}")"; done
