@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# What being a multi-threaded process costs a one-way latency over a
+# provider whose every poll is a system call (tcp): Debian's fi_pingpong
+# as it comes (one thread), with one idle thread preloaded
+# (scripts/dev/idle-thread.c), and with that thread holding its own fd
+# table (-DUNSHARE_FILES), RUNS rounds of the three in turn, server on CPU
+# 0 and client on CPU 1 (BENCH_CPUS). Prints each variant's median and the
+# rounds paired (rank-test.py --paired). fabdiag's polling thread has
+# helper threads beside it (stuck-call guard, heartbeat, control reader,
+# signals); this asks what that alone costs, with fabdiag out of the way.
+# Not a test: the figures depend on the machine and its load.
+# usage: scripts/dev/threads-cost.sh [RUNS (20)] [SIZE (8)] [PROVIDER (tcp)] [ITERS (200000)]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+RUNS=${1:-20} SIZE=${2:-8} PROV=${3:-tcp} ITERS=${4:-200000}
+# shellcheck source=scripts/dev/bench-common.sh
+source scripts/dev/bench-common.sh
+lib=$(mktemp -d)
+trap 'rm -rf "$lib"' EXIT
+cc -O2 -shared -fPIC -o "$lib/idle.so" scripts/dev/idle-thread.c -lpthread
+cc -O2 -shared -fPIC -DUNSHARE_FILES -o "$lib/unshared.so" scripts/dev/idle-thread.c -lpthread
+port=$((49000 + RANDOM % 4000))
+one() { # preload-or-empty -> usec/xfer ("nan" when the run gave none)
+    port=$((port + 1))
+    taskset -c "$SCPU" env LD_PRELOAD="$1" timeout 60 fi_pingpong -p "$PROV" -e rdm -S "$SIZE" -I "$ITERS" -B "$port" >/dev/null 2>&1 &
+    sleep 0.4
+    local v
+    v=$(taskset -c "$CCPU" env LD_PRELOAD="$1" timeout 60 fi_pingpong -p "$PROV" -e rdm -S "$SIZE" -I "$ITERS" -P "$port" 127.0.0.1 2>/dev/null | awk 'NR==2 {print $7}')
+    wait || true
+    echo "${v:-nan}"
+}
+single=() multi=() unshared=()
+for _ in $(seq "$RUNS"); do
+    multi+=("$(one "$lib/idle.so")")
+    unshared+=("$(one "$lib/unshared.so")")
+    single+=("$(one "")")
+done
+# a round with a failed run is left out of every comparison
+keep() { local i; for i in "${!single[@]}"; do
+    [ "${single[i]}" != nan ] && [ "${multi[i]}" != nan ] && [ "${unshared[i]}" != nan ] && echo "$i"; done; }
+mapfile -t ok < <(keep)
+pick() { local -n v=$1; local i; for i in "${ok[@]}"; do echo "${v[i]}"; done; }
+mapfile -t s < <(pick single); mapfile -t m < <(pick multi); mapfile -t u < <(pick unshared)
+echo "fi_pingpong -p $PROV -e rdm -S $SIZE -I $ITERS, ${#ok[@]} of $RUNS rounds whole, usec one-way, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), server CPU $SCPU, client CPU $CCPU"
+printf 'median  one thread %s  idle thread %s  idle thread, own fd table %s\n' \
+    "$(printf '%s\n' "${s[@]}" | median)" "$(printf '%s\n' "${m[@]}" | median)" "$(printf '%s\n' "${u[@]}" | median)"
+pair_line "idle thread" "one thread" "${m[@]}" -- "${s[@]}"
+pair_line "own fd table" "one thread" "${u[@]}" -- "${s[@]}"
+pair_line "own fd table" "idle thread" "${u[@]}" -- "${m[@]}"
