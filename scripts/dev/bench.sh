@@ -124,12 +124,7 @@ fabdiag_lat() { # provider size -> one-way usec (mean)
 }
 
 pingpong_lat() { # provider size [iterations] -> usec/xfer (Debian's fi_pingpong)
-    local p=$1 s=$2 n=${3:-$LAT_ITERS} cp; cp=$(next_port)
-    $SRV timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$n" -B "$cp" >/dev/null 2>&1 &
-    local srv=$!
-    sleep 0.4
-    $CLI timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$n" -P "$cp" 127.0.0.1 2>/dev/null | awk 'NR==2 {print $7}'
-    wait "$srv" || true
+    fi_pingpong_lat "$1" "$2" "${3:-$LAT_ITERS}" "$(next_port)"
 }
 
 # Iterations for a latency row: --iters, or more when a round trip (two

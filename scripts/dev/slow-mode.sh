@@ -46,11 +46,7 @@ fab() {
 }
 peer() {
     port=$((port + 1))
-    $SRV timeout 120 fi_pingpong -p "$PROV" -e rdm -S "$SIZE" -I "$ITERS" -B "$port" >/dev/null 2>&1 &
-    local s=$!
-    sleep 0.4
-    $CLI timeout 120 fi_pingpong -p "$PROV" -e rdm -S "$SIZE" -I "$ITERS" -P "$port" 127.0.0.1 2>/dev/null | awk 'NR==2 {print $7}'
-    wait "$s" || true
+    fi_pingpong_lat "$PROV" "$SIZE" "$ITERS" "$port"
 }
 f=() p=()
 log=$work/runs

@@ -20,13 +20,11 @@ trap 'rm -rf "$lib"' EXIT
 cc -O2 -shared -fPIC -o "$lib/idle.so" scripts/dev/idle-thread.c -lpthread
 cc -O2 -shared -fPIC -DUNSHARE_FILES -o "$lib/unshared.so" scripts/dev/idle-thread.c -lpthread
 port=$((49000 + RANDOM % 4000))
+SRV="taskset -c $SCPU" CLI="taskset -c $CCPU"
 one() { # preload-or-empty -> usec/xfer ("nan" when the run gave none)
     port=$((port + 1))
-    taskset -c "$SCPU" env LD_PRELOAD="$1" timeout 60 fi_pingpong -p "$PROV" -e rdm -S "$SIZE" -I "$ITERS" -B "$port" >/dev/null 2>&1 &
-    sleep 0.4
     local v
-    v=$(taskset -c "$CCPU" env LD_PRELOAD="$1" timeout 60 fi_pingpong -p "$PROV" -e rdm -S "$SIZE" -I "$ITERS" -P "$port" 127.0.0.1 2>/dev/null | awk 'NR==2 {print $7}')
-    wait || true
+    v=$(PEER_ENV=${1:+LD_PRELOAD=$1} fi_pingpong_lat "$PROV" "$SIZE" "$ITERS" "$port")
     echo "${v:-nan}"
 }
 single=() multi=() unshared=()

@@ -23,7 +23,7 @@ pub use doc::{
 /// A flow measured for more than this many times the pair tool's `-D` ran
 /// well past the others of its step (a window ends at an iteration's end,
 /// a little past `-D` in a run that keeps an iteration short).
-pub const OVERRAN: f64 = 1.25;
+pub(crate) const OVERRAN: f64 = 1.25;
 
 use crate::doc::Metric;
 use fabdiag_sweep_plan::{Coordinated, NodeStatus, Pattern, PatternStep};
