@@ -26,7 +26,8 @@
 #   (env RUN_FIGURES=1: each latency row followed by every run's figure,
 #   sorted, per tool, the rank test of fabdiag's runs against each
 #   peer's, and the same runs paired round by round: the median of the
-#   rounds' ratios, scripts/dev/rank-test.py [--paired])
+#   rounds' ratios, scripts/dev/rank-test.py [--paired]; with --before,
+#   its runs too, paired with this build's)
 #
 # Rows:
 #   latency    fabdiag send-lat (mean of round trip / 2, --latency-gap 0)
@@ -267,12 +268,14 @@ lat_row() {
     printf '%-9s %-4s %6s  %10s  %-40s %5s  %7s  usec one-way, %s iterations%s\n' latency "$p" "$s" "$fm" "$peers" "$speed" "$slow" "$LAT_ITERS" "$before"
     if [ "${RUN_FIGURES:-0}" = 1 ]; then
         runs_line send-lat "${fa[@]}"
+        [ -z "$BEFORE" ] || runs_line before "${ba[@]}"
         runs_line fi_pingpong "${pa[@]}"
         [ -z "$FT" ] || runs_line fi_rdm_pingpong "${ra[@]}"
         rank_line send-lat fi_pingpong "${fa[@]}" -- "${pa[@]}"
         [ -z "$FT" ] || rank_line send-lat fi_rdm_pingpong "${fa[@]}" -- "${ra[@]}"
         pair_line send-lat fi_pingpong "${fa[@]}" -- "${pa[@]}"
         [ -z "$FT" ] || pair_line send-lat fi_rdm_pingpong "${fa[@]}" -- "${ra[@]}"
+        [ -z "$BEFORE" ] || pair_line send-lat before "${fa[@]}" -- "${ba[@]}"
     fi
 }
 

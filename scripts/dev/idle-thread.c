@@ -6,7 +6,12 @@
  * multi-threaded path, and the kernel's fd table is shared, so each fd
  * lookup takes a reference. Built with -DUNSHARE_FILES, the thread first
  * gives up its share of the fd table (unshare(CLONE_FILES)), which leaves
- * glibc's part alone. Used by scripts/dev/threads-cost.sh; not a test. */
+ * glibc's part alone. Built with -DASYNC_OFF, the main thread then turns
+ * its own cancellation off and asynchronous (pthread_setcancelstate
+ * DISABLE, pthread_setcanceltype ASYNCHRONOUS): glibc's wrappers find the
+ * type already asynchronous and skip their atomic updates, which leaves
+ * the fd table's part alone. Used by scripts/dev/threads-cost.sh; not a
+ * test. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -43,4 +48,8 @@ __attribute__((constructor)) static void start_idle_thread(void)
     while (!started)
         pthread_cond_wait(&ready, &lock);
     pthread_mutex_unlock(&lock);
+#ifdef ASYNC_OFF
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+#endif
 }

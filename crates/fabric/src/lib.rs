@@ -4,10 +4,12 @@
 //! machines without it); `discovery` lists providers and domains; `endpoint`
 //! owns one RDM endpoint with its fabric, domain, CQ, AV and registered
 //! memory as RAII handles; `buffer` allocates host memory (optionally huge
-//! pages). Every `unsafe` block of the project lives in this crate and in
+//! pages); `cancellation` switches the measuring thread's POSIX
+//! cancellation off while it measures. Every `unsafe` block of the project lives in this crate and in
 //! the GPU runtime crate. This crate never prints and never exits.
 
 mod buffer;
+mod cancellation;
 mod contexts;
 mod defects;
 mod discovery;
@@ -17,6 +19,7 @@ mod ffi;
 mod held_calls;
 
 pub use buffer::{free_hugepages, hugepage_pool, page_size, DeviceMemory, HmemIface, HostAsDevice, HostBuffer, Memory};
+pub use cancellation::CancellationOff;
 pub use discovery::{discover, provider_names, Capability, InfoList, LinkState, Nic, NicLink, ProviderInfo, Query};
 pub use endpoint::{
     atomic_datatype, atomic_op, AtomicKind, AtomicOperands, AtomicSpec, AtomicValue, Completion, Endpoint, OpFlags,

@@ -601,6 +601,9 @@ impl<'a> Side<'a> {
         };
         p.before = Some(counters::before(self.env, provider, domain, port.nic()));
         let mut d = port.driver(&mut *self.link, self.fam.driver(self.role, self.clock.clone()))?;
+        // the timed loop's system calls (tcp's polls) skip glibc's
+        // cancellation switch, which a multi-threaded process pays
+        let off = fabdiag_fabric::CancellationOff::new();
         let verdict = self.fam.measure(
             self.role,
             &mut *d,
@@ -610,6 +613,7 @@ impl<'a> Side<'a> {
                 sink: &mut *self.sink,
             },
         )?;
+        drop(off);
         d.finish();
         self.sink.event(Event::End {
             run: &run,
