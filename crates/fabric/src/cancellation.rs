@@ -42,7 +42,7 @@ pub struct CancellationOff {
 impl CancellationOff {
     /// Switches the calling thread's cancellation off (disabled first, so
     /// the thread is never asynchronously cancellable for an instant).
-    pub fn new() -> Self {
+    pub fn begin() -> Self {
         let (mut state, mut kind) = (0, 0);
         // SAFETY: both functions only change the calling thread's own
         // cancellation fields and write the old value to the pointer given,
@@ -60,16 +60,10 @@ impl CancellationOff {
     }
 }
 
-impl Default for CancellationOff {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Drop for CancellationOff {
     fn drop(&mut self) {
         let mut old = 0;
-        // SAFETY: as in `new`, on the same thread (the type is not Send);
+        // SAFETY: as in `begin`, on the same thread (the type is not Send);
         // the type goes back before the state, so the thread is never
         // cancellable and asynchronous at once.
         unsafe {
@@ -100,7 +94,7 @@ mod tests {
     fn the_thread_is_off_while_it_lives_and_as_before_after() {
         std::thread::spawn(|| {
             assert_eq!(now(), (0, 0), "a new thread: enabled, deferred");
-            let off = CancellationOff::new();
+            let off = CancellationOff::begin();
             assert_eq!(now(), (PTHREAD_CANCEL_DISABLE, PTHREAD_CANCEL_ASYNCHRONOUS));
             drop(off);
             assert_eq!(now(), (0, 0));

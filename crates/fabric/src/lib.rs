@@ -5,8 +5,9 @@
 //! owns one RDM endpoint with its fabric, domain, CQ, AV and registered
 //! memory as RAII handles; `buffer` allocates host memory (optionally huge
 //! pages); `cancellation` switches the measuring thread's POSIX
-//! cancellation off while it measures. Every `unsafe` block of the project lives in this crate and in
-//! the GPU runtime crate. This crate never prints and never exits.
+//! cancellation off while it measures. Every `unsafe` block of the project
+//! lives in this crate and in the GPU runtime crate. This crate never
+//! prints and never exits.
 
 mod buffer;
 mod cancellation;

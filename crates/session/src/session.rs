@@ -603,7 +603,7 @@ impl<'a> Side<'a> {
         let mut d = port.driver(&mut *self.link, self.fam.driver(self.role, self.clock.clone()))?;
         // the timed loop's system calls (tcp's polls) skip glibc's
         // cancellation switch, which a multi-threaded process pays
-        let off = fabdiag_fabric::CancellationOff::new();
+        let off = fabdiag_fabric::CancellationOff::begin();
         let verdict = self.fam.measure(
             self.role,
             &mut *d,
