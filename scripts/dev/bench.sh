@@ -103,7 +103,12 @@ else
 fi
 WINDOW=64
 
-next_port() { port=$((port + 1)); echo "$port"; }
+# next_port: the next unused port. Every measurement runs inside $(...),
+# a subshell whose variables die with it, so the count lives in a file.
+PORT_FILE=$(mktemp)
+trap 'rm -f "$PORT_FILE"' EXIT
+echo "$port" >"$PORT_FILE"
+next_port() { local p; p=$(($(cat "$PORT_FILE") + 1)); echo "$p" >"$PORT_FILE"; echo "$p"; }
 
 # --- one measurement each; every function prints one number -----------------
 
@@ -142,12 +147,15 @@ lat_iters() { # provider size -> iterations
 
 fabtests_run() { # binary args... -> fabtests' result line (client side)
     local bin=$1; shift
-    local oob; oob=$(next_port)
-    local src; src=$(next_port)
-    $SRV timeout 120 "$FT/$bin" "$@" -E="$oob" >/dev/null 2>&1 &
+    # the out-of-band socket, the server's provider port (fabtests'
+    # default, 9228, would be shared by every bench.sh running at once)
+    # and the client's
+    local oob sp src
+    oob=$(next_port) sp=$(next_port) src=$(next_port)
+    $SRV timeout 120 "$FT/$bin" "$@" -E="$oob" -B "$sp" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.4
-    $CLI timeout 120 "$FT/$bin" "$@" -E="$oob" -B "$src" 127.0.0.1 2>/dev/null | tail -1
+    $CLI timeout 120 "$FT/$bin" "$@" -E="$oob" -P "$sp" -B "$src" 127.0.0.1 2>/dev/null | tail -1
     wait "$srv" || true
 }
 

@@ -7,13 +7,17 @@
 # fi_rdm_pingpong, scripts/dev/slow-mode.sh's count of slow runs, and
 # whether fabdiag's helper threads beside its polling thread cost anything
 # (place: each side on one CPU, against each side on two, 10 alternating
-# runs of shm 8 B send-lat).
+# runs of shm 8 B send-lat), and scripts/dev/pattern-victim.sh's victim
+# latency under load with a CPU for every rank (victim: each rank pinned
+# to one of CPUs 6 and up; Reno, a 30 ms spine queue; five runs of 10 s
+# steps, then of 3 s steps).
 # Each step's output goes to $OUT/STEP.txt as it comes, so a step cut
 # short keeps what it printed. Not a test: the figures are the machine's.
 #
 # usage: [OUT=DIR] [DEADLINE=SECONDS] scripts/dev/latency-elsewhere.sh [STEP...]
-#   steps: info shm slow tcp place (default: all, in that order); DEADLINE (540)
-#   caps the whole run, each step cut to what is left of it
+#   steps: info shm slow tcp place victim (default: info shm slow tcp place);
+#   DEADLINE (540) caps the whole run, each step cut to what is left of it;
+#   SHM_RUNS, TCP_RUNS: alternating runs a row (5 each)
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/fabdiag-latency-out}
@@ -81,18 +85,27 @@ place() { # S1 S2 C1 C2: each side on one CPU, then on two (S1,S2 and C1,C2)
     echo "server CPU $1, client CPU $3:          ${one[*]}"
     echo "server CPUs $1,$2, client CPUs $3,$4:  ${two[*]}"
 }
+victim_series() { # on CPUs 6 and up, beside the measuring steps on 0-5
+    local cpus=6-$(( $(nproc) - 1 )) secs
+    export PATH=$k/sbin:$PATH
+    for secs in 10 3; do
+        taskset -c "$cpus" env PIN=1 SECS=$secs TCP_CC=reno SPINE_QUEUE=30ms scripts/dev/pattern-victim.sh
+    done
+}
 before=()
 [ -x "$k/bin/fabdiag-before" ] && before=(--before "$k/bin/fabdiag-before")
 steps=${*:-info shm slow tcp place}
 for s in $steps; do
     case "$s" in
         info) info > "$OUT/info.txt" 2>&1 ;;
-        shm) measure shm "2 3" 52000 scripts/dev/bench.sh --only latency --provider shm --runs 5 --fabtests "$k/bin" "${before[@]}" ;;
+        shm) measure shm "2 3" 52000 scripts/dev/bench.sh --only latency --provider shm --runs "${SHM_RUNS:-5}" --fabtests "$k/bin" "${before[@]}" ;;
         slow) measure slow "0 1" 56000 scripts/dev/slow-mode.sh --runs 50 --iters 200000 ;;
-        tcp) measure tcp "4 5" 54000 scripts/dev/bench.sh --only latency --provider tcp --runs 5 --fabtests "$k/bin" ;;
+        tcp) measure tcp "4 5" 54000 scripts/dev/bench.sh --only latency --provider tcp --runs "${TCP_RUNS:-5}" --fabtests "$k/bin" "${before[@]}" ;;
         place) if [ "$(nproc)" -ge 10 ]; then place 6 8 7 9 > "$OUT/place.txt" 2>&1 &
                else echo "place: skipped, needs 10 CPUs" | tee -a "$OUT/steps.txt"; fi ;;
-        *) echo "latency-elsewhere.sh: unknown step '$s' (info shm slow tcp place)" >&2; exit 1 ;;
+        victim) if [ "$(nproc)" -ge 12 ]; then export -f victim_series; export k; step victim bash -c victim_series &
+                else echo "victim: skipped, needs 12 CPUs" | tee -a "$OUT/steps.txt"; fi ;;
+        *) echo "latency-elsewhere.sh: unknown step '$s' (info shm slow tcp place victim)" >&2; exit 1 ;;
     esac
 done
 wait

@@ -151,12 +151,13 @@ cluster_down() {
   rm -rf "$out"
 }
 
-# rank_cpu R: with PIN=1, "taskset -c C", rank R's CPU (R modulo the CPUs
-# here), so that every rank stays where it started and ranks next to each
-# other in number never share a CPU; empty otherwise (the scheduler places
-# the ranks and may move them)
+# rank_cpu R: with PIN=1, "taskset -c C", rank R's CPU (the R-th, modulo
+# their number, of the CPUs this shell may run on: a script started under
+# `taskset -c 6-15` keeps its ranks on CPUs 6-15), so that every rank stays
+# where it started and ranks next to each other in number never share a
+# CPU; empty otherwise (the scheduler places the ranks and may move them)
 rank_cpu() {
-  [ "${PIN:-}" = 1 ] && echo "taskset -c $(($1 % $(nproc)))"
+  [ "${PIN:-}" = 1 ] && echo "taskset -c $(python3 -c 'import os, sys; c = sorted(os.sched_getaffinity(0)); print(c[int(sys.argv[1]) % len(c)])' "$1")"
   true
 }
 

@@ -15,7 +15,7 @@
 # nodes' TCP congestion control (default: the kernel's; the header names
 # it); POLL=yield: every rank polls with --poll yield (for fewer cores
 # than busy ranks); PIN=1: each rank on one CPU, rank modulo the CPUs
-# (rank_cpu); LIST: the load's -l (and a bandwidth victim's: keep an
+# the script may run on (rank_cpu); LIST: the load's -l (and a bandwidth victim's: keep an
 # iteration short against SECS). With DIR, the last shaped run leaves its
 # --output folder there. Needs root, iproute2 and a release build (or
 # FABDIAG_BIN, another build: e.g. one carried to a machine with more
@@ -57,7 +57,7 @@ else
   spine_rate 40mbit "${SPINE_QUEUE:-400ms}"
   spine="spine 40mbit (queue ${SPINE_QUEUE:-400ms})"
 fi
-echo "$spine, ports 100mbit, TCP $(node_cc); fabdiag sweep -s 65536 -D ${SECS:-3}${LIST:+ -l $LIST} --pattern bisection --split-by rank --victim ${VICTIM:-write-lat} --victim-ranks 0,3${POLL:+ --poll $POLL}${PIN:+; rank r on CPU r % $(nproc)}"
+echo "$spine, ports 100mbit, TCP $(node_cc); fabdiag sweep -s 65536 -D ${SECS:-3}${LIST:+ -l $LIST} --pattern bisection --split-by rank --victim ${VICTIM:-write-lat} --victim-ranks 0,3${POLL:+ --poll $POLL}${PIN:+; rank r on the r-th of CPUs $(taskset -pc $$ | sed 's/.*: //')}"
 folder=()
 [ -n "$keep" ] && folder=(--output "$keep" --replace)
 for i in $(seq 1 "${RUNS:-5}"); do echo "run $i: $(victim "${folder[@]}")"; done
