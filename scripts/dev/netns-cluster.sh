@@ -130,14 +130,16 @@ node_cc() { ip netns exec "$(node_ns 0)" sysctl -n net.ipv4.tcp_congestion_contr
 # unshape NAMESPACE DEV: whatever qdisc is on it removed.
 unshape() { ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null; true; }
 
-# spread VALUE...: their mean and the largest distance from it, as a share.
+# spread VALUE...: their mean and the largest distance from it, as a share;
+# the values' unit is UNIT (default MB/s).
 spread() {
-  python3 - "$@" <<'PY'
-import sys
+  UNIT=${UNIT:-MB/s} python3 - "$@" <<'PY'
+import os, sys
 v = [float(x) for x in sys.argv[1:]]
 mean = sum(v) / len(v)
 far = max(abs(x - mean) for x in v)
-print(f"mean {mean:.2f} MB/s, largest distance from it {far:.2f} MB/s ({100 * far / mean:.1f} %)")
+u = os.environ["UNIT"]
+print(f"mean {mean:.2f} {u}, largest distance from it {far:.2f} {u} ({100 * far / mean:.1f} %)")
 PY
 }
 
