@@ -54,6 +54,9 @@ pub(super) struct Progress {
     lines: Option<Lines>,
     /// Pairs of the rounds that failed, for those lines.
     failed: usize,
+    /// Pairs of the rounds not run at all (a rank missing or lost, the
+    /// sweep stopped): neither done nor failed.
+    not_run: usize,
     /// pairs.jsonl, until a write to it fails (then None, and why in
     /// `out_error`).
     out: Option<(std::fs::File, PathBuf)>,
@@ -108,6 +111,7 @@ impl Progress {
             bar,
             lines,
             failed: 0,
+            not_run: 0,
             out,
             out_error: None,
             ranks: String::new(),
@@ -183,12 +187,10 @@ impl Observer for Progress {
                 StepKind::Split | StepKind::Phase => ("step", format!(" ({label})"), String::new()),
             };
             tell!(
-                "fabdiag sweep: {what} {} of {of}{shape}; {}, {}/{} {} done, {} failed; {} elapsed{left}",
+                "fabdiag sweep: {what} {} of {of}{shape}; {}, {}, {} failed; {} elapsed{left}",
                 index + 1,
                 self.ranks,
-                self.pairs_done,
-                self.pairs,
-                self.words.1,
+                tally(self.pairs_done, self.not_run, self.pairs, self.words.1),
                 self.failed,
                 HumanDuration(elapsed)
             );
@@ -196,12 +198,17 @@ impl Observer for Progress {
     }
     fn pair(&mut self, rec: &PairRecord) {
         if self.counting {
-            self.pairs_done += 1;
-            self.failed += usize::from(rec.error.is_some() && !rec.untested);
+            if rec.untested {
+                self.not_run += 1;
+            } else {
+                self.pairs_done += 1;
+                self.failed += usize::from(rec.error.is_some());
+            }
             if let Some(b) = &self.bar {
                 b.set_message(format!(
-                    "{}, {}/{} {}",
-                    self.ranks, self.pairs_done, self.pairs, self.words.1
+                    "{}, {}",
+                    self.ranks,
+                    tally(self.pairs_done, self.not_run, self.pairs, self.words.1)
                 ));
             }
         }
@@ -220,5 +227,26 @@ impl Observer for Progress {
                 self.out = None;
             }
         }
+    }
+}
+
+/// "5/8 flows done", and how many were not run when some were: a pair
+/// never run (its rank lost, the sweep stopped) is not done.
+fn tally(done: usize, not_run: usize, of: usize, what: &str) -> String {
+    if not_run == 0 {
+        format!("{done}/{of} {what} done")
+    } else {
+        format!("{done}/{of} {what} done, {not_run} not run")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tally;
+
+    #[test]
+    fn pairs_not_run_are_not_counted_as_done() {
+        assert_eq!(tally(3, 0, 8, "pairs"), "3/8 pairs done");
+        assert_eq!(tally(3, 5, 8, "flows"), "3/8 flows done, 5 not run");
     }
 }
