@@ -7,8 +7,11 @@
 //! 1.17 loads installs its own handlers for them, which end the process
 //! with status 1 (docs/known-defects.md), and a handler would be chained
 //! to those. `on_stop` must run before any other thread starts (threads
-//! inherit the blocked mask; child processes do not: the standard library
-//! clears it).
+//! inherit the blocked mask). Child processes inherit it too (the standard
+//! library keeps the parent's mask, rust-lang/rust#101077): a child of a command that
+//! watches for a stop is not stopped by the signal itself but by its
+//! parent, as `serve` ends its workers (which hold the signals themselves
+//! as well, `hold_stop`, so as not to rest on that).
 
 use nix::sys::signal::{SigSet, Signal};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -33,6 +36,15 @@ pub fn on_stop(stopped: impl FnOnce(Signal) + Send + 'static) -> nix::Result<()>
         return Err(nix::Error::EAGAIN);
     }
     Ok(())
+}
+
+/// Blocks SIGINT and SIGTERM in this thread and every thread it starts
+/// later, and takes them nowhere: for `fabdiag serve`'s workers, which
+/// their server ends (a Ctrl-C reaches the whole process group, and a
+/// worker already tearing down a measured test must live to report it).
+/// Before any other thread starts.
+pub fn hold_stop() -> nix::Result<()> {
+    stop_set().thread_block()
 }
 
 /// The lock on what a stop signal reports, even if a thread panicked

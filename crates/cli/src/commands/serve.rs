@@ -219,6 +219,36 @@ impl Server {
         }
     }
 
+    /// The server stops (by `signal`) while `w` runs: a test in progress
+    /// is ended at once; one already measured (its worker tearing down) is
+    /// given until LINGER from its end to exit and report, so its line says
+    /// how it ran.
+    fn stop_running(&mut self, mut w: Running, signal: &str) {
+        w.drain();
+        if w.over_at.is_none() {
+            // a teardown line written just before the signal, not yet
+            // passed on by the pipe's reader
+            if let Ok(line) = w.lines.recv_timeout(Duration::from_millis(100)) {
+                w.take(line);
+                w.drain();
+            }
+        }
+        while let Some(over) = w.over_at {
+            match w.child.try_wait() {
+                Ok(Some(status)) => return self.finished(w, status, None),
+                Ok(None) if over.elapsed() <= LINGER => {
+                    w.drain();
+                    std::thread::sleep(TICK);
+                }
+                _ => break,
+            }
+        }
+        let _ = w.child.kill();
+        if let Ok(status) = w.child.wait() {
+            self.finished(w, status, Some(signal));
+        }
+    }
+
     /// Starts the next test's worker, its standard input one end of a
     /// Unix socket pair for the hand-over.
     fn spare(&self, args: &[String]) -> std::io::Result<Spare> {
@@ -459,11 +489,8 @@ fn serve_clients(server: &mut Server, listener: &Listener, stop: &Stop, worker_a
     loop {
         if let Some(sig) = stop.signal() {
             let name = sig.as_str();
-            if let Some(mut w) = running.take() {
-                let _ = w.child.kill();
-                if let Ok(status) = w.child.wait() {
-                    server.finished(w, status, Some(name));
-                }
+            if let Some(w) = running.take() {
+                server.stop_running(w, name);
             }
             if let Some((stream, peer)) = next.take() {
                 server.turn_away(

@@ -27,8 +27,8 @@ pub const COMMAND: &str = "__serve-worker";
 /// enters this phase, e.g. "run", or "run:cxi_read_bw" for one tool only.
 pub const CRASH_HOOK: &str = "FABDIAG_TEST_CRASH_IN_PHASE";
 /// Test hook: the worker takes this many milliseconds over its teardown
-/// once the test is measured, as one does that frees a GPU context or
-/// much memory.
+/// once its client has had everything, before its line to the server, as
+/// one does that frees a GPU context or much memory.
 pub const TEARDOWN_DELAY_HOOK: &str = "FABDIAG_TEST_WORKER_TEARDOWN_MS";
 
 /// A line from a worker to its server.
@@ -51,8 +51,6 @@ pub enum Line {
 struct Reporter {
     seen: Arc<Mutex<Seen>>,
     crash_at: Option<String>,
-    /// TEARDOWN_DELAY_HOOK's pause.
-    teardown_delay: Option<std::time::Duration>,
 }
 
 /// The tool and phase of the test so far, also for the guard against a
@@ -113,9 +111,6 @@ impl Sink for Reporter {
                 send(&Line::Phase {
                     phase: Phase::Teardown.to_string(),
                 });
-                if let Some(d) = self.teardown_delay {
-                    std::thread::sleep(d);
-                }
             }
             _ => {}
         }
@@ -130,6 +125,12 @@ fn control_stream() -> std::io::Result<Option<TcpStream>> {
 }
 
 pub fn run(prog: &str, args: &[String]) -> u8 {
+    // the server ends its workers (at once mid-test, after the teardown
+    // of a measured one): a stop signal sent to the process group, as a
+    // Ctrl-C is, must not end this one first
+    if let Err(e) = signals::hold_stop() {
+        tell!("{prog}: cannot hold SIGINT and SIGTERM for the server: {e}");
+    }
     let o = match fabdiag_options::serve::serve(args) {
         Ok(Action::Run(o)) => o,
         _ => {
@@ -174,10 +175,6 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     let mut reporter = Reporter {
         seen: Arc::clone(&seen),
         crash_at: std::env::var(CRASH_HOOK).ok(),
-        teardown_delay: std::env::var(TEARDOWN_DELAY_HOOK)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .map(std::time::Duration::from_millis),
     };
     // a provider call that never returns, or that holds the test after
     // its client is gone: the server hears it as this test's outcome, and
@@ -212,6 +209,11 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         )),
         (Ok(()), Ok(Some(stream))) => fabdiag_session::serve_stream(stream, &env, &mut reporter),
     };
+    // (the hook's slow teardown: after the client has had everything,
+    // as freeing a GPU context or much memory comes)
+    if let Some(ms) = std::env::var(TEARDOWN_DELAY_HOOK).ok().and_then(|v| v.parse().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
     let summary = match &outcome {
         Ok(r) => text::summary(&r.run, &r.rows),
         Err(f) => f.to_string(),

@@ -26,12 +26,25 @@ impl Serve {
 
     /// With more of serve's options.
     fn start_with(args: &[&str], env: &[(&str, &str)]) -> Serve {
+        Serve::start_cmd(args, env, false)
+    }
+
+    /// The leader of a process group of its own, as a shell starts a
+    /// command: a signal to the group (a Ctrl-C) reaches its workers too.
+    fn start_leading(env: &[(&str, &str)]) -> Serve {
+        Serve::start_cmd(&[], env, true)
+    }
+
+    fn start_cmd(args: &[&str], env: &[(&str, &str)], own_group: bool) -> Serve {
         let port = free_port();
         let p = port.to_string();
         let mut a = vec!["serve", "-p", &p, "--json"];
         a.extend_from_slice(args);
         let mut cmd = fabdiag(&a);
         cmd.envs(env.iter().copied());
+        if own_group {
+            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        }
         let mut proc = Proc::spawn(&mut cmd);
         wait_listening(&mut proc, "127.0.0.1", port);
         let s = Serve { proc, port };
@@ -398,6 +411,28 @@ fn a_client_right_after_a_test_is_served_while_its_worker_exits() {
         assert!(l["error"].is_null() && l["tool"] == "cxi_write_lat", "{l}");
     }
     s.stop(Signal::SIGTERM);
+}
+
+/// A Ctrl-C reaches the server's whole process group, its worker too. A
+/// test already measured, its worker still tearing down (the hook makes
+/// that 2 s), keeps the line it ran to; the server then stops.
+#[test]
+fn a_ctrl_c_while_a_measured_test_tears_down_keeps_its_line() {
+    let _cpu = cpu();
+    let s = Serve::start_leading(&[("FABDIAG_TEST_WORKER_TEARDOWN_MS", "2000")]);
+    let o = s.client(&["write-lat", "-n", "20"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let group = nix::unistd::Pid::from_raw(s.proc.pid() as i32);
+    nix::sys::signal::killpg(group, Signal::SIGINT).unwrap();
+    let out = s.proc.wait(SHORT);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("stopped by SIGINT after 2 connections"),
+        "{}",
+        out.stderr
+    );
+    let last: Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
+    assert!(last["error"].is_null() && last["tool"] == "cxi_write_lat", "{last}");
 }
 
 /// The server's worker processes (its children running `__serve-worker`).
