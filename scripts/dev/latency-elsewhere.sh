@@ -15,7 +15,8 @@
 # short keeps what it printed. Not a test: the figures are the machine's.
 #
 # usage: [OUT=DIR] [DEADLINE=SECONDS] scripts/dev/latency-elsewhere.sh [STEP...]
-#   steps: info shm slow tcp place victim (default: info shm slow tcp place);
+#   steps: info shm slow tcp place victim (default: info shm slow tcp place;
+#   place and victim both take CPUs 6 and up, so name one of them);
 #   DEADLINE (540) caps the whole run, each step cut to what is left of it;
 #   SHM_RUNS, TCP_RUNS: alternating runs a row (5 each)
 set -u

@@ -15,8 +15,8 @@
 # nodes' TCP congestion control (default: the kernel's; the header names
 # it); POLL=yield: every rank polls with --poll yield (for fewer cores
 # than busy ranks); PIN=1: each rank on one CPU, rank modulo the CPUs
-# the script may run on (rank_cpu); LIST: the load's -l (and a bandwidth victim's: keep an
-# iteration short against SECS). With DIR, the last shaped run leaves its
+# the script may run on (rank_cpu); LIST: the load's -l (and a bandwidth
+# victim's: keep an iteration short against SECS). With DIR, the last shaped run leaves its
 # --output folder there. Needs root, iproute2 and a release build (or
 # FABDIAG_BIN, another build: e.g. one carried to a machine with more
 # cores than ranks).

@@ -7,11 +7,12 @@
 //! 1.17 loads installs its own handlers for them, which end the process
 //! with status 1 (docs/known-defects.md), and a handler would be chained
 //! to those. `on_stop` must run before any other thread starts (threads
-//! inherit the blocked mask). Child processes inherit it too (the standard
-//! library keeps the parent's mask, rust-lang/rust#101077): a child of a command that
-//! watches for a stop is not stopped by the signal itself but by its
-//! parent, as `serve` ends its workers (which hold the signals themselves
-//! as well, `hold_stop`, so as not to rest on that).
+//! inherit the blocked mask). Child processes inherit it too (the
+//! standard library keeps the parent's mask, rust-lang/rust#101077): a
+//! child of a command that watches for a stop is not stopped by the
+//! signal itself but by its parent, as `serve` ends its workers (which
+//! hold the signals themselves as well, `hold_stop`, so as not to rest on
+//! that).
 
 use nix::sys::signal::{SigSet, Signal};
 use std::sync::atomic::{AtomicI32, Ordering};
