@@ -106,6 +106,12 @@ fn serve_command() -> Command {
             true,
             "Admit only these users' MUNGE credentials",
         ))
+        .arg(flag(
+            "poll",
+            None,
+            true,
+            "Spin (default) or yield when the completion queue is empty",
+        ))
         .disable_help_flag(true)
         .disable_version_flag(true)
         .arg(flag("help", Some('h'), false, "Print this help text and exit"))

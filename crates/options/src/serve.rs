@@ -4,7 +4,7 @@
 use crate::getopt::{self, OptDef, Parsed};
 use crate::numbers::parse_strtoul;
 use crate::resolve::{Action, GpuRequest, OptionError};
-use fabdiag_model::ServeLimits;
+use fabdiag_model::{PollMode, ServeLimits};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ServeOpt {
@@ -21,6 +21,7 @@ enum ServeOpt {
     AuthKey,
     AuthMunge,
     MungeUsers,
+    Poll,
     Help,
     Version,
 }
@@ -48,6 +49,7 @@ const SERVE: &[OptDef<ServeOpt>] = &[
     def(ServeOpt::AuthKey, None, "auth-key", true),
     def(ServeOpt::AuthMunge, None, "auth-munge", false),
     def(ServeOpt::MungeUsers, None, "munge-users", true),
+    def(ServeOpt::Poll, None, "poll", true),
     def(ServeOpt::Help, Some('h'), "help", false),
     def(ServeOpt::Version, Some('V'), "version", false),
 ];
@@ -76,6 +78,8 @@ pub struct ServeOptions {
     pub auth_munge: bool,
     /// `--munge-users LIST`: and only these users' (names or UIDs).
     pub munge_users: Option<Vec<String>>,
+    /// `--poll`: how this server's side of every test polls.
+    pub poll: PollMode,
 }
 
 pub fn serve_usage(prog: &str) -> String {
@@ -83,7 +87,7 @@ pub fn serve_usage(prog: &str) -> String {
         "Usage:
   {prog} [-p PORT] [-P PROV] [-d DEV] [-t GPU] [-r GPU] [-g TYPE] [--json]
         [--max-memory SIZE] [--max-test-seconds S] [--max-tests-per-minute N]
-        [--auth-key FILE | --auth-munge [--munge-users LIST]]
+        [--auth-key FILE | --auth-munge [--munge-users LIST]] [--poll MODE]
                          Serve every fabdiag tool, client after client
 
 Options:
@@ -112,6 +116,11 @@ Options:
                          this server's to them
       --munge-users=LIST Admit only these users' credentials (names or UIDs,
                          comma-separated) (default: any user of the cluster)
+      --poll=MODE        What this server's side of a test does when its
+                         completion queue is empty: spin (poll again at once;
+                         the default) or yield (let any other thread ready to
+                         run on the CPU have it first: for a node whose cores
+                         are busy; each client chooses its own side's)
   -h, --help             Print this help text and exit
   -V, --version          Print the version and exit
 
@@ -134,6 +143,7 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
         auth_key: None,
         auth_munge: false,
         munge_users: None,
+        poll: PollMode::Spin,
     };
     let (mut tx, mut rx, mut kind) = (None, None, None);
     let bad = |m: String| OptionError::Invalid(m);
@@ -184,6 +194,11 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
                         .and_then(|n| u32::try_from(n).ok())
                         .ok_or_else(|| bad(format!("Invalid --max-tests-per-minute: '{v}' (1 or more)")))?,
                 )
+            }
+            Parsed::Opt(ServeOpt::Poll, v) => {
+                let v = v.unwrap_or_default();
+                o.poll =
+                    PollMode::parse(&v).ok_or_else(|| bad(format!("Invalid poll mode: {v}. Must be spin or yield")))?
             }
             Parsed::Opt(ServeOpt::Port, None) => {}
             Parsed::Operand(x) => return Err(bad(format!("Unexpected argument: {x}"))),
@@ -254,6 +269,24 @@ mod tests {
         ] {
             assert_eq!(serve(&args(a)), Err(OptionError::Invalid(m.into())), "{a:?}");
         }
+    }
+
+    #[test]
+    fn serve_polls_as_told() {
+        let poll = |a: &[&str]| match serve(&args(a)) {
+            Ok(Action::Run(o)) => Ok(o.poll),
+            Ok(_) => panic!("{a:?}"),
+            Err(e) => Err(e),
+        };
+        assert_eq!(poll(&[]), Ok(PollMode::Spin));
+        assert_eq!(poll(&["--poll", "yield"]), Ok(PollMode::Yield));
+        assert_eq!(poll(&["--poll=spin"]), Ok(PollMode::Spin));
+        assert_eq!(
+            poll(&["--poll", "nap"]),
+            Err(OptionError::Invalid(
+                "Invalid poll mode: nap. Must be spin or yield".into()
+            ))
+        );
     }
 
     #[test]

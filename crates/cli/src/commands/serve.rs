@@ -460,6 +460,7 @@ fn worker_args(o: &ServeOptions, gpu: Option<GpuUse>) -> Vec<String> {
     if let Some(users) = &o.munge_users {
         worker_args.extend(["--munge-users".to_string(), users.join(",")]);
     }
+    worker_args.extend(["--poll".to_string(), o.poll.name().to_string()]);
     if let Some(g) = gpu {
         for (flag, index) in [("-t", g.tx), ("-r", g.rx)] {
             if let Some(i) = index {

@@ -168,6 +168,7 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         calls: Some(calls.clone()),
         peer: Some(peer.clone()),
         limits: o.limits,
+        poll: o.poll,
         auth,
         ..Env::default()
     });

@@ -435,6 +435,21 @@ fn a_ctrl_c_while_a_measured_test_tears_down_keeps_its_line() {
     assert!(last["error"].is_null() && last["tool"] == "cxi_write_lat", "{last}");
 }
 
+/// `--poll yield`: the server's side of every test yields when its
+/// completion queue is empty, and its line says so (the client's side
+/// spins, as its own option says).
+#[test]
+fn the_server_polls_as_told_and_says_so() {
+    let _cpu = cpu();
+    let s = Serve::start_with(&["--poll", "yield"], &[]);
+    let o = s.client(&["send-lat", "-n", "20", "--json"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.json()["config"]["poll"], "spin");
+    let line = s.wait_lines(2)[1].clone();
+    assert_eq!(line["config"]["poll"], "yield", "{line}");
+    s.stop(Signal::SIGTERM);
+}
+
 /// The server's worker processes (its children running `__serve-worker`).
 fn workers(server: u32) -> Vec<u32> {
     let mut found = Vec::new();
@@ -611,6 +626,11 @@ fn stops_cleanly_on_sigint_and_sigterm_even_mid_test() {
 fn bad_serve_options_and_busy_port() {
     expect_failure(&["serve", "-p", "70000"], 1, "fabdiag serve: Invalid port: 70000");
     expect_failure(&["serve", "host"], 1, "fabdiag serve: Unexpected argument: host");
+    expect_failure(
+        &["serve", "--poll", "nap"],
+        1,
+        "fabdiag serve: Invalid poll mode: nap. Must be spin or yield",
+    );
     let h = run(&["serve", "-h"], SHORT);
     assert_eq!(h.code, Some(0));
     assert!(
