@@ -39,18 +39,19 @@ pair_line() {
     printf '  pair %-15s against %-15s %s\n' "$a" "$b" "$(python3 "$(dirname "${BASH_SOURCE[0]}")/rank-test.py" --paired "$@" 2>&1)"
 }
 
-# fi_pingpong_lat PROVIDER SIZE ITERS PORT: one run of Debian's fi_pingpong
-# (-e rdm) over loopback, its server under $SRV and its client under $CLI
+# fi_pingpong_lat PROVIDER SIZE ITERS PORT [DST]: one run of Debian's
+# fi_pingpong (-e rdm) to DST (default 127.0.0.1, loopback), its server
+# under $SRV and its client under $CLI
 # (the caller's pinning, e.g. "taskset -c 0"; empty: not pinned), and
 # PEER_ENV (e.g. "LD_PRELOAD=...") in both sides' environment; prints the
 # client's usec per one-way transfer (nothing when the run gave none)
 fi_pingpong_lat() {
-    local p=$1 s=$2 n=$3 port=$4
+    local p=$1 s=$2 n=$3 port=$4 dst=${5:-127.0.0.1}
     # shellcheck disable=SC2086
     $SRV env ${PEER_ENV:-} timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$n" -B "$port" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.4
     # shellcheck disable=SC2086
-    $CLI env ${PEER_ENV:-} timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$n" -P "$port" 127.0.0.1 2>/dev/null | awk 'NR==2 {print $7}'
+    $CLI env ${PEER_ENV:-} timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$n" -P "$port" "$dst" 2>/dev/null | awk 'NR==2 {print $7}'
     wait "$srv" || true
 }

@@ -20,6 +20,7 @@
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/scripts/dev/netns-cluster.sh"
+. "$here/scripts/dev/bench-common.sh"
 command -v fi_pingpong >/dev/null || { echo "victim-path-noise.sh: needs fi_pingpong (apt-get install libfabric-bin)" >&2; exit 1; }
 cluster_up vn 198.18.26 6 100mbit 2
 cluster_fabdiag
@@ -45,11 +46,7 @@ fab() {
 }
 pingpong() {
   port=$((port + 1))
-  "${server[@]}" timeout 120 fi_pingpong -p tcp -e rdm -S 8 -I "$iters" -B "$port" >/dev/null 2>&1 &
-  local s=$!
-  sleep 0.4
-  "${client[@]}" timeout 120 fi_pingpong -p tcp -e rdm -S 8 -I "$iters" -P "$port" "$dst" 2>/dev/null | awk 'NR==2 {print $7}'
-  wait "$s" || true
+  SRV="${server[*]}" CLI="${client[*]}" fi_pingpong_lat tcp 8 "$iters" "$port" "$dst"
 }
 p50=() p99=() mean=() pp=()
 echo "node 0 -> node 3 across the spine (40mbit, queue 30ms), no load; write-lat -D $secs (1 ms pause), send-lat and fi_pingpong -I $iters without one${PIN:+; pinned}"

@@ -197,9 +197,7 @@ pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) ->
     };
     let poll = match raw.last(Opt::Poll) {
         None => PollMode::Spin,
-        Some(s) => {
-            PollMode::parse(s).ok_or_else(|| invalid(format!("Invalid poll mode: {s}. Must be spin or yield")))?
-        }
+        Some(s) => poll_mode(s)?,
     };
     Ok(Common {
         mode: RunMode::Server,
@@ -241,6 +239,11 @@ pub(crate) fn common_mode(raw: &Raw, c: &mut Common) -> Result<(), OptionError> 
 }
 
 /// `--auth-key` and `--auth-munge` (every tool that has both): one or the other.
+/// `--poll`'s value, for the pair tools and `serve` alike.
+pub(crate) fn poll_mode(s: &str) -> Result<PollMode, OptionError> {
+    PollMode::parse(s).ok_or_else(|| invalid(format!("Invalid poll mode: {s}. Must be spin or yield")))
+}
+
 pub(crate) fn one_auth(key: bool, munge: bool) -> Result<(), OptionError> {
     match key && munge {
         true => Err(invalid(

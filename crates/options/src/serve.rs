@@ -195,11 +195,7 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
                         .ok_or_else(|| bad(format!("Invalid --max-tests-per-minute: '{v}' (1 or more)")))?,
                 )
             }
-            Parsed::Opt(ServeOpt::Poll, v) => {
-                let v = v.unwrap_or_default();
-                o.poll =
-                    PollMode::parse(&v).ok_or_else(|| bad(format!("Invalid poll mode: {v}. Must be spin or yield")))?
-            }
+            Parsed::Opt(ServeOpt::Poll, v) => o.poll = crate::resolve::poll_mode(&v.unwrap_or_default())?,
             Parsed::Opt(ServeOpt::Port, None) => {}
             Parsed::Operand(x) => return Err(bad(format!("Unexpected argument: {x}"))),
         }
