@@ -7,6 +7,9 @@
 
 use std::time::{Duration, Instant};
 
+mod raw_counter;
+pub use raw_counter::{RawClock, RATE_SPAN};
+
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ClockError {
     #[error("the cycle counter is not supported on this CPU architecture; use --clock clock_gettime")]

@@ -155,6 +155,10 @@ pub struct LatRun {
     pub clock: String,
     /// Calibrated cycle-counter frequency, with `--clock cycles`.
     pub cycles_mhz: Option<f64>,
+    /// What each timestamp is read with: "clock_gettime", or "rdtsc"
+    /// (`--clock cycles`, or CLOCK_MONOTONIC_RAW read through the counter
+    /// the kernel counts it by).
+    pub clock_reads: String,
     pub delivery_complete: bool,
     /// `--poll`: what this side does when its completion queue is empty.
     pub poll: PollMode,
@@ -198,6 +202,8 @@ pub struct AmoRun {
     pub remote_address: String,
     pub clock: Option<String>,
     pub cycles_mhz: Option<f64>,
+    /// As `LatRun::clock_reads`, for atomic_lat.
+    pub clock_reads: Option<String>,
     pub delivery_complete: bool,
     /// `--poll`: what this side does when its completion queue is empty.
     pub poll: PollMode,

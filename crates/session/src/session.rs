@@ -22,6 +22,7 @@ use crate::memory::MemoryPlan;
 use crate::net::{FabricNet, Net, Port};
 use crate::outcome::{Failure, Report, SessionError};
 use crate::sink::{Event, Silent, Sink};
+use fabdiag_clock::{RawClock, RATE_SPAN};
 use fabdiag_fabric::FabricError;
 use fabdiag_model::{ClockKind, ServeLimits, TestSpec};
 use fabdiag_model::{PairCounters, Role, Row, RunDesc, Tool};
@@ -125,7 +126,10 @@ fn prepare(
     spec.validate().map_err(|e| early(e.into()))?;
     let fam = family::plan(spec, env).map_err(early)?;
     let clock = match spec.clock {
-        ClockKind::ClockGettime => LatClock::Raw,
+        // (the counter's rate takes RATE_SPAN to measure: only where
+        // something is timed)
+        ClockKind::ClockGettime if spec.tool.is_latency() => LatClock::Raw(RawClock::measured(RATE_SPAN)),
+        ClockKind::ClockGettime => LatClock::CALL,
         ClockKind::Cycles => {
             let c = fabdiag_clock::calibrate(env.ignore_cpu_freq_mismatch).map_err(|e| early(e.into()))?;
             if let Some(w) = &c.warning {
@@ -485,7 +489,7 @@ pub(crate) fn server_run(
             sink.event(Event::Warning(w));
         }
         fam.check(&*port)?;
-        Side::new(Role::Server, &*fam, &LatClock::Raw, env, link, sink).run(&mut *port, &mut p)
+        Side::new(Role::Server, &*fam, &LatClock::CALL, env, link, sink).run(&mut *port, &mut p)
     })();
     p.conclude(r, link)
 }

@@ -346,7 +346,7 @@ fn pair(spec: TestSpec, links: (FakeLink, FakeLink), nets: (FakeNet, FakeNet), e
     });
     let mut log = Log::default();
     let fam = family::plan(&spec, &ce).unwrap();
-    let r = client_run(spec, &*fam, LatClock::Raw, &ce, &mut cn, &mut cl, &mut log);
+    let r = client_run(spec, &*fam, LatClock::CALL, &ce, &mut cn, &mut cl, &mut log);
     // the client's link goes with it, as a process's would
     drop(cl);
     Pair {
@@ -722,7 +722,9 @@ fn the_driver_runs_with_no_peer_process() {
         let me = port.advertise().unwrap();
         port.connect(me).unwrap();
         let mut link = Alone::default();
-        let mut d = port.driver(&mut link, fam.driver(Role::Client, LatClock::Raw)).unwrap();
+        let mut d = port
+            .driver(&mut link, fam.driver(Role::Client, LatClock::CALL))
+            .unwrap();
         let r = run_size(&mut *d, Activity::Active, Mode::Iterations(50), 4096, 16).unwrap();
         assert_eq!((r.iterations, r.own.ops, r.peer.ops), (50, 800, 0), "{provider}");
         assert!(r.bw_mb_s > 0.0, "{provider}");

@@ -327,6 +327,31 @@ fn a_yielding_client_yields_through_the_gap_between_iterations() {
     );
 }
 
+/// The default clock, CLOCK_MONOTONIC_RAW, is read through the TSC exactly
+/// where the kernel counts that clock by the TSC, and the JSON says which.
+#[test]
+fn the_default_clock_reads_the_counter_the_kernel_counts_by() {
+    let _cpu = cpu();
+    let source =
+        std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource").unwrap_or_default();
+    let c = run(&["send-lat", "--local", "-n", "50", "--json"], LIMIT);
+    assert_eq!(c.code, Some(0), "{}", c.stderr);
+    let j = c.json();
+    assert_eq!(j["config"]["clock"], "clock_gettime");
+    assert_eq!(j["config"]["cycles_mhz"], Value::Null);
+    let want = if source.trim() == "tsc" && cfg!(target_arch = "x86_64") {
+        "rdtsc"
+    } else {
+        "clock_gettime"
+    };
+    assert_eq!(j["config"]["clock_reads"], want, "clock source {source:?}");
+    check_stats(&j["results"][0], 50);
+    // bandwidth tools time nothing per operation: nothing to say
+    let c = run(&["write-bw", "--local", "-n", "5", "--json"], LIMIT);
+    assert_eq!(c.code, Some(0), "{}", c.stderr);
+    assert_eq!(c.json()["config"].get("clock_reads"), None);
+}
+
 #[test]
 fn cycle_counter_clock() {
     let _cpu = cpu();
@@ -348,6 +373,12 @@ fn cycle_counter_clock() {
             let j = c.json();
             assert_eq!(j["config"]["clock"], "cycles");
             assert!(j["config"]["cycles_mhz"].as_f64().unwrap() > 1.0);
+            let counter = if cfg!(target_arch = "aarch64") {
+                "cntvct_el0"
+            } else {
+                "rdtsc"
+            };
+            assert_eq!(j["config"]["clock_reads"], counter);
             check_stats(&j["results"][0], 50);
         }
         // a loaded VM can fail the calibration fit: that must be a clear,

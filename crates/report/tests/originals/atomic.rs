@@ -40,6 +40,7 @@ fn run(role: Role) -> AmoRun {
         remote_address: remote.into(),
         clock: None,
         cycles_mhz: None,
+        clock_reads: None,
         delivery_complete: true,
         poll: PollMode::Spin,
     }

@@ -33,6 +33,7 @@ fn run(role: Role, iters: u64, min: u64, max: u64, report_all: bool) -> LatRun {
         remote_address: remote.into(),
         clock: "clock_gettime".into(),
         cycles_mhz: None,
+        clock_reads: "clock_gettime".into(),
         delivery_complete: true,
         poll: PollMode::Spin,
         client_mem: SideMem::system(),

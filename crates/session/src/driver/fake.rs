@@ -152,7 +152,7 @@ fn config(op: Op, list: u64, max_size: u64) -> DriverConfig {
         unrestricted: false,
         max_size,
         echo: false,
-        clock: LatClock::Raw,
+        clock: LatClock::CALL,
     }
 }
 

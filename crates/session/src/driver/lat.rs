@@ -3,30 +3,37 @@
 //! server's echo back) halved; and the clocks that time it.
 
 use super::{peer, DataPath, DriveError, FabricDriver, Op, COMPLETIONS_PER_POLL};
-use fabdiag_clock::Calibration;
+use fabdiag_clock::{Calibration, RawClock};
 use fabdiag_engine::{Activity, LatDriver, Measure, SyncPoint};
 use fabdiag_fabric::{OpFlags, Posted};
 
 /// How latency is timed.
 #[derive(Clone, Debug)]
 pub enum LatClock {
-    /// CLOCK_MONOTONIC_RAW.
-    Raw,
+    /// CLOCK_MONOTONIC_RAW, read by the call or by the counter it counts
+    /// (`RawClock`).
+    Raw(RawClock),
     /// The CPU cycle counter, converted with this calibration.
     Cycles(Calibration),
 }
 
 impl LatClock {
+    /// CLOCK_MONOTONIC_RAW by the call: a side that times nothing, or a
+    /// test.
+    pub const CALL: LatClock = LatClock::Raw(RawClock::Call);
+
+    #[inline]
     fn now(&self) -> u64 {
         match self {
-            LatClock::Raw => fabdiag_clock::monotonic_raw_ns(),
+            LatClock::Raw(r) => r.now(),
             LatClock::Cycles(_) => fabdiag_clock::cycles().unwrap_or(0),
         }
     }
 
+    #[inline]
     fn elapsed_ns(&self, t0: u64, t1: u64) -> u64 {
         match self {
-            LatClock::Raw => t1.saturating_sub(t0),
+            LatClock::Raw(r) => r.elapsed_ns(t0, t1),
             LatClock::Cycles(c) => c.to_ns(t1.wrapping_sub(t0)),
         }
     }
@@ -35,7 +42,17 @@ impl LatClock {
     pub fn mhz(&self) -> Option<f64> {
         match self {
             LatClock::Cycles(c) => Some(c.mhz),
-            LatClock::Raw => None,
+            LatClock::Raw(_) => None,
+        }
+    }
+
+    /// What each timestamp is read with ("clock_gettime", "rdtsc"), for
+    /// the JSON.
+    pub fn reads(&self) -> &'static str {
+        match self {
+            LatClock::Raw(r) => r.reads(),
+            LatClock::Cycles(_) if cfg!(target_arch = "aarch64") => "cntvct_el0",
+            LatClock::Cycles(_) => "rdtsc",
         }
     }
 }
@@ -55,8 +72,7 @@ impl<W: DataPath + ?Sized> FabricDriver<'_, W> {
                 self.watch()?;
             }
         }
-        self.wait_until(|d| d.tx_done >= d.tx_posted)?;
-        let t1 = self.cfg.clock.now();
+        let t1 = self.wait_marked(|d| d.tx_done >= d.tx_posted, |d| d.cfg.clock.now())?;
         Ok(self.cfg.clock.elapsed_ns(t0, t1))
     }
 
@@ -80,11 +96,14 @@ impl<W: DataPath + ?Sized> FabricDriver<'_, W> {
         // two, psm3 polls its sockets for the second before it returns
         // the first
         self.poll_max = 1;
-        let waited = self.wait_until(|d| d.tx_done >= d.tx_posted && d.rx_data >= want_echo);
-        let t1 = self.cfg.clock.now();
+        // the clock stops as the echo is dequeued, before it is accounted
+        let waited = self.wait_marked(
+            |d| d.tx_done >= d.tx_posted && d.rx_data >= want_echo,
+            |d| d.cfg.clock.now(),
+        );
         self.poll_max = COMPLETIONS_PER_POLL;
         self.hold_reposts = false;
-        waited?;
+        let t1 = waited?;
         self.repost()?;
         Ok(self.cfg.clock.elapsed_ns(t0, t1) / 2)
     }

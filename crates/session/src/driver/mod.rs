@@ -361,6 +361,12 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
     #[inline]
     fn progress(&mut self) -> Result<usize, DriveError> {
         let n = self.ep.poll(&mut self.comps[..self.poll_max])?;
+        self.after_poll(n)
+    }
+
+    /// `progress` past the poll that found `n` completions.
+    #[inline]
+    fn after_poll(&mut self, n: usize) -> Result<usize, DriveError> {
         // what `accounted` would do with no completion: send what is owed,
         // post again what completed
         if n == 0
@@ -380,6 +386,11 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
         for i in 0..n {
             let c = self.comps[i];
             if c.is_recv {
+                if c.len > 0 && self.cfg.echo && self.cfg.activity == Activity::Passive {
+                    // send_lat's server answers before it counts anything:
+                    // its turnaround is inside every round trip timed
+                    self.echo(c.len)?;
+                }
                 // Reuse the slot that just completed; the receive queue
                 // therefore cannot be full. (The context is the slot it was
                 // posted with; the modulo, a division, only guards it.)
@@ -397,17 +408,13 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
                         *l = c.len;
                     }
                     // A passive receiver answers: every message with its echo
-                    // (send_lat), or every full batch (send_bw); active sides
-                    // answer from their iteration.
-                    if self.cfg.activity == Activity::Passive {
-                        if self.cfg.echo {
-                            self.echoes_owed.push_back(c.len);
-                        } else {
-                            self.batch_left = self.batch_left.saturating_sub(1);
-                            if self.batch_left == 0 {
-                                self.responses_owed += 1;
-                                self.batch_left = self.cfg.list_size;
-                            }
+                    // (send_lat, above), or every full batch (send_bw); active
+                    // sides answer from their iteration.
+                    if self.cfg.activity == Activity::Passive && !self.cfg.echo {
+                        self.batch_left = self.batch_left.saturating_sub(1);
+                        if self.batch_left == 0 {
+                            self.responses_owed += 1;
+                            self.batch_left = self.cfg.list_size;
                         }
                     }
                 }
@@ -440,6 +447,18 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
             self.repost()?;
         }
         Ok(n)
+    }
+
+    /// send_lat's echo of a `len`-byte message: sent now, unless earlier
+    /// echoes still wait for room (then it waits behind them).
+    #[inline]
+    fn echo(&mut self, len: u64) -> Result<(), DriveError> {
+        if self.echoes_owed.is_empty() && self.send_at(0, len, self.inject_ok(len))? == Posted::Queued {
+            self.echoes_sent += 1;
+        } else {
+            self.echoes_owed.push_back(len);
+        }
+        Ok(())
     }
 
     /// Posts again the receive slots that completed (`reposts`).

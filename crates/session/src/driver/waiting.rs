@@ -1,10 +1,11 @@
 //! How a waiting driver notices that it waits in vain: the control
 //! connection is checked every 100 ms (the peer failed, closed or fell
-//! silent), and a fabric that completes nothing for too long is a stall.
+//! silent), and a fabric that completes nothing for too long is a stall;
+//! and where a latency sample ends (`wait_marked`).
 //! When the fabric itself fails, the control connection's account (a peer
-//! that died) is preferred, since it is the likelier story. The clock is
-//! read only here, and only every `IDLE_POLLS` empty polls, so waiting
-//! for the next completion costs a CQ poll and nothing else.
+//! that died) is preferred, since it is the likelier story. The watch's
+//! clock is read only here, and only every `IDLE_POLLS` empty polls, so
+//! waiting for the next completion costs a CQ poll and nothing else.
 
 use super::{DataPath, DriveError, FabricDriver};
 use fabdiag_proto::Phase;
@@ -52,17 +53,41 @@ impl<W: DataPath + ?Sized> FabricDriver<'_, W> {
 
     /// Progresses until `done` holds, watching for a dead peer.
     pub(super) fn wait_until(&mut self, done: impl Fn(&Self) -> bool) -> Result<(), DriveError> {
+        self.wait_marked(done, |_| 0).map(drop)
+    }
+
+    /// `wait_until`, returning `mark` taken right after the poll that made
+    /// `done` hold and before what it found is accounted (a latency
+    /// sample's end: the moment the completion was dequeued, originals
+    /// §3.9, with none of fabdiag's bookkeeping inside the sample); taken
+    /// at once if `done` holds already.
+    #[inline]
+    pub(super) fn wait_marked(
+        &mut self,
+        done: impl Fn(&Self) -> bool,
+        mark: impl Fn(&Self) -> u64,
+    ) -> Result<u64, DriveError> {
+        if done(self) {
+            return Ok(mark(self));
+        }
         self.rearm_watch();
         let mut idle = 0u32;
-        while !done(self) {
-            if self.progress()? == 0 {
+        loop {
+            let n = self.ep.poll(&mut self.comps[..self.poll_max])?;
+            if n == 0 {
+                self.after_poll(0)?;
                 idle += 1;
                 if idle.is_multiple_of(IDLE_POLLS) {
                     self.watch()?;
                 }
+                continue;
+            }
+            let m = mark(self);
+            self.after_poll(n)?;
+            if done(self) {
+                return Ok(m);
             }
         }
-        Ok(())
     }
 
     /// A fabric error is re-told as the peer's failure when the control

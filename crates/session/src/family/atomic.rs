@@ -233,6 +233,7 @@ impl FamilyRun for Atomic {
             remote_address: f.remote.clone(),
             clock: lat.then(|| s.clock.name().into()),
             cycles_mhz: f.clock.mhz(),
+            clock_reads: lat.then(|| f.clock.reads().into()),
             delivery_complete: f.port.delivery_complete(),
             poll: f.poll,
         }))

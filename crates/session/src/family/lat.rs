@@ -69,6 +69,7 @@ impl FamilyRun for Latency {
             remote_address: f.remote.clone(),
             clock: s.clock.name().into(),
             cycles_mhz: f.clock.mhz(),
+            clock_reads: f.clock.reads().into(),
             delivery_complete: f.port.delivery_complete(),
             poll: f.poll,
             client_mem,
