@@ -6,7 +6,7 @@
 # settings each pair was matched on are printed beside it. Not a test: the
 # numbers depend on the machine and its load.
 #
-# usage: [FABDIAG_BIN=path] scripts/dev/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--before BIN] [--quick]
+# usage: [FABDIAG_BIN=path] scripts/dev/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--before BIN] [--quick | --sizes LIST]
 #                                           [--only latency|rate|bandwidth|writes] [--provider shm|tcp]
 #   (env BENCH_CPUS="S C" and BENCH_PORT: see below)
 #   --runs      alternations per row (default 5; the median is reported,
@@ -21,7 +21,7 @@
 #               compared
 #   --before    another fabdiag build (e.g. an earlier commit's) run in the
 #               same alternation on latency rows, for a before and after
-#   --quick     fewer sizes
+#   --quick     fewer sizes; --sizes "A B ...": these
 #   --only      one kind of row; --provider: one provider (default both)
 #   (env RUN_FIGURES=1: each latency row followed by every run's figure,
 #   sorted, per tool, the rank test of fabdiag's runs against each
@@ -63,6 +63,7 @@ MIN_RUN_S=0.5
 FT=""
 BEFORE=""
 QUICK=0
+SIZES=""
 ONLY=""
 PROVS="shm tcp"
 while [ $# -gt 0 ]; do
@@ -72,6 +73,7 @@ while [ $# -gt 0 ]; do
         --before) BEFORE="$2"; shift 2 ;;
         --fabtests) FT="$2"; shift 2 ;;
         --quick) QUICK=1; shift ;;
+        --sizes) SIZES="$2"; shift 2 ;;
         --only) ONLY="$2"; shift 2 ;;
         --provider) PROVS="$2"; shift 2 ;;
         *) echo "bench.sh: unknown argument '$1'" >&2; exit 1 ;;
@@ -289,7 +291,7 @@ lat_row() {
 
 echo "fabdiag $($B --version | awk '{print $2}'), $(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), libfabric $(fi_info --version 2>/dev/null | sed -n 's/^libfabric: *//p' | head -1), $RUNS alternating runs, medians, $PINNED"
 printf '%-9s %-4s %6s  %10s  %-16s %10s  %5s  %5s  %s\n' kind prov size fabdiag peer peer "speed" "slow" "matched settings"
-if [ "$QUICK" = 1 ]; then sizes="8 4096"; else sizes="8 64 1024 4096"; fi
+if [ -n "$SIZES" ]; then sizes=$SIZES; elif [ "$QUICK" = 1 ]; then sizes="8 4096"; else sizes="8 64 1024 4096"; fi
 want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 want latency && for p in $PROVS; do
     for s in $sizes; do
