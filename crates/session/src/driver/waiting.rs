@@ -59,7 +59,7 @@ impl<W: DataPath + ?Sized> FabricDriver<'_, W> {
     /// `wait_until`, returning `mark` taken right after the poll that made
     /// `done` hold and before what it found is accounted (a latency
     /// sample's end: the moment the completion was dequeued, originals
-    /// §3.9, with none of fabdiag's bookkeeping inside the sample); taken
+    /// §4, with none of fabdiag's bookkeeping inside the sample); taken
     /// at once if `done` holds already.
     #[inline]
     pub(super) fn wait_marked(
