@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 mod raw_counter;
-pub use raw_counter::{RawClock, RATE_SPAN};
+pub use raw_counter::{kernel_clock_source, RawClock, RATE_SPAN};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ClockError {

@@ -33,8 +33,7 @@ impl RawClock {
     /// counter when the kernel's current clock source is `tsc` on x86-64
     /// and its rate measures sensibly over `span`, the call otherwise.
     pub fn measured(span: Duration) -> RawClock {
-        let source = std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource");
-        if !cfg!(target_arch = "x86_64") || source.map(|s| s.trim() != "tsc").unwrap_or(true) {
+        if !cfg!(target_arch = "x86_64") || kernel_clock_source().as_deref() != Some("tsc") {
             return RawClock::Call;
         }
         match rate(span) {
@@ -70,6 +69,14 @@ impl RawClock {
             RawClock::Counter { .. } => "rdtsc",
         }
     }
+}
+
+/// The kernel's current clock source ("tsc", "kvm-clock", ...), if it
+/// says.
+pub fn kernel_clock_source() -> Option<String> {
+    std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 /// Nanoseconds per counter tick over `span`, or None where the counter
@@ -130,10 +137,9 @@ mod tests {
 
     #[test]
     fn the_counter_is_read_only_where_the_kernel_counts_time_by_it() {
-        let source = std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
-            .unwrap_or_default();
+        let source = kernel_clock_source();
         let clock = RawClock::measured(RATE_SPAN);
-        if source.trim() == "tsc" && cfg!(target_arch = "x86_64") {
+        if source.as_deref() == Some("tsc") && cfg!(target_arch = "x86_64") {
             assert_eq!(clock.reads(), "rdtsc", "{clock:?}");
         } else {
             assert_eq!(clock, RawClock::Call, "clock source {source:?}");

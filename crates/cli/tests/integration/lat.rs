@@ -332,14 +332,13 @@ fn a_yielding_client_yields_through_the_gap_between_iterations() {
 #[test]
 fn the_default_clock_reads_the_counter_the_kernel_counts_by() {
     let _cpu = cpu();
-    let source =
-        std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource").unwrap_or_default();
+    let source = fabdiag_clock::kernel_clock_source();
     let c = run(&["send-lat", "--local", "-n", "50", "--json"], LIMIT);
     assert_eq!(c.code, Some(0), "{}", c.stderr);
     let j = c.json();
     assert_eq!(j["config"]["clock"], "clock_gettime");
     assert_eq!(j["config"]["cycles_mhz"], Value::Null);
-    let want = if source.trim() == "tsc" && cfg!(target_arch = "x86_64") {
+    let want = if source.as_deref() == Some("tsc") && cfg!(target_arch = "x86_64") {
         "rdtsc"
     } else {
         "clock_gettime"

@@ -386,9 +386,10 @@ impl<'a, W: DataPath + ?Sized> FabricDriver<'a, W> {
         for i in 0..n {
             let c = self.comps[i];
             if c.is_recv {
-                if c.len > 0 && self.cfg.echo && self.cfg.activity == Activity::Passive {
-                    // send_lat's server answers before it counts anything:
-                    // its turnaround is inside every round trip timed
+                if c.len > 0 && self.cfg.echo {
+                    // send_lat's server (`echo` is set for it alone) answers
+                    // before it counts anything: its turnaround is inside
+                    // every round trip timed
                     self.echo(c.len)?;
                 }
                 // Reuse the slot that just completed; the receive queue
