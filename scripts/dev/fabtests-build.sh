@@ -10,14 +10,16 @@
 #       the libfabric to build against (default /usr, Debian's).
 #
 # FABTESTS_TAG picks the tag (default: v + the version of that libfabric's
-# fi_info, e.g. v1.17.0 for Debian 12's). Needs the autotools.
+# fi_info, e.g. v1.17.0 for Debian 12's). Installs the autotools where
+# missing (scripts/dev/dev-deps.sh).
 set -euo pipefail
 src=${1:?usage: scripts/dev/fabtests-build.sh SRC_GIT [PREFIX] [LIBFABRIC_PREFIX]}
 prefix=${2:-/tmp/fabtests}
 lf=${3:-/usr}
-for t in autoreconf libtoolize make cc; do
-    command -v "$t" >/dev/null || { echo "fabtests-build.sh: needs $t (apt-get install autoconf automake libtool build-essential)" >&2; exit 1; }
-done
+# shellcheck source=scripts/dev/dev-deps.sh
+source "$(dirname "$0")/dev-deps.sh"
+need_packages fabtests-build.sh autoreconf=autoconf aclocal=automake libtoolize=libtool \
+    make=build-essential cc=build-essential
 [ -e "$lf/include/rdma/fabric.h" ] || { echo "fabtests-build.sh: no $lf/include/rdma/fabric.h (apt-get install libfabric-dev)" >&2; exit 1; }
 version=$(LD_LIBRARY_PATH="$lf/lib" "$lf/bin/fi_info" --version 2>/dev/null | sed -n 's/^libfabric: *//p' | head -1)
 tag=${FABTESTS_TAG:-v${version%%[a-z]*}}

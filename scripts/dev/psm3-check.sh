@@ -13,19 +13,18 @@
 #       `fetch github:ofiwg/libfabric` brings); PREFIX: where the build
 #       goes (default /tmp/libfabric-psm3), reused when it has psm3
 #
-# Needs root, iproute2, the autotools, libnuma-dev and uuid-dev. v2.4.0
-# by default (LIBFABRIC_TAG): checked 2026-11-24.
+# Needs root; installs the autotools, libnuma-dev and uuid-dev where
+# missing (scripts/dev/dev-deps.sh). v2.4.0 by default (LIBFABRIC_TAG):
+# checked 2026-11-24.
 set -euo pipefail
 LIBFABRIC_TAG=${LIBFABRIC_TAG:-v2.4.0}
 src=${1:?usage: scripts/dev/psm3-check.sh SRC_GIT [PREFIX]}
 prefix=${2:-/tmp/libfabric-psm3}
 cd "$(dirname "$0")/../.."
-for t in autoreconf libtoolize ip; do
-  command -v "$t" >/dev/null || { echo "psm3-check: needs $t (apt-get install autoconf automake libtool iproute2)" >&2; exit 1; }
-done
-for h in numa.h uuid/uuid.h; do
-  [ -e "/usr/include/$h" ] || { echo "psm3-check: needs /usr/include/$h (apt-get install libnuma-dev uuid-dev)" >&2; exit 1; }
-done
+# shellcheck source=scripts/dev/dev-deps.sh
+source scripts/dev/dev-deps.sh
+need_packages psm3-check autoreconf=autoconf aclocal=automake libtoolize=libtool \
+  make=build-essential ip=iproute2 numa.h=libnuma-dev uuid/uuid.h=uuid-dev
 if ! LD_LIBRARY_PATH="$prefix/lib" "$prefix/bin/fi_info" -l 2>/dev/null | grep -q '^psm3:'; then
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
