@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# What the shared fd table costs fabdiag's polling loop over a provider
+# whose every poll is a system call (tcp): send-lat as it comes, send-lat
+# with every thread but the measuring one on its own fd table
+# (scripts/dev/unshare-threads.c, preloaded into both sides), and
+# Debian's fi_pingpong (one thread), RUNS rounds of the three in turn,
+# server on CPU 0 and client on CPU 1 (BENCH_CPUS). Each client runs under
+# scripts/dev/syscall-count.c, so beside each one-way latency it gives the
+# calls a round trip makes and the time one pass of the polling loop
+# takes (the run's time over its poll() calls): a figure that does not
+# wait on the other side, so it moves less than the latency. Prints each
+# variant's medians and the rounds paired (rank-test.py --paired).
+# Not a test: the figures depend on the machine and its load.
+# usage: FABDIAG_BIN=PATH scripts/dev/fdtable-cost.sh [RUNS (12)] [SIZE (64)] [ITERS (100000)]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+RUNS=${1:-12} SIZE=${2:-64} ITERS=${3:-100000} PROV=tcp
+B=${FABDIAG_BIN:-target/release/fabdiag}
+[ -x "$B" ] || { echo "fdtable-cost.sh: no fabdiag at $B (cargo build --release, or FABDIAG_BIN)" >&2; exit 1; }
+# shellcheck source=scripts/dev/bench-common.sh
+source scripts/dev/bench-common.sh
+lib=$(mktemp -d)
+trap 'rm -rf "$lib"' EXIT
+cc -O2 -shared -fPIC -o "$lib/count.so" scripts/dev/syscall-count.c -ldl
+cc -O2 -shared -fPIC -o "$lib/unshare.so" scripts/dev/unshare-threads.c -ldl
+port=$((49000 + RANDOM % 4000))
+
+# figures FILE USEC: "USEC NS_PER_POLL POLL SEND RECV READ WRITE" (calls a round trip)
+figures() {
+    awk -v us="$2" -v n="$ITERS" '{for (i = 2; i <= NF; i++) {split($i, a, "="); c[a[1]] = a[2]}}
+        END {if (!c["poll"]) {print "nan nan nan nan nan nan nan"; exit}
+             printf "%s %.0f %.2f %.2f %.2f %.2f %.2f\n", us, us * 2 * n * 1000 / c["poll"],
+                 c["poll"] / n, c["send"] / n, c["recv"] / n, c["read"] / n, c["write"] / n}' "$1"
+}
+fabdiag_one() { # preload-or-empty -> figures
+    port=$((port + 1))
+    rm -f "$lib/out"
+    taskset -c "$SCPU" env ${1:+LD_PRELOAD=$1} "$B" send-lat -p "$port" >/dev/null 2>&1 &
+    local srv=$! us
+    sleep 0.3
+    us=$(taskset -c "$CCPU" env SYSCALL_COUNT_OUT="$lib/out" LD_PRELOAD="$lib/count.so${1:+ $1}" \
+        "$B" send-lat 127.0.0.1 -p "$port" -P "$PROV" -s "$SIZE" -n "$ITERS" --warmup 100 --latency-gap 0 --json |
+        python3 -c "import json,sys; r=json.load(sys.stdin)['results'][0]; print('%.3f' % (r['mean_ns']/1000))") || us=nan
+    wait "$srv" || true
+    figures "$lib/out" "$us"
+}
+pingpong_one() { # -> figures (Debian's fi_pingpong -e rdm, as bench-common.sh runs it)
+    port=$((port + 1))
+    rm -f "$lib/out"
+    taskset -c "$SCPU" timeout 120 fi_pingpong -p "$PROV" -e rdm -S "$SIZE" -I "$ITERS" -B "$port" >/dev/null 2>&1 &
+    local srv=$! us
+    sleep 0.4
+    us=$(taskset -c "$CCPU" env SYSCALL_COUNT_OUT="$lib/out" LD_PRELOAD="$lib/count.so" \
+        fi_pingpong -p "$PROV" -e rdm -S "$SIZE" -I "$ITERS" -P "$port" 127.0.0.1 2>/dev/null | awk 'NR==2 {print $7}')
+    wait "$srv" || true
+    figures "$lib/out" "${us:-nan}"
+}
+echo "send-lat / send-lat with its helper threads on their own fd tables / fi_pingpong, $PROV, $SIZE B, $ITERS iterations, $RUNS rounds, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), server CPU $SCPU, client CPU $CCPU"
+echo "round  tool        usec  ns/poll-pass  calls a round trip: poll send recv read write"
+declare -a A U P
+for r in $(seq "$RUNS"); do
+    a=$(fabdiag_one "") u=$(fabdiag_one "$lib/unshare.so") p=$(pingpong_one)
+    printf '%5d  send-lat    %s\n%5d  unshared    %s\n%5d  fi_pingpong %s\n' "$r" "$a" "$r" "$u" "$r" "$p"
+    A+=("$a") U+=("$u") P+=("$p")
+done
+col() { local k=$1; shift; printf '%s\n' "$@" | awk -v k="$k" '{print $k}'; }
+for t in send-lat unshared fi_pingpong; do
+    case $t in send-lat) set -- "${A[@]}" ;; unshared) set -- "${U[@]}" ;; *) set -- "${P[@]}" ;; esac
+    printf 'median %-12s %s usec  %s ns a poll pass  calls a round trip: poll %s send %s recv %s read %s write %s\n' "$t" \
+        "$(col 1 "$@" | median)" "$(col 2 "$@" | median)" "$(col 3 "$@" | median)" "$(col 4 "$@" | median)" \
+        "$(col 5 "$@" | median)" "$(col 6 "$@" | median)" "$(col 7 "$@" | median)"
+done
+# shellcheck disable=SC2046
+pair_line unshared send-lat $(col 1 "${U[@]}") -- $(col 1 "${A[@]}")
+# shellcheck disable=SC2046
+pair_line send-lat fi_pingpong $(col 1 "${A[@]}") -- $(col 1 "${P[@]}")
+# shellcheck disable=SC2046
+pair_line unshared fi_pingpong $(col 1 "${U[@]}") -- $(col 1 "${P[@]}")
+echo "poll passes, ns (lower is faster):"
+# shellcheck disable=SC2046
+pair_line unshared send-lat $(col 2 "${U[@]}") -- $(col 2 "${A[@]}")
+# shellcheck disable=SC2046
+pair_line send-lat fi_pingpong $(col 2 "${A[@]}") -- $(col 2 "${P[@]}")
