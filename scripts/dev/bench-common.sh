@@ -42,16 +42,34 @@ pair_line() {
 # fi_pingpong_lat PROVIDER SIZE ITERS PORT [DST]: one run of Debian's
 # fi_pingpong (-e rdm) to DST (default 127.0.0.1, loopback), its server
 # under $SRV and its client under $CLI
-# (the caller's pinning, e.g. "taskset -c 0"; empty: not pinned), and
-# PEER_ENV (e.g. "LD_PRELOAD=...") in both sides' environment; prints the
-# client's usec per one-way transfer (nothing when the run gave none)
+# (the caller's pinning, e.g. "taskset -c 0"; empty: not pinned),
+# PEER_ENV (e.g. "LD_PRELOAD=...") in both sides' environment and
+# CLIENT_ENV in the client's alone; prints the client's usec per one-way
+# transfer (nothing when the run gave none)
 fi_pingpong_lat() {
     local p=$1 s=$2 n=$3 port=$4 dst=${5:-127.0.0.1}
+    # (env after timeout: a preload is for fi_pingpong, not for timeout)
     # shellcheck disable=SC2086
-    $SRV env ${PEER_ENV:-} timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$n" -B "$port" >/dev/null 2>&1 &
+    $SRV timeout 120 env ${PEER_ENV:-} fi_pingpong -p "$p" -e rdm -S "$s" -I "$n" -B "$port" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.4
     # shellcheck disable=SC2086
-    $CLI env ${PEER_ENV:-} timeout 120 fi_pingpong -p "$p" -e rdm -S "$s" -I "$n" -P "$port" "$dst" 2>/dev/null | awk 'NR==2 {print $7}'
+    $CLI timeout 120 env ${PEER_ENV:-} ${CLIENT_ENV:-} fi_pingpong -p "$p" -e rdm -S "$s" -I "$n" -P "$port" "$dst" 2>/dev/null | awk 'NR==2 {print $7}'
+    wait "$srv" || true
+}
+
+# fabdiag_lat FABDIAG PROVIDER SIZE ITERS PORT: one run of fabdiag
+# send-lat over loopback, as fi_pingpong_lat runs its peer ($SRV, $CLI,
+# PEER_ENV, CLIENT_ENV); prints the client's mean one-way usec (nothing
+# when the run gave none)
+fabdiag_lat() {
+    local b=$1 p=$2 s=$3 n=$4 port=$5
+    # shellcheck disable=SC2086
+    $SRV env ${PEER_ENV:-} "$b" send-lat -p "$port" >/dev/null 2>&1 &
+    local srv=$!
+    sleep 0.3
+    # shellcheck disable=SC2086
+    $CLI env ${PEER_ENV:-} ${CLIENT_ENV:-} "$b" send-lat 127.0.0.1 -p "$port" -P "$p" -s "$s" -n "$n" --warmup 100 --latency-gap 0 --json |
+        python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.3f" % (r["mean_ns"]/1000))' 2>/dev/null
     wait "$srv" || true
 }

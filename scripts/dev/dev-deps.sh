@@ -9,7 +9,7 @@
 #       ITEM: a command on PATH, or a header path under /usr/include
 #       (anything with a slash or ending in .h)
 need_packages() {
-    local who=$1 item pkg missing=()
+    local who=$1 spec item pkg missing=()
     shift
     for spec in "$@"; do
         item=${spec%%=*} pkg=${spec#*=}

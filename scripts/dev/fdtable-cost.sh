@@ -32,34 +32,24 @@ figures() {
              printf "%s %.0f %.2f %.2f %.2f %.2f %.2f\n", us, us * 2 * n * 1000 / c["poll"],
                  c["poll"] / n, c["send"] / n, c["recv"] / n, c["read"] / n, c["write"] / n}' "$1"
 }
-fabdiag_one() { # preload-or-empty -> figures
+SRV="taskset -c $SCPU" CLI="taskset -c $CCPU"
+one() { # "fabdiag PRELOAD-OR-EMPTY" or "pingpong" -> figures
     port=$((port + 1))
     rm -f "$lib/out"
-    taskset -c "$SCPU" env ${1:+LD_PRELOAD=$1} "$B" send-lat -p "$port" >/dev/null 2>&1 &
-    local srv=$! us
-    sleep 0.3
-    us=$(taskset -c "$CCPU" env SYSCALL_COUNT_OUT="$lib/out" LD_PRELOAD="$lib/count.so${1:+ $1}" \
-        "$B" send-lat 127.0.0.1 -p "$port" -P "$PROV" -s "$SIZE" -n "$ITERS" --warmup 100 --latency-gap 0 --json |
-        python3 -c "import json,sys; r=json.load(sys.stdin)['results'][0]; print('%.3f' % (r['mean_ns']/1000))") || us=nan
-    wait "$srv" || true
-    figures "$lib/out" "$us"
-}
-pingpong_one() { # -> figures (Debian's fi_pingpong -e rdm, as bench-common.sh runs it)
-    port=$((port + 1))
-    rm -f "$lib/out"
-    taskset -c "$SCPU" timeout 120 fi_pingpong -p "$PROV" -e rdm -S "$SIZE" -I "$ITERS" -B "$port" >/dev/null 2>&1 &
-    local srv=$! us
-    sleep 0.4
-    us=$(taskset -c "$CCPU" env SYSCALL_COUNT_OUT="$lib/out" LD_PRELOAD="$lib/count.so" \
-        fi_pingpong -p "$PROV" -e rdm -S "$SIZE" -I "$ITERS" -P "$port" 127.0.0.1 2>/dev/null | awk 'NR==2 {print $7}')
-    wait "$srv" || true
+    local us
+    if [ "$1" = pingpong ]; then
+        us=$(CLIENT_ENV="SYSCALL_COUNT_OUT=$lib/out LD_PRELOAD=$lib/count.so" fi_pingpong_lat "$PROV" "$SIZE" "$ITERS" "$port")
+    else
+        us=$(PEER_ENV=${2:+LD_PRELOAD=$2} CLIENT_ENV="SYSCALL_COUNT_OUT=$lib/out LD_PRELOAD=$lib/count.so${2:+:$2}" \
+            fabdiag_lat "$B" "$PROV" "$SIZE" "$ITERS" "$port")
+    fi
     figures "$lib/out" "${us:-nan}"
 }
 echo "send-lat / send-lat with its helper threads on their own fd tables / fi_pingpong, $PROV, $SIZE B, $ITERS iterations, $RUNS rounds, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), server CPU $SCPU, client CPU $CCPU"
 echo "round  tool        usec  ns/poll-pass  calls a round trip: poll send recv read write"
 declare -a A U P
 for r in $(seq "$RUNS"); do
-    a=$(fabdiag_one "") u=$(fabdiag_one "$lib/unshare.so") p=$(pingpong_one)
+    a=$(one fabdiag) u=$(one fabdiag "$lib/unshare.so") p=$(one pingpong)
     printf '%5d  send-lat    %s\n%5d  unshared    %s\n%5d  fi_pingpong %s\n' "$r" "$a" "$r" "$u" "$r" "$p"
     A+=("$a") U+=("$u") P+=("$p")
 done

@@ -37,12 +37,7 @@ SRV="taskset -c $SCPU" CLI="taskset -c $CCPU"
 port=${BENCH_PORT:-$((56000 + RANDOM % 4000))}
 fab() {
     port=$((port + 1))
-    $SRV "$B" send-lat -p "$port" >/dev/null 2>&1 &
-    local s=$!
-    sleep 0.3
-    $CLI "$B" send-lat 127.0.0.1 -p "$port" -P "$PROV" -s "$SIZE" -n "$ITERS" --warmup 100 --latency-gap 0 --json |
-        python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print("%.3f" % (r["mean_ns"]/1000))'
-    wait "$s" || true
+    fabdiag_lat "$B" "$PROV" "$SIZE" "$ITERS" "$port"
 }
 peer() {
     port=$((port + 1))
