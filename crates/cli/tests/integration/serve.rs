@@ -92,9 +92,10 @@ impl Serve {
     }
 }
 
-/// A symlink to fabdiag under an original name.
+/// A symlink to fabdiag under an original name, in the build's own folder
+/// for tests (under target/), not left behind in /tmp.
 fn original(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("fabdiag-serve-names-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-names");
     std::fs::create_dir_all(&dir).unwrap();
     let link = dir.join(name);
     let _ = std::fs::remove_file(&link);

@@ -61,7 +61,7 @@ fn measured_without(doc: &Value, r: u64) -> bool {
 #[test]
 fn four_ranks_on_loopback_test_every_pair_once_with_one_endpoint_each() {
     let _cpu = cpu();
-    let dir = tempdir("sweep4");
+    let (_folder, dir) = tempdir("sweep4");
     // what this test checks is coverage, not outliers: on a loaded 2-core
     // machine a pair can be slow by chance, so the rules here flag nothing
     let calm: &[&str] = &["--outlier-fraction", "0.001"];
@@ -164,7 +164,7 @@ fn ranks_reach_rank_0_and_each_other_over_ipv6() {
 #[test]
 fn a_latency_sweep_judged_by_p99_says_so_everywhere() {
     let _cpu = cpu();
-    let dir = tempdir("sweep-p99");
+    let (_folder, dir) = tempdir("sweep-p99");
     let coord = format!("127.0.0.1:{}", free_port());
     let lat_rank = |r: usize, extra: &[&str]| {
         let mut c = fabdiag(&["sweep", "--coordinator", &coord, "-P", "tcp"]);
@@ -320,7 +320,7 @@ fn a_rank_that_cannot_start_is_named_with_its_reason_at_once() {
 fn a_rank_killed_mid_sweep_is_lost_and_the_others_pairs_complete() {
     let _cpu = cpu();
     // the first round's results in, then rank 3 killed
-    let (_, mut others, zero) = sweep_under_way("sweepkill", 4, 2);
+    let (_folder, _, mut others, zero) = sweep_under_way("sweepkill", 4, 2);
     others[2].signal(Signal::SIGKILL);
     let zero = zero.wait(LIMIT * 2);
     assert_eq!(zero.code, Some(2), "{}", zero.stderr);
@@ -349,7 +349,7 @@ fn a_rank_killed_mid_sweep_is_lost_and_the_others_pairs_complete() {
 #[test]
 fn a_rank_lost_before_rank_0_dies_is_lost_in_the_report_made_from_its_folder() {
     let _cpu = cpu();
-    let (dir, mut others, zero) = sweep_under_way("sweeplostdead", 4, 2);
+    let (_folder, dir, mut others, zero) = sweep_under_way("sweeplostdead", 4, 2);
     others[2].signal(Signal::SIGKILL);
     let nodes = format!("{dir}/nodes.json");
     let rank_3 = || {
@@ -388,7 +388,7 @@ fn a_rank_lost_before_rank_0_dies_is_lost_in_the_report_made_from_its_folder() {
 #[test]
 fn a_silent_rank_is_lost_soon_after_its_partner_reports_it() {
     let _cpu = cpu();
-    let dir = tempdir("sweepsilent");
+    let (_folder, dir) = tempdir("sweepsilent");
     let coord = format!("127.0.0.1:{}", free_port());
     let big: &[&str] = &["-n", "200", "--pair-timeout", "300"];
     let mut others: Vec<Proc> = (1..4).map(|r| Proc::spawn(&mut rank(r, 4, &coord, big))).collect();
@@ -496,7 +496,7 @@ fn a_rank_held_inside_a_provider_call_leaves_saying_why() {
 #[test]
 fn rank_0_held_inside_a_provider_call_still_reports_the_sweep() {
     let _cpu = cpu();
-    let dir = tempdir("sweepheld0");
+    let (_folder, dir) = tempdir("sweepheld0");
     let coord = format!("127.0.0.1:{}", free_port());
     let others: Vec<Proc> = (1..4).map(|r| Proc::spawn(&mut rank(r, 4, &coord, &[]))).collect();
     let zero = Proc::spawn(rank(0, 4, &coord, &["--json", "--output", &dir]).env(HELD.0, HELD.1)).wait(LIMIT * 2);
@@ -523,7 +523,7 @@ fn rank_0_held_inside_a_provider_call_still_reports_the_sweep() {
 #[test]
 fn a_full_output_disk_loses_no_result_from_the_report() {
     require_root();
-    let dir = tempdir("sweepfull");
+    let (_folder, dir) = tempdir("sweepfull");
     must(&["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", &dir]);
     struct Unmount<'a>(&'a str);
     impl Drop for Unmount<'_> {
@@ -564,15 +564,15 @@ fn until(what: &str, done: impl Fn() -> bool) {
 
 /// `n` real ranks with pair tests big enough to act on mid-sweep, rank 0
 /// writing JSON and `--output`, once the first round's `first` records are
-/// in: (the output directory, ranks 1.., rank 0).
-fn sweep_under_way(tag: &str, n: usize, first: usize) -> (String, Vec<Proc>, Proc) {
-    let dir = tempdir(tag);
+/// in: (the output directory's guard and path, ranks 1.., rank 0).
+fn sweep_under_way(tag: &str, n: usize, first: usize) -> (tempfile::TempDir, String, Vec<Proc>, Proc) {
+    let (folder, dir) = tempdir(tag);
     let coord = format!("127.0.0.1:{}", free_port());
     let big: &[&str] = &["-n", "200", "--pair-timeout", "20"];
     let others: Vec<Proc> = (1..n).map(|r| Proc::spawn(&mut rank(r, n, &coord, big))).collect();
     let zero = Proc::spawn(&mut rank(0, n, &coord, &[big, &["--json", "--output", &dir]].concat()));
     records(&dir, first);
-    (dir, others, zero)
+    (folder, dir, others, zero)
 }
 
 /// Ctrl-C under a launcher signals every rank: rank 0 ends the sweep after
@@ -584,7 +584,7 @@ fn a_stop_signal_to_every_rank_ends_the_sweep_with_its_report() {
     let _cpu = cpu();
     // six ranks, five rounds of three: a stop after the first round leaves
     // rounds untested even if the next one or two started before it landed
-    let (dir, others, zero) = sweep_under_way("sweepstop", 6, 3);
+    let (_folder, dir, others, zero) = sweep_under_way("sweepstop", 6, 3);
     // rank 0 first, as a launcher may: the others then finish their round
     zero.signal(Signal::SIGTERM);
     for p in &others {
@@ -649,7 +649,7 @@ fn a_rank_stopped_alone_leaves_naming_why() {
     // six ranks, five rounds: the stopped rank obeys the order that may
     // already be on its way (rank 0 could be stopping too) and leaves at
     // the one after
-    let (_, mut others, zero) = sweep_under_way("sweepstop1", 6, 3);
+    let (_folder, _, mut others, zero) = sweep_under_way("sweepstop1", 6, 3);
     others[2].signal(Signal::SIGINT);
     let zero = zero.wait(LIMIT * 2);
     assert_eq!(zero.code, Some(2), "{}", zero.stderr);
@@ -727,7 +727,7 @@ fn a_stop_during_the_join_ends_the_sweep_at_once() {
 /// `--simulate` stops the same way (its ranks are threads of the process).
 #[test]
 fn a_stopped_simulation_reports_what_it_measured() {
-    let dir = tempdir("simstop");
+    let (_folder, dir) = tempdir("simstop");
     let sim = Proc::spawn(&mut fabdiag(&[
         "sweep",
         "--simulate",
@@ -1105,7 +1105,7 @@ fn on_rails_only_ranks_of_one_rail_are_paired() {
     let doc = o.json();
     assert_eq!(doc["verdict"]["slow_rails"], serde_json::json!([1]), "{}", doc["rails"]);
     assert_eq!(doc["rails"][1]["slow_ranks"], 4);
-    let dir = tempdir("rails");
+    let (_folder, dir) = tempdir("rails");
     let o = run(&["sweep", "--simulate", "12", "--rails", "3", "--output", &dir], LIMIT);
     assert!(
         o.stdout
@@ -1167,7 +1167,7 @@ fn on_rails_a_rank_placed_off_its_rail_says_so() {
 /// rather than counting as "nothing ran" (every pair run again).
 #[test]
 fn resume_skips_a_torn_line_and_refuses_results_it_cannot_read() {
-    let dir = tempdir("resume");
+    let (_folder, dir) = tempdir("resume");
     let o = run(&["sweep", "--simulate", "4", "--output", &dir], LIMIT);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let jsonl = format!("{dir}/pairs.jsonl");
@@ -1220,7 +1220,7 @@ fn resume_skips_a_torn_line_and_refuses_results_it_cannot_read() {
 /// as it was.
 #[test]
 fn a_damaged_results_file_is_refused_naming_the_line_and_left_alone() {
-    let dir = tempdir("damaged");
+    let (_folder, dir) = tempdir("damaged");
     let o = run(&["sweep", "--simulate", "4", "--output", &dir], LIMIT);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     std::fs::remove_file(format!("{dir}/sweep.json")).unwrap();
@@ -1296,11 +1296,16 @@ fn thresholds_name_the_pairs_and_nodes_that_miss_them_with_their_own_exit_code()
     );
 }
 
-fn tempdir(tag: &str) -> String {
-    let d = std::env::temp_dir().join(format!("fabdiag-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d.display().to_string()
+/// A new folder for a sweep's output and its path; the folder goes, with
+/// everything in it, when the first is dropped (at the end of the test,
+/// passed or failed), so the suite leaves nothing behind in /tmp.
+fn tempdir(tag: &str) -> (tempfile::TempDir, String) {
+    let d = tempfile::Builder::new()
+        .prefix(&format!("fabdiag-{tag}-"))
+        .tempdir()
+        .unwrap();
+    let path = d.path().display().to_string();
+    (d, path)
 }
 
 /// A coordinator known only by its link-local address, named with its
@@ -1396,7 +1401,7 @@ fn two_nodes_that_cannot_reach_each_other_fail_their_pair_and_stay_in() {
 fn a_node_cut_off_mid_sweep_is_lost_and_gives_up_within_seconds() {
     let _cpu = cpu();
     let c = Cluster::new(4);
-    let dir = tempdir("sweepcut");
+    let (_folder, dir) = tempdir("sweepcut");
     let port = free_port();
     let args: &[&str] = &["-P", "tcp", "-s", "65536", "-D", "2", "--retest", "0"];
     let mut others: Vec<Proc> = (1..4).map(|r| Proc::spawn(&mut c.rank(r, port, args))).collect();
@@ -1439,7 +1444,7 @@ fn eight_namespaces_name_the_slowed_link_and_the_slowed_node() {
     c.slow_link(2, 5, "5mbit");
     c.slow_node(6, "10mbit");
     let port = free_port();
-    let dir = tempdir("sweepns");
+    let (_folder, dir) = tempdir("sweepns");
     let args: &[&str] = &["-P", "tcp", "-s", "65536", "-n", "4", "-l", "16", "--retest", "8"];
     let others: Vec<Proc> = (1..8).map(|r| Proc::spawn(&mut c.rank(r, port, args))).collect();
     let zero = Proc::spawn(&mut c.rank(0, port, &[args, &["--json", "--output", &dir]].concat())).wait(LIMIT * 4);
@@ -1521,7 +1526,7 @@ fn eight_namespaces_name_the_slowed_link_and_the_slowed_node() {
 #[test]
 fn real_ranks_are_compared_with_their_baseline_and_a_bad_one_stops_all() {
     let _cpu = cpu();
-    let dir = tempdir("baseline-real");
+    let (_folder, dir) = tempdir("baseline-real");
     let (zero, rest) = sweep(3, &["--output", &dir], &[]);
     assert_eq!(zero.code, Some(0), "{}", zero.stderr);
     assert!(rest.iter().all(|o| o.code == Some(0)));
