@@ -39,6 +39,17 @@ pair_line() {
     printf '  pair %-15s against %-15s %s\n' "$a" "$b" "$(python3 "$(dirname "${BASH_SOURCE[0]}")/rank-test.py" --paired "$@" 2>&1)"
 }
 
+# paired_speed A_FIGURE... -- B_FIGURE... [-- C_FIGURE...]: A's speed over
+# the better peer round by round: the median over the rounds of the
+# round's best peer time / A's time. Where a VM puts whole runs in a slow
+# mode (every tool alike) the runs of a row gather in two groups, and a
+# median of all of a tool's runs lands in either depending on how many of
+# them fell slow; the runs of one round mostly share the machine's state,
+# so the rounds' ratios do not jump with it
+paired_speed() {
+    python3 "$(dirname "${BASH_SOURCE[0]}")/rank-test.py" --median "$@" 2>/dev/null || echo nan
+}
+
 # fi_pingpong_lat PROVIDER SIZE ITERS PORT [DST]: one run of Debian's
 # fi_pingpong (-e rdm) to DST (default 127.0.0.1, loopback), its server
 # under $SRV and its client under $CLI

@@ -34,6 +34,11 @@
 #              vs fi_pingpong -e rdm and fi_rdm_pingpong (usec/xfer: their
 #              time per one-way transfer), one message in flight, all in
 #              one alternation; "speed" is over the better of the peers,
+#              "paired" the same round by round (the median over the
+#              rounds of the round's better peer time / fabdiag's: it
+#              does not jump when a few more of one tool's runs than of
+#              another's fall into a VM's slow mode, which a median of
+#              runs does),
 #              "slow" fabdiag's/fi_pingpong's[/fi_rdm_pingpong's]
 #   msg rate   fabdiag send-bw -l W (a batch of W sends, then the receiver's
 #              empty response) vs fi_rdm_tagged_bw -W W (a window of W
@@ -267,15 +272,20 @@ lat_row() {
     else
         peers="$peers $pm"
     fi
-    local speed before=""
+    local speed paired before=""
     speed=$(awk -v f="$fm" -v p="$best" 'BEGIN {printf "%.2f", p / f}')
+    if [ -n "$FT" ]; then
+        paired=$(paired_speed "${fa[@]}" -- "${pa[@]}" -- "${ra[@]}")
+    else
+        paired=$(paired_speed "${fa[@]}" -- "${pa[@]}")
+    fi
     if [ -n "$BEFORE" ]; then
         bm=$(printf '%s\n' "${ba[@]}" | median)
         before="  before $bm ($(awk -v f="$bm" -v p="$best" 'BEGIN {printf "%.2f", p / f}'), slow $(slow_runs "$bm" 1 "${ba[@]}"))"
     fi
     slow="$slow/$(slow_runs "$pm" 1 "${pa[@]}")"
     [ -z "$FT" ] || slow="$slow/$(slow_runs "$rm" 1 "${ra[@]}")"
-    printf '%-9s %-4s %6s  %10s  %-40s %5s  %7s  usec one-way, %s iterations%s\n' latency "$p" "$s" "$fm" "$peers" "$speed" "$slow" "$LAT_ITERS" "$before"
+    printf '%-9s %-4s %6s  %10s  %-40s %5s  paired %4s  %7s  usec one-way, %s iterations%s\n' latency "$p" "$s" "$fm" "$peers" "$speed" "$paired" "$slow" "$LAT_ITERS" "$before"
     if [ "${RUN_FIGURES:-0}" = 1 ]; then
         runs_line send-lat "${fa[@]}"
         [ -z "$BEFORE" ] || runs_line before "${ba[@]}"
@@ -285,6 +295,7 @@ lat_row() {
         [ -z "$FT" ] || rank_line send-lat fi_rdm_pingpong "${fa[@]}" -- "${ra[@]}"
         pair_line send-lat fi_pingpong "${fa[@]}" -- "${pa[@]}"
         [ -z "$FT" ] || pair_line send-lat fi_rdm_pingpong "${fa[@]}" -- "${ra[@]}"
+        [ -z "$FT" ] || pair_line send-lat "better peer" "${fa[@]}" -- "${pa[@]}" -- "${ra[@]}"
         [ -z "$BEFORE" ] || pair_line send-lat before "${fa[@]}" -- "${ba[@]}"
     fi
 }

@@ -9,7 +9,8 @@
 # With ROWS=latency (or "bandwidth latency"), one-way latency instead (or
 # as well): send-lat against fi_pingpong (the libfabric build's own) and
 # fi_rdm_pingpong at 8 B, 64 B, 1 KiB and 4 KiB, LAT_ITERS (200,000)
-# iterations a run, and fabdiag's speed over the better of the two;
+# iterations a run, and fabdiag's speed over the better of the two (of the
+# medians, and "paired": round by round, as bench.sh's);
 # LAT_SIZES changes the sizes, and with RUN_FIGURES=1 each row is followed
 # by every run's figure, sorted, for each tool, the rank test of
 # fabdiag's runs against each peer's, and the rounds' paired ratios. BEFORE=PATH (an earlier
@@ -128,8 +129,10 @@ lat_row() { # size
         em=$(printf '%s' "$e" | median)
         before="  before $em ($(speed "$em" "$pm" "$rm"))"
     fi
-    printf '%-8s %6s  send-lat %9s  fi_pingpong %9s  fi_rdm_pingpong %9s  speed %5s%s\n' latency "$1" "$fm" "$pm" "$rm" \
-        "$(speed "$fm" "$pm" "$rm")" "$before"
+    # (word-split on purpose: one figure a line)
+    # shellcheck disable=SC2086
+    printf '%-8s %6s  send-lat %9s  fi_pingpong %9s  fi_rdm_pingpong %9s  speed %5s  paired %4s%s\n' latency "$1" "$fm" "$pm" "$rm" \
+        "$(speed "$fm" "$pm" "$rm")" "$(paired_speed $f -- $p -- $r)" "$before"
     if [ "${RUN_FIGURES:-0}" = 1 ]; then
         # (word-split on purpose: one figure a line)
         # shellcheck disable=SC2086
@@ -138,6 +141,8 @@ lat_row() { # size
         { rank_line send-lat fi_pingpong $f -- $p; rank_line send-lat fi_rdm_pingpong $f -- $r; }
         # shellcheck disable=SC2086
         { pair_line send-lat fi_pingpong $f -- $p; pair_line send-lat fi_rdm_pingpong $f -- $r; }
+        # shellcheck disable=SC2086
+        pair_line send-lat "better peer" $f -- $p -- $r
         # shellcheck disable=SC2086
         [ -z "${BEFORE:-}" ] || runs_line before $e
     fi

@@ -14,9 +14,14 @@ host cores the vCPUs sit on, other guests' load) moves both runs of a
 round and drops out of the ratio. Prints the median of the rounds' ratios,
 how many rounds A was the faster (lower) in, and the Wilcoxon signed-rank
 test on the logarithms of the ratios (two-sided, normal approximation):
-p under 0.05 says one tool is ahead round after round.
+p under 0.05 says one tool is ahead round after round. With more than one
+B (`-- B... -- C...`), each round's B is the lowest of that round's B and
+C: A against the better peer of each round.
 
-usage: scripts/dev/rank-test.py [--paired] A1 A2 ... -- B1 B2 ...
+--median: as --paired, the median of the rounds' ratios alone (for a
+column of bench.sh and psm3-bench.sh).
+
+usage: scripts/dev/rank-test.py [--paired | --median] A1 A2 ... -- B1 B2 ... [-- C1 C2 ...]
 """
 import math
 import statistics
@@ -58,28 +63,46 @@ def signed_rank_test(a, b):
     return statistics.median(ratios), ahead, w, z, math.erfc(abs(z) / math.sqrt(2))
 
 
+def groups(argv):
+    """The figures of A and of each peer after it, split at every `--`."""
+    out, cur = [], []
+    for v in argv + ["--"]:
+        if v == "--":
+            out.append(cur)
+            cur = []
+            continue
+        try:
+            cur.append(float(v))
+        except ValueError as e:
+            sys.exit(f"rank-test.py: not a number: {e}")
+    return out
+
+
 def main(argv):
-    paired = bool(argv) and argv[0] == "--paired"
-    if paired:
+    mode = argv[0] if argv and argv[0] in ("--paired", "--median") else None
+    if mode:
         argv = argv[1:]
     if "--" not in argv:
-        sys.exit("usage: rank-test.py [--paired] A1 A2 ... -- B1 B2 ...")
-    cut = argv.index("--")
-    try:
-        a = [float(v) for v in argv[:cut]]
-        b = [float(v) for v in argv[cut + 1:]]
-    except ValueError as e:
-        sys.exit(f"rank-test.py: not a number: {e}")
-    if len(a) < 2 or len(b) < 2:
+        sys.exit("usage: rank-test.py [--paired | --median] A1 A2 ... -- B1 B2 ... [-- C1 C2 ...]")
+    a, *peers = groups(argv)
+    if len(a) < 2 or any(len(b) < 2 for b in peers):
         sys.exit("rank-test.py: at least two runs on each side")
-    if paired:
-        if len(a) != len(b):
-            sys.exit(f"rank-test.py: --paired needs as many runs on each side ({len(a)} and {len(b)})")
-        if min(a + b) <= 0:
-            sys.exit("rank-test.py: --paired takes positive figures (times or rates)")
+    if mode:
+        if any(len(b) != len(a) for b in peers):
+            sys.exit(f"rank-test.py: {mode} needs as many runs on each side ({[len(g) for g in [a] + peers]})")
+        if min(a + sum(peers, [])) <= 0:
+            sys.exit(f"rank-test.py: {mode} takes positive figures (times or rates)")
+        # each round's better (lower) peer
+        b = [min(r) for r in zip(*peers)]
         m, ahead, w, z, p = signed_rank_test(a, b)
-        print(f"median ratio {m:.3f}  ahead in {ahead} of {len(a)}  W+ {w:.1f}  z {z:.2f}  p {p:.3f}")
+        if mode == "--median":
+            print(f"{m:.2f}")
+        else:
+            print(f"median ratio {m:.3f}  ahead in {ahead} of {len(a)}  W+ {w:.1f}  z {z:.2f}  p {p:.3f}")
         return
+    if len(peers) != 1:
+        sys.exit("rank-test.py: the rank test takes one peer")
+    b = peers[0]
     u, z, p = rank_test(a, b)
     print(f"U {u:.1f}  z {z:.2f}  p {p:.3f}  (runs {len(a)} and {len(b)})")
 
