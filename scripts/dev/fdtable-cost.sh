@@ -10,6 +10,8 @@
 # takes (the run's time over its poll() calls): a figure that does not
 # wait on the other side, so it moves less than the latency. Prints each
 # variant's medians and the rounds paired (rank-test.py --paired).
+# FABTESTS=DIR (fabtests' binaries, scripts/dev/fabtests-build.sh) adds
+# fi_rdm_pingpong to each round, counted the same way.
 # Not a test: the figures depend on the machine and its load.
 # usage: FABDIAG_BIN=PATH scripts/dev/fdtable-cost.sh [RUNS (12)] [SIZE (64)] [ITERS (100000)]
 set -euo pipefail
@@ -39,23 +41,38 @@ one() { # "fabdiag PRELOAD-OR-EMPTY" or "pingpong" -> figures
     local us
     if [ "$1" = pingpong ]; then
         us=$(CLIENT_ENV="SYSCALL_COUNT_OUT=$lib/out LD_PRELOAD=$lib/count.so" fi_pingpong_lat "$PROV" "$SIZE" "$ITERS" "$port")
+    elif [ "$1" = rdm ]; then
+        # its out-of-band port, the server's provider port and the client's
+        port=$((port + 3))
+        $SRV timeout 120 "$FABTESTS/fi_rdm_pingpong" -p "$PROV" -S "$SIZE" -I "$ITERS" -w 100 \
+            -E="$port" -B $((port + 1)) >/dev/null 2>&1 &
+        sleep 0.4
+        us=$($CLI timeout 120 env SYSCALL_COUNT_OUT="$lib/out" LD_PRELOAD="$lib/count.so" \
+            "$FABTESTS/fi_rdm_pingpong" -p "$PROV" -S "$SIZE" -I "$ITERS" -w 100 \
+            -E="$port" -P $((port + 1)) -B $((port + 2)) 127.0.0.1 2>/dev/null | tail -1 | awk '{print $6}')
+        wait
     else
         us=$(PEER_ENV=${2:+LD_PRELOAD=$2} CLIENT_ENV="SYSCALL_COUNT_OUT=$lib/out LD_PRELOAD=$lib/count.so${2:+:$2}" \
             fabdiag_lat "$B" "$PROV" "$SIZE" "$ITERS" "$port")
     fi
     figures "$lib/out" "${us:-nan}"
 }
-echo "send-lat / send-lat with its helper threads on their own fd tables / fi_pingpong, $PROV, $SIZE B, $ITERS iterations, $RUNS rounds, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), server CPU $SCPU, client CPU $CCPU"
+echo "send-lat / send-lat with its helper threads on their own fd tables / fi_pingpong${FABTESTS:+ / fi_rdm_pingpong}, $PROV, $SIZE B, $ITERS iterations, $RUNS rounds, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), server CPU $SCPU, client CPU $CCPU"
 echo "round  tool        usec  ns/poll-pass  calls a round trip: poll send recv read write"
-declare -a A U P
+declare -a A U P R
 for r in $(seq "$RUNS"); do
     a=$(one fabdiag) u=$(one fabdiag "$lib/unshare.so") p=$(one pingpong)
     printf '%5d  send-lat    %s\n%5d  unshared    %s\n%5d  fi_pingpong %s\n' "$r" "$a" "$r" "$u" "$r" "$p"
     A+=("$a") U+=("$u") P+=("$p")
+    if [ -n "${FABTESTS:-}" ]; then
+        x=$(one rdm)
+        printf '%5d  fi_rdm_pp   %s\n' "$r" "$x"
+        R+=("$x")
+    fi
 done
 col() { local k=$1; shift; printf '%s\n' "$@" | awk -v k="$k" '{print $k}'; }
-for t in send-lat unshared fi_pingpong; do
-    case $t in send-lat) set -- "${A[@]}" ;; unshared) set -- "${U[@]}" ;; *) set -- "${P[@]}" ;; esac
+for t in send-lat unshared fi_pingpong ${FABTESTS:+fi_rdm_pingpong}; do
+    case $t in send-lat) set -- "${A[@]}" ;; unshared) set -- "${U[@]}" ;; fi_pingpong) set -- "${P[@]}" ;; *) set -- "${R[@]}" ;; esac
     printf 'median %-12s %s usec  %s ns a poll pass  calls a round trip: poll %s send %s recv %s read %s write %s\n' "$t" \
         "$(col 1 "$@" | median)" "$(col 2 "$@" | median)" "$(col 3 "$@" | median)" "$(col 4 "$@" | median)" \
         "$(col 5 "$@" | median)" "$(col 6 "$@" | median)" "$(col 7 "$@" | median)"
@@ -66,8 +83,20 @@ pair_line unshared send-lat $(col 1 "${U[@]}") -- $(col 1 "${A[@]}")
 pair_line send-lat fi_pingpong $(col 1 "${A[@]}") -- $(col 1 "${P[@]}")
 # shellcheck disable=SC2046
 pair_line unshared fi_pingpong $(col 1 "${U[@]}") -- $(col 1 "${P[@]}")
+if [ -n "${FABTESTS:-}" ]; then
+    # shellcheck disable=SC2046
+    pair_line send-lat fi_rdm_pingpong $(col 1 "${A[@]}") -- $(col 1 "${R[@]}")
+    # shellcheck disable=SC2046
+    pair_line unshared fi_rdm_pingpong $(col 1 "${U[@]}") -- $(col 1 "${R[@]}")
+fi
 echo "poll passes, ns (lower is faster):"
 # shellcheck disable=SC2046
 pair_line unshared send-lat $(col 2 "${U[@]}") -- $(col 2 "${A[@]}")
 # shellcheck disable=SC2046
 pair_line send-lat fi_pingpong $(col 2 "${A[@]}") -- $(col 2 "${P[@]}")
+if [ -n "${FABTESTS:-}" ]; then
+    # shellcheck disable=SC2046
+    pair_line send-lat fi_rdm_pingpong $(col 2 "${A[@]}") -- $(col 2 "${R[@]}")
+    # shellcheck disable=SC2046
+    pair_line unshared fi_rdm_pingpong $(col 2 "${U[@]}") -- $(col 2 "${R[@]}")
+fi
