@@ -42,14 +42,16 @@ one() { # "fabdiag PRELOAD-OR-EMPTY" or "pingpong" -> figures
     if [ "$1" = pingpong ]; then
         us=$(CLIENT_ENV="SYSCALL_COUNT_OUT=$lib/out LD_PRELOAD=$lib/count.so" fi_pingpong_lat "$PROV" "$SIZE" "$ITERS" "$port")
     elif [ "$1" = rdm ]; then
-        # its out-of-band port, the server's provider port and the client's
-        port=$((port + 3))
+        # its out-of-band port, the server's provider port and the client's:
+        # three ports, none of them the next run's
+        local oob=$port sp=$((port + 1)) src=$((port + 2))
+        port=$src
         $SRV timeout 120 "$FABTESTS/fi_rdm_pingpong" -p "$PROV" -S "$SIZE" -I "$ITERS" -w 100 \
-            -E="$port" -B $((port + 1)) >/dev/null 2>&1 &
+            -E="$oob" -B "$sp" >/dev/null 2>&1 &
         sleep 0.4
         us=$($CLI timeout 120 env SYSCALL_COUNT_OUT="$lib/out" LD_PRELOAD="$lib/count.so" \
             "$FABTESTS/fi_rdm_pingpong" -p "$PROV" -S "$SIZE" -I "$ITERS" -w 100 \
-            -E="$port" -P $((port + 1)) -B $((port + 2)) 127.0.0.1 2>/dev/null | tail -1 | awk '{print $6}')
+            -E="$oob" -P "$sp" -B "$src" 127.0.0.1 2>/dev/null | tail -1 | awk '{print $6}')
         wait
     else
         us=$(PEER_ENV=${2:+LD_PRELOAD=$2} CLIENT_ENV="SYSCALL_COUNT_OUT=$lib/out LD_PRELOAD=$lib/count.so${2:+:$2}" \
