@@ -1,4 +1,5 @@
-# Shared by the benchmark scripts (bench.sh, psm3-bench.sh, slow-mode.sh);
+# Shared by the benchmark scripts (bench.sh, psm3-bench.sh, slow-mode.sh,
+# fdtable-cost.sh);
 # sourced, never run. Not a test: the scripts' figures depend on the
 # machine and its load.
 
@@ -66,6 +67,24 @@ fi_pingpong_lat() {
     sleep 0.4
     # shellcheck disable=SC2086
     $CLI timeout 120 env ${PEER_ENV:-} ${CLIENT_ENV:-} fi_pingpong -p "$p" -e rdm -S "$s" -I "$n" -P "$port" "$dst" 2>/dev/null | awk 'NR==2 {print $7}'
+    wait "$srv" || true
+}
+
+# fi_rdm_pingpong_lat FABTESTS_DIR PROVIDER SIZE ITERS OOB_PORT PORT SRC_PORT:
+# one run of fabtests' fi_rdm_pingpong over loopback, as fi_pingpong_lat
+# runs its peer ($SRV, $CLI, PEER_ENV, CLIENT_ENV), on its out-of-band
+# port, the server's provider port and the client's (fabtests' default,
+# 9228, would be shared by runs at once); prints the client's usec per
+# one-way transfer (nothing when the run gave none)
+fi_rdm_pingpong_lat() {
+    local ft=$1 p=$2 s=$3 n=$4 oob=$5 sp=$6 src=$7
+    # shellcheck disable=SC2086
+    $SRV timeout 120 env ${PEER_ENV:-} "$ft/fi_rdm_pingpong" -p "$p" -S "$s" -I "$n" -w 100 -E="$oob" -B "$sp" >/dev/null 2>&1 &
+    local srv=$!
+    sleep 0.4
+    # shellcheck disable=SC2086
+    $CLI timeout 120 env ${PEER_ENV:-} ${CLIENT_ENV:-} "$ft/fi_rdm_pingpong" -p "$p" -S "$s" -I "$n" -w 100 \
+        -E="$oob" -P "$sp" -B "$src" 127.0.0.1 2>/dev/null | tail -1 | awk '{print $6}'
     wait "$srv" || true
 }
 

@@ -167,7 +167,7 @@ fabtests_run() { # binary args... -> fabtests' result line (client side)
 }
 
 ft_lat() { # provider size -> usec/xfer (fabtests fi_rdm_pingpong)
-    fabtests_run fi_rdm_pingpong -p "$1" -S "$2" -I "$LAT_ITERS" -w 100 | awk '{print $6}'
+    fi_rdm_pingpong_lat "$FT" "$1" "$2" "$LAT_ITERS" "$(next_port)" "$(next_port)" "$(next_port)"
 }
 
 fabdiag_rate() { # provider size -> million messages per second

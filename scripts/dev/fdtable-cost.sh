@@ -46,13 +46,8 @@ one() { # "fabdiag PRELOAD-OR-EMPTY" or "pingpong" -> figures
         # three ports, none of them the next run's
         local oob=$port sp=$((port + 1)) src=$((port + 2))
         port=$src
-        $SRV timeout 120 "$FABTESTS/fi_rdm_pingpong" -p "$PROV" -S "$SIZE" -I "$ITERS" -w 100 \
-            -E="$oob" -B "$sp" >/dev/null 2>&1 &
-        sleep 0.4
-        us=$($CLI timeout 120 env SYSCALL_COUNT_OUT="$lib/out" LD_PRELOAD="$lib/count.so" \
-            "$FABTESTS/fi_rdm_pingpong" -p "$PROV" -S "$SIZE" -I "$ITERS" -w 100 \
-            -E="$oob" -P "$sp" -B "$src" 127.0.0.1 2>/dev/null | tail -1 | awk '{print $6}')
-        wait
+        us=$(CLIENT_ENV="SYSCALL_COUNT_OUT=$lib/out LD_PRELOAD=$lib/count.so" \
+            fi_rdm_pingpong_lat "$FABTESTS" "$PROV" "$SIZE" "$ITERS" "$oob" "$sp" "$src")
     else
         us=$(PEER_ENV=${2:+LD_PRELOAD=$2} CLIENT_ENV="SYSCALL_COUNT_OUT=$lib/out LD_PRELOAD=$lib/count.so${2:+:$2}" \
             fabdiag_lat "$B" "$PROV" "$SIZE" "$ITERS" "$port")
