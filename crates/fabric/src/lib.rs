@@ -16,6 +16,7 @@ mod defects;
 mod discovery;
 mod endpoint;
 mod error;
+pub mod fd_table;
 mod ffi;
 mod held_calls;
 

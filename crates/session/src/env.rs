@@ -37,6 +37,15 @@ pub struct Env {
     /// registered without FI_HMEM_DEVICE_ONLY, as a process cannot open
     /// its own GPU IPC handle.
     pub peer_in_process: bool,
+    /// The measuring thread takes a descriptor table of its own before the
+    /// timed loop (`fabdiag_fabric::fd_table`), so a provider's polls
+    /// (tcp's system calls) cost what a single-threaded peer's do. Only for
+    /// a process that measures once and ends, and whose other threads
+    /// touch no descriptor the measuring thread opens or closes from then
+    /// on: a pair tool's client or server, a `serve` worker. Not for
+    /// `--local` (both sides' threads share the provider), nor a process
+    /// that runs test after test (sweep ranks, monitor, health).
+    pub own_fd_table: bool,
     /// Where the endpoints this side opens are watched for a data call
     /// that never returns (the caller polls it; None: not watched).
     pub calls: Option<CallWatcher>,
@@ -138,6 +147,7 @@ impl Default for Env {
             gpu: None,
             same_process: false,
             peer_in_process: false,
+            own_fd_table: false,
             calls: None,
             peer: None,
             counters_root: None,

@@ -76,6 +76,8 @@ pub fn run(tool: Tool, prog: &str, args: &[String]) -> u8 {
         calls: Some(calls.clone()),
         peer: Some(peer_watch.clone()),
         auth,
+        // one test, then the process ends (`--local`: both sides here)
+        own_fd_table: matches!(inv.mode, RunMode::Client(_) | RunMode::Server),
         ..fabdiag_session::Env::from(inv.own.clone())
     });
     let mut console = Console {

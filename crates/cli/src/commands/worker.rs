@@ -170,6 +170,8 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
         limits: o.limits,
         poll: o.poll,
         auth,
+        // one test, then the worker ends
+        own_fd_table: true,
         ..Env::default()
     });
     let seen = Arc::new(Mutex::new(Seen::default()));

@@ -1,0 +1,252 @@
+//! The measuring thread's file-descriptor table, made its own before it
+//! measures, so that a provider whose every poll is a system call (tcp)
+//! pays for each descriptor it names what a single-threaded peer pays.
+//!
+//! Linux looks a descriptor up without taking a reference on its file
+//! only while the table has one user (fs/file.c, `__fget_light`: "if the
+//! table is not shared, the file cannot go away under us"). fabdiag's
+//! helper threads (the signal thread, the stuck-call guard, the control
+//! reader and heartbeat) share the process's table, so every `poll`,
+//! `sendto` and `recvfrom` of the timed loop takes and drops a reference
+//! on each descriptor it names, which single-threaded fi_pingpong never
+//! does. `unshare(CLONE_FILES)` gives the calling thread a copy of the
+//! table that it alone uses; the helpers go on sharing the original.
+//!
+//! It cannot be undone, and the two tables part from then on: a
+//! descriptor one side opens later is not in the other's table, and one it
+//! closes stays open in the other's until that side closes it or ends.
+//! So it is for a process that measures once and ends (a pair tool's
+//! client or server, a `serve` worker), whose helpers touch only
+//! descriptors opened before (their control connection, standard output
+//! and error) and open anything else by path; and only while every other
+//! thread is one of the process's own helpers (a provider's or a GPU
+//! runtime's thread must go on seeing the descriptors the measuring
+//! thread's calls open). The caller decides the first; `take` checks the
+//! second.
+//!
+//! Changes nothing but the calling thread's table; never prints.
+
+use std::io;
+
+/// How the names of fabdiag's own threads start (`fabdiag-signals`,
+/// `fabdiag-stuck`, `fabdiag-ctrl-rx`, `fabdiag-ctrl-hb`, ...). A thread
+/// started unnamed bears its starter's name: a provider's (psm3 starts
+/// two) bears the measuring thread's, the program's name.
+pub const HELPERS: &str = "fabdiag-";
+
+/// What `take` did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum FdTable {
+    /// The calling thread now has a table of its own.
+    Taken,
+    /// It had one already: no other thread shares its table.
+    AlreadyOwn,
+    /// Left shared: this thread (its name) is not one of ours.
+    Declined(String),
+}
+
+/// Gives the calling thread a descriptor table of its own, when every
+/// other thread that shares its table has a name `ours` accepts and not
+/// the calling thread's own (a thread it started unnamed, as a library's
+/// are). An error is the kernel's refusal (memory): the table stays
+/// shared, which costs only time.
+pub fn take(ours: impl Fn(&str) -> bool) -> io::Result<FdTable> {
+    let me = tid_of(&std::fs::read_link("/proc/thread-self")?);
+    let my_name = std::fs::read_to_string("/proc/thread-self/comm")?;
+    let my_name = my_name.trim_end_matches('\n');
+    let mut others = 0;
+    for task in std::fs::read_dir("/proc/self/task")? {
+        let task = task?.path();
+        let Some(tid) = tid_of(&task).filter(|&t| Some(t) != me) else {
+            continue;
+        };
+        // a thread that ended since the listing has no name to read
+        let Ok(name) = std::fs::read_to_string(task.join("comm")) else {
+            continue;
+        };
+        if me.is_some_and(|me| !same_table(me, tid)) {
+            continue;
+        }
+        let name = name.trim_end_matches('\n');
+        if name == my_name || !ours(name) {
+            return Ok(FdTable::Declined(name.to_string()));
+        }
+        others += 1;
+    }
+    if others == 0 {
+        return Ok(FdTable::AlreadyOwn);
+    }
+    // SAFETY: unshare(2) with CLONE_FILES only replaces the calling
+    // thread's descriptor table with a copy of it (every descriptor the
+    // same open file, the same number); it touches no memory of ours, and
+    // every descriptor this thread holds stays valid under its number.
+    let rc = unsafe { libc::unshare(libc::CLONE_FILES) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(FdTable::Taken)
+}
+
+/// The thread id a /proc/…/task/TID path ends in.
+fn tid_of(path: &std::path::Path) -> Option<libc::pid_t> {
+    path.file_name()?.to_str()?.parse().ok()
+}
+
+/// Whether threads `a` and `b` of this process share a descriptor table
+/// (kcmp(2), KCMP_FILES); true when the kernel cannot say (a kernel
+/// built without kcmp), so that the names decide.
+fn same_table(a: libc::pid_t, b: libc::pid_t) -> bool {
+    const KCMP_FILES: libc::c_long = 2;
+    // SAFETY: kcmp only compares two tasks' kernel objects (threads name
+    // tasks as processes do); the arguments are plain numbers, and the
+    // last two are unused for KCMP_FILES.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_kcmp,
+            libc::c_long::from(a),
+            libc::c_long::from(b),
+            KCMP_FILES,
+            0,
+            0,
+        )
+    };
+    rc <= 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    fn share(a: i32, b: i32) -> bool {
+        // (kcmp must answer here: "cannot say" would pass for shared)
+        const KCMP_FILES: libc::c_long = 2;
+        // SAFETY: as in `same_table`.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_kcmp,
+                libc::c_long::from(a),
+                libc::c_long::from(b),
+                KCMP_FILES,
+                0,
+                0,
+            )
+        };
+        assert!(rc >= 0, "kcmp: {}", io::Error::last_os_error());
+        rc == 0
+    }
+
+    fn tid() -> i32 {
+        // SAFETY: gettid has no arguments and cannot fail.
+        unsafe { libc::gettid() }
+    }
+
+    #[test]
+    fn the_thread_gets_its_own_table_and_keeps_its_descriptors() {
+        // a helper of ours that lives through the test
+        let (stop, stopped) = mpsc::channel::<()>();
+        let (told, helper) = mpsc::channel();
+        let h = std::thread::Builder::new()
+            .name("ours-helper".into())
+            .spawn(move || {
+                let _ = told.send(tid());
+                let _ = stopped.recv();
+            })
+            .expect("helper thread");
+        let helper = helper.recv().expect("helper's id");
+        let file = scratch_file();
+        let took = std::thread::Builder::new()
+            .name("ours-measuring".into())
+            .spawn(move || {
+                let me = tid();
+                assert!(share(me, helper), "before: one table");
+                // the libtest threads beside us are taken as ours here
+                assert_eq!(take(|_| true).expect("unshare"), FdTable::Taken);
+                assert!(!share(me, helper), "after: a table of its own");
+                // what it held before is still there under the same number
+                use std::io::{Read, Seek};
+                let mut f = file;
+                f.rewind().expect("rewind");
+                let mut s = String::new();
+                f.read_to_string(&mut s).expect("read");
+                assert_eq!(s, "kept");
+                // alone in its table now: nothing more to do
+                take(|_| true).expect("again")
+            })
+            .expect("measuring thread")
+            .join()
+            .expect("measuring thread ran");
+        assert_eq!(took, FdTable::AlreadyOwn);
+        let _ = stop.send(());
+        h.join().expect("helper ended");
+    }
+
+    #[test]
+    fn a_thread_not_of_ours_keeps_the_table_shared() {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let (told, helper) = mpsc::channel();
+        let h = std::thread::Builder::new()
+            .name("someone-else".into())
+            .spawn(move || {
+                let _ = told.send(tid());
+                let _ = stopped.recv();
+            })
+            .expect("foreign thread");
+        let other = helper.recv().expect("its id");
+        let (took, shared) = std::thread::Builder::new()
+            .name("ours-caller".into())
+            .spawn(move || {
+                let took = take(|n| n != "someone-else").expect("take");
+                (took, share(tid(), other))
+            })
+            .expect("caller")
+            .join()
+            .expect("thread ran");
+        assert_eq!(took, FdTable::Declined("someone-else".into()));
+        assert!(shared, "the table stays the process's");
+        let _ = stop.send(());
+        h.join().expect("foreign thread ended");
+    }
+
+    #[test]
+    fn a_thread_started_unnamed_is_not_taken_for_ours() {
+        let (took, shared) = std::thread::Builder::new()
+            .name("ours-starter".into())
+            .spawn(|| {
+                // as a provider's thread: started here, no name of its own
+                let (stop, stopped) = mpsc::channel::<()>();
+                let (told, id) = mpsc::channel();
+                let lib = std::thread::spawn(move || {
+                    let _ = told.send(tid());
+                    let _ = stopped.recv();
+                });
+                let lib_tid = id.recv().expect("its id");
+                let took = take(|_| true).expect("take");
+                let shared = share(tid(), lib_tid);
+                let _ = stop.send(());
+                lib.join().expect("it ended");
+                (took, shared)
+            })
+            .expect("starter")
+            .join()
+            .expect("starter ran");
+        assert_eq!(took, FdTable::Declined("ours-starter".into()));
+        assert!(shared);
+    }
+
+    /// A file with "kept" in it, opened before the table is copied.
+    fn scratch_file() -> std::fs::File {
+        use std::io::Write;
+        let path = std::env::temp_dir().join(format!("fabdiag-fd-table-{}", std::process::id()));
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .expect("scratch file");
+        let _ = std::fs::remove_file(&path);
+        f.write_all(b"kept").expect("write");
+        f
+    }
+}
