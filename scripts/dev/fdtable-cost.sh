@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# What the shared fd table costs fabdiag's polling loop over a provider
-# whose every poll is a system call (tcp): send-lat as it comes, send-lat
-# with every thread but the measuring one on its own fd table
-# (scripts/dev/unshare-threads.c, preloaded into both sides), and
-# Debian's fi_pingpong (one thread), RUNS rounds of the three in turn,
+# What a shared fd table costs fabdiag's polling loop over a provider
+# whose every poll is a system call (tcp): send-lat as it comes (its
+# measuring thread takes a table of its own before the timed loop),
+# send-lat with every other thread on its own table as well
+# (scripts/dev/unshare-threads.c, preloaded into both sides; the way this
+# was first measured), and Debian's fi_pingpong (one thread), RUNS rounds
+# of the three in turn,
 # server on CPU 0 and client on CPU 1 (BENCH_CPUS). Each client runs under
 # scripts/dev/syscall-count.c, so beside each one-way latency it gives the
 # calls a round trip makes and the time one pass of the polling loop
@@ -11,7 +13,10 @@
 # wait on the other side, so it moves less than the latency. Prints each
 # variant's medians and the rounds paired (rank-test.py --paired).
 # FABTESTS=DIR (fabtests' binaries, scripts/dev/fabtests-build.sh) adds
-# fi_rdm_pingpong to each round, counted the same way.
+# fi_rdm_pingpong to each round, counted the same way. BEFORE=PATH (an
+# earlier build of fabdiag, one whose measuring thread shares its fd table)
+# takes the preloaded variant's place: the build as it was against the
+# build as it is, round by round.
 # Not a test: the figures depend on the machine and its load.
 # usage: FABDIAG_BIN=PATH scripts/dev/fdtable-cost.sh [RUNS (12)] [SIZE (64)] [ITERS (100000)]
 set -euo pipefail
@@ -35,7 +40,7 @@ figures() {
                  c["poll"] / n, c["send"] / n, c["recv"] / n, c["read"] / n, c["write"] / n}' "$1"
 }
 SRV="taskset -c $SCPU" CLI="taskset -c $CCPU"
-one() { # "fabdiag PRELOAD-OR-EMPTY" or "pingpong" -> figures
+one() { # "fabdiag BINARY [PRELOAD]", "pingpong" or "rdm" -> figures
     port=$((port + 1))
     rm -f "$lib/out"
     local us
@@ -49,17 +54,25 @@ one() { # "fabdiag PRELOAD-OR-EMPTY" or "pingpong" -> figures
         us=$(CLIENT_ENV="SYSCALL_COUNT_OUT=$lib/out LD_PRELOAD=$lib/count.so" \
             fi_rdm_pingpong_lat "$FABTESTS" "$PROV" "$SIZE" "$ITERS" "$oob" "$sp" "$src")
     else
-        us=$(PEER_ENV=${2:+LD_PRELOAD=$2} CLIENT_ENV="SYSCALL_COUNT_OUT=$lib/out LD_PRELOAD=$lib/count.so${2:+:$2}" \
-            fabdiag_lat "$B" "$PROV" "$SIZE" "$ITERS" "$port")
+        us=$(PEER_ENV=${3:+LD_PRELOAD=$3} CLIENT_ENV="SYSCALL_COUNT_OUT=$lib/out LD_PRELOAD=$lib/count.so${3:+:$3}" \
+            fabdiag_lat "$2" "$PROV" "$SIZE" "$ITERS" "$port")
     fi
     figures "$lib/out" "${us:-nan}"
 }
-echo "send-lat / send-lat with its helper threads on their own fd tables / fi_pingpong${FABTESTS:+ / fi_rdm_pingpong}, $PROV, $SIZE B, $ITERS iterations, $RUNS rounds, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), server CPU $SCPU, client CPU $CCPU"
+if [ -n "${BEFORE:-}" ]; then
+    [ -x "$BEFORE" ] || { echo "fdtable-cost.sh: no fabdiag at BEFORE=$BEFORE" >&2; exit 1; }
+    second=before what="$BEFORE as it was"
+else
+    second=unshared what="send-lat with its helper threads on their own fd tables"
+fi
+echo "send-lat / $what / fi_pingpong${FABTESTS:+ / fi_rdm_pingpong}, $PROV, $SIZE B, $ITERS iterations, $RUNS rounds, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), server CPU $SCPU, client CPU $CCPU"
 echo "round  tool        usec  ns/poll-pass  calls a round trip: poll send recv read write"
 declare -a A U P R
 for r in $(seq "$RUNS"); do
-    a=$(one fabdiag) u=$(one fabdiag "$lib/unshare.so") p=$(one pingpong)
-    printf '%5d  send-lat    %s\n%5d  unshared    %s\n%5d  fi_pingpong %s\n' "$r" "$a" "$r" "$u" "$r" "$p"
+    a=$(one fabdiag "$B")
+    if [ -n "${BEFORE:-}" ]; then u=$(one fabdiag "$BEFORE"); else u=$(one fabdiag "$B" "$lib/unshare.so"); fi
+    p=$(one pingpong)
+    printf '%5d  send-lat    %s\n%5d  %-11s %s\n%5d  fi_pingpong %s\n' "$r" "$a" "$r" "$second" "$u" "$r" "$p"
     A+=("$a") U+=("$u") P+=("$p")
     if [ -n "${FABTESTS:-}" ]; then
         x=$(one rdm)
@@ -68,32 +81,32 @@ for r in $(seq "$RUNS"); do
     fi
 done
 col() { local k=$1; shift; printf '%s\n' "$@" | awk -v k="$k" '{print $k}'; }
-for t in send-lat unshared fi_pingpong ${FABTESTS:+fi_rdm_pingpong}; do
-    case $t in send-lat) set -- "${A[@]}" ;; unshared) set -- "${U[@]}" ;; fi_pingpong) set -- "${P[@]}" ;; *) set -- "${R[@]}" ;; esac
+for t in send-lat "$second" fi_pingpong ${FABTESTS:+fi_rdm_pingpong}; do
+    case $t in send-lat) set -- "${A[@]}" ;; "$second") set -- "${U[@]}" ;; fi_pingpong) set -- "${P[@]}" ;; *) set -- "${R[@]}" ;; esac
     printf 'median %-12s %s usec  %s ns a poll pass  calls a round trip: poll %s send %s recv %s read %s write %s\n' "$t" \
         "$(col 1 "$@" | median)" "$(col 2 "$@" | median)" "$(col 3 "$@" | median)" "$(col 4 "$@" | median)" \
         "$(col 5 "$@" | median)" "$(col 6 "$@" | median)" "$(col 7 "$@" | median)"
 done
 # shellcheck disable=SC2046
-pair_line unshared send-lat $(col 1 "${U[@]}") -- $(col 1 "${A[@]}")
+pair_line "$second" send-lat $(col 1 "${U[@]}") -- $(col 1 "${A[@]}")
 # shellcheck disable=SC2046
 pair_line send-lat fi_pingpong $(col 1 "${A[@]}") -- $(col 1 "${P[@]}")
 # shellcheck disable=SC2046
-pair_line unshared fi_pingpong $(col 1 "${U[@]}") -- $(col 1 "${P[@]}")
+pair_line "$second" fi_pingpong $(col 1 "${U[@]}") -- $(col 1 "${P[@]}")
 if [ -n "${FABTESTS:-}" ]; then
     # shellcheck disable=SC2046
     pair_line send-lat fi_rdm_pingpong $(col 1 "${A[@]}") -- $(col 1 "${R[@]}")
     # shellcheck disable=SC2046
-    pair_line unshared fi_rdm_pingpong $(col 1 "${U[@]}") -- $(col 1 "${R[@]}")
+    pair_line "$second" fi_rdm_pingpong $(col 1 "${U[@]}") -- $(col 1 "${R[@]}")
 fi
 echo "poll passes, ns (lower is faster):"
 # shellcheck disable=SC2046
-pair_line unshared send-lat $(col 2 "${U[@]}") -- $(col 2 "${A[@]}")
+pair_line "$second" send-lat $(col 2 "${U[@]}") -- $(col 2 "${A[@]}")
 # shellcheck disable=SC2046
 pair_line send-lat fi_pingpong $(col 2 "${A[@]}") -- $(col 2 "${P[@]}")
 if [ -n "${FABTESTS:-}" ]; then
     # shellcheck disable=SC2046
     pair_line send-lat fi_rdm_pingpong $(col 2 "${A[@]}") -- $(col 2 "${R[@]}")
     # shellcheck disable=SC2046
-    pair_line unshared fi_rdm_pingpong $(col 2 "${U[@]}") -- $(col 2 "${R[@]}")
+    pair_line "$second" fi_rdm_pingpong $(col 2 "${U[@]}") -- $(col 2 "${R[@]}")
 fi
