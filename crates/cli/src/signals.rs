@@ -12,7 +12,10 @@
 //! child of a command that watches for a stop is not stopped by the
 //! signal itself but by its parent, as `serve` ends its workers (which
 //! hold the signals themselves as well, `hold_stop`, so as not to rest on
-//! that).
+//! that). The thread that takes them, like every helper, uses no
+//! descriptor opened after the run began (the measuring thread may by
+//! then have a table of its own, `fabdiag_fabric::fd_table`): it reports
+//! on standard output and error, and opens anything else by path.
 
 use nix::sys::signal::{SigSet, Signal};
 use std::sync::atomic::{AtomicI32, Ordering};

@@ -9,7 +9,10 @@
 //! reports it (a pair tool: with what it measured, as a stop signal's
 //! report does; a serve worker: to its server; a sweep rank: to rank 0)
 //! and the process ends with the exit code the report gives. Never
-//! touches the fabric itself.
+//! touches the fabric itself, nor a descriptor opened after the run began:
+//! the measuring thread may by then have a table of its own
+//! (`fabdiag_fabric::fd_table`), and what this thread reaches is the
+//! control connections, standard output and error, and paths.
 
 use fabdiag_fabric::{CallWatcher, StuckCall};
 use fabdiag_model::{Row, RunDesc};

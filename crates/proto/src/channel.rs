@@ -2,7 +2,9 @@
 //! receiving per phase, and liveness (exchanges and barriers are `Link`'s). A reader thread owns the receive half (so
 //! heartbeats are consumed even while the main thread is busy measuring) and
 //! a heartbeat thread shares the send half under a mutex, one whole frame at
-//! a time.
+//! a time. Both use only the connection's own descriptors, made before
+//! they start: the measuring thread may later take a descriptor table of
+//! its own (`fabdiag_fabric::fd_table`), after which the two tables part.
 
 use crate::auth::{self, Auth, Prover};
 use crate::frame::{read_frame, write_frame};
