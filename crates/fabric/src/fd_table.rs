@@ -64,7 +64,8 @@ pub fn take(ours: impl Fn(&str) -> bool) -> io::Result<FdTable> {
         let Ok(name) = std::fs::read_to_string(task.join("comm")) else {
             continue;
         };
-        if me.is_some_and(|me| !same_table(me, tid)) {
+        // (one the kernel cannot compare counts as sharing: the names decide)
+        if me.is_some_and(|me| same_table(me, tid) == Some(false)) {
             continue;
         }
         let name = name.trim_end_matches('\n');
@@ -92,10 +93,10 @@ fn tid_of(path: &std::path::Path) -> Option<libc::pid_t> {
     path.file_name()?.to_str()?.parse().ok()
 }
 
-/// Whether threads `a` and `b` of this process share a descriptor table
-/// (kcmp(2), KCMP_FILES); true when the kernel cannot say (a kernel
-/// built without kcmp), so that the names decide.
-fn same_table(a: libc::pid_t, b: libc::pid_t) -> bool {
+/// Whether tasks `a` and `b` (thread ids, of this process or of another
+/// it may trace) share a descriptor table (kcmp(2), KCMP_FILES); None when
+/// the kernel cannot say (built without kcmp, or not allowed).
+pub fn same_table(a: libc::pid_t, b: libc::pid_t) -> Option<bool> {
     const KCMP_FILES: libc::c_long = 2;
     // SAFETY: kcmp only compares two tasks' kernel objects (threads name
     // tasks as processes do); the arguments are plain numbers, and the
@@ -110,7 +111,7 @@ fn same_table(a: libc::pid_t, b: libc::pid_t) -> bool {
             0,
         )
     };
-    rc <= 0
+    (rc >= 0).then_some(rc == 0)
 }
 
 #[cfg(test)]
@@ -119,21 +120,7 @@ mod tests {
     use std::sync::mpsc;
 
     fn share(a: i32, b: i32) -> bool {
-        // (kcmp must answer here: "cannot say" would pass for shared)
-        const KCMP_FILES: libc::c_long = 2;
-        // SAFETY: as in `same_table`.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_kcmp,
-                libc::c_long::from(a),
-                libc::c_long::from(b),
-                KCMP_FILES,
-                0,
-                0,
-            )
-        };
-        assert!(rc >= 0, "kcmp: {}", io::Error::last_os_error());
-        rc == 0
+        same_table(a, b).expect("kcmp answers here")
     }
 
     fn tid() -> i32 {

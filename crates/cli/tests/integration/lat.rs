@@ -4,7 +4,8 @@
 //! counter; a real inter-iteration gap; duration mode ending together; the
 //! --max-lat threshold; bad input and peer death; two-way traffic with
 //! both ends in one process on a libfabric whose shm crashes on it; and
-//! `--poll yield` giving the CPU away, counted by strace.
+//! `--poll yield` giving the CPU away, counted by strace; each side
+//! measuring on a descriptor table its helper threads do not share.
 
 use crate::common::*;
 use serde_json::Value;
@@ -521,4 +522,60 @@ fn two_way_traffic_with_both_ends_in_one_process_runs_or_is_refused_by_version()
         let o = run(&[args, &["-n", "20", "--local", "-P", "shm"]].concat(), LIMIT);
         assert_eq!(o.code, Some(0), "libfabric {version}, {args:?}: {}", o.stderr);
     }
+}
+
+/// Over tcp every poll is a system call naming descriptors, and while the
+/// measuring thread shares the process's descriptor table with the helper
+/// threads the kernel takes a reference on each: client and server measure
+/// on a table of their own (the helpers share the one they had before),
+/// and the run is whole. Before its client comes, the server's helpers
+/// share its table, which shows the comparison can see sharing.
+#[test]
+fn both_sides_measure_on_a_descriptor_table_of_their_own() {
+    let _cpu = cpu();
+    let port = free_port();
+    let p = port.to_string();
+    let srv = server(&["send-lat", "-p", &p], port);
+    let before = helpers_sharing(srv.pid());
+    assert!(
+        before.len() >= 2 && before.iter().all(|(_, shared)| *shared),
+        "a waiting server's helpers share its table: {before:?}"
+    );
+    let args = [
+        "send-lat",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-P",
+        "tcp",
+        "-D",
+        "3",
+        "-s",
+        "8",
+        "--latency-gap",
+        "0",
+    ];
+    let cli = Proc::spawn(&mut fabdiag(&args));
+    // (signals, stuck-call guard, control reader and heartbeat)
+    let own = |pid| on_a_table_of_its_own(pid, 4);
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    let (mut c_own, mut s_own) = (own(cli.pid()), own(srv.pid()));
+    while !(c_own.0 && s_own.0) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        (c_own, s_own) = (own(cli.pid()), own(srv.pid()));
+    }
+    let c = cli.wait(LIMIT);
+    let s = srv.wait(LIMIT);
+    assert_eq!(c.code, Some(0), "{}", c.stderr);
+    assert_eq!(s.code, Some(0), "{}", s.stderr);
+    assert!(
+        c_own.0,
+        "the client's helpers, sharing its measuring thread's table: {:?}",
+        c_own.1
+    );
+    assert!(
+        s_own.0,
+        "the server's helpers, sharing its measuring thread's table: {:?}",
+        s_own.1
+    );
 }

@@ -2,7 +2,8 @@
 //! successive clients (subcommands and original names), a client lost in
 //! each phase, garbage and strangers, a provider crash inside one test, a
 //! busy server, 200 connections with the server's memory and descriptors
-//! checked, and a clean stop on SIGINT and SIGTERM. Every connection must
+//! checked, a clean stop on SIGINT and SIGTERM, and a worker measuring on
+//! a descriptor table of its own. Every connection must
 //! end in exactly one JSON line, and the server must serve the next one.
 
 use crate::common::scripted::{self, config_frame, frame, hello, read_frame, VERSION};
@@ -1075,4 +1076,50 @@ fn the_service_unit_verifies_and_its_default_options_serve() {
     let o = s.client(&["write-bw", "-P", "tcp", "-n", "5"]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(s.stop(Signal::SIGTERM).code, Some(0));
+}
+
+/// A worker, which serves one test and ends, measures on a descriptor
+/// table its helper threads do not share (as a pair tool's server does,
+/// `lat::both_sides_measure_on_a_descriptor_table_of_their_own`).
+#[test]
+fn a_worker_measures_on_a_descriptor_table_of_its_own() {
+    let _cpu = cpu();
+    let s = Serve::start(&[]);
+    let spare = warm_spare(s.proc.pid());
+    // waiting: its helpers (the stuck-call guard) share its table
+    let (own, h) = on_a_table_of_its_own(spare, 1);
+    assert!(!own && !h.is_empty(), "a waiting worker's helpers: {h:?}");
+    let p = s.port.to_string();
+    let args = [
+        "send-lat",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-P",
+        "tcp",
+        "-D",
+        "3",
+        "-s",
+        "8",
+        "--latency-gap",
+        "0",
+    ];
+    let client = Proc::spawn(&mut fabdiag(&args));
+    // (the stuck-call guard, control reader and heartbeat)
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut seen = on_a_table_of_its_own(spare, 3);
+    while !seen.0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        seen = on_a_table_of_its_own(spare, 3);
+    }
+    let c = client.wait(LIMIT);
+    assert_eq!(c.code, Some(0), "{}", c.stderr);
+    assert!(
+        seen.0,
+        "the worker's helpers, sharing its measuring thread's table: {:?}",
+        seen.1
+    );
+    let lines = s.wait_lines(2);
+    assert!(lines[1]["error"].is_null(), "{}", lines[1]);
+    s.stop(Signal::SIGTERM);
 }

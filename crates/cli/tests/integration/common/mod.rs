@@ -812,3 +812,34 @@ pub fn assert_flat(
         after.0 - before.0
     );
 }
+
+/// Each of `pid`'s threads named as fabdiag's helpers, and whether it
+/// shares the main (measuring) thread's descriptor table.
+pub fn helpers_sharing(pid: u32) -> Vec<(String, bool)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for t in tasks.flatten() {
+        let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        let name = name.trim_end().to_string();
+        if tid as u32 == pid || !name.starts_with("fabdiag-") {
+            continue;
+        }
+        if let Some(shared) = fabdiag_fabric::fd_table::same_table(pid as i32, tid) {
+            out.push((name, shared));
+        }
+    }
+    out
+}
+
+/// Whether `pid`'s main (measuring) thread is on a descriptor table none
+/// of its helpers share, with at least `helpers` of them there; and what
+/// each shares.
+pub fn on_a_table_of_its_own(pid: u32, helpers: usize) -> (bool, Vec<(String, bool)>) {
+    let h = helpers_sharing(pid);
+    (h.len() >= helpers && h.iter().all(|(_, shared)| !shared), h)
+}
