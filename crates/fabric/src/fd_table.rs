@@ -128,19 +128,49 @@ mod tests {
         unsafe { libc::gettid() }
     }
 
-    #[test]
-    fn the_thread_gets_its_own_table_and_keeps_its_descriptors() {
-        // a helper of ours that lives through the test
+    /// A thread that waits until dropped (named `name`, or unnamed: then
+    /// it bears its starter's name), and its id.
+    struct Parked {
+        tid: i32,
+        stop: Option<mpsc::Sender<()>>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    }
+
+    fn park(name: Option<&str>) -> Parked {
         let (stop, stopped) = mpsc::channel::<()>();
-        let (told, helper) = mpsc::channel();
-        let h = std::thread::Builder::new()
-            .name("ours-helper".into())
+        let (told, id) = mpsc::channel();
+        let mut b = std::thread::Builder::new();
+        if let Some(n) = name {
+            b = b.name(n.into());
+        }
+        let thread = b
             .spawn(move || {
                 let _ = told.send(tid());
                 let _ = stopped.recv();
             })
-            .expect("helper thread");
-        let helper = helper.recv().expect("helper's id");
+            .expect("parked thread");
+        let tid = id.recv().expect("its id");
+        Parked {
+            tid,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    impl Drop for Parked {
+        fn drop(&mut self) {
+            drop(self.stop.take());
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+
+    #[test]
+    fn the_thread_gets_its_own_table_and_keeps_its_descriptors() {
+        // a helper of ours that lives through the test
+        let parked = park(Some("ours-helper"));
+        let helper = parked.tid;
         let file = scratch_file();
         let took = std::thread::Builder::new()
             .name("ours-measuring".into())
@@ -164,22 +194,12 @@ mod tests {
             .join()
             .expect("measuring thread ran");
         assert_eq!(took, FdTable::AlreadyOwn);
-        let _ = stop.send(());
-        h.join().expect("helper ended");
     }
 
     #[test]
     fn a_thread_not_of_ours_keeps_the_table_shared() {
-        let (stop, stopped) = mpsc::channel::<()>();
-        let (told, helper) = mpsc::channel();
-        let h = std::thread::Builder::new()
-            .name("someone-else".into())
-            .spawn(move || {
-                let _ = told.send(tid());
-                let _ = stopped.recv();
-            })
-            .expect("foreign thread");
-        let other = helper.recv().expect("its id");
+        let parked = park(Some("someone-else"));
+        let other = parked.tid;
         let (took, shared) = std::thread::Builder::new()
             .name("ours-caller".into())
             .spawn(move || {
@@ -191,8 +211,6 @@ mod tests {
             .expect("thread ran");
         assert_eq!(took, FdTable::Declined("someone-else".into()));
         assert!(shared, "the table stays the process's");
-        let _ = stop.send(());
-        h.join().expect("foreign thread ended");
     }
 
     #[test]
@@ -201,18 +219,9 @@ mod tests {
             .name("ours-starter".into())
             .spawn(|| {
                 // as a provider's thread: started here, no name of its own
-                let (stop, stopped) = mpsc::channel::<()>();
-                let (told, id) = mpsc::channel();
-                let lib = std::thread::spawn(move || {
-                    let _ = told.send(tid());
-                    let _ = stopped.recv();
-                });
-                let lib_tid = id.recv().expect("its id");
+                let lib = park(None);
                 let took = take(|_| true).expect("take");
-                let shared = share(tid(), lib_tid);
-                let _ = stop.send(());
-                lib.join().expect("it ended");
-                (took, shared)
+                (took, share(tid(), lib.tid))
             })
             .expect("starter")
             .join()

@@ -541,41 +541,14 @@ fn both_sides_measure_on_a_descriptor_table_of_their_own() {
         before.len() >= 2 && before.iter().all(|(_, shared)| *shared),
         "a waiting server's helpers share its table: {before:?}"
     );
-    let args = [
-        "send-lat",
-        "127.0.0.1",
-        "-p",
-        &p,
-        "-P",
-        "tcp",
-        "-D",
-        "3",
-        "-s",
-        "8",
-        "--latency-gap",
-        "0",
-    ];
-    let cli = Proc::spawn(&mut fabdiag(&args));
+    let cli = busy_send_lat(&p);
     // (signals, stuck-call guard, control reader and heartbeat)
-    let own = |pid| on_a_table_of_its_own(pid, 4);
-    let deadline = std::time::Instant::now() + Duration::from_secs(3);
-    let (mut c_own, mut s_own) = (own(cli.pid()), own(srv.pid()));
-    while !(c_own.0 && s_own.0) && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        (c_own, s_own) = (own(cli.pid()), own(srv.pid()));
-    }
+    let seen = wait_on_tables_of_their_own(&[(cli.pid(), 4), (srv.pid(), 4)]);
     let c = cli.wait(LIMIT);
     let s = srv.wait(LIMIT);
     assert_eq!(c.code, Some(0), "{}", c.stderr);
     assert_eq!(s.code, Some(0), "{}", s.stderr);
-    assert!(
-        c_own.0,
-        "the client's helpers, sharing its measuring thread's table: {:?}",
-        c_own.1
-    );
-    assert!(
-        s_own.0,
-        "the server's helpers, sharing its measuring thread's table: {:?}",
-        s_own.1
-    );
+    for ((own, h), side) in seen.into_iter().zip(["client", "server"]) {
+        assert!(own, "the {side}'s helpers, sharing its measuring thread's table: {h:?}");
+    }
 }

@@ -1090,28 +1090,9 @@ fn a_worker_measures_on_a_descriptor_table_of_its_own() {
     let (own, h) = on_a_table_of_its_own(spare, 1);
     assert!(!own && !h.is_empty(), "a waiting worker's helpers: {h:?}");
     let p = s.port.to_string();
-    let args = [
-        "send-lat",
-        "127.0.0.1",
-        "-p",
-        &p,
-        "-P",
-        "tcp",
-        "-D",
-        "3",
-        "-s",
-        "8",
-        "--latency-gap",
-        "0",
-    ];
-    let client = Proc::spawn(&mut fabdiag(&args));
+    let client = busy_send_lat(&p);
     // (the stuck-call guard, control reader and heartbeat)
-    let deadline = Instant::now() + Duration::from_secs(3);
-    let mut seen = on_a_table_of_its_own(spare, 3);
-    while !seen.0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        seen = on_a_table_of_its_own(spare, 3);
-    }
+    let seen = wait_on_tables_of_their_own(&[(spare, 3)]).remove(0);
     let c = client.wait(LIMIT);
     assert_eq!(c.code, Some(0), "{}", c.stderr);
     assert!(

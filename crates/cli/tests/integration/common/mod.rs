@@ -843,3 +843,36 @@ pub fn on_a_table_of_its_own(pid: u32, helpers: usize) -> (bool, Vec<(String, bo
     let h = helpers_sharing(pid);
     (h.len() >= helpers && h.iter().all(|(_, shared)| !shared), h)
 }
+
+/// A send-lat client over tcp, 8 B without gaps for 3 s, to `port`: a
+/// measuring thread busy in its timed loop.
+pub fn busy_send_lat(port: &str) -> Proc {
+    let args = [
+        "send-lat",
+        "127.0.0.1",
+        "-p",
+        port,
+        "-P",
+        "tcp",
+        "-D",
+        "3",
+        "-s",
+        "8",
+        "--latency-gap",
+        "0",
+    ];
+    Proc::spawn(&mut fabdiag(&args))
+}
+
+/// Waits up to 3 s for each process `(pid, helpers)` to measure on a table
+/// of its own (`on_a_table_of_its_own`); what was last seen of each.
+pub fn wait_on_tables_of_their_own(who: &[(u32, usize)]) -> Vec<(bool, Vec<(String, bool)>)> {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let seen: Vec<_> = who.iter().map(|&(pid, n)| on_a_table_of_its_own(pid, n)).collect();
+        if seen.iter().all(|s| s.0) || Instant::now() >= deadline {
+            return seen;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
