@@ -43,7 +43,14 @@ pub enum FdTable {
     AlreadyOwn,
     /// Left shared: this thread (its name) is not one of ours.
     Declined(String),
+    /// Left shared: threads kept starting or ending while they were
+    /// listed, so the listing may have missed one.
+    Unsettled,
 }
+
+/// How many times the threads are listed before `take` gives up on a
+/// listing that agrees with the process's count of them.
+const LISTINGS: usize = 10;
 
 /// Gives the calling thread a descriptor table of its own, when every
 /// other thread that shares its table has a name `ours` accepts and not
@@ -54,9 +61,11 @@ pub fn take(ours: impl Fn(&str) -> bool) -> io::Result<FdTable> {
     let me = tid_of(&std::fs::read_link("/proc/thread-self")?);
     let my_name = std::fs::read_to_string("/proc/thread-self/comm")?;
     let my_name = my_name.trim_end_matches('\n');
+    let Some(tasks) = settled_tasks()? else {
+        return Ok(FdTable::Unsettled);
+    };
     let mut others = 0;
-    for task in std::fs::read_dir("/proc/self/task")? {
-        let task = task?.path();
+    for task in tasks {
         let Some(tid) = tid_of(&task).filter(|&t| Some(t) != me) else {
             continue;
         };
@@ -64,9 +73,12 @@ pub fn take(ours: impl Fn(&str) -> bool) -> io::Result<FdTable> {
         let Ok(name) = std::fs::read_to_string(task.join("comm")) else {
             continue;
         };
-        // (one the kernel cannot compare counts as sharing: the names decide)
-        if me.is_some_and(|me| same_table(me, tid) == Some(false)) {
-            continue;
+        // (one the kernel cannot compare counts as sharing, and the names
+        // decide, unless it has ended since)
+        match me.map(|me| same_table(me, tid)) {
+            Some(Some(false)) => continue,
+            Some(None) if !task.exists() => continue,
+            _ => {}
         }
         let name = name.trim_end_matches('\n');
         if name == my_name || !ours(name) {
@@ -86,6 +98,30 @@ pub fn take(ours: impl Fn(&str) -> bool) -> io::Result<FdTable> {
         return Err(io::Error::last_os_error());
     }
     Ok(FdTable::Taken)
+}
+
+/// The process's threads (/proc/self/task/TID), from a listing as long
+/// as the kernel's count of them: a thread that ends while the directory
+/// is read can shift the rest so that one is skipped (its entries are
+/// found by position), and a skipped thread not of ours would leave the
+/// measuring thread's calls opening descriptors that thread cannot see.
+/// None when no listing agreed.
+fn settled_tasks() -> io::Result<Option<Vec<std::path::PathBuf>>> {
+    for _ in 0..LISTINGS {
+        let tasks = std::fs::read_dir("/proc/self/task")?
+            .map(|t| t.map(|t| t.path()))
+            .collect::<io::Result<Vec<_>>>()?;
+        let status = std::fs::read_to_string("/proc/self/status")?;
+        let count = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .and_then(|n| n.trim().parse::<usize>().ok());
+        if count == Some(tasks.len()) {
+            return Ok(Some(tasks));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    Ok(None)
 }
 
 /// The thread id a /proc/…/task/TID path ends in.
