@@ -58,7 +58,8 @@ const LISTINGS: usize = 10;
 /// are). An error is the kernel's refusal (memory): the table stays
 /// shared, which costs only time.
 pub fn take(ours: impl Fn(&str) -> bool) -> io::Result<FdTable> {
-    let me = tid_of(&std::fs::read_link("/proc/thread-self")?);
+    let me = tid_of(&std::fs::read_link("/proc/thread-self")?)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "/proc/thread-self names no thread"))?;
     let my_name = std::fs::read_to_string("/proc/thread-self/comm")?;
     let my_name = my_name.trim_end_matches('\n');
     let Some(tasks) = settled_tasks()? else {
@@ -66,7 +67,7 @@ pub fn take(ours: impl Fn(&str) -> bool) -> io::Result<FdTable> {
     };
     let mut others = 0;
     for task in tasks {
-        let Some(tid) = tid_of(&task).filter(|&t| Some(t) != me) else {
+        let Some(tid) = tid_of(&task).filter(|&t| t != me) else {
             continue;
         };
         // a thread that ended since the listing has no name to read
@@ -75,9 +76,9 @@ pub fn take(ours: impl Fn(&str) -> bool) -> io::Result<FdTable> {
         };
         // (one the kernel cannot compare counts as sharing, and the names
         // decide, unless it has ended since)
-        match me.map(|me| same_table(me, tid)) {
-            Some(Some(false)) => continue,
-            Some(None) if !task.exists() => continue,
+        match same_table(me, tid) {
+            Some(false) => continue,
+            None if !task.exists() => continue,
             _ => {}
         }
         let name = name.trim_end_matches('\n');
