@@ -9,9 +9,11 @@
 # include a varying number of empty polls; the per-function lines (saved in
 # OUT) are the stable part, and so are the instructions per call of the
 # send, the receive's post and the poll (scripts/dev/callgrind-calls.py),
-# printed last. Not a test.
+# printed last. FABTESTS=DIR (fabtests' binaries,
+# scripts/dev/fabtests-build.sh) adds fi_rdm_pingpong, counted the same
+# way. Not a test.
 #
-# usage: [SIDE=client|server] scripts/dev/callgrind-pingpong.sh [provider (shm)] [size (8)] [OUT dir (/tmp/fabdiag-cg)]
+# usage: [SIDE=client|server] [FABTESTS=DIR] scripts/dev/callgrind-pingpong.sh [provider (shm)] [size (8)] [OUT dir (/tmp/fabdiag-cg)]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -60,14 +62,34 @@ pp() { # n
     wait "$s" || true
 }
 
+rdm() { # n: fabtests' fi_rdm_pingpong (its out-of-band port, the server's
+    # provider port and the client's: three ports, none of them the next run's)
+    local oob=$((port + 1)) sp=$((port + 2)) src=$((port + 3))
+    port=$src
+    # shellcheck disable=SC2046
+    taskset -c 0 timeout 120 $($SRV_VG rdm "$1") "$FABTESTS/fi_rdm_pingpong" -p "$P" -S "$S" -I "$1" -E="$oob" -B "$sp" >/dev/null 2>&1 &
+    local s=$!
+    sleep "$WAIT"
+    # shellcheck disable=SC2046
+    taskset -c 1 $($CLI_VG rdm "$1") \
+        "$FABTESTS/fi_rdm_pingpong" -p "$P" -S "$S" -I "$1" -E="$oob" -P "$sp" -B "$src" 127.0.0.1 >/dev/null 2>&1
+    wait "$s" || true
+}
+
 . "$(dirname "$0")/callgrind-common.sh"
 
 fab $N1; fab $N2; pp $N1; pp $N2
 per_unit fabdiag per-iteration
 per_unit pingpong per-iteration
+if [ -n "${FABTESTS:-}" ]; then
+    rdm $N1; rdm $N2
+    per_unit rdm per-iteration
+fi
 echo "instructions per round trip, $SIDE side, $P, $S B (callgrind, $N2 - $N1 iterations; details in $OUT/*.per-iteration)"
 printf '%-12s %8s %8s %8s\n' "" total "own+libc" libfabric
 printf '%-12s %8s %8s %8s\n' fabdiag "$(tot "$OUT/fabdiag.per-iteration")" "$(sum "$OUT/fabdiag.per-iteration" 'fabdiag|libc')" "$(sum "$OUT/fabdiag.per-iteration" libfabric)"
 printf '%-12s %8s %8s %8s\n' fi_pingpong "$(tot "$OUT/pingpong.per-iteration")" "$(sum "$OUT/pingpong.per-iteration" 'fi_pingpong|libc')" "$(sum "$OUT/pingpong.per-iteration" libfabric)"
+[ -z "${FABTESTS:-}" ] ||
+    printf '%-12s %8s %8s %8s\n' fi_rdm_pingpong "$(tot "$OUT/rdm.per-iteration")" "$(sum "$OUT/rdm.per-iteration" 'fi_rdm_pingpong|libc')" "$(sum "$OUT/rdm.per-iteration" libfabric)"
 echo "instructions per call on fabdiag's $SIDE, inclusive ($OUT/fabdiag.$N2): the send, the receive's post, the CQ poll"
 scripts/dev/callgrind-calls.py "$OUT/fabdiag.$N2" 'FabricDriver<W>::post$|::send_prepared$|::recv$|::recv_prepared$|Endpoint>::poll$|^fdg_cq_read$'
