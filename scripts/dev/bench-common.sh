@@ -8,14 +8,16 @@
 read -r SCPU CCPU <<< "${BENCH_CPUS:-0 1}"
 
 # median: the median of the numbers on standard input, one a line ("nan"
-# for none)
-median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+# for none); an empty line or "nan" (a run that gave no figure) is left out
+median() { sort -g | awk 'NF && $1 != "nan" {a[++n]=$1} END {if (n == 0) print "nan"; else if (n % 2) print a[(n+1)/2]; else print (a[n/2]+a[n/2+1])/2}'; }
 
-# runs_line TOOL FIGURE...: the figures of every run, sorted (RUN_FIGURES)
+# runs_line TOOL FIGURE...: the figures of every run, sorted (RUN_FIGURES),
+# and how many runs gave none
 runs_line() {
     local t=$1
     shift
-    printf '  runs %-15s %s\n' "$t" "$(printf '%s\n' "$@" | sort -g | paste -sd ' ')"
+    printf '  runs %-15s %s\n' "$t" "$(printf '%s\n' "$@" | awk 'NF && $1 != "nan"' | sort -g | paste -sd ' ')$(printf '%s\n' "$@" |
+        awk '!NF || $1 == "nan" {n++} END {if (n) printf "  (%d lost)", n}')"
 }
 
 # rank_line A B A_FIGURE... -- B_FIGURE...: whether tool A's runs and tool

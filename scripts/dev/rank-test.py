@@ -21,6 +21,10 @@ C: A against the better peer of each round.
 --median: as --paired, the median of the rounds' ratios alone (for a
 column of bench.sh and psm3-bench.sh).
 
+A run that gave no figure is passed as an empty argument or "nan": the
+rank test leaves it out, and the paired tests leave out its round (and
+say how many rounds were whole).
+
 usage: scripts/dev/rank-test.py [--paired | --median] A1 A2 ... -- B1 B2 ... [-- C1 C2 ...]
 """
 import math
@@ -71,6 +75,9 @@ def groups(argv):
             out.append(cur)
             cur = []
             continue
+        if v.strip() in ("", "nan"):
+            cur.append(None)  # a run that gave no figure
+            continue
         try:
             cur.append(float(v))
         except ValueError as e:
@@ -85,11 +92,21 @@ def main(argv):
     if "--" not in argv:
         sys.exit("usage: rank-test.py [--paired | --median] A1 A2 ... -- B1 B2 ... [-- C1 C2 ...]")
     a, *peers = groups(argv)
-    if len(a) < 2 or any(len(b) < 2 for b in peers):
-        sys.exit("rank-test.py: at least two runs on each side")
     if mode:
         if any(len(b) != len(a) for b in peers):
             sys.exit(f"rank-test.py: {mode} needs as many runs on each side ({[len(g) for g in [a] + peers]})")
+        rounds = len(a)
+        # a round with a run that gave no figure cannot be paired
+        whole = [r for r in zip(a, *peers) if None not in r]
+        a = [r[0] for r in whole]
+        peers = [[r[i] for r in whole] for i in range(1, len(peers) + 1)]
+    else:
+        rounds = None
+        a = [x for x in a if x is not None]
+        peers = [[x for x in b if x is not None] for b in peers]
+    if len(a) < 2 or any(len(b) < 2 for b in peers):
+        sys.exit("rank-test.py: at least two runs (rounds, paired) with figures on each side")
+    if mode:
         if min(a + sum(peers, [])) <= 0:
             sys.exit(f"rank-test.py: {mode} takes positive figures (times or rates)")
         # each round's better (lower) peer
@@ -98,7 +115,8 @@ def main(argv):
         if mode == "--median":
             print(f"{m:.2f}")
         else:
-            print(f"median ratio {m:.3f}  ahead in {ahead} of {len(a)}  W+ {w:.1f}  z {z:.2f}  p {p:.3f}")
+            lost = f"  ({len(a)} of {rounds} rounds whole)" if len(a) < rounds else ""
+            print(f"median ratio {m:.3f}  ahead in {ahead} of {len(a)}  W+ {w:.1f}  z {z:.2f}  p {p:.3f}{lost}")
         return
     if len(peers) != 1:
         sys.exit("rank-test.py: the rank test takes one peer")
