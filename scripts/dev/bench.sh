@@ -246,7 +246,7 @@ row() {
 slow_runs() { # median lower-is-better values... -> count
     local m=$1 lower=$2; shift 2
     printf '%s\n' "$@" | awk -v m="$m" -v lower="$lower" '
-        (lower && $1 > 1.5 * m) || (!lower && $1 * 1.5 < m) {n++} END {print n + 0}'
+        NF && $1 != "nan" && ((lower && $1 > 1.5 * m) || (!lower && $1 * 1.5 < m)) {n++} END {print n + 0}'
 }
 
 # lat_row PROVIDER SIZE: fabdiag (and --before's build), fi_pingpong and

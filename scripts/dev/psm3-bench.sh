@@ -113,13 +113,17 @@ rdm_pingpong_lat() { # size
 }
 # speed FABDIAG PEER1 PEER2: the better peer's latency over fabdiag's
 speed() { awk -v f="$1" -v a="$2" -v b="$3" 'BEGIN {printf "%.2f", ((a < b) ? a : b) / f}'; }
+# fig COMMAND...: the command's figure, or "nan" for a run that gave none
+# (the figures are word-split below, where an empty one would vanish and
+# shift every later round of the paired tests)
+fig() { local v; v=$("$@"); echo "${v:-nan}"; }
 lat_row() { # size
     local f="" p="" r="" e=""
     for _ in $(seq "$RUNS"); do
-        f+="$(fabdiag_lat "$1")"$'\n'
-        p+="$(pingpong_lat "$1")"$'\n'
-        r+="$(rdm_pingpong_lat "$1")"$'\n'
-        [ -z "${BEFORE:-}" ] || e+="$(fabdiag_lat "$1" "$BEFORE")"$'\n'
+        f+="$(fig fabdiag_lat "$1")"$'\n'
+        p+="$(fig pingpong_lat "$1")"$'\n'
+        r+="$(fig rdm_pingpong_lat "$1")"$'\n'
+        [ -z "${BEFORE:-}" ] || e+="$(fig fabdiag_lat "$1" "$BEFORE")"$'\n'
     done
     local fm pm rm em before=""
     fm=$(printf '%s' "$f" | median)
