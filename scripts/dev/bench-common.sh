@@ -11,6 +11,23 @@ read -r SCPU CCPU <<< "${BENCH_CPUS:-0 1}"
 # for none); an empty line or "nan" (a run that gave no figure) is left out
 median() { sort -g | awk 'NF && $1 != "nan" {a[++n]=$1} END {if (n == 0) print "nan"; else if (n % 2) print a[(n+1)/2]; else print (a[n/2]+a[n/2+1])/2}'; }
 
+# fig COMMAND...: the command's figure, or "nan" for a run that gave none
+# (figures kept in a word-split list would otherwise lose it, and every
+# later round of a paired test would shift)
+fig() { local v; v=$("$@"); echo "${v:-nan}"; }
+
+# poll_figures FILE USEC ITERS: from scripts/dev/syscall-count.c's line in
+# FILE for a run of ITERS round trips whose one-way time was USEC,
+# "USEC NS_PER_POLL_PASS POLL SEND RECV READ WRITE" (the calls a round
+# trip; "nan" throughout when there is no count or no time)
+poll_figures() {
+    awk -v us="$2" -v n="$3" '{for (i = 2; i <= NF; i++) {split($i, a, "="); c[a[1]] = a[2]}}
+        END {if (!c["poll"] || us == "nan" || us == "") {print "nan nan nan nan nan nan nan"; exit}
+             printf "%s %.0f %.2f %.2f %.2f %.2f %.2f\n", us, us * 2 * n * 1000 / c["poll"],
+                 c["poll"] / n, c["send"] / n, c["recv"] / n, c["read"] / n, c["write"] / n}' "$1" 2>/dev/null ||
+        echo "nan nan nan nan nan nan nan"
+}
+
 # runs_line TOOL FIGURE...: the figures of every run, sorted (RUN_FIGURES),
 # and how many runs gave none
 runs_line() {

@@ -10,8 +10,10 @@
 #       the libfabric to build against (default /usr, Debian's).
 #
 # FABTESTS_TAG picks the tag (default: v + the version of that libfabric's
-# fi_info, e.g. v1.17.0 for Debian 12's). Installs the autotools where
-# missing (scripts/dev/dev-deps.sh).
+# fi_info, e.g. v1.17.0 for Debian 12's). FABTESTS_EDIT, a command, is run
+# in the fabtests sources before they are configured (an experiment's
+# build, scripts/dev/rdm-config.sh; the build fails if it fails).
+# Installs the autotools where missing (scripts/dev/dev-deps.sh).
 set -euo pipefail
 src=${1:?usage: scripts/dev/fabtests-build.sh SRC_GIT [PREFIX] [LIBFABRIC_PREFIX]}
 prefix=${2:-/tmp/fabtests}
@@ -32,6 +34,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git --git-dir="$src" archive "$tag" fabtests | tar -x -C "$work"
 cd "$work/fabtests"
+[ -z "${FABTESTS_EDIT:-}" ] || bash -c "$FABTESTS_EDIT"
 ./autogen.sh >/dev/null
 ./configure -q --prefix="$prefix" --with-libfabric="$lf" >/dev/null
 make -s -j"$(nproc)" >/dev/null 2>&1 || make -j1

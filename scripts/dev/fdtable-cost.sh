@@ -32,15 +32,8 @@ cc -O2 -shared -fPIC -o "$lib/count.so" scripts/dev/syscall-count.c -ldl
 cc -O2 -shared -fPIC -o "$lib/unshare.so" scripts/dev/unshare-threads.c -ldl
 port=$((49000 + RANDOM % 4000))
 
-# figures FILE USEC: "USEC NS_PER_POLL POLL SEND RECV READ WRITE" (calls a round trip)
-figures() {
-    awk -v us="$2" -v n="$ITERS" '{for (i = 2; i <= NF; i++) {split($i, a, "="); c[a[1]] = a[2]}}
-        END {if (!c["poll"]) {print "nan nan nan nan nan nan nan"; exit}
-             printf "%s %.0f %.2f %.2f %.2f %.2f %.2f\n", us, us * 2 * n * 1000 / c["poll"],
-                 c["poll"] / n, c["send"] / n, c["recv"] / n, c["read"] / n, c["write"] / n}' "$1"
-}
 SRV="taskset -c $SCPU" CLI="taskset -c $CCPU"
-one() { # "fabdiag BINARY [PRELOAD]", "pingpong" or "rdm" -> figures
+one() { # "fabdiag BINARY [PRELOAD]", "pingpong" or "rdm" -> poll_figures
     port=$((port + 1))
     rm -f "$lib/out"
     local us
@@ -57,7 +50,7 @@ one() { # "fabdiag BINARY [PRELOAD]", "pingpong" or "rdm" -> figures
         us=$(PEER_ENV=${3:+LD_PRELOAD=$3} CLIENT_ENV="SYSCALL_COUNT_OUT=$lib/out LD_PRELOAD=$lib/count.so${3:+:$3}" \
             fabdiag_lat "$2" "$PROV" "$SIZE" "$ITERS" "$port")
     fi
-    figures "$lib/out" "${us:-nan}"
+    poll_figures "$lib/out" "${us:-nan}" "$ITERS"
 }
 if [ -n "${BEFORE:-}" ]; then
     [ -x "$BEFORE" ] || { echo "fdtable-cost.sh: no fabdiag at BEFORE=$BEFORE" >&2; exit 1; }

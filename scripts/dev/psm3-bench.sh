@@ -113,10 +113,6 @@ rdm_pingpong_lat() { # size
 }
 # speed FABDIAG PEER1 PEER2: the better peer's latency over fabdiag's
 speed() { awk -v f="$1" -v a="$2" -v b="$3" 'BEGIN {printf "%.2f", ((a < b) ? a : b) / f}'; }
-# fig COMMAND...: the command's figure, or "nan" for a run that gave none
-# (the figures are word-split below, where an empty one would vanish and
-# shift every later round of the paired tests)
-fig() { local v; v=$("$@"); echo "${v:-nan}"; }
 lat_row() { # size
     local f="" p="" r="" e=""
     for _ in $(seq "$RUNS"); do

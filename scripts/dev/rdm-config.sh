@@ -3,7 +3,7 @@
 # fabtests' fi_rdm_pingpong gains on it over tcp. Builds fi_rdm_pingpong
 # from libfabric's sources with six switches read from its environment,
 # each one of the ways fabdiag opens its endpoint where fi_rdm_pingpong
-# differs (crates/fabric/src/shim.c):
+# differs (crates/fabric/src/shim.c), through scripts/dev/fabtests-build.sh:
 #   FTX_SHARED_CQ  one completion queue for sends and receives
 #   FTX_CQ_DATA    FI_CQ_FORMAT_DATA entries (fi_rdm_pingpong's: CONTEXT)
 #   FTX_AV_TABLE   an FI_AV_TABLE address vector (fi_rdm_pingpong's: MAP)
@@ -33,20 +33,13 @@ dir=${RDM_CONFIG_DIR:-/tmp/fabtests-rdm-config}
 # shellcheck source=scripts/dev/bench-common.sh
 source scripts/dev/bench-common.sh
 
-# build DIR: fi_rdm_pingpong with the switches, into DIR/bin (once)
-build() {
-    [ -x "$1/bin/fi_rdm_pingpong" ] && return
-    # shellcheck source=scripts/dev/dev-deps.sh
-    source scripts/dev/dev-deps.sh
-    need_packages rdm-config.sh autoreconf=autoconf aclocal=automake libtoolize=libtool make=build-essential
-    local version w
-    version=$(fi_info --version | sed -n 's/^libfabric: *//p' | head -1)
-    w=$(mktemp -d)
-    git --git-dir="$src" archive "v${version%%[a-z]*}" fabtests | tar -x -C "$w"
-    # after the hints fi_rdm_pingpong sets itself, before it opens anything
-    python3 - "$w/fabtests/benchmarks/rdm_pingpong.c" <<'EOF'
+lib=$(mktemp -d)
+trap 'rm -rf "$lib"' EXIT
+# the switches, after the hints fi_rdm_pingpong sets itself and before it
+# opens anything; fabtests-build.sh builds into $dir once
+cat >"$lib/edit.py" <<'EOF'
 import sys
-p = sys.argv[1]
+p = "benchmarks/rdm_pingpong.c"
 s = open(p).read()
 anchor = "\thints->addr_format = opts.address_format;\n"
 if anchor not in s:
@@ -61,18 +54,13 @@ knobs = anchor + "".join("\tif (getenv(\"%s\"))\n\t\t%s;\n" % kv for kv in [
 ])
 open(p, "w").write(s.replace(anchor, knobs, 1))
 EOF
-    (cd "$w/fabtests" && ./autogen.sh && ./configure -q --prefix="$1" && make -j"$(nproc)" && make install) >"$w/build.log" 2>&1 ||
-        { tail -20 "$w/build.log" >&2; echo "rdm-config.sh: the build failed" >&2; exit 1; }
-    rm -rf "$w"
-}
-build "$dir"
+FABTESTS_EDIT="python3 $lib/edit.py" scripts/dev/fabtests-build.sh "$src" "$dir" >"$lib/build.log" 2>&1 ||
+    { tail -20 "$lib/build.log" >&2; echo "rdm-config.sh: the build failed" >&2; exit 1; }
 
-lib=$(mktemp -d)
-trap 'rm -rf "$lib"' EXIT
 cc -O2 -shared -fPIC -o "$lib/count.so" scripts/dev/syscall-count.c -ldl
 port=$((47000 + RANDOM % 4000))
 SRV="taskset -c $SCPU" CLI="taskset -c $CCPU"
-# one fabdiag|plain|variant: "USEC NS_PER_POLL_PASS"
+# one fabdiag|plain|variant: "USEC NS_PER_POLL_PASS" (poll_figures)
 one() {
     port=$((port + 3))
     rm -f "$lib/out"
@@ -82,9 +70,7 @@ one() {
     plain) us=$(CLIENT_ENV=$count fi_rdm_pingpong_lat "$dir/bin" "$PROV" "$SIZE" "$ITERS" "$port" $((port + 1)) $((port + 2))) ;;
     *) us=$(PEER_ENV=$VARIANT CLIENT_ENV=$count fi_rdm_pingpong_lat "$dir/bin" "$PROV" "$SIZE" "$ITERS" "$port" $((port + 1)) $((port + 2))) ;;
     esac
-    awk -v us="${us:-nan}" -v n="$ITERS" '{for (i = 2; i <= NF; i++) {split($i, a, "="); c[a[1]] = a[2]}}
-        END {if (!c["poll"] || us == "nan") print "nan nan"; else printf "%s %.0f\n", us, us * 2 * n * 1000 / c["poll"]}' "$lib/out" 2>/dev/null ||
-        echo "nan nan"
+    poll_figures "$lib/out" "${us:-nan}" "$ITERS" | cut -d' ' -f1,2
 }
 echo "send-lat / fi_rdm_pingpong / fi_rdm_pingpong with $VARIANT; $PROV, $SIZE B, $ITERS iterations, $RUNS rounds, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), server CPU $SCPU, client CPU $CCPU"
 echo "round  send-lat usec ns/pass  fi_rdm_pingpong usec ns/pass  variant usec ns/pass"

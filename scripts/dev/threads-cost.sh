@@ -29,9 +29,7 @@ port=$((49000 + RANDOM % 4000))
 SRV="taskset -c $SCPU" CLI="taskset -c $CCPU"
 one() { # preload-or-empty -> usec/xfer ("nan" when the run gave none)
     port=$((port + 1))
-    local v
-    v=$(PEER_ENV=${1:+LD_PRELOAD=$1} fi_pingpong_lat "$PROV" "$SIZE" "$ITERS" "$port")
-    echo "${v:-nan}"
+    PEER_ENV=${1:+LD_PRELOAD=$1} fig fi_pingpong_lat "$PROV" "$SIZE" "$ITERS" "$port"
 }
 single=() multi=() unshared=() async=() both=()
 for _ in $(seq "$RUNS"); do
