@@ -21,40 +21,43 @@ RUNS=${1:-20} SIZE=${2:-8} PROV=${3:-tcp} ITERS=${4:-200000}
 source scripts/dev/bench-common.sh
 lib=$(mktemp -d)
 trap 'rm -rf "$lib"' EXIT
-cc -O2 -shared -fPIC -o "$lib/idle.so" scripts/dev/idle-thread.c -lpthread
-cc -O2 -shared -fPIC -DUNSHARE_FILES -o "$lib/unshared.so" scripts/dev/idle-thread.c -lpthread
-cc -O2 -shared -fPIC -DASYNC_OFF -o "$lib/async.so" scripts/dev/idle-thread.c -lpthread
-cc -O2 -shared -fPIC -DUNSHARE_FILES -DASYNC_OFF -o "$lib/both.so" scripts/dev/idle-thread.c -lpthread
+# the variants, by index: the name the medians line gives, the short one
+# the pair lines give, and the flags idle-thread.c is built with ("none":
+# nothing preloaded); each round runs them in the order of `order`
+long=("one thread" "idle thread" "idle thread, own fd table" "idle thread, cancellation off" "both")
+short=("one thread" "idle thread" "own fd table" "cancellation off" "both")
+flags=(none "" "-DUNSHARE_FILES" "-DASYNC_OFF" "-DUNSHARE_FILES -DASYNC_OFF")
+order=(1 2 3 4 0)
+for k in "${!flags[@]}"; do
+    # shellcheck disable=SC2086
+    [ "${flags[k]}" = none ] || cc -O2 -shared -fPIC ${flags[k]} -o "$lib/v$k.so" scripts/dev/idle-thread.c -lpthread
+done
 port=$((49000 + RANDOM % 4000))
 SRV="taskset -c $SCPU" CLI="taskset -c $CCPU"
-one() { # preload-or-empty -> usec/xfer ("nan" when the run gave none)
+one() { # variant -> usec/xfer ("nan" when the run gave none)
     port=$((port + 1))
-    PEER_ENV=${1:+LD_PRELOAD=$1} fig fi_pingpong_lat "$PROV" "$SIZE" "$ITERS" "$port"
+    local pre=""
+    [ "${flags[$1]}" = none ] || pre="LD_PRELOAD=$lib/v$1.so"
+    PEER_ENV=$pre fig fi_pingpong_lat "$PROV" "$SIZE" "$ITERS" "$port"
 }
-single=() multi=() unshared=() async=() both=()
-for _ in $(seq "$RUNS"); do
-    multi+=("$(one "$lib/idle.so")")
-    unshared+=("$(one "$lib/unshared.so")")
-    async+=("$(one "$lib/async.so")")
-    both+=("$(one "$lib/both.so")")
-    single+=("$(one "")")
+declare -A got # got[VARIANT,ROUND]
+for r in $(seq "$RUNS"); do
+    for k in "${order[@]}"; do got[$k,$r]=$(one "$k"); done
 done
 # a round with a failed run is left out of every comparison
-keep() { local i; for i in "${!single[@]}"; do
-    [ "${single[i]}" != nan ] && [ "${multi[i]}" != nan ] && [ "${unshared[i]}" != nan ] \
-        && [ "${async[i]}" != nan ] && [ "${both[i]}" != nan ] && echo "$i"; done; }
-mapfile -t ok < <(keep)
-pick() { local -n v=$1; local i; for i in "${ok[@]}"; do echo "${v[i]}"; done; }
-mapfile -t s < <(pick single); mapfile -t m < <(pick multi); mapfile -t u < <(pick unshared)
-mapfile -t a < <(pick async); mapfile -t b < <(pick both)
+ok=()
+for r in $(seq "$RUNS"); do
+    whole=1
+    for k in "${!flags[@]}"; do [ "${got[$k,$r]}" != nan ] || whole=0; done
+    [ "$whole" = 0 ] || ok+=("$r")
+done
+col() { local r; for r in "${ok[@]}"; do echo "${got[$1,$r]}"; done; } # variant -> its figures, whole rounds
 echo "fi_pingpong -p $PROV -e rdm -S $SIZE -I $ITERS, ${#ok[@]} of $RUNS rounds whole, usec one-way, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), server CPU $SCPU, client CPU $CCPU"
-printf 'median  one thread %s  idle thread %s  idle thread, own fd table %s  idle thread, cancellation off %s  both %s\n' \
-    "$(printf '%s\n' "${s[@]}" | median)" "$(printf '%s\n' "${m[@]}" | median)" "$(printf '%s\n' "${u[@]}" | median)" \
-    "$(printf '%s\n' "${a[@]}" | median)" "$(printf '%s\n' "${b[@]}" | median)"
-pair_line "idle thread" "one thread" "${m[@]}" -- "${s[@]}"
-pair_line "own fd table" "one thread" "${u[@]}" -- "${s[@]}"
-pair_line "own fd table" "idle thread" "${u[@]}" -- "${m[@]}"
-pair_line "cancellation off" "one thread" "${a[@]}" -- "${s[@]}"
-pair_line "cancellation off" "idle thread" "${a[@]}" -- "${m[@]}"
-pair_line "both" "one thread" "${b[@]}" -- "${s[@]}"
-pair_line "both" "idle thread" "${b[@]}" -- "${m[@]}"
+line="median"
+for k in "${!flags[@]}"; do line+="  ${long[k]} $(col "$k" | median)"; done
+echo "$line"
+for pr in "1 0" "2 0" "2 1" "3 0" "3 1" "4 0" "4 1"; do
+    read -r x y <<<"$pr"
+    # shellcheck disable=SC2046
+    pair_line "${short[x]}" "${short[y]}" $(col "$x") -- $(col "$y")
+done
