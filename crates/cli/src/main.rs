@@ -34,7 +34,6 @@ mod signals;
 mod streams;
 mod stuck;
 mod version;
-mod write;
 
 use fabdiag_model::{Tool, HOST_TRAFFIC_ORIGINAL};
 use std::process::ExitCode;

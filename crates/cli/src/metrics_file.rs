@@ -36,14 +36,15 @@ pub fn check(path: &Path) -> Result<(), String> {
     // the way the file will be written, so a read-only folder, a full disk
     // or a link at its name shows now, not after the run
     let probe = dir.join(format!(".fabdiag-metrics-check.{}", std::process::id()));
-    crate::write::whole(&probe, b"")
+    fabdiag_files::write::whole(&probe, b"")
         .and_then(|()| std::fs::remove_file(&probe))
         .map_err(|e| format!("--metrics {}: cannot write in {}: {e}", path.display(), dir.display()))
 }
 
 /// Writes `text` to `path` whole; the error is one line.
 pub fn write(path: &Path, text: &str) -> Result<(), String> {
-    crate::write::whole(path, text.as_bytes()).map_err(|e| format!("cannot write metrics to {}: {e}", path.display()))
+    fabdiag_files::write::whole(path, text.as_bytes())
+        .map_err(|e| format!("cannot write metrics to {}: {e}", path.display()))
 }
 
 /// The file's name without its folder: every sample's `file` label.

@@ -265,7 +265,7 @@ pub struct SweepOptions {
     /// The pair tool's options, for its own parser.
     pub tool_args: Vec<String>,
     pub coordinator: Option<String>,
-    pub output: Option<String>,
+    pub output: Option<std::path::PathBuf>,
     /// `--metrics FILE`: rank 0 writes the report's metrics there too.
     pub metrics: Option<String>,
     pub resume: bool,
@@ -576,7 +576,7 @@ fn take(
                 .ok_or_else(|| OptionError::Invalid(format!("invalid --figure: '{value}' ({})", LatFigure::names())))?
         }
         SweepOpt::Coordinator => o.coordinator = Some(value),
-        SweepOpt::Output => o.output = Some(value),
+        SweepOpt::Output => o.output = Some(value.into()),
         SweepOpt::Resume => o.resume = true,
         SweepOpt::Replace => o.replace = true,
         SweepOpt::Plan => o.plan = true,
@@ -1019,7 +1019,10 @@ mod tests {
         ]);
         assert_eq!(o.tool, Tool::ReadBw);
         assert_eq!(o.tool_args, ["-s", "4096", "--min-bw", "900", "-n", "50"]);
-        assert_eq!((o.output.as_deref(), o.retest), (Some("/tmp/x"), 2));
+        assert_eq!(
+            (o.output.as_deref(), o.retest),
+            (Some(std::path::Path::new("/tmp/x")), 2)
+        );
         assert_eq!(ok(&["--lat"]).tool, Tool::WriteLat);
         assert_eq!(ok(&["--tool", "cxi_send_lat", "--lat"]).tool, Tool::SendLat);
         assert_eq!(ok(&[]).tool, Tool::WriteBw);

@@ -86,7 +86,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         rules: Rules::default(),
         limits: Limits::default(),
-        options: serde_json::Value::Null,
+        options: Default::default(),
         fabdiag_version: env!("CARGO_PKG_VERSION"),
         libfabric_version: None,
         baseline: None,

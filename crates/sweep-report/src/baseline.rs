@@ -12,6 +12,7 @@ use crate::analysis::{median, Better, Matrix};
 use crate::doc::{AbsentNode, Comparison, ErrorRates, LinkChange, Metric, NodeChange, SCHEMA};
 use crate::error::ReportError;
 use crate::error_rates::{self, Rates};
+use fabdiag_sweep_plan::folder::{RunOptions, COMPARED};
 use fabdiag_sweep_plan::{Node, PairNoted, PairRecord};
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -68,7 +69,7 @@ pub struct Baseline {
     pub fabdiag_version: String,
     metric: Metric,
     /// Its options (the pair test's among them).
-    options: serde_json::Value,
+    options: RunOptions,
     /// Each of its ranks' identity, by its rank.
     idents: Vec<Option<Ident>>,
     /// Its pairs' figures, by its ranks (as its own `matrix` held them).
@@ -87,7 +88,7 @@ struct Doc {
     #[serde(default)]
     fabdiag_version: String,
     #[serde(default)]
-    options: serde_json::Value,
+    options: RunOptions,
     metric: Metric,
     #[serde(default)]
     started: String,
@@ -175,9 +176,6 @@ impl<'de> Deserialize<'de> for Figures {
 /// measures, not what it measures: a baseline may differ in them.
 const NOT_THE_TEST: &[&str] = &["iterations", "duration_s", "warmup", "report_all", "verify", "clock"];
 
-/// The sweep's own options that change what a pair measures.
-const COMPARED_OPTIONS: &[&str] = &["tool", "provider", "tx_memory", "rx_memory"];
-
 impl Baseline {
     /// The sweep an `--output` folder recorded (`reread::recorded`), as a
     /// baseline.
@@ -259,7 +257,7 @@ impl Baseline {
     /// `options` (the sweep's options, as its document keeps them): another
     /// tool or size, provider, memory, or pair-tool setting that changes the
     /// figure. How long it ran (iterations, duration, warm-up) may differ.
-    pub fn check(&self, metric: &Metric, options: &serde_json::Value) -> Result<(), ReportError> {
+    pub fn check(&self, metric: &Metric, options: &RunOptions) -> Result<(), ReportError> {
         let bad = |reason: String| ReportError::Baseline {
             path: self.file.clone(),
             reason,
@@ -282,16 +280,15 @@ impl Baseline {
             ))
         };
         // (a document from before these were kept says nothing of them)
-        for k in COMPARED_OPTIONS {
-            let (t, o) = (self.options.get(*k), options.get(*k));
+        for k in COMPARED {
+            let (t, o) = (self.options.compared(k), options.compared(k));
             if t.is_some() && t != o {
-                return Err(differs(k, t, o));
+                return Err(differs(k, t.as_ref(), o.as_ref()));
             }
         }
-        let test = options.get("test");
         let (Some(theirs), Some(ours)) = (
-            self.options.get("test").and_then(|t| t.as_object()),
-            test.and_then(|t| t.as_object()),
+            self.options.test.as_ref().and_then(|t| t.as_object()),
+            options.test.as_ref().and_then(|t| t.as_object()),
         ) else {
             return Ok(());
         };
@@ -810,7 +807,10 @@ pub(crate) mod tests {
         let mut doc = serde_json::to_value(doc_with(2, &[], &[], &[])).expect("serializes");
         doc["options"] = options(None, 1000, 256);
         let base = Baseline::from_reader("b.json", doc.to_string().as_bytes()).expect("reads");
-        let check = |m: &Metric, o: &serde_json::Value| base.check(m, o).err().map(|e| e.to_string());
+        let check = |m: &Metric, o: &serde_json::Value| {
+            let o: RunOptions = serde_json::from_value(o.clone()).expect("options");
+            base.check(m, &o).err().map(|e| e.to_string())
+        };
         let same = metric("write-bw 65536 B");
         assert_eq!(check(&same, &options(None, 10, 256)), None);
         assert_eq!(
@@ -828,6 +828,7 @@ pub(crate) mod tests {
         // a document that kept no provider is not refused for it
         doc["options"].as_object_mut().map(|o| o.remove("provider"));
         let old = Baseline::from_reader("b.json", doc.to_string().as_bytes()).expect("reads");
-        assert!(old.check(&same, &options(Some("verbs"), 1000, 256)).is_ok());
+        let verbs: RunOptions = serde_json::from_value(options(Some("verbs"), 1000, 256)).expect("options");
+        assert!(old.check(&same, &verbs).is_ok());
     }
 }

@@ -24,7 +24,7 @@ pub struct Inputs<'a> {
     pub metric: Metric,
     pub rules: Rules,
     pub limits: Limits,
-    pub options: serde_json::Value,
+    pub options: fabdiag_sweep_plan::folder::RunOptions,
     pub fabdiag_version: &'a str,
     pub libfabric_version: Option<String>,
     /// An earlier sweep to compare with, and `--baseline-fraction`.

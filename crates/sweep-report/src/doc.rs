@@ -9,6 +9,7 @@ use crate::blame::Blame;
 pub use crate::node_summary::NodeSummary;
 use fabdiag_engine::lat::LatFigure;
 use fabdiag_model::counters::{Class, Family};
+use fabdiag_sweep_plan::folder::RunOptions;
 use fabdiag_sweep_plan::{PairRecord, StepRecord};
 use serde::{Deserialize, Serialize};
 
@@ -56,11 +57,8 @@ impl Metric {
 
     /// The figure a sweep's options say its latency pairs were judged by
     /// (`options.figure`; the mean when it is not there).
-    pub fn figure_in(options: &serde_json::Value) -> LatFigure {
-        options["figure"]
-            .as_str()
-            .and_then(LatFigure::parse)
-            .unwrap_or_default()
+    pub fn figure_in(options: &RunOptions) -> LatFigure {
+        options.figure.as_deref().and_then(LatFigure::parse).unwrap_or_default()
     }
 }
 
@@ -200,7 +198,7 @@ pub struct SweepDoc {
     pub schema: String,
     pub fabdiag_version: String,
     pub libfabric_version: Option<String>,
-    pub options: serde_json::Value,
+    pub options: RunOptions,
     pub metric: Metric,
     pub started: String,
     pub ended: String,

@@ -141,7 +141,7 @@ pub fn inputs(sweep: Coordinated, baseline: Option<(&Baseline, f64)>) -> Inputs<
             node_fraction: 0.5,
         },
         limits: Limits::default(),
-        options: serde_json::Value::Null,
+        options: Default::default(),
         fabdiag_version: "test",
         libfabric_version: None,
         baseline,

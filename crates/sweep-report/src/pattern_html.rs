@@ -430,7 +430,7 @@ mod tests {
                 better: crate::analysis::Better::Lower,
                 test: "write-lat 8 B".into(),
             }),
-            options: serde_json::Value::Null,
+            options: Default::default(),
             fabdiag_version: "0.1.0",
             libfabric_version: None,
         };

@@ -187,8 +187,8 @@ pub fn rails_note(rails: usize) -> String {
 /// for it", when it was (`options.report_from`), and which fabdiag made
 /// it when that is not the one that measured.
 pub(crate) fn remade_from(doc: &SweepDoc) -> Option<String> {
-    let from = doc.options.get("report_from")?.as_str()?;
-    let maker = doc.options.get("report_fabdiag_version").and_then(|v| v.as_str());
+    let from = doc.options.report_from.as_deref()?;
+    let maker = doc.options.report_fabdiag_version.as_deref();
     let versions = match maker {
         Some(m) if m != doc.fabdiag_version => {
             format!("; made by fabdiag {m}, measured by fabdiag {}", doc.fabdiag_version)

@@ -10,6 +10,7 @@ use crate::analysis::{Matrix, Rules};
 use crate::doc::{Limits, Metric, SweepDoc, SCHEMA};
 use crate::error::ReportError;
 use fabdiag_model::TestSpec;
+use fabdiag_sweep_plan::folder::{self, Meta, RunOptions};
 use fabdiag_sweep_plan::{Coordinated, Node, NodeStatus, Pair, PairRecord, Schedule, MAX_RANKS};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -22,7 +23,7 @@ pub struct Finished {
     pub sweep: Coordinated,
     pub metric: Metric,
     pub limits: Limits,
-    pub options: serde_json::Value,
+    pub options: RunOptions,
     pub rules: Rules,
     /// The fabdiag that ran the sweep ("unknown" for a folder from before
     /// meta.json kept it).
@@ -142,7 +143,7 @@ pub const NOT_RECORDED: &str = "rank 0 ending before its report (this report is 
 /// the report's one line says it ("meta.json: ...").
 pub trait RecordedFiles {
     /// `meta.json`: the sweep's size, rails, pair test and options.
-    fn meta(&self) -> Result<serde_json::Value, String>;
+    fn meta(&self) -> Result<Meta, String>;
     /// `nodes.json`'s bytes; None when there is none.
     fn nodes(&self) -> Result<Option<Vec<u8>>, String>;
     /// Every whole record in `pairs.jsonl` of ranks below `size`, in the
@@ -164,26 +165,28 @@ pub fn recorded(dir: &Path, files: &dyn RecordedFiles) -> Result<Finished, Repor
         reason: format!("no sweep.json, and {reason}"),
     };
     let meta = files.meta().map_err(bad)?;
-    let size = meta["size"]
-        .as_u64()
-        .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| bad("meta.json gives no number of ranks".into()))?;
-    let rails = meta["rails"]
-        .as_u64()
-        .and_then(|n| usize::try_from(n).ok())
-        .unwrap_or(1);
-    let spec = TestSpec::from_wire(meta["test"].clone()).map_err(|e| bad(format!("meta.json's test: {e}")))?;
-    let schedule = Schedule::on_rails(size, rails).map_err(|e| bad(format!("meta.json: {e}")))?;
-    let options = match meta.get("options") {
-        Some(o) if o.is_object() => o.clone(),
+    let size = usize::try_from(meta.size)
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| bad(format!("{} gives no number of ranks", folder::META)))?;
+    let rails = usize::try_from(meta.rails).unwrap_or(1);
+    let spec = TestSpec::from_wire(meta.test.clone()).map_err(|e| bad(format!("{}'s test: {e}", folder::META)))?;
+    let schedule = Schedule::on_rails(size, rails).map_err(|e| bad(format!("{}: {e}", folder::META)))?;
+    let options = match meta.options {
+        Some(o) => o,
         // (a folder from before the options were kept there)
-        _ => serde_json::json!({ "tool": spec.tool.subcommand(), "rails": rails, "test": meta["test"] }),
+        None => RunOptions {
+            tool: Some(spec.tool.subcommand().into()),
+            rails: Some(meta.rails),
+            test: Some(meta.test.clone()),
+            ..Default::default()
+        },
     };
     let nodes = match files.nodes().map_err(bad)? {
         Some(body) => {
-            let nodes: Vec<Node> = serde_json::from_slice(&body).map_err(|e| bad(format!("nodes.json: {e}")))?;
+            let nodes: Vec<Node> = serde_json::from_slice(&body).map_err(|e| bad(format!("{}: {e}", folder::NODES)))?;
             if nodes.len() != size || nodes.iter().enumerate().any(|(i, x)| x.rank != i) {
-                return Err(bad(format!("nodes.json does not hold ranks 0 to {}", size - 1)));
+                return Err(bad(format!("{} does not hold ranks 0 to {}", folder::NODES, size - 1)));
             }
             nodes
         }
@@ -242,13 +245,13 @@ pub fn recorded(dir: &Path, files: &dyn RecordedFiles) -> Result<Finished, Repor
         }
     }
     Ok(Finished {
-        file: dir.join("pairs.jsonl"),
+        file: dir.join(folder::PAIRS),
         // (no steps or join time: pairs.jsonl keeps no timing but each pair's)
         sweep: Coordinated {
             rails,
             retests,
-            started: files.modified("meta.json"),
-            ended: files.modified("pairs.jsonl"),
+            started: files.modified(folder::META),
+            ended: files.modified(folder::PAIRS),
             stopped: (missing > 0).then(|| NOT_RECORDED.to_string()),
             ..Coordinated::of(nodes, pairs)
         },
@@ -256,7 +259,7 @@ pub fn recorded(dir: &Path, files: &dyn RecordedFiles) -> Result<Finished, Repor
         limits: Limits::default(),
         options,
         rules: Rules::default(),
-        fabdiag_version: meta["fabdiag_version"].as_str().unwrap_or("unknown").to_string(),
+        fabdiag_version: meta.fabdiag_version.unwrap_or_else(|| "unknown".into()),
         libfabric_version: None,
     })
 }

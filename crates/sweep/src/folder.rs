@@ -1,23 +1,164 @@
-//! An `--output` folder on disk, as `--resume`, `--report` and
-//! `--baseline` read it back: where a sweep's document lies (a file, or a
-//! folder's `sweep.json`), its `meta.json` and `pairs.jsonl`, and a
-//! folder whose rank 0 ended before its report, made up from what it
-//! recorded. The one place the sweep's files are opened for reading; the
-//! report made from them is fabdiag-sweep-report's.
+//! An `--output` folder on disk: the one place a sweep's files are
+//! written and read. Written as the sweep runs (`create`, `write_meta`,
+//! `append_pairs`, `write_nodes`), when it ends (`write_document`,
+//! `write_summary`, `write_pages`, or a pattern run's `write_pattern`) and
+//! cleared by `--replace` (`clear`); read back by `--resume`, `--report`
+//! and `--baseline` (`meta`, `records`, `read`, `baseline`), a folder
+//! whose rank 0 ended before its report made up from what it recorded.
+//! The files' names and `meta.json`'s type are fabdiag-sweep-plan's
+//! `folder`; when each is written is the binary's to decide, and the
+//! report made from them is fabdiag-sweep-report's. Prints nothing.
 
-use fabdiag_sweep_plan::PairRecord;
+use fabdiag_files::write;
+use fabdiag_sweep_plan::folder::{self as names, Meta, DOCUMENT, META, NODES, PAIRS, RESULTS};
+use fabdiag_sweep_plan::{Node, PairRecord};
 use fabdiag_sweep_report::baseline::Baseline;
 use fabdiag_sweep_report::reread::{self, Finished, RecordedFiles};
-use fabdiag_sweep_report::ReportError;
+use fabdiag_sweep_report::{ReportError, SweepDoc};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
+
+/// A file of the folder that could not be made, written or cleared.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {verb} {}: {reason}", .path.display())]
+pub struct FolderError {
+    /// "create", "write", "clear" or "remove".
+    pub verb: &'static str,
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+fn failed(verb: &'static str, path: PathBuf) -> impl FnOnce(std::io::Error) -> FolderError {
+    move |e| FolderError {
+        verb,
+        path,
+        reason: e.to_string(),
+    }
+}
+
+/// The folder made, with any folders above it.
+pub fn create(dir: &Path) -> Result<(), FolderError> {
+    std::fs::create_dir_all(dir).map_err(failed("create", dir.to_path_buf()))
+}
+
+/// The result files already in `dir` (a link counts: something is there),
+/// in the order `RESULTS` lists them.
+pub fn results_in(dir: &Path) -> Vec<&'static str> {
+    RESULTS
+        .iter()
+        .copied()
+        .filter(|name| std::fs::symlink_metadata(dir.join(name)).is_ok())
+        .collect()
+}
+
+/// The result files in `dir` removed (a link goes, not what it points
+/// to), so nothing of an earlier run is read as the next one's.
+pub fn clear(dir: &Path) -> Result<(), FolderError> {
+    for name in results_in(dir) {
+        std::fs::remove_file(dir.join(name)).map_err(failed("clear", dir.to_path_buf()))?;
+    }
+    Ok(())
+}
+
+/// `meta.json` written whole, before the first round.
+pub fn write_meta(dir: &Path, meta: &Meta) -> Result<(), FolderError> {
+    let path = dir.join(META);
+    let body = serde_json::to_vec(meta).map_err(|e| FolderError {
+        verb: "write",
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    write::whole(&path, &body).map_err(failed("write", path))
+}
+
+/// `pairs.jsonl` opened to append one record a line (see
+/// `fabdiag_files::write::append_lines`), and its path.
+pub fn append_pairs(dir: &Path) -> Result<(std::fs::File, PathBuf), FolderError> {
+    let path = dir.join(PAIRS);
+    match write::append_lines(&path) {
+        Ok(f) => Ok((f, path)),
+        Err(e) => Err(failed("write", path)(e)),
+    }
+}
+
+/// `nodes.json`, written aside and renamed over: a rank 0 killed
+/// mid-write leaves the last whole file, never a torn one.
+pub fn write_nodes(dir: &Path, nodes: &[Node]) -> Result<(), FolderError> {
+    let path = dir.join(NODES);
+    let body = serde_json::to_vec(nodes).map_err(|e| FolderError {
+        verb: "write",
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    write::whole(&path, &body).map_err(failed("write", path))
+}
+
+/// `doc` as pretty JSON and a newline into `w`.
+pub fn json_to(mut w: impl std::io::Write, doc: &SweepDoc) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut w, doc)?;
+    w.write_all(b"\n")?;
+    w.flush()
+}
+
+/// `sweep.json`, the finished sweep's document.
+pub fn write_document(dir: &Path, doc: &SweepDoc) -> Result<(), FolderError> {
+    let path = dir.join(DOCUMENT);
+    write::whole_with(&path, |w| json_to(w, doc)).map_err(failed("write", path))
+}
+
+/// One report file of the folder (`summary.txt`, `report.html`, ...).
+fn write_file(dir: &Path, name: &str, body: &[u8]) -> Result<(), FolderError> {
+    let path = dir.join(name);
+    write::whole(&path, body).map_err(failed("write", path))
+}
+
+/// `summary.txt`, the report as text.
+pub fn write_summary(dir: &Path, text: &str) -> Result<(), FolderError> {
+    write_file(dir, names::SUMMARY, text.as_bytes())
+}
+
+/// The report's page and pictures: `report.html`, `heatmap.png`, and
+/// `change.png` when there is a baseline; without one, an earlier
+/// comparison's picture is removed (a report made again in place is no
+/// longer compared).
+pub fn write_pages(dir: &Path, page: &str, heatmap: &[u8], change: Option<&[u8]>) -> Result<(), FolderError> {
+    write_file(dir, names::PAGE, page.as_bytes())?;
+    write_file(dir, names::HEATMAP, heatmap)?;
+    match change {
+        Some(png) => write_file(dir, names::CHANGE, png),
+        None => match std::fs::remove_file(dir.join(names::CHANGE)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(failed("remove", dir.join(names::CHANGE))(e)),
+            _ => Ok(()),
+        },
+    }
+}
+
+/// A pattern run's report: `pattern.json`, `summary.txt` and
+/// `report.html`, each tried; the ones that could not be written.
+pub fn write_pattern(dir: &Path, json: &str, text: &str, page: &str) -> Vec<FolderError> {
+    [(names::PATTERN, json), (names::SUMMARY, text), (names::PAGE, page)]
+        .into_iter()
+        .filter_map(|(name, body)| write_file(dir, name, body.as_bytes()).err())
+        .collect()
+}
+
+/// The pattern run's document in `path`'s folder (or `path` itself, named
+/// `pattern.json`), when there is one.
+pub fn pattern_at(path: &Path) -> Option<PathBuf> {
+    let file = if path.is_dir() {
+        path.join(names::PATTERN)
+    } else {
+        path.to_path_buf()
+    };
+    (file.file_name().is_some_and(|n| n == names::PATTERN) && file.is_file()).then_some(file)
+}
 
 /// `path` itself, or its `sweep.json` when it is a folder (a sweep's
 /// `--output`).
 pub fn document_at(path: &Path) -> PathBuf {
     if path.is_dir() {
-        path.join("sweep.json")
+        path.join(DOCUMENT)
     } else {
         path.to_path_buf()
     }
@@ -26,10 +167,10 @@ pub fn document_at(path: &Path) -> PathBuf {
 /// The `meta.json` of an `--output` folder: the sweep's size, rails, pair
 /// test and options, written before its first round. `bad` makes the
 /// caller's error from a reason.
-pub fn meta<E>(dir: &Path, bad: impl Fn(String) -> E) -> Result<serde_json::Value, E> {
-    std::fs::read_to_string(dir.join("meta.json"))
-        .map_err(|e| bad(format!("meta.json: {e}")))
-        .and_then(|t| serde_json::from_str(&t).map_err(|e| bad(format!("meta.json: {e}"))))
+pub fn meta<E>(dir: &Path, bad: impl Fn(String) -> E) -> Result<Meta, E> {
+    std::fs::read_to_string(dir.join(META))
+        .map_err(|e| bad(format!("{META}: {e}")))
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| bad(format!("{META}: {e}"))))
 }
 
 /// Every record in an `--output` folder's `pairs.jsonl` of ranks below
@@ -38,12 +179,12 @@ pub fn meta<E>(dir: &Path, bad: impl Fn(String) -> E) -> Result<serde_json::Valu
 /// a file that cannot be read or is damaged is an error, never "nothing
 /// ran" (see `records_in`).
 pub fn records<E>(dir: &Path, size: usize, bad: impl Fn(String) -> E) -> Result<Vec<PairRecord>, E> {
-    let file = match std::fs::File::open(dir.join("pairs.jsonl")) {
+    let file = match std::fs::File::open(dir.join(PAIRS)) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(bad(format!("pairs.jsonl: {e}"))),
+        Err(e) => return Err(bad(format!("{PAIRS}: {e}"))),
     };
-    records_in(std::io::BufReader::new(file), size).map_err(|e| bad(format!("pairs.jsonl: {e}")))
+    records_in(std::io::BufReader::new(file), size).map_err(|e| bad(format!("{PAIRS}: {e}")))
 }
 
 /// The records of a `pairs.jsonl` as `r` reads it. Rank 0 appends each
@@ -87,7 +228,7 @@ pub fn records_in(mut r: impl BufRead, size: usize) -> Result<Vec<PairRecord>, S
 /// Whether `path` is an `--output` folder whose rank 0 ended before it
 /// wrote its report: a meta.json and no sweep.json.
 pub fn without_report(path: &Path) -> bool {
-    path.is_dir() && !path.join("sweep.json").exists() && path.join("meta.json").exists()
+    path.is_dir() && !path.join(DOCUMENT).exists() && path.join(META).exists()
 }
 
 /// The finished sweep whose document is at `path` (see `document_at`);
@@ -136,17 +277,17 @@ pub fn baseline(path: &Path) -> Result<Baseline, ReportError> {
 struct Disk<'a>(&'a Path);
 
 impl RecordedFiles for Disk<'_> {
-    fn meta(&self) -> Result<serde_json::Value, String> {
+    fn meta(&self) -> Result<Meta, String> {
         meta(self.0, |reason| reason)
     }
 
     fn nodes(&self) -> Result<Option<Vec<u8>>, String> {
-        match std::fs::read(self.0.join("nodes.json")) {
+        match std::fs::read(self.0.join(NODES)) {
             Ok(body) => Ok(Some(body)),
             // (rank 0 ended during the join, or a folder from before the
             // ranks were kept there)
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("nodes.json: {e}")),
+            Err(e) => Err(format!("{NODES}: {e}")),
         }
     }
 
@@ -244,7 +385,7 @@ mod tests {
         assert_eq!(f.metric.test, "write-bw 65536 B");
         assert_eq!(f.sweep.nodes[0].host.as_deref(), Some("host<0>"));
         assert_eq!(f.sweep.nodes[3].status, NodeStatus::Missing);
-        assert_eq!(f.options["tool"], "write-bw");
+        assert_eq!(f.options.tool.as_deref(), Some("write-bw"));
         // a report of it, as --report prints
         let doc = build_with(f.sweep, None);
         assert_eq!((doc.verdict.untested_pairs, doc.verdict.failed_pairs), (3, 1));

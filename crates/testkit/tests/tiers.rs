@@ -8,7 +8,10 @@ use std::path::Path;
 
 /// Lower tiers first. A crate may depend on any crate of a lower tier.
 const TIERS: &[(&str, &[&str])] = &[
-    ("system leaves", &["fabric", "clock", "gpu", "counters", "child"]),
+    (
+        "system leaves",
+        &["fabric", "clock", "gpu", "counters", "child", "files"],
+    ),
     ("pure parts", &["engine", "proto", "sweep-plan", "exposition"]),
     ("vocabulary", &["model"]),
     ("renderers", &["report", "sweep-report", "health", "monitor"]),

@@ -40,7 +40,7 @@ pub fn manpages(prog: &str, args: &[String]) -> u8 {
     for page in fabdiag_options::man::pages(VERSION) {
         let path = dir.join(format!("{}.1", page.name));
         // whole, never through a link planted at the page's name
-        if let Err(e) = crate::write::whole(&path, page.roff.as_bytes()) {
+        if let Err(e) = fabdiag_files::write::whole(&path, page.roff.as_bytes()) {
             tell!("{prog}: cannot write {}: {e}", path.display());
             return exit::RUNTIME;
         }

@@ -133,7 +133,7 @@ pub struct PatternDoc {
     pub schema: String,
     pub fabdiag_version: String,
     pub libfabric_version: Option<String>,
-    pub options: serde_json::Value,
+    pub options: fabdiag_sweep_plan::folder::RunOptions,
     pub metric: Metric,
     pub started: String,
     pub ended: String,

@@ -40,7 +40,7 @@ pub struct PatternInputs<'a> {
     pub bidirectional: bool,
     /// What the victim pair ran, when there was one (`--victim`).
     pub victim: Option<Metric>,
-    pub options: serde_json::Value,
+    pub options: fabdiag_sweep_plan::folder::RunOptions,
     pub fabdiag_version: &'a str,
     pub libfabric_version: Option<String>,
 }
@@ -167,7 +167,7 @@ fn verdict_text(o: &mut String, doc: &PatternDoc) {
 
 /// The pair tool's `-D` (seconds), from the options the document keeps.
 fn duration_s(doc: &PatternDoc) -> Option<f64> {
-    doc.options["test"]["duration_s"].as_f64()
+    doc.options.test.as_ref()?.get("duration_s")?.as_f64()
 }
 
 /// The flows that ran well past `-D`, in a line (None: none did).
@@ -237,7 +237,10 @@ pub(crate) mod tests {
             expect,
             bidirectional,
             victim: None,
-            options: serde_json::json!({"test": {"duration_s": 4}}),
+            options: fabdiag_sweep_plan::folder::RunOptions {
+                test: Some(serde_json::json!({"duration_s": 4})),
+                ..Default::default()
+            },
             fabdiag_version: "0.1.0",
             libfabric_version: None,
         })

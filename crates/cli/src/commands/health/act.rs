@@ -81,7 +81,7 @@ pub fn write_state(dir: &str, s: &FlapState) -> Result<(), String> {
     let d = Path::new(dir);
     std::fs::create_dir_all(d).map_err(|e| format!("cannot create {dir}: {e}"))?;
     let body = serde_json::to_string(s).map_err(|e| e.to_string())?;
-    crate::write::whole(&d.join(STATE_FILE), body.as_bytes())
+    fabdiag_files::write::whole(&d.join(STATE_FILE), body.as_bytes())
         .map_err(|e| format!("cannot write {dir}/{STATE_FILE}: {e}"))
 }
 

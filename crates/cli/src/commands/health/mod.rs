@@ -369,7 +369,7 @@ fn conclude(prog: &str, o: &HealthOptions, h: &mut Health, m: &Measured) -> u8 {
             print_stdout(&text);
             Ok(())
         } else {
-            crate::write::whole(std::path::Path::new(file), text.as_bytes())
+            fabdiag_files::write::whole(std::path::Path::new(file), text.as_bytes())
                 .map_err(|e| format!("cannot write {file}: {e}"))
         };
         match written {

@@ -3,11 +3,11 @@
 //! deadline), printed, its metrics written (`--metrics`), and its exit
 //! code.
 
-use super::files::json_to;
 use super::setup::{Setup, Versions};
 use crate::exit;
 use crate::streams::{print_stdout, write_stdout};
 use fabdiag_options::sweep::SweepOptions;
+use fabdiag_sweep::folder;
 use fabdiag_sweep_plan::Coordinated;
 use fabdiag_sweep_report::baseline::Baseline;
 use fabdiag_sweep_report::picture::{ChangeCells, Pictures};
@@ -58,17 +58,10 @@ pub(super) fn conclude(
     if !recorded {
         code = exit::RUNTIME;
     }
-    let dir = o.output.as_deref().map(Path::new);
-    let write = |dir: &Path, name: &str, body: &[u8]| {
-        crate::write::whole(&dir.join(name), body)
-            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
-    };
+    let dir = o.output.as_deref();
     let mut draw = false;
     if let Some(dir) = dir {
-        let path = dir.join("sweep.json");
-        let written = crate::write::whole_with(&path, |w| json_to(w, &doc))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
-            .and_then(|()| write(dir, "summary.txt", text.as_bytes()));
+        let written = folder::write_document(dir, &doc).and_then(|()| folder::write_summary(dir, &text));
         match written {
             Ok(()) => draw = true,
             Err(m) => {
@@ -78,7 +71,7 @@ pub(super) fn conclude(
         }
     }
     if o.json {
-        write_stdout(|o| json_to(BufWriter::new(o), &doc));
+        write_stdout(|o| folder::json_to(BufWriter::new(o), &doc));
     } else {
         print_stdout(&text);
     }
@@ -99,20 +92,10 @@ pub(super) fn conclude(
         // (the change's cells are gathered here, where the baseline is:
         // a few MB at most, where the baseline itself is gigabytes)
         let change = baseline.map(|b| picture::change_cells(&doc, b));
+        // (a report made again in place without --baseline: the earlier
+        // comparison's picture is no longer this report's, and goes)
         let drawn = report_pages(doc, change).and_then(|(page, pictures)| {
-            write(dir, "report.html", page.as_bytes())?;
-            write(dir, "heatmap.png", &pictures.heatmap)?;
-            match &pictures.change {
-                Some(png) => write(dir, "change.png", png),
-                // a report made again in place without --baseline: the
-                // earlier comparison's picture is no longer this report's
-                None => match std::fs::remove_file(dir.join("change.png")) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        Err(format!("cannot remove {}: {e}", dir.join("change.png").display()))
-                    }
-                    _ => Ok(()),
-                },
-            }
+            folder::write_pages(dir, &page, &pictures.heatmap, pictures.change.as_deref()).map_err(|e| e.to_string())
         });
         if let Err(m) = drawn {
             tell!("{prog}: {m}");

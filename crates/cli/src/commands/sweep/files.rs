@@ -1,18 +1,19 @@
 //! The sweep's `--output` folder as this command uses it: the earlier
 //! results `--resume` continues from, the folder prepared before the
-//! first round (`meta.json`), the `--baseline` read and checked, and the
-//! document streamed as JSON. Reading a finished folder back is
-//! fabdiag-sweep's `folder`.
+//! first round (`meta.json`), and the `--baseline` read and checked. The
+//! folder's files are read and written by fabdiag-sweep's `folder`; this
+//! decides only when.
 
 use super::setup::Setup;
 use crate::exit;
 use crate::version::VERSION;
 use fabdiag_options::sweep::SweepOptions;
 use fabdiag_sweep::{folder, SweepError};
+use fabdiag_sweep_plan::folder::Meta;
 use fabdiag_sweep_plan::PairRecord;
 use fabdiag_sweep_report::baseline::Baseline;
-use fabdiag_sweep_report::{Metric, SweepDoc};
-use std::path::{Path, PathBuf};
+use fabdiag_sweep_report::Metric;
+use std::path::Path;
 
 /// The earlier results in DIR (for --resume), checked against this sweep.
 pub(super) fn earlier(
@@ -26,14 +27,14 @@ pub(super) fn earlier(
         reason,
     };
     let meta = folder::meta(dir, bad)?;
-    if meta["size"] != serde_json::json!(size) || meta["test"] != *test {
+    if meta.size != size as u64 || meta.test != *test {
         return Err(bad(format!(
             "it holds a sweep of {} ranks with other test options; this one has {size} ranks",
-            meta["size"]
+            meta.size
         )));
     }
     // (a folder from before --rails existed paired every rank)
-    let theirs = meta["rails"].as_u64().unwrap_or(1);
+    let theirs = meta.rails;
     if theirs != o.rails as u64 {
         return Err(bad(format!(
             "it holds a sweep on {theirs} rail(s); this one is on {} (--rails)",
@@ -41,7 +42,7 @@ pub(super) fn earlier(
         )));
     }
     // the same pairs judged by two figures would be one report of both
-    let theirs = Metric::figure_in(&meta["options"]);
+    let theirs = Metric::figure_in(&meta.options.unwrap_or_default());
     if o.tool.is_latency() && theirs != o.figure {
         return Err(bad(format!(
             "its pairs were judged by their {}; this sweep's by their {} (--figure)",
@@ -52,27 +53,6 @@ pub(super) fn earlier(
     folder::records(dir, size, bad)
 }
 
-/// What a sweep leaves in its --output folder: its records and its report.
-const RESULT_FILES: &[&str] = &[
-    "meta.json",
-    "pairs.jsonl",
-    "nodes.json",
-    "sweep.json",
-    "summary.txt",
-    "report.html",
-    "heatmap.png",
-    "change.png",
-];
-
-/// The result files already in `dir` (a link counts: something is there).
-fn results_in(dir: &Path) -> Vec<&'static str> {
-    RESULT_FILES
-        .iter()
-        .copied()
-        .filter(|name| std::fs::symlink_metadata(dir.join(name)).is_ok())
-        .collect()
-}
-
 /// `--report`'s --output folder made ready: the folder of the sweep read
 /// (its report made again in place), a new or empty one, or, with
 /// --replace, one whose earlier results are cleared first. Another
@@ -80,11 +60,10 @@ fn results_in(dir: &Path) -> Vec<&'static str> {
 /// naming them.
 pub(super) fn prepare_report_output(o: &SweepOptions, read: &Path) -> Result<(), (u8, String)> {
     check_metrics(o)?;
-    let Some(dir) = o.output.as_deref().map(PathBuf::from) else {
+    let Some(dir) = o.output.as_deref() else {
         return Ok(());
     };
-    let io = |m: String| (exit::RUNTIME, m);
-    std::fs::create_dir_all(&dir).map_err(|e| io(format!("cannot create {}: {e}", dir.display())))?;
+    folder::create(dir).map_err(|e| (exit::RUNTIME, e.to_string()))?;
     // the folder the sweep was read from ("sweep.json" alone: this one)
     let source = match read.parent() {
         _ if read.is_dir() => read,
@@ -94,7 +73,7 @@ pub(super) fn prepare_report_output(o: &SweepOptions, read: &Path) -> Result<(),
     if matches!((dir.canonicalize(), source.canonicalize()), (Ok(a), Ok(b)) if a == b) {
         return Ok(());
     }
-    clear_unless_kept(&dir, o.replace, |d, there| {
+    clear_unless_kept(dir, o.replace, |d, there| {
         format!(
             "{d} already holds another sweep's results ({there}): --replace discards them, or give another --output"
         )
@@ -111,14 +90,11 @@ fn clear_unless_kept(
     replace: bool,
     refusal: impl FnOnce(std::path::Display, String) -> String,
 ) -> Result<(), (bool, String)> {
-    let there = results_in(dir);
+    let there = folder::results_in(dir);
     if !there.is_empty() && !replace {
         return Err((true, refusal(dir.display(), there.join(", "))));
     }
-    for name in there {
-        std::fs::remove_file(dir.join(name)).map_err(|e| (false, format!("cannot clear {}: {e}", dir.display())))?;
-    }
-    Ok(())
+    folder::clear(dir).map_err(|e| (false, e.to_string()))
 }
 
 /// `--metrics FILE` can be written (before anything runs); a refusal.
@@ -140,27 +116,26 @@ pub(super) fn prepare_output(o: &SweepOptions, size: usize, setup: &Setup) -> Re
 fn prepare(o: &SweepOptions, size: usize, setup: &Setup) -> Result<Vec<PairRecord>, (bool, String)> {
     check_metrics(o).map_err(|(_, m)| (true, m))?;
     let io = |m: String| (false, m);
-    let Some(dir) = o.output.as_deref().map(PathBuf::from) else {
+    let Some(dir) = o.output.as_deref() else {
         return Ok(Vec::new());
     };
-    std::fs::create_dir_all(&dir).map_err(|e| io(format!("cannot create {}: {e}", dir.display())))?;
+    folder::create(dir).map_err(|e| io(e.to_string()))?;
     if o.resume {
-        return earlier(&dir, size, o, &setup.test).map_err(|e| io(e.to_string()));
+        return earlier(dir, size, o, &setup.test).map_err(|e| io(e.to_string()));
     }
-    clear_unless_kept(&dir, o.replace, |d, there| {
+    clear_unless_kept(dir, o.replace, |d, there| {
         format!("{d} already holds a sweep's results ({there}): --resume continues it, --replace discards it, or give another --output")
     })?;
     // (the options too: a report can be made from this folder alone if
     // rank 0 ends before it writes one)
-    let meta = serde_json::json!({
-        "size": size,
-        "rails": o.rails,
-        "test": setup.test,
-        "options": setup.options,
-        "fabdiag_version": VERSION,
-    });
-    crate::write::whole(&dir.join("meta.json"), meta.to_string().as_bytes())
-        .map_err(|e| io(format!("cannot write {}: {e}", dir.join("meta.json").display())))?;
+    let meta = Meta {
+        size: size as u64,
+        rails: o.rails as u64,
+        test: setup.test.clone(),
+        options: Some(setup.options.clone()),
+        fabdiag_version: Some(VERSION.into()),
+    };
+    folder::write_meta(dir, &meta).map_err(|e| io(e.to_string()))?;
     Ok(Vec::new())
 }
 
@@ -173,11 +148,4 @@ pub(super) fn read_baseline(o: &SweepOptions, setup: &Setup) -> Result<Option<Ba
     let b = folder::baseline(Path::new(path)).map_err(|e| e.to_string())?;
     b.check(&setup.metric, &setup.options).map_err(|e| e.to_string())?;
     Ok(Some(b))
-}
-
-/// `doc` as pretty JSON and a newline into `w`.
-pub(super) fn json_to(mut w: impl std::io::Write, doc: &SweepDoc) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut w, doc)?;
-    w.write_all(b"\n")?;
-    w.flush()
 }

@@ -8,8 +8,9 @@ use super::setup::{Setup, Versions};
 use crate::exit;
 use crate::streams::print_stdout;
 use fabdiag_options::sweep::SweepOptions;
+use fabdiag_sweep::folder;
+use fabdiag_sweep_plan::folder::VictimPair;
 use fabdiag_sweep_report::pattern::{self, PatternInputs};
-use std::path::Path;
 
 /// `sweep` (whose results all reached --output when `recorded`) reported.
 pub(super) fn conclude(
@@ -21,10 +22,10 @@ pub(super) fn conclude(
     measured_by: Versions,
 ) -> u8 {
     let mut options = setup.options.clone();
-    options["pattern"] = serde_json::to_value(&o.pattern).unwrap_or_default();
+    options.pattern = o.pattern.clone();
     if o.victim.is_some() {
         let (client, server) = o.victim_pair(sweep.nodes.len());
-        options["victim"] = serde_json::json!({"client": client, "server": server});
+        options.victim = Some(VictimPair { client, server });
     }
     let Some(doc) = pattern::document(PatternInputs {
         sweep,
@@ -51,12 +52,10 @@ pub(super) fn conclude(
     if !recorded {
         code = exit::RUNTIME;
     }
-    if let Some(dir) = o.output.as_deref().map(Path::new) {
-        for (name, body) in [("pattern.json", &json), ("summary.txt", &text), ("report.html", &page)] {
-            if let Err(e) = crate::write::whole(&dir.join(name), body.as_bytes()) {
-                tell!("{prog}: cannot write {}: {e}", dir.join(name).display());
-                code = exit::RUNTIME;
-            }
+    if let Some(dir) = o.output.as_deref() {
+        for e in folder::write_pattern(dir, &json, &text, &page) {
+            tell!("{prog}: {e}");
+            code = exit::RUNTIME;
         }
     }
     print_stdout(if o.json { &json } else { &text });

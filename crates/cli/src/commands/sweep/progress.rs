@@ -6,6 +6,7 @@
 
 use crate::signals::Stop;
 use fabdiag_sweep::coordinator::Observer;
+use fabdiag_sweep::folder;
 use fabdiag_sweep_plan::{Node, NodeStatus, PairRecord, StepKind};
 use indicatif::{HumanDuration, ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
@@ -86,12 +87,7 @@ impl Progress {
     ) -> Result<Progress, String> {
         let words = if pattern { ("step", "flows") } else { ("round", "pairs") };
         let out = match dir {
-            Some(d) => {
-                let path = d.join("pairs.jsonl");
-                let f =
-                    crate::write::append_lines(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-                Some((f, path))
-            }
+            Some(d) => Some(folder::append_pairs(d).map_err(|e| e.to_string())?),
             None => None,
         };
         let bar = std::io::stderr().is_terminal().then(|| {
@@ -129,16 +125,11 @@ impl Observer for Progress {
     /// the nodes, and those lost, from this.
     fn statuses(&mut self, nodes: &[Node]) {
         if let Some(dir) = self.out.as_ref().and_then(|(_, p)| p.parent()) {
-            let path = dir.join("nodes.json");
-            // written aside and renamed over: a rank 0 killed mid-write
-            // leaves the last whole file, never a torn one
-            let written = serde_json::to_vec(nodes)
-                .map_err(|e| e.to_string())
-                .and_then(|body| crate::write::whole(&path, &body).map_err(|e| e.to_string()));
-            if let Err(e) = written {
+            if let Err(e) = folder::write_nodes(dir, nodes) {
                 self.out_error.get_or_insert(format!(
-                    "cannot record the ranks in {}: {e}; they are in the report",
-                    path.display()
+                    "cannot record the ranks in {}: {}; they are in the report",
+                    e.path.display(),
+                    e.reason
                 ));
             }
         }

@@ -103,7 +103,7 @@ pub(super) fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup)
     // before anything starts a thread (libfabric's providers, a GPU runtime)
     let stop = watch_stop();
     let mut setup = setup.clone();
-    setup.options["launcher"] = serde_json::json!(l.launcher);
+    setup.options.launcher = Some(serde_json::json!(l.launcher));
     let setup = &setup;
     let Some(coordinator) = l.coordinator.clone() else {
         return fail(

@@ -21,13 +21,7 @@ use std::time::Duration;
 /// when given (the same folder rewrites its report), printed either way.
 pub(super) fn remake(prog: &str, o: &SweepOptions, path: &str) -> u8 {
     // a pattern run's flows are no sweep's pairs: its report is its own
-    let at = Path::new(path);
-    let pattern = if at.is_dir() {
-        at.join("pattern.json")
-    } else {
-        at.to_path_buf()
-    };
-    if pattern.file_name().is_some_and(|n| n == "pattern.json") && pattern.is_file() {
+    if folder::pattern_at(Path::new(path)).is_some() {
         return fail(
             prog,
             exit::USAGE,
@@ -40,7 +34,7 @@ pub(super) fn remake(prog: &str, o: &SweepOptions, path: &str) -> u8 {
         Ok(f) => f,
         Err(e) => return fail(prog, exit::USAGE, &e.to_string()),
     };
-    let tool = f.options["tool"].as_str().and_then(Tool::from_subcommand);
+    let tool = f.options.tool.as_deref().and_then(Tool::from_subcommand);
     let Some(tool) = tool else {
         return fail(
             prog,
@@ -67,17 +61,14 @@ pub(super) fn remake(prog: &str, o: &SweepOptions, path: &str) -> u8 {
         node_fraction: given.node_fraction.unwrap_or(f.rules.node_fraction),
     };
     let mut options = f.options;
-    // (an object: it named its tool above)
-    if let Some(m) = options.as_object_mut() {
-        m.insert("report_from".into(), f.file.display().to_string().into());
-        m.insert("report_fabdiag_version".into(), VERSION.into());
-    }
+    options.report_from = Some(f.file.display().to_string());
+    options.report_fabdiag_version = Some(VERSION.into());
     let setup = Setup {
         metric: f.metric,
         rules,
         limits: threshold.map(limits_of).unwrap_or(f.limits),
         pair_timeout: Duration::ZERO,
-        test: options["test"].clone(),
+        test: options.test.clone().unwrap_or_default(),
         options,
         victim: None,
     };

@@ -10,6 +10,7 @@ use fabdiag_options::sweep::{OutlierReference, SweepOptions};
 use fabdiag_options::Invocation;
 use fabdiag_sweep::coordinator::CoordConfig;
 use fabdiag_sweep::worker::WorkerConfig;
+use fabdiag_sweep_plan::folder::RunOptions;
 use fabdiag_sweep_plan::PairRecord;
 use fabdiag_sweep_report::analysis::{Reference, Rules};
 use fabdiag_sweep_report::{Limits, Metric};
@@ -70,7 +71,7 @@ pub(super) struct Setup {
     pub(super) rules: Rules,
     pub(super) limits: Limits,
     pub(super) pair_timeout: Duration,
-    pub(super) options: serde_json::Value,
+    pub(super) options: RunOptions,
     pub(super) test: serde_json::Value,
     /// A pattern's victim's test and what it measures (`--victim`).
     pub(super) victim: Option<(serde_json::Value, Metric)>,
@@ -97,25 +98,25 @@ impl Setup {
         let default_timeout = Duration::from_secs(60).saturating_add(spec.longest_run());
         let pair_timeout = o.pair_timeout_s.map_or(default_timeout, Duration::from_secs);
         let test = spec.to_wire().unwrap_or(serde_json::Value::Null);
-        let mut options = serde_json::json!({
-            "tool": o.tool.subcommand(),
-            "tool_options": o.tool_args,
-            "retest": o.retest,
-            "rails": o.rails,
-            "join_timeout_s": o.join_timeout_s,
-            "pair_timeout_s": pair_timeout.as_secs(),
-            "test": test,
+        let memory = |gpu: bool| Some(if gpu { "GPU" } else { "system" }.to_string());
+        let mut options = RunOptions {
+            tool: Some(o.tool.subcommand().into()),
+            tool_options: Some(o.tool_args.clone()),
+            retest: Some(o.retest as u64),
+            rails: Some(o.rails as u64),
+            join_timeout_s: Some(o.join_timeout_s),
+            pair_timeout_s: Some(pair_timeout.as_secs()),
+            test: Some(test.clone()),
             // the figure depends on these too, and the test above does not
             // hold them (a baseline of another provider or memory is refused)
-            "provider": inv.own.provider,
-            "tx_memory": if inv.gpu.tx.is_some() { "GPU" } else { "system" },
-            "rx_memory": if inv.gpu.rx.is_some() { "GPU" } else { "system" },
-        });
-        // what a latency pair is judged by (a report made from the folder
-        // alone reads it back)
-        if spec.tool.is_latency() {
-            options["figure"] = o.figure.name().into();
-        }
+            provider: Some(serde_json::json!(inv.own.provider)),
+            tx_memory: memory(inv.gpu.tx.is_some()),
+            rx_memory: memory(inv.gpu.rx.is_some()),
+            // what a latency pair is judged by (a report made from the
+            // folder alone reads it back)
+            figure: spec.tool.is_latency().then(|| o.figure.name().into()),
+            ..Default::default()
+        };
         // (judged by its percentiles, not by --figure, which is the pairs')
         let victim = victim.map(|v| {
             (
@@ -123,9 +124,7 @@ impl Setup {
                 Metric::of(v, Default::default()),
             )
         });
-        if let Some((t, _)) = &victim {
-            options["victim_test"] = t.clone();
-        }
+        options.victim_test = victim.as_ref().map(|(t, _)| t.clone());
         Setup {
             metric,
             rules,
