@@ -32,7 +32,7 @@ pub const PATTERN: &str = "pattern.json";
 
 /// Every file a run leaves in its folder: what `--replace` clears and what
 /// makes a folder already hold results.
-pub const RESULTS: &[&str] = &[META, PAIRS, NODES, DOCUMENT, SUMMARY, PAGE, HEATMAP, CHANGE];
+pub const RESULTS: &[&str] = &[META, PAIRS, NODES, DOCUMENT, SUMMARY, PAGE, HEATMAP, CHANGE, PATTERN];
 
 /// `meta.json`: what the sweep is, written before its first round.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

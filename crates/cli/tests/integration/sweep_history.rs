@@ -585,3 +585,26 @@ fn a_finished_sweep_is_never_overwritten_by_accident() {
     assert!(summary.file_type().is_file(), "summary.txt is still a link");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--replace` clears a traffic pattern's run as it clears a sweep's: the
+/// sweep that replaced it is reported from the folder, never refused as
+/// the pattern run that is gone.
+#[test]
+fn replace_leaves_nothing_of_a_pattern_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out").display().to_string();
+    let o = simulate("4", &["--pattern", "bisection", "-D", "1", "--output", &out]);
+    assert!(
+        std::path::Path::new(&out).join("pattern.json").is_file(),
+        "{}",
+        o.stderr
+    );
+    let o = simulate("4", &["--output", &out, "--replace"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(
+        !std::path::Path::new(&out).join("pattern.json").exists(),
+        "the pattern run's document outlived --replace"
+    );
+    let o = run(&["sweep", "--report", &out], LIMIT);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+}
