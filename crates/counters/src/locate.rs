@@ -190,11 +190,13 @@ fn by_pci(root: &Path, pci: &str) -> Option<Vec<Source>> {
     (!nets.is_empty()).then_some(nets)
 }
 
-/// Where the counters of `provider`'s `domain` are, under `root`: by the
-/// domain's name, else by `pci`, the NIC's PCI address where the provider
-/// gives one (fi_nic), for a domain named otherwise than its device.
-pub fn sources(root: &Path, provider: &str, domain: &str, pci: Option<&str>) -> Result<Vec<Source>, Unavailable> {
-    let core = provider.split(';').next().unwrap_or(provider).to_ascii_lowercase();
+/// Where the counters of a `domain` of the core provider `core` (`tcp`
+/// of `tcp;ofi_rxm`: the caller takes the name apart) are, under `root`:
+/// by the domain's name, else by `pci`, the NIC's PCI address where the
+/// provider gives one (fi_nic), for a domain named otherwise than its
+/// device.
+pub fn sources(root: &Path, core: &str, domain: &str, pci: Option<&str>) -> Result<Vec<Source>, Unavailable> {
+    let core = core.to_ascii_lowercase();
     if matches!(core.as_str(), "shm" | "sm2") {
         return Err(Unavailable::NoDevice { provider: core });
     }

@@ -10,7 +10,7 @@
 /// provider says it supports it. Checked before any such operation is
 /// posted.
 pub fn atomic(provider: &str, returns_value: bool) -> Option<&'static str> {
-    let rxd = provider.split(';').any(|p| p == "ofi_rxd");
+    let rxd = crate::discovery::has_part(provider, "ofi_rxd");
     let v117 = crate::library_version_parts().is_ok_and(|v| v == (1, 17));
     if rxd && v117 && returns_value {
         return Some("fetching and compare atomics crash libfabric 1.17's ofi_rxd (SIGSEGV inside the provider)");
@@ -27,7 +27,7 @@ pub fn atomic(provider: &str, returns_value: bool) -> Option<&'static str> {
 /// program (docs/known-defects.md). Between two processes the same traffic
 /// runs.
 pub fn same_process(provider: &str) -> Option<(u64, &'static str)> {
-    let shm = provider.split(';').any(|p| p == "shm");
+    let shm = crate::discovery::has_part(provider, "shm");
     let from_2_5 = crate::library_version_parts().is_ok_and(|v| v >= (2, 5));
     (shm && from_2_5).then_some((
         4096,

@@ -270,9 +270,16 @@ fn getinfo(caps: u64, op_flags: u64, prov: Option<&str>) -> Result<InfoList, Fab
 }
 
 /// "tcp" matches "tcp;ofi_rxm" (the core provider under a utility layer),
-/// matching fi_getinfo's own prov_name rule, case-insensitively.
+/// matching fi_getinfo's own prov_name rule, case-insensitively. (Above
+/// this crate, fabdiag-model's `Provider` keeps the same rule.)
 fn provider_matches(wanted: &str, actual: &str) -> bool {
-    actual.eq_ignore_ascii_case(wanted) || actual.split(';').any(|p| p.eq_ignore_ascii_case(wanted))
+    actual.eq_ignore_ascii_case(wanted) || has_part(actual, wanted)
+}
+
+/// Whether the provider `name` (`tcp;ofi_rxm`) has `part` as its core or
+/// one of its layers, ignoring ASCII case.
+pub(crate) fn has_part(name: &str, part: &str) -> bool {
+    name.split(';').any(|p| p.eq_ignore_ascii_case(part))
 }
 
 /// Names of every RDM provider present, for error messages and `--list`.

@@ -7,6 +7,7 @@ use crate::expect::{connection, DomainExpect, Expect};
 use crate::link::{LinkFacts, ProviderLink};
 use crate::topology::{Connection, Placement};
 use crate::verdict::{Check, Verdict};
+use fabdiag_model::Provider;
 
 /// Where limits come from, as the lines say it.
 pub struct Source<'a>(pub &'a str);
@@ -24,7 +25,7 @@ pub fn domains_of(present: &[(String, Vec<String>)], provider: &str) -> Option<V
     let mut out: Vec<String> = Vec::new();
     let mut found = false;
     for (name, ds) in present {
-        if name == provider || name.split(';').any(|part| part == provider) {
+        if Provider::named(name).matches(provider) {
             found = true;
             for d in ds {
                 if !out.contains(d) {

@@ -8,6 +8,7 @@
 //! sets beside sysfs's. Reads files under a root; never writes.
 
 use fabdiag_counters::{device_of, pick_port, Unavailable};
+use fabdiag_model::Provider;
 use serde::Serialize;
 use std::path::Path;
 
@@ -50,7 +51,9 @@ impl ProviderLink {
 
 /// Why a provider's domain has no link to read at all (shm, sm2), else None.
 pub fn no_nic(provider: &str) -> Option<String> {
-    matches!(provider, "shm" | "sm2").then(|| format!("{provider} has no NIC behind it"))
+    Provider::named(provider)
+        .is_any(&["shm", "sm2"])
+        .then(|| format!("{provider} has no NIC behind it"))
 }
 
 fn read(p: &Path) -> Option<String> {

@@ -3,7 +3,8 @@
 //! beside a pair test's result; `run` describes a run and its result
 //! rows as a side saw them; `spec` is what a client decides for a test,
 //! with the limits a peer is held to; `own` is what each side chooses for
-//! itself; `threshold` what a user demands of the results; `traffic` the
+//! itself; `provider` a libfabric provider's name, taken apart and
+//! compared in one place; `threshold` what a user demands of the results; `traffic` the
 //! host-traffic tests; `units` the conversions the originals print with;
 //! `words` the originals' words a run description carries.
 //!
@@ -14,6 +15,7 @@
 pub mod catalog;
 pub mod counters;
 pub mod own;
+pub mod provider;
 pub mod run;
 pub mod spec;
 pub mod threshold;
@@ -24,6 +26,7 @@ pub mod words;
 pub use catalog::{BwTool, Family, LatTool, Tool, HOST_TRAFFIC_ORIGINAL};
 pub use counters::PairCounters;
 pub use own::{GpuKind, OwnSettings, PollMode, ServeLimits, DEFAULT_SVC_ID};
+pub use provider::{BadProvider, Provider};
 pub use run::{
     AmoBw, AmoLat, AmoRun, BwRun, Hugepages, Knob, LatRun, Mem, Role, Row, RowView, RunDesc, SideMem, TestMode,
 };

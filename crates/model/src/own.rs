@@ -12,7 +12,7 @@ pub const DEFAULT_SVC_ID: u32 = 1;
 pub struct OwnSettings {
     /// `-P`: the client's provider (None: the best one); on a server, the
     /// only provider it accepts.
-    pub provider: Option<String>,
+    pub provider: Option<crate::Provider>,
     /// `-d`: the domain (None: the one that reaches the peer).
     pub device: Option<String>,
     /// `-v`: shown in the banner.

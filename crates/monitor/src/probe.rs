@@ -50,7 +50,7 @@ pub const BANDWIDTH_ITERATIONS: u64 = 16;
 pub struct ProbeArgs {
     pub lat_size: u64,
     pub bw_size: u64,
-    pub provider: Option<String>,
+    pub provider: Option<fabdiag_model::Provider>,
     pub auth_key: Option<String>,
     /// `--auth-munge`: prove a MUNGE credential instead.
     pub auth_munge: bool,
@@ -72,7 +72,7 @@ pub fn command(kind: ProbeKind, peer: &Peer, a: &ProbeArgs) -> Vec<String> {
         "--json".into(),
     ]);
     if let Some(p) = &a.provider {
-        v.extend(["-P".into(), p.clone()]);
+        v.extend(["-P".into(), p.name().to_string()]);
     }
     if let Some(k) = &a.auth_key {
         v.extend(["--auth-key".into(), k.clone()]);
@@ -376,7 +376,7 @@ mod tests {
             command(ProbeKind::Latency, &peer, &a).join(" "),
             "send-lat fd00::2 -p 5000 -s 8 -n 100 --json"
         );
-        a.provider = Some("tcp".into());
+        a.provider = Some(fabdiag_model::Provider::named("tcp"));
         a.auth_key = Some("/etc/fabdiag/key".into());
         assert_eq!(
             command(ProbeKind::Bandwidth, &peer, &a).join(" "),

@@ -4,6 +4,7 @@
 
 use crate::getopt::{self, OptDef, Parsed};
 use crate::resolve::{Action, OptionError};
+use fabdiag_model::Provider;
 use std::net::SocketAddr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +116,7 @@ pub struct MonitorOptions {
     pub bw_size: u64,
     pub window: usize,
     pub parallel: usize,
-    pub provider: Option<String>,
+    pub provider: Option<Provider>,
     pub auth_key: Option<String>,
     /// `--auth-munge`: prove MUNGE credentials instead.
     pub auth_munge: bool,
@@ -285,7 +286,7 @@ pub fn parse(args: &[String]) -> Result<Action<MonitorOptions>, OptionError> {
                     .ok_or_else(|| bad(format!("Invalid parallel: {v} (probes at once, 1 to 64)")))?
                     as usize
             }
-            MonitorOpt::Provider => o.provider = Some(nonempty("provider")?),
+            MonitorOpt::Provider => o.provider = Some(Provider::named(&nonempty("provider")?)),
             MonitorOpt::AuthKey => o.auth_key = Some(nonempty("key file")?),
             MonitorOpt::AuthMunge => o.auth_munge = true,
             MonitorOpt::Help => return Ok(Action::Help),
@@ -346,7 +347,7 @@ mod tests {
         assert_eq!((o.port, o.listen.to_string()), (5000, "[::1]:9000".to_string()));
         assert_eq!((o.bw_interval_s, o.budget, o.parallel), (None, 0.005, 4));
         assert_eq!(
-            (o.provider.as_deref(), o.auth_key.as_deref()),
+            (o.provider.as_ref().map(Provider::name), o.auth_key.as_deref()),
             (Some("tcp"), Some("/k"))
         );
         for (a, msg) in [

@@ -9,7 +9,7 @@ use fabdiag_model::GpuKind;
 use fabdiag_model::HugePageSize;
 use fabdiag_model::Threshold;
 use fabdiag_model::Tool;
-use fabdiag_model::{OwnSettings, PollMode};
+use fabdiag_model::{OwnSettings, PollMode, Provider};
 use fabdiag_model::{TestSpec, DEFAULT_SVC_ID};
 use std::path::PathBuf;
 
@@ -109,7 +109,7 @@ pub struct Invocation {
 pub(crate) struct Common {
     pub mode: RunMode,
     pub device: Option<String>,
-    pub provider: Option<String>,
+    pub provider: Option<Provider>,
     pub svc_id: u32,
     pub port: u16,
     pub iterations: u64,
@@ -150,10 +150,11 @@ pub(crate) fn common_values(raw: &Raw, default_iters: u64, default_size: u64) ->
         Some("") => return Err(invalid("Invalid device name: ".into())),
         d => d.map(str::to_string),
     };
-    let provider = match raw.last(Opt::Provider) {
-        Some("") => return Err(invalid("Invalid provider: ''".into())),
-        p => p.map(str::to_string),
-    };
+    let provider = raw
+        .last(Opt::Provider)
+        .map(Provider::parse)
+        .transpose()
+        .map_err(|e| invalid(e.to_string()))?;
     let svc_id = match raw.last(Opt::SvcId) {
         None => DEFAULT_SVC_ID,
         Some(s) => s

@@ -4,7 +4,7 @@
 use crate::getopt::{self, OptDef, Parsed};
 use crate::numbers::parse_strtoul;
 use crate::resolve::{Action, GpuRequest, OptionError};
-use fabdiag_model::{PollMode, ServeLimits};
+use fabdiag_model::{PollMode, Provider, ServeLimits};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ServeOpt {
@@ -64,7 +64,7 @@ pub fn options() -> impl Iterator<Item = (Option<char>, &'static str, bool)> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServeOptions {
     pub port: u16,
-    pub provider: Option<String>,
+    pub provider: Option<Provider>,
     pub device: Option<String>,
     /// `-t/-r/-g`: this server's buffers on a GPU, for every test that can
     /// use GPU memory.
@@ -158,8 +158,13 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
                     None => return Err(bad(format!("Invalid port: {v}"))),
                 }
             }
-            Parsed::Opt(ServeOpt::Provider, Some(v)) if v.is_empty() => return Err(bad("Invalid provider: ''".into())),
-            Parsed::Opt(ServeOpt::Provider, v) => o.provider = v,
+            Parsed::Opt(ServeOpt::Provider, v) => {
+                o.provider = v
+                    .as_deref()
+                    .map(Provider::parse)
+                    .transpose()
+                    .map_err(|e| bad(e.to_string()))?
+            }
             Parsed::Opt(ServeOpt::Device, Some(v)) if v.is_empty() => return Err(bad("Invalid device name: ".into())),
             Parsed::Opt(ServeOpt::Device, v) => o.device = v,
             Parsed::Opt(ServeOpt::TxGpu, v) => tx = v,
@@ -290,7 +295,10 @@ mod tests {
         let Action::Run(o) = serve(&args(&["-p", "5000", "-P", "tcp", "--json"])).unwrap() else {
             panic!()
         };
-        assert_eq!((o.port, o.provider.as_deref(), o.json), (5000, Some("tcp"), true));
+        assert_eq!(
+            (o.port, o.provider.as_ref().map(Provider::name), o.json),
+            (5000, Some("tcp"), true)
+        );
         let Action::Run(d) = serve(&[]).unwrap() else { panic!() };
         assert_eq!((d.port, d.device), (49194, None));
         assert_eq!(

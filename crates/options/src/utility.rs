@@ -7,6 +7,7 @@
 use crate::completions::Shell;
 use crate::getopt::{self, OptDef, Parsed};
 use crate::resolve::{Action, OptionError};
+use fabdiag_model::Provider;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum UtilityOpt {
@@ -137,15 +138,18 @@ pub fn providers(args: &[String]) -> Result<Action<()>, OptionError> {
 }
 
 /// `fabdiag atomic-support [-P PROV] [--json]`: the provider and JSON flag.
-pub fn atomic_support(args: &[String]) -> Result<Action<(Option<String>, bool)>, OptionError> {
+pub fn atomic_support(args: &[String]) -> Result<Action<(Option<Provider>, bool)>, OptionError> {
     let (mut provider, mut json) = (None, false);
     for p in parse(AtomicSupport, &[PROVIDER, JSON, HELP], args)? {
         match p {
             Parsed::Opt(UtilityOpt::Help, _) => return Ok(Action::Help),
-            Parsed::Opt(UtilityOpt::Provider, Some(v)) if v.is_empty() => {
-                return Err(OptionError::Invalid("Invalid provider: ''".into()))
+            Parsed::Opt(UtilityOpt::Provider, v) => {
+                provider = v
+                    .as_deref()
+                    .map(Provider::parse)
+                    .transpose()
+                    .map_err(|e| OptionError::Invalid(e.to_string()))?
             }
-            Parsed::Opt(UtilityOpt::Provider, v) => provider = v,
             Parsed::Opt(UtilityOpt::Json, _) => json = true,
             // (not among atomic-support's options: getopt never gives it)
             Parsed::Opt(UtilityOpt::Watch, _) => {}
@@ -267,7 +271,7 @@ mod tests {
     fn atomic_support_options() {
         assert_eq!(
             atomic_support(&args(&["-P", "shm", "--json"])),
-            Ok(Action::Run((Some("shm".into()), true)))
+            Ok(Action::Run((Some(Provider::named("shm")), true)))
         );
         assert_eq!(atomic_support(&[]), Ok(Action::Run((None, false))));
         assert_eq!(

@@ -27,7 +27,7 @@ pub(crate) fn before(env: &Env, provider: &str, domain: &str, nic: Option<NicFac
         return Before::NotAvailable("not read on this side".into());
     };
     let pci = nic.as_ref().and_then(|n| n.pci.as_deref());
-    match sources(root, provider, domain, pci) {
+    match sources(root, fabdiag_model::Provider::named(provider).core(), domain, pci) {
         Ok(found) => {
             let snap = Snapshot::take(&found);
             Before::Read(found, snap, nic)

@@ -5,7 +5,7 @@
 
 use fabdiag_fabric::{CallWatcher, HmemIface};
 use fabdiag_gpu::GpuKind;
-use fabdiag_model::{OwnSettings, PollMode, ServeLimits, DEFAULT_SVC_ID};
+use fabdiag_model::{OwnSettings, PollMode, Provider, ServeLimits, DEFAULT_SVC_ID};
 use fabdiag_proto::auth::Auth;
 use fabdiag_proto::PeerWatch;
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ use std::time::Duration;
 pub struct Env {
     /// `-P`: the client's provider (None: the best one); on a server, the
     /// only provider it accepts.
-    pub provider: Option<String>,
+    pub provider: Option<Provider>,
     /// `-d`: the domain (None: the one that reaches the peer).
     pub device: Option<String>,
     /// `-v`: shown in the banner.

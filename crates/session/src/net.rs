@@ -12,7 +12,7 @@ use crate::outcome::SessionError;
 use crate::provider;
 use fabdiag_fabric::{AtomicSpec, Capability, Endpoint, FabricError, InfoList, PeerId, RemoteRegion};
 use fabdiag_model::counters::NicFacts;
-use fabdiag_model::PollMode;
+use fabdiag_model::{PollMode, Provider};
 use fabdiag_proto::Link;
 use fabdiag_proto::{Message, Phase, ProtoError, RegionDesc};
 use std::net::IpAddr;
@@ -28,7 +28,7 @@ pub trait Net {
     /// plan's buffers registered with it.
     fn open<'n>(
         &'n mut self,
-        provider: Option<&str>,
+        provider: Option<&Provider>,
         env: &Env,
         cap: Capability,
         near: Option<IpAddr>,
@@ -78,7 +78,7 @@ pub struct FabricNet {
 
 #[derive(Clone, PartialEq)]
 struct Query {
-    provider: Option<String>,
+    provider: Option<Provider>,
     device: Option<String>,
     cap: Capability,
 }
@@ -94,7 +94,7 @@ const IFACE_VARIABLES: [&str; 3] = ["FI_TCP_IFACE", "FI_SOCKETS_IFACE", "FI_UDP_
 impl FabricNet {
     fn list(&mut self, q: Query) -> Result<&InfoList, FabricError> {
         if self.cached.as_ref().map(|(k, _)| k) != Some(&q) {
-            let list = provider::candidates(q.provider.as_deref(), q.device.as_deref(), q.cap)?;
+            let list = provider::candidates(q.provider.as_ref(), q.device.as_deref(), q.cap)?;
             self.cached = Some((q, list));
         }
         match &self.cached {
@@ -146,7 +146,7 @@ impl Net for FabricNet {
 
     fn open<'n>(
         &'n mut self,
-        provider: Option<&str>,
+        provider: Option<&Provider>,
         env: &Env,
         cap: Capability,
         near: Option<IpAddr>,
@@ -160,14 +160,14 @@ impl FabricNet {
     /// `open` with the concrete port, for a `Station` that keeps it.
     pub(crate) fn open_port(
         &mut self,
-        provider: Option<&str>,
+        provider: Option<&Provider>,
         env: &Env,
         cap: Capability,
         near: Option<IpAddr>,
         plan: &MemoryPlan,
     ) -> Result<FabricPort, SessionError> {
         let query = Query {
-            provider: provider.map(str::to_string),
+            provider: provider.cloned(),
             device: env.device.clone(),
             cap,
         };

@@ -94,9 +94,9 @@ pub struct AtomicSupport {
 
 /// Asks each provider with atomics (or only `provider`) about every op,
 /// CSWAP condition, type and form of the originals.
-pub fn atomic_support(provider: Option<&str>) -> Result<AtomicSupport, FabricError> {
+pub fn atomic_support(provider: Option<&fabdiag_model::Provider>) -> Result<AtomicSupport, FabricError> {
     let list = discover(&Query {
-        provider: provider.map(str::to_string),
+        provider: provider.map(|p| p.name().to_string()),
         domain: None,
         capability: Some(Capability::Atomic),
     })?;

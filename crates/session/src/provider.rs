@@ -5,6 +5,7 @@
 //! uses the interface that actually reaches the peer. Never prints.
 
 use fabdiag_fabric::{discover, Capability, FabricError, InfoList, ProviderInfo, Query};
+use fabdiag_model::Provider;
 use std::net::IpAddr;
 
 /// Preference order for the default provider (core provider names).
@@ -13,17 +14,17 @@ pub const PREFERENCE: &[&str] = &[
 ];
 
 fn rank(provider: &str) -> usize {
-    let core = provider.split(';').next().unwrap_or(provider);
+    let provider = Provider::named(provider);
     PREFERENCE
         .iter()
-        .position(|p| p.eq_ignore_ascii_case(core))
+        .position(|p| provider.is(p))
         .unwrap_or(PREFERENCE.len())
 }
 
 /// Lists what matches the user's -P/-d for this capability.
-pub fn candidates(provider: Option<&str>, domain: Option<&str>, cap: Capability) -> Result<InfoList, FabricError> {
+pub fn candidates(provider: Option<&Provider>, domain: Option<&str>, cap: Capability) -> Result<InfoList, FabricError> {
     discover(&Query {
-        provider: provider.map(str::to_string),
+        provider: provider.map(|p| p.name().to_string()),
         domain: domain.map(str::to_string),
         capability: Some(cap),
     })

@@ -24,7 +24,7 @@ use crate::outcome::{Failure, Report, SessionError};
 use crate::sink::{Event, Silent, Sink};
 use fabdiag_clock::{RawClock, RATE_SPAN};
 use fabdiag_fabric::FabricError;
-use fabdiag_model::{ClockKind, ServeLimits, TestSpec};
+use fabdiag_model::{ClockKind, Provider, ServeLimits, TestSpec};
 use fabdiag_model::{PairCounters, Role, Row, RunDesc, Tool};
 use fabdiag_proto::auth::{Auth, Method};
 use fabdiag_proto::Link;
@@ -105,7 +105,7 @@ pub fn check_server(env: &Env) -> Result<(), Failure> {
         return Ok(());
     }
     fabdiag_fabric::discover(&fabdiag_fabric::Query {
-        provider: env.provider.clone(),
+        provider: env.provider.as_ref().map(|p| p.name().to_string()),
         domain: env.device.clone(),
         capability: None,
     })
@@ -159,7 +159,7 @@ fn capability(fam: &dyn FamilyRun, plan: &MemoryPlan, env: &Env) -> fabdiag_fabr
 /// that can run the test with them, in the domain that reaches the peer.
 fn open<'n>(
     net: &'n mut dyn Net,
-    provider: Option<&str>,
+    provider: Option<&Provider>,
     fam: &dyn FamilyRun,
     role: Role,
     env: &Env,
@@ -404,7 +404,7 @@ pub(crate) fn client_run(
     let mut p = start();
     p.enter(Phase::Config, sink);
     let r = (|| {
-        let mut port = open(net, env.provider.as_deref(), fam, Role::Client, env, link)?;
+        let mut port = open(net, env.provider.as_ref(), fam, Role::Client, env, link)?;
         if let Some(w) = port.note() {
             sink.event(Event::Warning(w));
         }
@@ -474,10 +474,9 @@ pub(crate) fn server_run(
             )));
         }
         spec.validate()?;
-        if let Some(mine) = env.provider.as_deref() {
-            let theirs = &spec.provider;
-            let core = theirs.split(';').next().unwrap_or("");
-            if !theirs.eq_ignore_ascii_case(mine) && !core.eq_ignore_ascii_case(mine) {
+        let theirs = Provider::named(&spec.provider);
+        if let Some(mine) = env.provider.as_ref() {
+            if !theirs.matches(mine.name()) {
                 return Err(SessionError::Mismatch(format!(
                     "provider mismatch: the client uses '{theirs}', this server was given -P {mine}"
                 )));
@@ -485,7 +484,7 @@ pub(crate) fn server_run(
         }
         let fam = family::plan(&spec, env)?;
         within_limits(&spec, fam.memory(Role::Server).bytes(), &env.limits)?;
-        let mut port = open(net, Some(&spec.provider), &*fam, Role::Server, env, link)?;
+        let mut port = open(net, Some(&theirs), &*fam, Role::Server, env, link)?;
         if let Some(w) = port.note() {
             sink.event(Event::Warning(w));
         }

@@ -19,7 +19,7 @@ use crate::session::{client_on, serve_stream_on};
 use crate::sink::Sink;
 use fabdiag_fabric::Capability;
 use fabdiag_model::TestSpec;
-use fabdiag_model::{Role, Tool};
+use fabdiag_model::{Provider, Role, Tool};
 use fabdiag_proto::{Control, Phase};
 use std::net::{IpAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -46,7 +46,7 @@ pub struct Station {
 
 struct Kept {
     port: FabricPort,
-    provider: Option<String>,
+    provider: Option<Provider>,
     cap: Capability,
     plan: MemoryPlan,
 }
@@ -142,7 +142,7 @@ impl Net for Station {
 
     fn open<'n>(
         &'n mut self,
-        provider: Option<&str>,
+        provider: Option<&Provider>,
         env: &Env,
         cap: Capability,
         near: Option<IpAddr>,
@@ -159,11 +159,7 @@ impl Net for Station {
         let same = |k: &Kept| {
             let prov = match provider {
                 None => true,
-                Some(p) => {
-                    let full = k.port.provider();
-                    let core = full.split(';').next().unwrap_or(full);
-                    k.provider.as_deref() == Some(p) || p.eq_ignore_ascii_case(full) || p.eq_ignore_ascii_case(core)
-                }
+                Some(p) => k.provider.as_ref() == Some(p) || Provider::named(k.port.provider()).matches(p.name()),
             };
             prov && k.cap == cap && fits(&k.plan, plan)
         };
@@ -177,7 +173,7 @@ impl Net for Station {
             self.stats.open_time += t0.elapsed();
             self.kept = Some(Kept {
                 port,
-                provider: provider.map(str::to_string),
+                provider: provider.cloned(),
                 cap,
                 plan: want,
             });

@@ -146,7 +146,7 @@ impl Net for FakeNet {
     }
     fn open<'n>(
         &'n mut self,
-        _: Option<&str>,
+        _: Option<&fabdiag_model::Provider>,
         _: &Env,
         _: Capability,
         _: Option<IpAddr>,
@@ -588,7 +588,7 @@ fn a_server_refuses_another_provider_and_another_tool() {
     let envs = (
         Env::default(),
         Env {
-            provider: Some("verbs".into()),
+            provider: Some(fabdiag_model::Provider::named("verbs")),
             ..Env::default()
         },
     );
@@ -717,7 +717,13 @@ fn the_driver_runs_with_no_peer_process() {
         let near = Some(IpAddr::from([127, 0, 0, 1]));
         let mut net = FabricNet::default();
         let mut port = net
-            .open(Some(provider), &env, Capability::RmaWrite, near, &plan)
+            .open(
+                Some(&fabdiag_model::Provider::named(provider)),
+                &env,
+                Capability::RmaWrite,
+                near,
+                &plan,
+            )
             .unwrap();
         let me = port.advertise().unwrap();
         port.connect(me).unwrap();

@@ -22,7 +22,8 @@ fn domains(providers: &[ProviderCaps]) -> Vec<Domain> {
     for p in providers {
         for d in &p.domains {
             let name = device_of(d).to_string();
-            let found = sources(&root, &p.provider, d, None).map_err(|e| e.to_string());
+            let core = fabdiag_model::Provider::named(&p.provider);
+            let found = sources(&root, core.core(), d, None).map_err(|e| e.to_string());
             match out.iter_mut().find(|x| x.name == name) {
                 Some(x) => {
                     x.providers.push(p.provider.clone());

@@ -139,7 +139,12 @@ fn telling(tool: Tool, prog: &str, inv: &Invocation, role: Role) -> Telling {
         role,
         metrics: inv.metrics.clone().map(|path| MetricsTarget {
             path,
-            provider: inv.own.provider.clone().unwrap_or_default(),
+            provider: inv
+                .own
+                .provider
+                .as_ref()
+                .map(|p| p.name().to_string())
+                .unwrap_or_default(),
             domain: inv.own.device.clone().unwrap_or_default(),
         }),
     }

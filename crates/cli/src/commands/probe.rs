@@ -37,7 +37,7 @@ pub fn atomic_support(prog: &str, args: &[String]) -> u8 {
         tell!("{prog}: {e}");
         return exit::UNAVAILABLE;
     }
-    let support = match fabdiag_session::atomic_support(provider.as_deref()) {
+    let support = match fabdiag_session::atomic_support(provider.as_ref()) {
         Ok(s) => s,
         Err(e) => {
             tell!("{prog}: {e}");

@@ -438,7 +438,7 @@ fn ready(prog: &str, args: &[String], json: bool) -> Result<(ServeOptions, Vec<S
 fn worker_args(o: &ServeOptions, gpu: Option<GpuUse>) -> Vec<String> {
     let mut worker_args = Vec::new();
     if let Some(p) = &o.provider {
-        worker_args.extend(["-P".to_string(), p.clone()]);
+        worker_args.extend(["-P".to_string(), p.name().to_string()]);
     }
     if let Some(d) = &o.device {
         worker_args.extend(["-d".to_string(), d.clone()]);

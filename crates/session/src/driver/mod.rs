@@ -29,6 +29,7 @@ use fabdiag_engine::{Activity, BwDriver, LatDriver, Stepper};
 use fabdiag_fabric::{
     AtomicOperands, AtomicSpec, Completion, Endpoint, FabricError, OpFlags, PeerId, Posted, RegionId, RemoteRegion,
 };
+use fabdiag_model::Provider;
 use fabdiag_proto::Link;
 use fabdiag_proto::{Message, Phase, ProtoError};
 use std::collections::VecDeque;
@@ -118,7 +119,7 @@ pub const SEND_BW_IDLE_PAUSE: Duration = Duration::from_micros(2);
 
 /// The provider whose receives the pause helps (`SEND_BW_IDLE_PAUSE`).
 fn pauses_when_idle(provider: &str) -> bool {
-    provider.split(';').next() == Some("shm")
+    Provider::named(provider).is("shm")
 }
 
 /// Everything a session does with a driver: the engine's two methods, the
@@ -246,7 +247,7 @@ fn inject_limit<W: DataPath + ?Sized>(cfg: &DriverConfig, ep: &W) -> Option<u64>
         // libfabric 1.17's rxm (tcp) never completes atomics posted with
         // FI_INJECT, so atomics are never injected
         Op::Atomic(_) => return None,
-        Op::Send if !ep.provider().starts_with("cxi") => u64::MAX,
+        Op::Send if !Provider::named(ep.provider()).is("cxi") => u64::MAX,
         Op::Send => IDC_MAX_SEND,
         _ if cfg.unrestricted => IDC_MAX_UNRESTRICTED,
         _ => IDC_MAX_RESTRICTED,

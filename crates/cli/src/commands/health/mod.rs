@@ -19,6 +19,7 @@ use crate::streams::print_stdout;
 use fabdiag_health::expect::{self, DomainExpect, Expect, Measured, MeasuredDomain};
 use fabdiag_health::judge::{self, Source};
 use fabdiag_health::{link, topology, Check, Health, Verdict};
+use fabdiag_model::Provider;
 use fabdiag_options::health::{parse, usage, HealthOptions, DEFAULT_EXPECT};
 use fabdiag_options::Action;
 use std::sync::{Arc, Mutex};
@@ -197,14 +198,14 @@ fn check_fabric(p: &Shared, o: &HealthOptions, e: &Expect, src: &Source, m: &mut
     }
     // as -P names them: a layered "tcp;ofi_rxm" is selected by "tcp"
     for (name, _) in &present {
-        let core = name.split(';').next().unwrap_or(name).to_string();
+        let core = Provider::named(name).core().to_string();
         if !m.providers.contains(&core) {
             m.providers.push(core);
         }
     }
     let rdma = present
         .iter()
-        .any(|(name, _)| name.split(';').any(|part| measure::RDMA_PROVIDERS.contains(&part)));
+        .any(|(name, _)| Provider::named(name).has_any(measure::RDMA_PROVIDERS));
     // doctor's reading: a soft limit of None is unlimited (or unreadable)
     let limits = super::doctor::limits();
     if let Some(c) = judge::locked_memory(limits.locked_memory_bytes.and_then(|l| l.soft), e, rdma, src) {
