@@ -69,6 +69,8 @@ install -D -m 0755 contrib/slurm/fabdiag-healthcheck "$root/usr/share/fabdiag/sl
 install -D -m 0755 contrib/slurm/prolog.sh "$root/usr/share/fabdiag/slurm/prolog.sh"
 install -D -m 0644 contrib/nhc/fabdiag.nhc "$root/usr/share/fabdiag/nhc/fabdiag.nhc"
 install -D -m 0644 contrib/grafana/fabdiag.json "$root/usr/share/fabdiag/grafana/fabdiag.json"
+install -D -m 0644 contrib/prometheus/fabdiag-alerts.yml "$root/usr/share/fabdiag/prometheus/fabdiag-alerts.yml"
+install -D -m 0644 contrib/prometheus/fabdiag-alerts.test.yml "$root/usr/share/fabdiag/prometheus/fabdiag-alerts.test.yml"
 # fabdiag serve as a service, installed disabled (no maintainer script
 # enables it), with its options as a configuration file dpkg keeps
 install -D -m 0644 contrib/systemd/fabdiag-serve.service "$root/lib/systemd/system/fabdiag-serve.service"

@@ -27,6 +27,7 @@ macro_rules! tell {
 mod args;
 mod auth;
 mod commands;
+mod counted;
 mod exit;
 mod metrics_file;
 mod output;

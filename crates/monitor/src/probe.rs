@@ -156,7 +156,8 @@ pub enum Reason {
     Auth,
     /// The server's limits turn the probe away (--max-memory, ...).
     Limits,
-    /// The peer stopped answering in the middle of the probe.
+    /// The peer stopped answering in the middle of the probe, or took its
+    /// connection and said nothing (a hung node or serve).
     Silent,
     /// The peer closed the connection in the middle of the probe.
     PeerLost,
@@ -286,7 +287,7 @@ fn classify(kind: &str, message: String) -> Outcome {
         Reason::Auth
     } else if has("--max-memory") || has("--max-test-seconds") {
         Reason::Limits
-    } else if has("stopped answering") || has("no fabric completion") {
+    } else if has("stopped answering") || has("no fabric completion") || has("sent no fabdiag hello") {
         Reason::Silent
     } else if has("closed the control connection") {
         Reason::PeerLost
@@ -432,6 +433,7 @@ mod tests {
             ("peer stopped answering during the test (nothing heard for 20 s)", "silent"),
             ("peer closed the control connection during the test", "peer_lost"),
             ("peer is not a fabdiag control endpoint: bad magic", "not_fabdiag"),
+            ("peer accepted the connection and sent no fabdiag hello within 5 s: a hung node or fabdiag serve, or a service that waits for its client to speak first", "silent"),
             ("peer failed during setup: fi_mr_reg: Cannot allocate memory", "peer_failed"),
             ("fi_writemsg failed: -22", "error"),
         ];

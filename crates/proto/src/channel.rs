@@ -325,7 +325,12 @@ impl Control {
     pub fn handshake(&mut self, own: &Hello) -> Result<Hello, ProtoError> {
         let phase = Phase::Hello;
         self.send(phase, &Message::Hello(own.clone()))?;
-        let theirs = self.first_hello()?;
+        let theirs = self.first_hello().map_err(|e| match e {
+            ProtoError::Silent { .. } => ProtoError::Unanswered {
+                secs: self.silence_limit.as_secs(),
+            },
+            e => e,
+        })?;
         Self::check_hello(own, &theirs)?;
         self.start_heartbeats();
         Ok(theirs)
@@ -336,7 +341,13 @@ impl Control {
     /// that runs whatever the client asks (its answer then names the
     /// client's tool). A mismatch is also told to the client.
     pub fn answer_hello(&mut self, tool: Option<&str>, version: &str) -> Result<Hello, ProtoError> {
-        let theirs = self.first_hello()?;
+        // (a client that connects and says nothing is no fabdiag client)
+        let theirs = self.first_hello().map_err(|e| match e {
+            ProtoError::Silent { .. } => ProtoError::NotFabdiag {
+                reason: format!("no fabdiag hello within {} s", self.silence_limit.as_secs()),
+            },
+            e => e,
+        })?;
         let own = Hello {
             magic: MAGIC.into(),
             protocol: PROTOCOL,
@@ -426,14 +437,13 @@ impl Control {
         }
     }
 
+    /// The peer's hello; silence is left to the caller to name (a silent
+    /// server and a silent client are different faults).
     fn first_hello(&mut self) -> Result<Hello, ProtoError> {
         match self.expect(Phase::Hello) {
             Ok(Message::Hello(h)) if h.magic == MAGIC => Ok(h),
             Ok(other) => Err(ProtoError::NotFabdiag {
                 reason: format!("first message was '{}', not a fabdiag hello", other.kind()),
-            }),
-            Err(ProtoError::Silent { .. }) => Err(ProtoError::NotFabdiag {
-                reason: format!("no fabdiag hello within {} s", self.silence_limit.as_secs()),
             }),
             Err(e) => Err(e),
         }

@@ -22,6 +22,11 @@ pub enum ProtoError {
     Io { phase: Phase, reason: String },
     #[error("peer is not a fabdiag control endpoint: {reason}")]
     NotFabdiag { reason: String },
+    /// The server's port took the connection and said nothing: far more
+    /// often a node or `fabdiag serve` that is hung (stopped, stuck in the
+    /// kernel) than a stranger, so it is not said to be one.
+    #[error("peer accepted the connection and sent no fabdiag hello within {secs} s: a hung node or fabdiag serve, or a service that waits for its client to speak first")]
+    Unanswered { secs: u64 },
     #[error("{message} (ours: {ours}, peer's: {theirs})")]
     Mismatch {
         message: &'static str,

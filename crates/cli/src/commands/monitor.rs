@@ -117,7 +117,8 @@ fn plan_line(o: &MonitorOptions, peers: usize) -> String {
         None => "no bandwidth probes".into(),
     };
     format!(
-        "watching {peers} peers {from}: latency ({} B) every {} s and {bw} per peer, all within {} % of link time; metrics at http://{}/metrics",
+        "watching {} {from}: latency ({} B) every {} s and {bw} per peer, all within {} % of link time; metrics at http://{}/metrics",
+        crate::counted::counted(peers as u64, "peer", "peers"),
         o.lat_size,
         o.interval_s,
         o.budget * 100.0,
@@ -216,7 +217,8 @@ fn watch(prog: &str, o: &MonitorOptions, r: Ready) -> u8 {
     }
     let why = stop.why().unwrap_or_default();
     let (up, down, unknown) = lock(&record).tally();
-    tell!("{prog}: stopped by {why}: {up} peers up, {down} down, {unknown} not yet probed");
+    let up = crate::counted::counted(up as u64, "peer", "peers");
+    tell!("{prog}: stopped by {why}: {up} up, {down} down, {unknown} not yet probed");
     exit::OK
 }
 

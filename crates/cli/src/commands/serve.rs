@@ -503,7 +503,8 @@ fn serve_clients(server: &mut Server, listener: &Listener, stop: &Stop, worker_a
             if let Some(s) = spare.take() {
                 s.discard();
             }
-            tell!("{prog}: stopped by {name} after {} connections", server.served);
+            let served = crate::counted::counted(server.served, "connection", "connections");
+            tell!("{prog}: stopped by {name} after {served}");
             return exit::OK;
         }
         if let Some(w) = running.as_mut() {

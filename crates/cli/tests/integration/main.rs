@@ -8,6 +8,7 @@
 
 mod common;
 
+mod alerts;
 mod amo;
 mod auth;
 mod auth_munge;

@@ -403,7 +403,7 @@ fn a_slurm_partitions_nodes_are_the_peers_less_this_one() {
     let up = format!("fabdiag_monitor_peer_up{{peer=\"{host}\",reason=\"ok\"}} 1");
     page_until(&mut m, mport, "the partition's node up", |p| p.contains(&up));
     assert!(
-        m.stderr_now().contains("watching 1 peers of partition fabdiag"),
+        m.stderr_now().contains("watching 1 peer of partition fabdiag"),
         "{}",
         m.stderr_now()
     );
@@ -439,4 +439,35 @@ fn a_server_that_authenticates_is_up_to_a_monitor_proving_the_same_and_down_for_
             assert_eq!(m.wait(SHORT).code, Some(0), "{proof:?}");
         }
     }
+}
+
+/// A `fabdiag serve` stopped with SIGSTOP (the kernel still takes its
+/// connections, nothing answers) is a silent peer, as a hung node is:
+/// never "something other than fabdiag" on its port. The monitor's own
+/// --timeout is left longer than the probe's wait for a hello, as by
+/// default.
+#[test]
+fn a_stopped_serve_is_a_silent_peer_not_a_stranger() {
+    let _cpu = cpu();
+    let dir = tempfile::tempdir().expect("a folder");
+    let p = free_port();
+    let s = server(&["serve", "-p", &p.to_string()], p);
+    s.signal(Signal::SIGSTOP);
+    let peers = [format!("127.0.0.1:{p}")];
+    let (args, mport) = monitor_args(&dir, &peers, &["--interval", "2", "--budget", "50", "--timeout", "12"]);
+    let mut m = Proc::spawn(&mut fabdiag(&strs(&args)));
+    let silent = format!("fabdiag_monitor_peer_up{{peer=\"127.0.0.1:{p}\",reason=\"silent\"}}");
+    let page = page_until(&mut m, mport, "the stopped serve's state", |page| {
+        page.lines()
+            .any(|l| l.starts_with("fabdiag_monitor_peer_up{") && !l.contains("reason=\"ok\""))
+    });
+    assert!(page.lines().any(|l| l.starts_with(&silent)), "{page}");
+    let log = m.stderr_now();
+    assert!(
+        log.contains(&format!(
+            "127.0.0.1:{p} down (silent): peer accepted the connection and sent no fabdiag hello"
+        )),
+        "{log}"
+    );
+    s.signal(Signal::SIGCONT);
 }

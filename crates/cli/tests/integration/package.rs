@@ -168,6 +168,8 @@ fn contents_are_whole(deb: &Path) {
         "usr/share/fabdiag/nhc/fabdiag.nhc",
         "lib/systemd/system/fabdiag-serve.service",
         "usr/share/fabdiag/grafana/fabdiag.json",
+        "usr/share/fabdiag/prometheus/fabdiag-alerts.yml",
+        "usr/share/fabdiag/prometheus/fabdiag-alerts.test.yml",
         "etc/default/fabdiag-serve",
         "lib/systemd/system/fabdiag-monitor.service",
         "etc/default/fabdiag-monitor",

@@ -121,7 +121,7 @@ fn a_bisection_prints_each_split_and_refuses_what_it_cannot_run() {
     );
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert!(
-        o.stdout.starts_with("fabdiag sweep --pattern bisection: 6 nodes, 1 split(s) by rank; write-bw 65536 B, every flow of a split at once\nsplit 1: ranks 0-2 | 3-5: 3 of 3 flows, aggregate "),
+        o.stdout.starts_with("fabdiag sweep --pattern bisection: 6 ranks on 1 node, 1 split(s) by rank; write-bw 65536 B, every flow of a split at once\nsplit 1: ranks 0-2 | 3-5: 3 of 3 flows, aggregate "),
         "{}",
         o.stdout
     );

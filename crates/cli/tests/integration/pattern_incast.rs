@@ -53,7 +53,7 @@ fn a_simulated_incast_runs_into_every_rank_in_turn_or_the_ones_named() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let t = &o.stdout;
     assert!(
-        t.starts_with("fabdiag sweep --pattern incast: 6 nodes, into 2 receivers in turn; write-bw 65536 B, every sender at once\nincast into 4 ("),
+        t.starts_with("fabdiag sweep --pattern incast: 6 ranks on 1 node, into 2 receivers in turn; write-bw 65536 B, every sender at once\nincast into 4 ("),
         "{t}"
     );
     assert!(

@@ -96,8 +96,8 @@ pub(super) fn text(o: &mut String, doc: &PatternDoc) {
     let u = &doc.metric.unit;
     let _ = writeln!(
         o,
-        "fabdiag sweep --pattern alltoall: {} nodes, {} phases (rank i to rank i+k in phase k); {}{}, every flow of a phase at once",
-        doc.nodes.len(),
+        "fabdiag sweep --pattern alltoall: {}, {} phases (rank i to rank i+k in phase k); {}{}, every flow of a phase at once",
+        super::ranks_and_nodes(&doc.nodes),
         doc.phases.len(),
         doc.metric.test,
         if doc.bidirectional { ", both directions" } else { "" },
