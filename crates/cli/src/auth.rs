@@ -1,6 +1,7 @@
 //! How a tool authenticates, from its options: `--auth-key FILE`, the
 //! shared key read from its file, which must be a regular file that only
-//! its owner can read or write (as ssh holds its private keys), at least
+//! its owner can read or write, owned by the user fabdiag runs as or root
+//! (as ssh holds its private keys, and sshd's StrictModes), at least
 //! `MIN_KEY_BYTES` long (the key's bytes are the file's, newline and all;
 //! they are never printed); or `--auth-munge`, once munged here has made a
 //! credential and taken it back, so a node without munged says so before
@@ -9,7 +10,7 @@
 
 use crate::exit;
 use fabdiag_proto::auth::{Auth, Key, MIN_KEY_BYTES};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
 /// The key in `path`, or the one line that says why not.
@@ -19,12 +20,21 @@ pub fn read(path: &Path) -> Result<Key, String> {
     if !meta.is_file() {
         return Err(format!("--auth-key {shown}: not a regular file"));
     }
+    // another user who owns the file can change the key this node trusts
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me && meta.uid() != 0 {
+        return Err(format!(
+            "--auth-key {shown}: owned by uid {}, not by this user (uid {me}) or root: its owner could change the key (chown {me} {shown})",
+            meta.uid()
+        ));
+    }
     if meta.permissions().mode() & 0o077 != 0 {
         return Err(format!(
             "--auth-key {shown}: others than its owner may read or write it (chmod 600 {shown})"
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("--auth-key {shown}: {e}"))?;
+    let bytes = fabdiag_files::read::bytes(path, fabdiag_files::read::CONFIG_CAP)
+        .map_err(|e| format!("--auth-key {shown}: {e}"))?;
     let len = bytes.len();
     Key::new(bytes).ok_or_else(|| {
         format!(

@@ -124,18 +124,28 @@ pub fn parse(text: &str, source: &str) -> Result<Expect, ExpectError> {
             .unwrap_or_default();
         ExpectError::Syntax(format!("{source}{at}: {what}"))
     })?;
-    let bad = |m: String| Err(ExpectError::Value(format!("{source}: {m}")));
+    // a value refused names its line, as toml names a syntax error's
+    let bad = |domain: Option<usize>, key: Option<&str>, m: String| {
+        let at = line_of(text, domain, key).map_or(String::new(), |n| format!(" at line {n}"));
+        Err(ExpectError::Value(format!("{source}{at}: {m}")))
+    };
     if let Some(m) = &e.max_gpu_nic {
         if connection(m).is_none() {
-            return bad(format!("max_gpu_nic = \"{m}\": one of PIX, PXB, PHB, NODE, SYS"));
+            return bad(
+                None,
+                Some("max_gpu_nic"),
+                format!("max_gpu_nic = \"{m}\": one of PIX, PXB, PHB, NODE, SYS"),
+            );
         }
     }
     if let Some(l) = &e.min_locked_memory_mib {
-        l.bytes().map_err(|x| ExpectError::Value(format!("{source}: {x}")))?;
+        if let Err(x) = l.bytes() {
+            return bad(None, Some("min_locked_memory_mib"), x.to_string());
+        }
     }
-    for d in &e.domains {
+    for (i, d) in e.domains.iter().enumerate() {
         if d.provider.is_empty() || d.domain.is_empty() {
-            return bad("every [[domain]] needs a provider and a domain".into());
+            return bad(Some(i), None, "every [[domain]] needs a provider and a domain".into());
         }
         let limits = [
             ("link_speed_gbps", d.link_speed_gbps),
@@ -145,10 +155,11 @@ pub fn parse(text: &str, source: &str) -> Result<Expect, ExpectError> {
         ];
         for (k, v) in limits {
             if let Some(v) = v.filter(|v| !v.is_finite() || *v <= 0.0) {
-                return bad(format!(
-                    "{}:{}: {k} = {v}: must be a positive number",
-                    d.provider, d.domain
-                ));
+                return bad(
+                    Some(i),
+                    Some(k),
+                    format!("{}:{}: {k} = {v}: must be a positive number", d.provider, d.domain),
+                );
             }
         }
     }
@@ -157,10 +168,37 @@ pub fn parse(text: &str, source: &str) -> Result<Expect, ExpectError> {
         ("min_gpu_to_host_gb_s", e.min_gpu_to_host_gb_s),
     ] {
         if let Some(v) = v.filter(|v| !v.is_finite() || *v <= 0.0) {
-            return bad(format!("{k} = {v}: must be a positive number"));
+            return bad(None, Some(k), format!("{k} = {v}: must be a positive number"));
         }
     }
     Ok(e)
+}
+
+/// The line (from 1) of `key` in the file's `text`: a top-level key, or
+/// one of the `domain`th `[[domain]]` table's (that table's own line
+/// without a key). None when the text does not say (it parsed once
+/// already, so only a key that is not there).
+fn line_of(text: &str, domain: Option<usize>, key: Option<&str>) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let doc = DeTable::parse(text).ok()?;
+    let find = |t: &DeTable<'_>, k: &str| t.iter().find(|(name, _)| name.get_ref() == k).map(|(_, v)| v.span());
+    let span = match domain {
+        None => find(doc.get_ref(), key?)?,
+        Some(i) => {
+            let domains = doc.get_ref().iter().find(|(name, _)| name.get_ref() == "domain")?.1;
+            let DeValue::Array(all) = domains.get_ref() else {
+                return None;
+            };
+            let table = all.get(i)?;
+            match (table.get_ref(), key) {
+                (DeValue::Table(t), Some(k)) => find(t, k)?,
+                _ => table.span(),
+            }
+        }
+    };
+    // (bytes: a span is never cut inside a character this way)
+    let before = text.as_bytes().get(..span.start.min(text.len()))?;
+    Some(before.iter().filter(|&&b| b == b'\n').count() + 1)
 }
 
 /// What a node measured, for `--write-expect`.

@@ -6,6 +6,7 @@
 //! node. The binary runs the measurements and `scontrol`; nothing here
 //! starts a process, opens a fabric or prints.
 
+pub mod bare;
 pub mod expect;
 pub mod judge;
 pub mod link;

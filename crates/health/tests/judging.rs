@@ -27,15 +27,27 @@ fn expectations_are_read_strictly() {
         ),
         (
             "max_gpu_nic = \"NEAR\"\n",
-            "h.toml: max_gpu_nic = \"NEAR\": one of PIX, PXB, PHB, NODE, SYS",
+            "h.toml at line 1: max_gpu_nic = \"NEAR\": one of PIX, PXB, PHB, NODE, SYS",
         ),
         (
             "[[domain]]\nprovider = \"tcp\"\ndomain = \"lo\"\nmax_send_lat_us = -1\n",
-            "h.toml: tcp:lo: max_send_lat_us = -1: must be a positive number",
+            "h.toml at line 4: tcp:lo: max_send_lat_us = -1: must be a positive number",
+        ),
+        (
+            "gpus = 2\n\n[[domain]]\nprovider = \"tcp\"\ndomain = \"lo\"\n\n[[domain]]\nprovider = \"tcp\"\ndomain = \"eth0\"\nmin_write_bw_mb_s = -5\n",
+            "h.toml at line 10: tcp:eth0: min_write_bw_mb_s = -5: must be a positive number",
+        ),
+        (
+            "max_gpu_nic = \"PIX\"\nmin_host_to_gpu_gb_s = nan\n",
+            "h.toml at line 2: min_host_to_gpu_gb_s = NaN: must be a positive number",
+        ),
+        (
+            "gpus = 1\n[[domain]]\nprovider = \"\"\ndomain = \"lo\"\n",
+            "h.toml at line 2: every [[domain]] needs a provider and a domain",
         ),
         (
             "min_locked_memory_mib = \"lots\"\n",
-            "h.toml: min_locked_memory_mib = \"lots\": a number of MiB or \"unlimited\"",
+            "h.toml at line 1: min_locked_memory_mib = \"lots\": a number of MiB or \"unlimited\"",
         ),
         (
             "[[domain]]\nprovider = \"tcp\"\n",

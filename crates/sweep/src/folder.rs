@@ -9,6 +9,7 @@
 //! `folder`; when each is written is the binary's to decide, and the
 //! report made from them is fabdiag-sweep-report's. Prints nothing.
 
+use fabdiag_files::read::{self, ReadError};
 use fabdiag_files::write;
 use fabdiag_sweep_plan::folder::{self as names, Meta, DOCUMENT, META, NODES, PAIRS, RESULTS};
 use fabdiag_sweep_plan::{Node, PairRecord};
@@ -168,7 +169,7 @@ pub fn document_at(path: &Path) -> PathBuf {
 /// test and options, written before its first round. `bad` makes the
 /// caller's error from a reason.
 pub fn meta<E>(dir: &Path, bad: impl Fn(String) -> E) -> Result<Meta, E> {
-    std::fs::read_to_string(dir.join(META))
+    read::text(&dir.join(META), read::CONFIG_CAP)
         .map_err(|e| bad(format!("{META}: {e}")))
         .and_then(|t| serde_json::from_str(&t).map_err(|e| bad(format!("{META}: {e}"))))
 }
@@ -179,11 +180,13 @@ pub fn meta<E>(dir: &Path, bad: impl Fn(String) -> E) -> Result<Meta, E> {
 /// a file that cannot be read or is damaged is an error, never "nothing
 /// ran" (see `records_in`).
 pub fn records<E>(dir: &Path, size: usize, bad: impl Fn(String) -> E) -> Result<Vec<PairRecord>, E> {
-    let file = match std::fs::File::open(dir.join(PAIRS)) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+    let path = dir.join(PAIRS);
+    match read::regular(&path) {
+        Ok(_) => {}
+        Err(ReadError::Absent(_)) => return Ok(Vec::new()),
         Err(e) => return Err(bad(format!("{PAIRS}: {e}"))),
-    };
+    }
+    let file = std::fs::File::open(&path).map_err(|e| bad(format!("{PAIRS}: {e}")))?;
     records_in(std::io::BufReader::new(file), size).map_err(|e| bad(format!("{PAIRS}: {e}")))
 }
 
@@ -245,7 +248,9 @@ pub fn read(path: &Path) -> Result<Finished, ReportError> {
             reason: "no sweep.json or meta.json in it: not a sweep's --output folder".into(),
         });
     }
+    // (a FIFO or a device in the document's place is refused, not read)
     reread::document(&file, || {
+        read::regular(&file).map_err(|e| e.to_string())?;
         std::fs::File::open(&file)
             .map(std::io::BufReader::new)
             .map_err(|e| e.to_string())
@@ -269,9 +274,14 @@ pub fn baseline(path: &Path) -> Result<Baseline, ReportError> {
                 reason: e.to_string(),
             });
     }
+    read::regular(&file).map_err(|e| bad(e.to_string()))?;
     let f = std::fs::File::open(&file).map_err(|e| bad(e.to_string()))?;
     Baseline::from_reader(&file.display().to_string(), std::io::BufReader::new(f))
 }
+
+/// The most a `nodes.json` may hold: a few hundred bytes a rank, at far
+/// more ranks than any sweep has.
+const NODES_CAP: u64 = 1 << 30;
 
 /// An `--output` folder's files, read from disk.
 struct Disk<'a>(&'a Path);
@@ -282,11 +292,11 @@ impl RecordedFiles for Disk<'_> {
     }
 
     fn nodes(&self) -> Result<Option<Vec<u8>>, String> {
-        match std::fs::read(self.0.join(NODES)) {
+        match read::bytes(&self.0.join(NODES), NODES_CAP) {
             Ok(body) => Ok(Some(body)),
             // (rank 0 ended during the join, or a folder from before the
             // ranks were kept there)
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(ReadError::Absent(_)) => Ok(None),
             Err(e) => Err(format!("{NODES}: {e}")),
         }
     }

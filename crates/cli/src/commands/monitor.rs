@@ -85,7 +85,8 @@ fn ready(o: &MonitorOptions) -> Result<Ready, (u8, String)> {
 fn load_peers(o: &MonitorOptions) -> Result<Vec<Peer>, String> {
     match &o.peers {
         PeerSource::File(f) => {
-            let text = std::fs::read_to_string(f).map_err(|e| format!("cannot read the peers file {f}: {e}"))?;
+            let text = fabdiag_files::read::text(std::path::Path::new(f), fabdiag_files::read::CONFIG_CAP)
+                .map_err(|e| format!("cannot read the peers file {f}: {e}"))?;
             peers::parse_file(&text, o.port, f).map_err(|e| format!("{f}: {e}"))
         }
         PeerSource::Partition(p) => {

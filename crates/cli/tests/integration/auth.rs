@@ -191,6 +191,32 @@ fn a_key_file_others_may_read_is_refused_before_anything_runs() {
     }
 }
 
+/// A key file another user owns is refused, though only its owner may
+/// read it: that user could rewrite the key this node trusts.
+#[test]
+fn a_key_file_another_user_owns_is_refused_before_anything_runs() {
+    require_root();
+    let dir = tempfile::tempdir().expect("a folder");
+    let key = key_file(dir.path(), "key", b"0123456789abcdef0123456789abcdef");
+    // (nobody, as Debian numbers it)
+    std::os::unix::fs::chown(&key, Some(65534), Some(65534)).expect("chown");
+    let k = key.to_str().expect("a path");
+    for args in [
+        vec!["serve", "-P", "tcp", "--auth-key", k],
+        vec!["write-bw", "127.0.0.1", "-P", "tcp", "--auth-key", k],
+    ] {
+        let o = run(&args, SHORT);
+        assert_eq!(o.code, Some(1), "{args:?}: {}", o.stderr);
+        assert!(
+            one_line(&o.stderr).ends_with(&format!(
+                "--auth-key {k}: owned by uid 65534, not by this user (uid 0) or root: its owner could change the key (chown 0 {k})"
+            )),
+            "{}",
+            o.stderr
+        );
+    }
+}
+
 #[test]
 fn a_sweep_admits_only_ranks_holding_its_key_and_no_stranger_sends_a_result() {
     let _cpu = cpu();

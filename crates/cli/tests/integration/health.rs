@@ -45,6 +45,37 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// A bare `fabdiag health` (no expectations file, no `-d`) checks the
+/// NICs the node has: here, with no RDMA NIC, tcp on the interface of the
+/// default route, and shm, each its link and loopback; a node where
+/// libfabric offers nothing that can run a test is CRITICAL.
+#[test]
+fn a_bare_check_looks_at_the_nics_the_node_has() {
+    let _cpu = cpu();
+    let route = std::fs::read_to_string("/proc/net/route").unwrap();
+    let iface = fabdiag_health::bare::default_route_iface(&route);
+    let o = health(&["--json", "--budget", "30"], &[]);
+    assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
+    let doc = o.json();
+    let checks = doc["checks"].as_array().unwrap();
+    let measured = |subject: &str| {
+        ["link", "loopback write-bw", "loopback send-lat"]
+            .iter()
+            .all(|name| checks.iter().any(|c| c["check"] == *name && c["subject"] == subject))
+    };
+    assert!(measured("shm:shm"), "{doc}");
+    match iface {
+        Some(i) => assert!(measured(&format!("tcp:{i}")), "{doc}"),
+        None => println!("SKIPPED (in part) a_bare_check_looks_at_the_nics_the_node_has: no default route here, so no tcp NIC to check"),
+    }
+    let o = health(&[], &[("FI_PROVIDER", "nosuch")]);
+    assert_eq!(o.code, Some(2), "{}{}", o.stdout, o.stderr);
+    assert_eq!(
+        o.stdout.lines().next(),
+        Some("fabdiag health: CRITICAL: providers: libfabric offers no provider here that can run a test (no RDMA provider, no tcp on the default route's interface, no shm); FI_PROVIDER=nosuch is set")
+    );
+}
+
 #[test]
 fn verdicts_and_exit_codes_on_shm() {
     let _cpu = cpu();

@@ -41,5 +41,6 @@ mod sweep_history;
 mod sweep_launchers;
 mod sweep_report;
 mod traffic;
+mod untrusted_files;
 mod utility;
 mod verify;

@@ -70,7 +70,7 @@ pub type FlapState = BTreeMap<String, (u64, f64)>;
 const STATE_FILE: &str = "health-counters.json";
 
 pub fn read_state(dir: &str) -> FlapState {
-    std::fs::read_to_string(Path::new(dir).join(STATE_FILE))
+    fabdiag_files::read::text(&Path::new(dir).join(STATE_FILE), fabdiag_files::read::CONFIG_CAP)
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or_default()

@@ -18,7 +18,7 @@ use crate::signals::lock;
 use crate::streams::print_stdout;
 use fabdiag_health::expect::{self, DomainExpect, Expect, Measured, MeasuredDomain};
 use fabdiag_health::judge::{self, Source};
-use fabdiag_health::{link, topology, Check, Health, Verdict};
+use fabdiag_health::{bare, link, topology, Check, Health, Verdict};
 use fabdiag_model::Provider;
 use fabdiag_options::health::{parse, usage, HealthOptions, DEFAULT_EXPECT};
 use fabdiag_options::Action;
@@ -70,16 +70,20 @@ fn write_metrics(h: &Health, metrics: Option<&str>) {
 }
 
 /// The expectations and where they came from: `--expect` (which must
-/// exist), else the default file if it exists, else none.
-fn load_expect(given: Option<&str>) -> Result<(Expect, Option<String>), String> {
-    let path = match given {
-        Some(p) => p.to_string(),
-        None if std::path::Path::new(DEFAULT_EXPECT).exists() => DEFAULT_EXPECT.to_string(),
-        None => return Ok((Expect::default(), None)),
+/// exist), else the default file if it exists, else none. Read as the
+/// untrusted file it is, within `limit` (the budget's: a FIFO, a device,
+/// a huge file or a file system that does not answer never holds the
+/// verdict up).
+fn load_expect(given: Option<&str>, limit: Duration) -> Result<(Expect, Option<String>), String> {
+    use fabdiag_files::read::{text_within, ReadError, CONFIG_CAP};
+    let path = given.unwrap_or(DEFAULT_EXPECT);
+    let text = match text_within(std::path::Path::new(path), CONFIG_CAP, limit) {
+        Ok(t) => t,
+        Err(ReadError::Absent(_)) if given.is_none() => return Ok((Expect::default(), None)),
+        Err(e) => return Err(format!("cannot read {path}: {e}")),
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let e = expect::parse(&text, &path).map_err(|e| e.to_string())?;
-    Ok((e, Some(path)))
+    let e = expect::parse(&text, path).map_err(|e| e.to_string())?;
+    Ok((e, Some(path.to_string())))
 }
 
 /// Ends the run with UNKNOWN when the budget is spent.
@@ -178,13 +182,42 @@ fn check_loopback(p: &Shared, d: &DomainExpect, src: &Source, l: LinkSeen, m: &m
     });
 }
 
-/// libfabric, its providers and domains, limits, and each NIC.
-fn check_fabric(p: &Shared, o: &HealthOptions, e: &Expect, src: &Source, m: &mut Measured) {
+/// The NICs a bare health checks (no expectations file, no `-d`): those
+/// this node has, as many as the budget holds, the rest named in a check
+/// of their own; none that can run a test is CRITICAL.
+fn bare_wanted(p: &Shared, o: &HealthOptions, present: &[(String, Vec<String>)]) -> Vec<DomainExpect> {
+    let route = fabdiag_files::read::text(std::path::Path::new("/proc/net/route"), 1 << 20).unwrap_or_default();
+    let iface = bare::default_route_iface(&route);
+    let found = bare::domains(present, measure::RDMA_PROVIDERS, iface.as_deref());
+    if found.is_empty() {
+        let mut why = "libfabric offers no provider here that can run a test (no RDMA provider, no tcp on the default route's interface, no shm)".to_string();
+        if let Some(f) = std::env::var("FI_PROVIDER").ok().filter(|v| !v.is_empty()) {
+            why.push_str(&format!("; FI_PROVIDER={f} is set"));
+        }
+        push(p, Check::new("providers", "", Verdict::Critical, why));
+    }
+    let fit = bare::fitting(o.budget_s);
+    if found.len() > fit {
+        let left: Vec<String> = found[fit..].iter().map(|(p, d)| format!("{p}:{d}")).collect();
+        let what = format!(
+            "not checked within the {} s budget: {} (raise --budget)",
+            o.budget_s,
+            left.join(", ")
+        );
+        push(p, Check::new("budget", "", Verdict::Ok, what));
+    }
+    let extra: Vec<(String, String)> = found.into_iter().take(fit).collect();
+    domains(&Expect::default(), &extra)
+}
+
+/// libfabric, its providers and domains, limits, and each NIC (`bare`:
+/// those the node has, `bare_wanted`).
+fn check_fabric(p: &Shared, o: &HealthOptions, e: &Expect, src: &Source, m: &mut Measured, bare: bool) {
     step(p, "loading libfabric".into());
     let lib = measure::libfabric();
     let loaded = lib.is_ok();
     push(p, judge::libfabric(lib));
-    let wanted = domains(e, &o.domains);
+    let mut wanted = domains(e, &o.domains);
     let mut present = Vec::new();
     if loaded {
         step(p, "listing providers".into());
@@ -194,6 +227,9 @@ fn check_fabric(p: &Shared, o: &HealthOptions, e: &Expect, src: &Source, m: &mut
         }
         for c in judge::providers(&present, e, src) {
             push(p, c);
+        }
+        if bare {
+            wanted = bare_wanted(p, o, &present);
         }
     }
     // as -P names them: a layered "tcp;ofi_rxm" is selected by "tcp"
@@ -320,20 +356,22 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             return Verdict::Unknown.exit_code();
         }
     }
-    let (e, path) = match load_expect(o.expect.as_deref()) {
+    let start = Instant::now();
+    // (the watchdog starts after it; the read itself is held to the budget)
+    let read_limit = Duration::from_secs_f64((o.budget_s - 0.5).max(0.5));
+    let (e, path) = match load_expect(o.expect.as_deref(), read_limit) {
         Ok(x) => x,
         Err(m) => {
             tell!("{prog}: UNKNOWN: {m}");
             let check = Check::new("expect", o.expect.as_deref().unwrap_or(""), Verdict::Unknown, m);
             let node = act::node_name(o.node.as_deref());
             write_metrics(
-                &Health::new(&node, vec![check], 0.0, o.budget_s, None),
+                &Health::new(&node, vec![check], start.elapsed().as_secs_f64(), o.budget_s, None),
                 o.metrics.as_deref(),
             );
             return Verdict::Unknown.exit_code();
         }
     };
-    let start = Instant::now();
     let node = act::node_name(o.node.as_deref());
     let shared: Shared = Arc::default();
     watchdog(Arc::clone(&shared), node.clone(), &o, start, path.clone());
@@ -344,7 +382,8 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
     });
     let src = Source(&src_name);
     let mut m = Measured::default();
-    check_fabric(&shared, &o, &e, &src, &mut m);
+    let bare = path.is_none() && o.domains.is_empty();
+    check_fabric(&shared, &o, &e, &src, &mut m, bare);
     check_gpus(&shared, &e, &src, &mut m);
     let checks = {
         let mut g = lock(&shared);
