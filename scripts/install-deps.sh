@@ -34,16 +34,30 @@ version_ok() {
     [ "$(printf '%s\n%s\n' "$need_rust" "$have" | sort -V | head -n1)" = "$need_rust" ]
 }
 
+# Whether the archive offers package $1 at a version >= need_rust (the
+# version it brings, read from apt, not assumed).
+offered_ok() {
+    local v
+    v="$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')"
+    [ -n "$v" ] && [ "$v" != "(none)" ] || return 1
+    v="${v%%+*}"
+    [ "$(printf '%s\n%s\n' "$need_rust" "$v" | sort -V | head -n1)" = "$need_rust" ]
+}
+
 if ! version_ok; then
     if command -v rustup >/dev/null 2>&1; then
         rustup toolchain install stable --profile minimal
         rustup default stable
+    elif offered_ok rustc-web && offered_ok cargo-web; then
+        # Debian 12's newer toolchain, packaged for building browsers
+        # (bookworm-security); it installs /usr/bin/rustc and cargo
+        apt-get install -y -qq --no-install-recommends rustc-web cargo-web >/dev/null
     else
         apt-get install -y -qq --no-install-recommends cargo rustc >/dev/null
     fi
 fi
 if ! version_ok; then
-    echo "install-deps.sh: fabdiag needs Rust >= $need_rust; found $(rustc --version 2>/dev/null || echo none)" >&2
+    echo "install-deps.sh: fabdiag needs Rust >= $need_rust; found $(rustc --version 2>/dev/null || echo none): install rustup's stable toolchain, or Debian 12's rustc-web and cargo-web (bookworm-security)" >&2
     exit 1
 fi
 if command -v rustup >/dev/null 2>&1; then
