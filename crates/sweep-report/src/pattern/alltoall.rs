@@ -97,7 +97,7 @@ pub(super) fn text(o: &mut String, doc: &PatternDoc) {
     let _ = writeln!(
         o,
         "fabdiag sweep --pattern alltoall: {}, {} phases (rank i to rank i+k in phase k); {}{}, every flow of a phase at once",
-        super::ranks_and_nodes(&doc.nodes),
+        super::doc::ranks_and_nodes(&doc.nodes),
         doc.phases.len(),
         doc.metric.test,
         if doc.bidirectional { ", both directions" } else { "" },

@@ -48,7 +48,7 @@ pub(super) fn text(o: &mut String, doc: &PatternDoc) {
     let _ = writeln!(
         o,
         "fabdiag sweep --pattern bisection: {}, {splits} split(s) by {}{seed}; {}{}, every flow of a split at once",
-        super::ranks_and_nodes(&doc.nodes),
+        super::doc::ranks_and_nodes(&doc.nodes),
         by.name(),
         doc.metric.test,
         if doc.bidirectional { ", both directions" } else { "" },

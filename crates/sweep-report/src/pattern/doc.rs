@@ -329,3 +329,42 @@ pub struct VictimSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worst: Option<usize>,
 }
+
+/// The header's count of who ran: "8 nodes" when each rank is a node of
+/// its own, "4 ranks on 1 node" when some share one, "4 ranks" when not
+/// every rank said its host.
+pub(crate) fn ranks_and_nodes(nodes: &[fabdiag_sweep_plan::Node]) -> String {
+    let n = nodes.len();
+    let hosts: Option<std::collections::BTreeSet<&str>> = nodes.iter().map(|x| x.host.as_deref()).collect();
+    match hosts.map(|h| h.len()) {
+        Some(h) if h == n => format!("{n} nodes"),
+        Some(1) => format!("{n} ranks on 1 node"),
+        Some(h) => format!("{n} ranks on {h} nodes"),
+        None => format!("{n} ranks"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ranks on one host are not nodes: the header counts both as they are.
+    #[test]
+    fn the_header_counts_ranks_and_nodes_as_they_are() {
+        let on = |hosts: &[Option<&str>]| {
+            let nodes: Vec<fabdiag_sweep_plan::Node> = hosts
+                .iter()
+                .enumerate()
+                .map(|(rank, h)| fabdiag_sweep_plan::Node {
+                    host: h.map(str::to_string),
+                    ..fabdiag_sweep_plan::Node::awaited(rank)
+                })
+                .collect();
+            ranks_and_nodes(&nodes)
+        };
+        assert_eq!(on(&[Some("a"), Some("b"), Some("c")]), "3 nodes");
+        assert_eq!(on(&[Some("a"); 4]), "4 ranks on 1 node");
+        assert_eq!(on(&[Some("a"), Some("a"), Some("b"), Some("b")]), "4 ranks on 2 nodes");
+        assert_eq!(on(&[Some("a"), None]), "2 ranks");
+    }
+}

@@ -67,7 +67,7 @@ pub(super) fn text(o: &mut String, doc: &PatternDoc) {
     let _ = writeln!(
         o,
         "fabdiag sweep --pattern incast: {}, {into}; {}{}, every sender at once",
-        super::ranks_and_nodes(&doc.nodes),
+        super::doc::ranks_and_nodes(&doc.nodes),
         doc.metric.test,
         if doc.bidirectional { ", both directions" } else { "" },
     );

@@ -165,20 +165,6 @@ fn verdict_text(o: &mut String, doc: &PatternDoc) {
     }
 }
 
-/// The header's count of who ran: "8 nodes" when each rank is a node of
-/// its own, "4 ranks on 1 node" when some share one, "4 ranks" when not
-/// every rank said its host.
-pub(crate) fn ranks_and_nodes(nodes: &[fabdiag_sweep_plan::Node]) -> String {
-    let n = nodes.len();
-    let hosts: Option<std::collections::BTreeSet<&str>> = nodes.iter().map(|x| x.host.as_deref()).collect();
-    match hosts.map(|h| h.len()) {
-        Some(h) if h == n => format!("{n} nodes"),
-        Some(1) => format!("{n} ranks on 1 node"),
-        Some(h) => format!("{n} ranks on {h} nodes"),
-        None => format!("{n} ranks"),
-    }
-}
-
 /// The pair tool's `-D` (seconds), from the options the document keeps.
 fn duration_s(doc: &PatternDoc) -> Option<f64> {
     doc.options.test.as_ref()?.get("duration_s")?.as_f64()
@@ -439,25 +425,5 @@ pub(crate) mod tests {
             "{t}"
         );
         assert!(t.contains("\nall-to-all: 49.4 MB/s a phase on average; the weakest phase 1 (44.0 MB/s); the slowest flow 1 (node1) -> 2 (node2), 1.0 MB/s in phase 1\n"), "{t}");
-    }
-
-    /// Ranks on one host are not nodes: the header counts both as they are.
-    #[test]
-    fn the_header_counts_ranks_and_nodes_as_they_are() {
-        let on = |hosts: &[Option<&str>]| {
-            let nodes: Vec<fabdiag_sweep_plan::Node> = hosts
-                .iter()
-                .enumerate()
-                .map(|(rank, h)| fabdiag_sweep_plan::Node {
-                    host: h.map(str::to_string),
-                    ..fabdiag_sweep_plan::Node::awaited(rank)
-                })
-                .collect();
-            ranks_and_nodes(&nodes)
-        };
-        assert_eq!(on(&[Some("a"), Some("b"), Some("c")]), "3 nodes");
-        assert_eq!(on(&[Some("a"); 4]), "4 ranks on 1 node");
-        assert_eq!(on(&[Some("a"), Some("a"), Some("b"), Some("b")]), "4 ranks on 2 nodes");
-        assert_eq!(on(&[Some("a"), None]), "2 ranks");
     }
 }
