@@ -62,15 +62,20 @@ pub fn clear(dir: &Path) -> Result<(), FolderError> {
     Ok(())
 }
 
-/// `meta.json` written whole, before the first round.
-pub fn write_meta(dir: &Path, meta: &Meta) -> Result<(), FolderError> {
-    let path = dir.join(META);
-    let body = serde_json::to_vec(meta).map_err(|e| FolderError {
+/// `value` as compact JSON, the whole of the folder's file `name`.
+fn write_json(dir: &Path, name: &str, value: &impl serde::Serialize) -> Result<(), FolderError> {
+    let path = dir.join(name);
+    let body = serde_json::to_vec(value).map_err(|e| FolderError {
         verb: "write",
         path: path.clone(),
         reason: e.to_string(),
     })?;
     write::whole(&path, &body).map_err(failed("write", path))
+}
+
+/// `meta.json` written whole, before the first round.
+pub fn write_meta(dir: &Path, meta: &Meta) -> Result<(), FolderError> {
+    write_json(dir, META, meta)
 }
 
 /// `pairs.jsonl` opened to append one record a line (see
@@ -86,13 +91,7 @@ pub fn append_pairs(dir: &Path) -> Result<(std::fs::File, PathBuf), FolderError>
 /// `nodes.json`, written aside and renamed over: a rank 0 killed
 /// mid-write leaves the last whole file, never a torn one.
 pub fn write_nodes(dir: &Path, nodes: &[Node]) -> Result<(), FolderError> {
-    let path = dir.join(NODES);
-    let body = serde_json::to_vec(nodes).map_err(|e| FolderError {
-        verb: "write",
-        path: path.clone(),
-        reason: e.to_string(),
-    })?;
-    write::whole(&path, &body).map_err(failed("write", path))
+    write_json(dir, NODES, &nodes)
 }
 
 /// `doc` as pretty JSON and a newline into `w`.
