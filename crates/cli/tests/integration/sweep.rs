@@ -1206,8 +1206,9 @@ fn resume_skips_a_torn_line_and_refuses_results_it_cannot_read() {
     let o = run(&["sweep", "--simulate", "4", "--output", &dir, "--resume"], LIMIT);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(
-        o.one_line()
-            .contains(&format!("cannot resume from {dir}: pairs.jsonl: Is a directory")),
+        o.one_line().contains(&format!(
+            "cannot resume from {dir}: pairs.jsonl: not a regular file (a folder)"
+        )),
         "{}",
         o.stderr
     );

@@ -89,3 +89,38 @@ fn a_fifo_a_device_or_a_huge_file_is_refused_in_one_line_naming_it() {
         assert!(t.elapsed() < Duration::from_secs(6), "{args:?} took {:?}", t.elapsed());
     }
 }
+
+/// A folder `--resume` continues whose records file is a FIFO: refused in
+/// one line, never waited on, nothing run again.
+#[test]
+fn a_resumed_folder_whose_records_are_a_fifo_is_refused() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let out = dir.path().join("out");
+    let o = run(
+        &["sweep", "--simulate", "4", "--output", out.to_str().expect("a path")],
+        LIMIT,
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    std::fs::remove_file(out.join("pairs.jsonl")).expect("removed");
+    fifo(&out.join("pairs.jsonl"));
+    let t = Instant::now();
+    let o = run(
+        &[
+            "sweep",
+            "--simulate",
+            "4",
+            "--output",
+            out.to_str().expect("a path"),
+            "--resume",
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(
+        one_line(&o.stderr).contains("pairs.jsonl: not a regular file (a FIFO)"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stdout.is_empty(), "it ran: {}", o.stdout);
+    assert!(t.elapsed() < Duration::from_secs(6), "took {:?}", t.elapsed());
+}
