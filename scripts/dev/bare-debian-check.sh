@@ -34,6 +34,14 @@ deb $mirror bookworm-updates main
 deb http://deb.debian.org/debian-security bookworm-security main
 EOF
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# this host's own local CAs (a network whose proxy re-signs TLS needs them to
+# reach crates.io; a plain Debian box has none), installed once
+# ca-certificates is in the root
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+    mkdir -p "$root/usr/local/share/ca-certificates"
+    cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+    chroot "$root" sh -c 'command -v update-ca-certificates >/dev/null && update-ca-certificates >/dev/null' || true
+fi
 
 mounted=()
 cleanup() {
