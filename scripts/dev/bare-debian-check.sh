@@ -34,6 +34,9 @@ deb $mirror bookworm-updates main
 deb http://deb.debian.org/debian-security bookworm-security main
 EOF
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# what Debian's installer writes and debootstrap does not: without it
+# "localhost" does not resolve in the root
+[ -s "$root/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' > "$root/etc/hosts"
 # this host's own local CAs (a network whose proxy re-signs TLS needs them to
 # reach crates.io; a plain Debian box has none), installed once
 # ca-certificates is in the root
@@ -57,8 +60,9 @@ for m in proc sys dev dev/pts; do
 done
 
 echo "== copying HEAD ($(git rev-parse --short HEAD)) into $root/src/fabdiag"
-rm -rf "$root/src/fabdiag"
+# (its target/ kept from an earlier run: only fabdiag's own crates build again)
 mkdir -p "$root/src/fabdiag"
+find "$root/src/fabdiag" -mindepth 1 -maxdepth 1 ! -name target -exec rm -rf {} +
 git archive HEAD | tar -x -C "$root/src/fabdiag"
 
 in_root() {
@@ -82,7 +86,7 @@ tail -n 25 /tmp/bare-debian-first.log
 echo "== the toolchain: $(in_root 'rustc --version; cargo --version' | tr '\n' ' ')"
 
 echo "== unit and golden tests"
-tests='cargo test --release --workspace --locked --exclude fabdiag && cargo test --release -p fabdiag --bins'
+tests='cargo test --release --workspace --locked --no-fail-fast --exclude fabdiag && cargo test --release --locked -p fabdiag --bins'
 if in_root "$tests" > /tmp/bare-debian-tests.log 2>&1; then
     tests_ok=yes
 else
