@@ -9,6 +9,7 @@
 //! (fabdiag-proto's `auth`).
 
 use crate::exit;
+use fabdiag_files::read::{self as file, ReadError};
 use fabdiag_proto::auth::{Auth, Key, MIN_KEY_BYTES};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
@@ -16,10 +17,11 @@ use std::path::Path;
 /// The key in `path`, or the one line that says why not.
 pub fn read(path: &Path) -> Result<Key, String> {
     let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("--auth-key {shown}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("--auth-key {shown}: not a regular file"));
-    }
+    // (the owner and mode checked are the open file's, the one read)
+    let (f, meta) = file::open(path).map_err(|e| match e {
+        ReadError::NotRegular(_) => format!("--auth-key {shown}: not a regular file"),
+        e => format!("--auth-key {shown}: {e}"),
+    })?;
     // another user who owns the file can change the key this node trusts
     let me = rustix::process::geteuid().as_raw();
     if meta.uid() != me && meta.uid() != 0 {
@@ -33,8 +35,7 @@ pub fn read(path: &Path) -> Result<Key, String> {
             "--auth-key {shown}: others than its owner may read or write it (chmod 600 {shown})"
         ));
     }
-    let bytes = fabdiag_files::read::bytes(path, fabdiag_files::read::CONFIG_CAP)
-        .map_err(|e| format!("--auth-key {shown}: {e}"))?;
+    let bytes = file::capped(f, &meta, file::CONFIG_CAP).map_err(|e| format!("--auth-key {shown}: {e}"))?;
     let len = bytes.len();
     Key::new(bytes).ok_or_else(|| {
         format!(

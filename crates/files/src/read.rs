@@ -61,35 +61,39 @@ fn io(e: std::io::Error) -> ReadError {
     }
 }
 
-/// The size of the regular file at `path` (a link followed), before it
-/// is opened as a stream (a sweep's document, gigabytes at 10,000 ranks):
-/// anything else is refused, saying what it is.
-pub fn regular(path: &Path) -> Result<u64, ReadError> {
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if !meta.file_type().is_file() {
-        return Err(ReadError::NotRegular(kind(meta.file_type())));
+/// Anything but a regular file refused, saying what it is.
+fn regular(meta: &std::fs::Metadata) -> Result<(), ReadError> {
+    match meta.file_type() {
+        t if t.is_file() => Ok(()),
+        t => Err(ReadError::NotRegular(kind(t))),
     }
-    Ok(meta.len())
 }
 
-/// The bytes of the regular file at `path`, at most `cap` of them.
-pub fn bytes(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
-    let size = regular(path)?;
-    if size > cap {
-        return Err(ReadError::TooLarge { size, cap });
-    }
-    // (O_NONBLOCK: a FIFO put in the file's place after the check above
-    // opens at once instead of waiting for a writer)
+/// The regular file at `path` (a link followed) opened to read, with what
+/// the open file says of itself (its owner, mode and size). Checked before
+/// the open, so a device is never opened, and on the open file, so what is
+/// put in its place between the two is never read; opened without
+/// blocking (O_NONBLOCK), so a FIFO put there opens at once instead of
+/// waiting for a writer. For a file read as a stream (a sweep's document,
+/// gigabytes at 10,000 ranks) as for one read whole (`bytes`).
+pub fn open(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), ReadError> {
+    regular(&std::fs::metadata(path).map_err(io)?)?;
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
         .open(path)
         .map_err(io)?;
-    let now = f.metadata().map_err(io)?;
-    if !now.file_type().is_file() {
-        return Err(ReadError::NotRegular(kind(now.file_type())));
+    let meta = f.metadata().map_err(io)?;
+    regular(&meta)?;
+    Ok((f, meta))
+}
+
+/// At most `cap` bytes of `f`, a file `open` gave with its `meta`.
+pub fn capped(f: std::fs::File, meta: &std::fs::Metadata, cap: u64) -> Result<Vec<u8>, ReadError> {
+    if meta.len() > cap {
+        return Err(ReadError::TooLarge { size: meta.len(), cap });
     }
-    let mut out = Vec::with_capacity(now.len().min(cap) as usize);
+    let mut out = Vec::with_capacity(meta.len() as usize);
     f.take(cap.saturating_add(1)).read_to_end(&mut out).map_err(io)?;
     if out.len() as u64 > cap {
         return Err(ReadError::TooLarge {
@@ -98,6 +102,12 @@ pub fn bytes(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
         });
     }
     Ok(out)
+}
+
+/// The bytes of the regular file at `path`, at most `cap` of them.
+pub fn bytes(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+    let (f, meta) = open(path)?;
+    capped(f, &meta, cap)
 }
 
 /// The regular file at `path` as text, at most `cap` bytes.

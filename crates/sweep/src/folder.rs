@@ -179,13 +179,11 @@ pub fn meta<E>(dir: &Path, bad: impl Fn(String) -> E) -> Result<Meta, E> {
 /// a file that cannot be read or is damaged is an error, never "nothing
 /// ran" (see `records_in`).
 pub fn records<E>(dir: &Path, size: usize, bad: impl Fn(String) -> E) -> Result<Vec<PairRecord>, E> {
-    let path = dir.join(PAIRS);
-    match read::regular(&path) {
-        Ok(_) => {}
+    let file = match read::open(&dir.join(PAIRS)) {
+        Ok((f, _)) => f,
         Err(ReadError::Absent(_)) => return Ok(Vec::new()),
         Err(e) => return Err(bad(format!("{PAIRS}: {e}"))),
-    }
-    let file = std::fs::File::open(&path).map_err(|e| bad(format!("{PAIRS}: {e}")))?;
+    };
     records_in(std::io::BufReader::new(file), size).map_err(|e| bad(format!("{PAIRS}: {e}")))
 }
 
@@ -249,9 +247,8 @@ pub fn read(path: &Path) -> Result<Finished, ReportError> {
     }
     // (a FIFO or a device in the document's place is refused, not read)
     reread::document(&file, || {
-        read::regular(&file).map_err(|e| e.to_string())?;
-        std::fs::File::open(&file)
-            .map(std::io::BufReader::new)
+        read::open(&file)
+            .map(|(f, _)| std::io::BufReader::new(f))
             .map_err(|e| e.to_string())
     })
 }
@@ -273,8 +270,7 @@ pub fn baseline(path: &Path) -> Result<Baseline, ReportError> {
                 reason: e.to_string(),
             });
     }
-    read::regular(&file).map_err(|e| bad(e.to_string()))?;
-    let f = std::fs::File::open(&file).map_err(|e| bad(e.to_string()))?;
+    let (f, _) = read::open(&file).map_err(|e| bad(e.to_string()))?;
     Baseline::from_reader(&file.display().to_string(), std::io::BufReader::new(f))
 }
 
