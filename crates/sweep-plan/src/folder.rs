@@ -66,54 +66,55 @@ fn one() -> u64 {
 /// a document or folder from an earlier release may lack any of them, and
 /// one read back is written again as it was.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RunOptions {
     /// The pair tool's subcommand (`write-bw`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
     /// The pair tool's own options, as given after `--`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_options: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub retest: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rails: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub join_timeout_s: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pair_timeout_s: Option<u64>,
     /// The pair test (a `TestSpec`'s wire form, as `Meta::test`).
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub test: Option<Value>,
     /// `-P` as given (null: none given). The figure depends on it and the
     /// test does not hold it, so a baseline of another provider is refused.
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub provider: Option<Value>,
     /// `GPU` or `system`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tx_memory: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rx_memory: Option<String>,
     /// What a latency pair was judged by (`mean`, `p50`, ...); absent for
     /// bandwidth, and in folders from before `--figure` (the mean).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub figure: Option<String>,
     /// A pattern's victim's pair test (`--victim`).
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub victim_test: Option<Value>,
     /// How the ranks were started (`mpirun`, `srun`, ...).
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub launcher: Option<Value>,
     /// A traffic pattern's shape (`--pattern`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pattern: Option<Pattern>,
     /// A pattern's victim pair.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub victim: Option<VictimPair>,
     /// With `--report`: the document or folder the report was made from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub report_from: Option<String>,
     /// With `--report`: the fabdiag that made the report again.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub report_fabdiag_version: Option<String>,
     /// Keys this release does not know (a later release's), kept as read.
     #[serde(flatten)]
