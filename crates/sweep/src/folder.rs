@@ -38,8 +38,16 @@ fn failed(verb: &'static str, path: PathBuf) -> impl FnOnce(std::io::Error) -> F
     }
 }
 
-/// The folder made, with any folders above it.
+/// The folder made, with any folders above it; something else of that
+/// name (a file, a FIFO) is said to be no folder.
 pub fn create(dir: &Path) -> Result<(), FolderError> {
+    if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(FolderError {
+            verb: "create",
+            path: dir.to_path_buf(),
+            reason: "something other than a folder is there".into(),
+        });
+    }
     std::fs::create_dir_all(dir).map_err(failed("create", dir.to_path_buf()))
 }
 

@@ -90,6 +90,43 @@ fn a_fifo_a_device_or_a_huge_file_is_refused_in_one_line_naming_it() {
     }
 }
 
+/// The folders a command is given: health's --state-dir holding a FIFO
+/// where its counters are kept (said, and the check goes on, within its
+/// budget), and a sweep's --output that is a FIFO (refused at once).
+#[test]
+fn a_state_folder_or_an_output_folder_holding_a_fifo_is_said() {
+    let _cpu = cpu();
+    let dir = tempfile::tempdir().expect("a folder");
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).expect("a folder");
+    fifo(&state.join("health-counters.json"));
+    let s = state.to_str().expect("a path");
+    let t = Instant::now();
+    let o = run(
+        &["health", "-d", "shm:shm", "--budget", "5", "--state-dir", s],
+        Duration::from_secs(20),
+    );
+    assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
+    assert!(
+        o.stdout.contains(&format!(
+            "link flaps: earlier counters not read: cannot read {s}/health-counters.json: not a regular file (a FIFO)"
+        )),
+        "{}",
+        o.stdout
+    );
+    assert!(t.elapsed() < Duration::from_secs(6), "took {:?}", t.elapsed());
+    let pipe = dir.path().join("pipe");
+    fifo(&pipe);
+    let p = pipe.to_str().expect("a path");
+    let o = run(&["sweep", "--simulate", "4", "--output", p], Duration::from_secs(20));
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(
+        one_line(&o.stderr).contains(&format!("cannot create {p}: something other than a folder is there")),
+        "{}",
+        o.stderr
+    );
+}
+
 /// A folder `--resume` continues whose records file is a FIFO: refused in
 /// one line, never waited on, nothing run again.
 #[test]

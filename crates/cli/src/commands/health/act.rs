@@ -69,11 +69,19 @@ pub type FlapState = BTreeMap<String, (u64, f64)>;
 
 const STATE_FILE: &str = "health-counters.json";
 
-pub fn read_state(dir: &str) -> FlapState {
-    fabdiag_files::read::text(&Path::new(dir).join(STATE_FILE), fabdiag_files::read::CONFIG_CAP)
-        .ok()
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or_default()
+/// The counters kept in `dir` by the last run: none when there is no
+/// file yet; why not, in words, when one is there and cannot be read as
+/// the untrusted file it is (a FIFO, a device, a huge or damaged file).
+pub fn read_state(dir: &str) -> Result<FlapState, String> {
+    use fabdiag_files::read::{text, ReadError, CONFIG_CAP};
+    let path = Path::new(dir).join(STATE_FILE);
+    match text(&path, CONFIG_CAP) {
+        Ok(t) => {
+            serde_json::from_str(&t).map_err(|e| format!("{}: not the counters health keeps ({e})", path.display()))
+        }
+        Err(ReadError::Absent(_)) => Ok(FlapState::default()),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
 }
 
 /// Writes the state whole: a reader (or a kill) sees the old or the new.
