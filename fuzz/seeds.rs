@@ -2,7 +2,7 @@
 //! typed values through fabdiag's own encoders, so the fuzzer starts from
 //! what the real wire and files hold; the sweep files come from a real
 //! simulated sweep's --output folder given as the argument.
-//! Run by scripts/dev/fuzz.sh; its output is committed.
+//! Run by scripts/dev/demos/fuzz.sh; its output is committed.
 use fabdiag_model::{TestSpec, Tool};
 use fabdiag_proto::auth::Method;
 use fabdiag_proto::{write_frame, ErrorClass, Hello, Message, Phase, RegionDesc, MAGIC, PROTOCOL};

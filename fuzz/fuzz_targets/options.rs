@@ -33,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
             let _ = fabdiag_options::health::parse(&args);
         }
         _ => {
-            let _ = fabdiag_options::traffic::parse(&args);
+            let _ = fabdiag_options::host_traffic::parse(&args);
         }
     }
 });

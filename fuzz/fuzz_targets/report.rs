@@ -1,9 +1,10 @@
 //! What the sweep targets share: a finished sweep, as read back, made into
 //! its report and the report's text, as `--report` does.
 
-use fabdiag_sweep_report::baseline::Baseline;
-use fabdiag_sweep_report::reread::Finished;
-use fabdiag_sweep_report::{build, text, Inputs, SweepDoc};
+use fabdiag_sweep_judge::baseline::Baseline;
+use fabdiag_sweep_judge::reread::Finished;
+use fabdiag_sweep_judge::{build, Inputs, SweepDoc};
+use fabdiag_sweep_report::text;
 
 pub fn report(f: Finished, baseline: Option<&Baseline>) -> SweepDoc {
     let doc = build(Inputs {

@@ -4,8 +4,9 @@
 //! into a report (the document, its text, its picture's cells, and itself
 //! as its own baseline) without panicking.
 #![no_main]
-use fabdiag_sweep_report::baseline::Baseline;
-use fabdiag_sweep_report::{picture, reread};
+use fabdiag_sweep_judge::baseline::Baseline;
+use fabdiag_sweep_judge::reread;
+use fabdiag_sweep_report::picture;
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 

@@ -1,12 +1,13 @@
 //! An `--output` folder whose rank 0 ended before its report, as
 //! `--report` and `--resume` read it back: any bytes split at the first
 //! two NULs into meta.json, nodes.json and pairs.jsonl (fabdiag-sweep's
-//! records_in, fabdiag-sweep-report's recorded). Reading never panics;
+//! records_in, fabdiag-sweep-judge's recorded). Reading never panics;
 //! what it accepts is made into a report without panicking.
 #![no_main]
 use fabdiag_sweep::folder::records_in;
+use fabdiag_sweep_plan::folder::Meta;
 use fabdiag_sweep_plan::PairRecord;
-use fabdiag_sweep_report::reread::{self, RecordedFiles};
+use fabdiag_sweep_judge::reread::{self, RecordedFiles};
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 use std::time::SystemTime;
@@ -20,7 +21,7 @@ struct Folder<'a> {
 }
 
 impl RecordedFiles for Folder<'_> {
-    fn meta(&self) -> Result<serde_json::Value, String> {
+    fn meta(&self) -> Result<Meta, String> {
         serde_json::from_slice(self.meta).map_err(|e| e.to_string())
     }
     fn nodes(&self) -> Result<Option<Vec<u8>>, String> {

@@ -90,7 +90,7 @@ fn run() -> u8 {
         ),
         "serve" => argv.with("fabdiag serve", "serve", 2, commands::serve::run),
         "sweep" => argv.with("fabdiag sweep", "sweep", 2, commands::sweep::run),
-        commands::worker::COMMAND => argv.with("fabdiag serve", "serve", 2, commands::worker::run),
+        commands::serve::worker::COMMAND => argv.with("fabdiag serve", "serve", 2, commands::serve::worker::run),
         other => match Tool::from_subcommand(other).or_else(|| Tool::from_original(other)) {
             Some(tool) => argv.with(&sub(tool.subcommand()), tool.original_name(), 2, |prog, a| {
                 commands::pair::run(tool, prog, a)

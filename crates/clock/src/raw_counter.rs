@@ -4,7 +4,7 @@
 //! counter scaled by a constant (the raw clock is never slewed by NTP), so
 //! reading the counter and scaling it by the rate measured against the
 //! call gives the same clock for less: on the 2-core AMD EPYC development
-//! VM a read costs 12 ns against the call's 32 (`scripts/dev/clock-cost.c`).
+//! VM a read costs 12 ns against the call's 32 (`scripts/dev/cost/clock-cost.c`).
 //! A latency sample holds about one read's cost (what follows the first
 //! read's capture and precedes the second's), in every sample. Elsewhere
 //! (another clock source, another architecture) the call is made: there the

@@ -1,13 +1,13 @@
 // fabdiag host-traffic kernels (gc-hosttraffictest on CUDA GPUs).
 //
-// Compiled to PTX by scripts/dev/gen-ptx.sh (NVRTC, no GPU needed); the PTX
+// Compiled to PTX by scripts/dev/gpu/gen-ptx.sh (NVRTC, no GPU needed); the PTX
 // next to this file is committed and loaded at run time with
 // cuModuleLoadData, so no CUDA toolkit is needed where fabdiag runs.
 //
 // mix/pattern_vec and slot_of must stay identical to
-// crates/traffic/src/pattern.rs: the host checks what these kernels
+// crates/host-traffic/src/pattern.rs: the host checks what these kernels
 // write, and these kernels check what the host wrote. The tests in
-// crates/traffic/tests/kernels_on_cpu.rs build this file as host C++ and
+// crates/host-traffic/tests/kernels_on_cpu.rs build this file as host C++ and
 // check that, the tile walk and the checks, without a GPU.
 
 typedef unsigned long long u64;
@@ -32,7 +32,7 @@ __device__ __forceinline__ u64 slot_of(u64 q, u64 slots) {
 }
 
 // On the GPU the global nanosecond timer; the CPU build of these kernels
-// (crates/traffic/tests/kernels_on_cpu.rs) brings a clock of its own.
+// (crates/host-traffic/tests/kernels_on_cpu.rs) brings a clock of its own.
 #ifdef __CUDA_ARCH__
 __device__ __forceinline__ u64 globaltimer_ns() {
     u64 t;

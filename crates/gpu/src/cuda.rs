@@ -18,7 +18,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The kernels' PTX (crates/gpu/kernels/traffic.cu, scripts/dev/gen-ptx.sh).
+/// The kernels' PTX (crates/gpu/kernels/traffic.cu, scripts/dev/gpu/gen-ptx.sh).
 pub const TRAFFIC_PTX: &str = include_str!("../kernels/traffic.ptx");
 
 /// A driver error's code and the driver's words for it.

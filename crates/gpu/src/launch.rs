@@ -2,7 +2,7 @@
 //! block, and its arguments in the order and widths the kernel declares
 //! (crates/gpu/kernels/traffic.cu). Pure: no driver call, no memory.
 //! `cuda::Kernels` hands a `Launch` to cuLaunchKernel; the CPU build of the
-//! kernels (crates/traffic/tests/kernels_on_cpu.rs) runs the same `Launch`,
+//! kernels (crates/host-traffic/tests/kernels_on_cpu.rs) runs the same `Launch`,
 //! so the argument lists fabdiag passes on a GPU are the ones tested
 //! without one. Addresses here are device addresses, already checked by
 //! the caller against live allocations.

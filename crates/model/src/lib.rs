@@ -4,7 +4,8 @@
 //! rows as a side saw them; `spec` is what a client decides for a test,
 //! with the limits a peer is held to; `own` is what each side chooses for
 //! itself; `provider` a libfabric provider's name, taken apart and
-//! compared in one place; `threshold` what a user demands of the results; `traffic` the
+//! compared in one place; `probe` what probing the providers found;
+//! `threshold` what a user demands of the results; `host_traffic` the
 //! host-traffic tests; `units` the conversions the originals print with;
 //! `words` the originals' words a run description carries.
 //!
@@ -14,12 +15,13 @@
 
 pub mod catalog;
 pub mod counters;
+pub mod host_traffic;
 pub mod own;
+pub mod probe;
 pub mod provider;
 pub mod run;
 pub mod spec;
 pub mod threshold;
-pub mod traffic;
 pub mod units;
 pub mod words;
 

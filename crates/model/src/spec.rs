@@ -87,8 +87,8 @@ impl ClockKind {
 pub struct TestSpec {
     #[serde(with = "spelling::tool")]
     pub tool: Tool,
-    /// The provider the client opened; the server opens the same. Filled in
-    /// by the client session.
+    /// The provider the client opened, as the server reads it from the
+    /// wire (`to_wire_opened`); empty in a spec the client holds.
     #[serde(default)]
     pub provider: String,
     pub iterations: u64,
@@ -256,6 +256,16 @@ impl TestSpec {
         serde_json::to_value(self).map_err(|e| SpecError(format!("cannot encode run parameters: {e}")))
     }
 
+    /// The parameters as a client sends them, with the provider it opened
+    /// (the server opens the same); the spec itself stays as validated.
+    pub fn to_wire_opened(&self, provider: &str) -> Result<serde_json::Value, SpecError> {
+        let mut v = self.to_wire()?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("provider".into(), serde_json::Value::String(provider.into()));
+        }
+        Ok(v)
+    }
+
     pub fn from_wire(v: serde_json::Value) -> Result<TestSpec, SpecError> {
         serde_json::from_value(v).map_err(|e| SpecError(format!("client sent undecodable run parameters: {e}")))
     }
@@ -371,6 +381,15 @@ mod tests {
         assert_eq!((s.op, s.clock), (AmoOp::Sum, ClockKind::ClockGettime));
         s.validate().unwrap();
         assert_eq!(TestSpec::from_wire(s.to_wire().unwrap()).unwrap(), s);
+    }
+
+    #[test]
+    fn the_provider_opened_travels_on_the_wire_and_the_spec_stays_as_it_was() {
+        let s = TestSpec::new(Tool::WriteBw);
+        let v = s.to_wire_opened("tcp;ofi_rxm").unwrap();
+        assert_eq!(v["provider"].as_str(), Some("tcp;ofi_rxm"));
+        assert_eq!(TestSpec::from_wire(v).unwrap().provider, "tcp;ofi_rxm");
+        assert_eq!(s.provider, "");
     }
 
     #[test]

@@ -1,10 +1,12 @@
-//! Shell completions for bash, zsh and fish, from the same option tables
+//! Shell completions for bash, zsh and fish, from the same option rows
 //! that print `-h`. The tables are turned into a `clap::Command` only to
 //! hand it to `clap_complete`, which knows each shell's completion
 //! machinery (fabdiag's own getopt parser stays the one that parses).
 //! Pure: scripts are returned as text.
 
 use crate::layout;
+use crate::row::Completion;
+use crate::utility::{self, Utility};
 use clap::{Arg, ArgAction, Command};
 pub use clap_complete::Shell;
 use fabdiag_model::{Tool, HOST_TRAFFIC_ORIGINAL};
@@ -33,122 +35,64 @@ fn tool_command(name: &'static str, tool: Tool) -> Command {
     cmd.arg(Arg::new("ADDR").help("The server's address (a client)"))
 }
 
-fn flag(long: &'static str, short: Option<char>, takes_arg: bool, help: &'static str) -> Arg {
-    let arg = Arg::new(long).long(long).help(help);
-    let arg = match short {
-        Some(c) => arg.short(c),
+fn flag(c: &Completion) -> Arg {
+    let arg = Arg::new(c.long).long(c.long).help(c.brief.clone());
+    let arg = match c.short {
+        Some(letter) => arg.short(letter),
         None => arg,
     };
-    if takes_arg {
+    if c.takes_arg {
         arg.action(ArgAction::Set).num_args(1)
     } else {
         arg.action(ArgAction::SetTrue)
     }
 }
 
+/// `cmd` with every option of a command's rows.
+fn with_options(mut cmd: Command, options: Vec<Completion>) -> Command {
+    for c in &options {
+        cmd = cmd.arg(flag(c));
+    }
+    cmd
+}
+
 /// The host traffic test's command line.
 fn traffic_command(name: &'static str) -> Command {
-    let mut cmd = Command::new(name)
+    let cmd = Command::new(name)
         .about("Host <-> GPU traffic, as gc-hosttraffictest")
         .disable_help_flag(true)
         .disable_version_flag(true);
-    for (short, long, takes_arg) in crate::traffic::options() {
-        cmd = cmd.arg(flag(long, short, takes_arg, ""));
-    }
-    cmd
+    with_options(cmd, crate::host_traffic::completions())
 }
 
-/// `fabdiag serve`'s options, with a line of help each for zsh and fish
-/// (a test holds this list to the parser's table).
 fn serve_command() -> Command {
-    Command::new("serve")
+    let cmd = Command::new("serve")
         .about("One server for every tool, client after client")
-        .arg(flag("port", Some('p'), true, "The port to listen on"))
-        .arg(flag("provider", Some('P'), true, "Run only clients of this provider"))
-        .arg(flag("device", Some('d'), true, "Device (libfabric domain) name"))
-        .arg(flag("tx-gpu", Some('t'), true, "GPU index for this server's TX buffer"))
-        .arg(flag("rx-gpu", Some('r'), true, "GPU index for this server's RX buffer"))
-        .arg(flag("gpu-type", Some('g'), true, "GPU type (AMD, NVIDIA or INTEL)"))
-        .arg(flag("json", None, false, "One JSON line per served test"))
-        .arg(flag(
-            "max-memory",
-            None,
-            true,
-            "Refuse a test needing more buffer memory",
-        ))
-        .arg(flag(
-            "max-test-seconds",
-            None,
-            true,
-            "Refuse or end a test longer than this",
-        ))
-        .arg(flag(
-            "max-tests-per-minute",
-            None,
-            true,
-            "Refuse a client starting more tests a minute",
-        ))
-        .arg(flag(
-            "auth-key",
-            None,
-            true,
-            "Admit only clients proving this shared key",
-        ))
-        .arg(flag(
-            "auth-munge",
-            None,
-            false,
-            "Admit only clients with a MUNGE credential",
-        ))
-        .arg(flag(
-            "munge-users",
-            None,
-            true,
-            "Admit only these users' MUNGE credentials",
-        ))
-        .arg(flag(
-            "poll",
-            None,
-            true,
-            "Spin (default) or yield when the completion queue is empty",
-        ))
         .disable_help_flag(true)
-        .disable_version_flag(true)
-        .arg(flag("help", Some('h'), false, "Print this help text and exit"))
-        .arg(flag("version", Some('V'), false, "Print the version and exit"))
+        .disable_version_flag(true);
+    with_options(cmd, crate::serve::completions())
 }
 
-/// `fabdiag health`'s options, from its parser's table.
 fn health_command() -> Command {
-    let mut cmd = Command::new("health")
+    let cmd = Command::new("health")
         .about("A verdict on this node: OK, WARNING, CRITICAL or UNKNOWN")
         .disable_help_flag(true);
-    for (short, long, takes_arg, help) in crate::health::options() {
-        cmd = cmd.arg(flag(long, short, takes_arg, help));
-    }
-    cmd
+    with_options(cmd, crate::health::completions())
 }
 
-/// `fabdiag monitor`'s options, from its parser's table.
 fn monitor_command() -> Command {
-    let mut cmd = Command::new("monitor")
+    let cmd = Command::new("monitor")
         .about("Probe peers on a schedule and serve the figures for Prometheus")
         .disable_help_flag(true);
-    for (short, long, takes_arg, help) in crate::monitor::options() {
-        cmd = cmd.arg(flag(long, short, takes_arg, help));
-    }
-    cmd
+    with_options(cmd, crate::monitor::completions())
 }
 
 /// `fabdiag sweep`'s own options (the pair tool's follow them).
 fn sweep_command() -> Command {
-    let mut cmd = Command::new("sweep")
+    let cmd = Command::new("sweep")
         .about("Test every pair of ranks and name the slow link or node")
         .disable_help_flag(true);
-    for (long, takes_arg, help) in crate::sweep::documented() {
-        cmd = cmd.arg(flag(long, None, takes_arg, help));
-    }
-    cmd
+    with_options(cmd, crate::sweep::completions())
 }
 
 /// fabdiag with every subcommand.
@@ -165,18 +109,14 @@ fn fabdiag() -> Command {
         .subcommand(monitor_command())
         .subcommand(traffic_command("host-traffic"))
         .subcommand(Command::new("providers").about("libfabric providers and domains on this machine"))
-        .subcommand(
-            Command::new("atomic-support")
-                .about("Which atomics each provider supports")
-                .arg(flag("provider", Some('P'), true, "Only this provider"))
-                .arg(flag("json", None, false, "JSON instead of tables")),
-        )
-        .subcommand(
-            Command::new("doctor")
-                .about("What this node has, and which tools can run on it")
-                .arg(flag("json", None, false, "JSON instead of text"))
-                .arg(flag("watch", None, true, "Read the NIC counters again SECONDS later")),
-        )
+        .subcommand(with_options(
+            Command::new("atomic-support").about("Which atomics each provider supports"),
+            utility::completion_options(Utility::AtomicSupport),
+        ))
+        .subcommand(with_options(
+            Command::new("doctor").about("What this node has, and which tools can run on it"),
+            utility::completion_options(Utility::Doctor),
+        ))
         .subcommand(
             Command::new("completions")
                 .about("Print a shell completion script")
@@ -250,8 +190,8 @@ mod tests {
         let all = fabdiag();
         let serve = all.find_subcommand("serve").expect("serve");
         let longs: Vec<&str> = serve.get_arguments().filter_map(|a| a.get_long()).collect();
-        for (_, long, _) in crate::serve::options() {
-            assert!(longs.contains(&long), "serve --{long} missing from {longs:?}");
+        for c in crate::serve::completions() {
+            assert!(longs.contains(&c.long), "serve --{} missing from {longs:?}", c.long);
         }
         assert!(longs.contains(&"tx-gpu") && longs.contains(&"gpu-type"), "{longs:?}");
     }

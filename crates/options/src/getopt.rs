@@ -5,13 +5,7 @@
 //! occurrences override earlier ones (the caller keeps the last). Errors are
 //! one line each; this module never prints.
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OptDef<Id: Copy> {
-    pub id: Id,
-    pub short: Option<char>,
-    pub long: &'static str,
-    pub takes_arg: bool,
-}
+use crate::row::Row;
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Parsed<Id> {
@@ -19,7 +13,7 @@ pub enum Parsed<Id> {
     Operand(String),
 }
 
-pub fn parse<Id: Copy>(defs: &[OptDef<Id>], args: &[String]) -> Result<Vec<Parsed<Id>>, String> {
+pub fn parse<Id: Copy>(rows: &[Row<Id>], args: &[String]) -> Result<Vec<Parsed<Id>>, String> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -30,38 +24,20 @@ pub fn parse<Id: Copy>(defs: &[OptDef<Id>], args: &[String]) -> Result<Vec<Parse
             break;
         }
         if let Some(body) = a.strip_prefix("--") {
-            let (name, inline) = match body.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (body, None),
-            };
-            let def = find_long(defs, name)?;
-            let value = if def.takes_arg {
-                match inline {
-                    Some(v) => Some(v),
-                    None if i < args.len() => {
-                        i += 1;
-                        Some(args[i - 1].clone())
-                    }
-                    None => return Err(format!("option '--{}' requires an argument", def.long)),
-                }
-            } else {
-                if inline.is_some() {
-                    return Err(format!("option '--{}' doesn't allow an argument", def.long));
-                }
-                None
-            };
-            out.push(Parsed::Opt(def.id, value));
+            let (name, inline) = split_long(body);
+            let row = find_long(rows, name)?;
+            out.push(long_value(row, inline, args, &mut i)?);
         } else if a.len() > 1 && a.starts_with('-') {
             let chars: Vec<char> = a[1..].chars().collect();
             let mut j = 0;
             while j < chars.len() {
                 let c = chars[j];
                 j += 1;
-                let def = defs
+                let row = rows
                     .iter()
                     .find(|d| d.short == Some(c))
                     .ok_or_else(|| format!("invalid option -- '{c}'"))?;
-                if def.takes_arg {
+                if row.takes_arg() {
                     let rest: String = chars[j..].iter().collect();
                     let value = if !rest.is_empty() {
                         rest
@@ -71,10 +47,10 @@ pub fn parse<Id: Copy>(defs: &[OptDef<Id>], args: &[String]) -> Result<Vec<Parse
                     } else {
                         return Err(format!("option requires an argument -- '{c}'"));
                     };
-                    out.push(Parsed::Opt(def.id, Some(value)));
+                    out.push(Parsed::Opt(row.id, Some(value)));
                     break;
                 }
-                out.push(Parsed::Opt(def.id, None));
+                out.push(Parsed::Opt(row.id, None));
             }
         } else {
             out.push(Parsed::Operand(a.clone()));
@@ -83,16 +59,69 @@ pub fn parse<Id: Copy>(defs: &[OptDef<Id>], args: &[String]) -> Result<Vec<Parse
     Ok(out)
 }
 
-fn find_long<Id: Copy>(defs: &[OptDef<Id>], name: &str) -> Result<OptDef<Id>, String> {
-    if let Some(d) = defs.iter().find(|d| d.long == name) {
-        return Ok(*d);
+/// A command that passes what is not its own to another parser (a
+/// sweep's pair-tool options): only `--name` and `--name=value` spelled
+/// out in full are taken, every other word is an operand, in order.
+pub fn parse_own<Id: Copy>(rows: &[Row<Id>], args: &[String]) -> Result<Vec<Parsed<Id>>, String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        let own = a.strip_prefix("--").and_then(|body| {
+            let (name, inline) = split_long(body);
+            rows.iter().find(|r| r.long == name).map(|r| (r, inline))
+        });
+        match own {
+            Some((row, inline)) => out.push(long_value(row, inline, args, &mut i)?),
+            None => out.push(Parsed::Operand(a.clone())),
+        }
     }
-    let matches: Vec<&OptDef<Id>> = defs
+    Ok(out)
+}
+
+fn split_long(body: &str) -> (&str, Option<String>) {
+    match body.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_string())),
+        None => (body, None),
+    }
+}
+
+/// A long option's value: inline, or the next word (`*i` moves past it).
+fn long_value<Id: Copy>(
+    row: &Row<Id>,
+    inline: Option<String>,
+    args: &[String],
+    i: &mut usize,
+) -> Result<Parsed<Id>, String> {
+    let value = if row.takes_arg() {
+        match inline {
+            Some(v) => Some(v),
+            None if *i < args.len() => {
+                *i += 1;
+                Some(args[*i - 1].clone())
+            }
+            None => return Err(format!("option '--{}' requires an argument", row.long)),
+        }
+    } else {
+        if inline.is_some() {
+            return Err(format!("option '--{}' doesn't allow an argument", row.long));
+        }
+        None
+    };
+    Ok(Parsed::Opt(row.id, value))
+}
+
+fn find_long<'r, Id: Copy>(rows: &'r [Row<Id>], name: &str) -> Result<&'r Row<Id>, String> {
+    if let Some(d) = rows.iter().find(|d| d.long == name) {
+        return Ok(d);
+    }
+    let matches: Vec<&Row<Id>> = rows
         .iter()
         .filter(|d| !name.is_empty() && d.long.starts_with(name))
         .collect();
     match matches.as_slice() {
-        [one] => Ok(**one),
+        [one] => Ok(one),
         [] => Err(format!("unrecognized option '--{name}'")),
         many => Err(format!(
             "option '--{name}' is ambiguous; possibilities: {}",
@@ -108,37 +137,12 @@ fn find_long<Id: Copy>(defs: &[OptDef<Id>], name: &str) -> Result<OptDef<Id>, St
 mod tests {
     use super::*;
 
-    const DEFS: &[OptDef<u8>] = &[
-        OptDef {
-            id: 1,
-            short: Some('s'),
-            long: "size",
-            takes_arg: true,
-        },
-        OptDef {
-            id: 2,
-            short: Some('b'),
-            long: "bidirectional",
-            takes_arg: false,
-        },
-        OptDef {
-            id: 3,
-            short: Some('R'),
-            long: "rdzv",
-            takes_arg: false,
-        },
-        OptDef {
-            id: 4,
-            short: None,
-            long: "buf-sz",
-            takes_arg: true,
-        },
-        OptDef {
-            id: 5,
-            short: None,
-            long: "buf-align",
-            takes_arg: true,
-        },
+    const DEFS: &[Row<u8>] = &[
+        Row::valued(1, Some('s'), "size", "SIZE", &[]),
+        Row::flag(2, Some('b'), "bidirectional", &[]),
+        Row::flag(3, Some('R'), "rdzv", &[]),
+        Row::valued(4, None, "buf-sz", "SIZE", &[]),
+        Row::valued(5, None, "buf-align", "ALIGN", &[]),
     ];
 
     fn p(args: &[&str]) -> Result<Vec<Parsed<u8>>, String> {
@@ -175,5 +179,35 @@ mod tests {
             "option '--bidirectional' doesn't allow an argument"
         );
         assert!(p(&["--buf"]).unwrap_err().contains("ambiguous"));
+    }
+
+    #[test]
+    fn own_options_pass_the_rest_through() {
+        use Parsed::*;
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            parse_own(
+                DEFS,
+                &args(&["-s", "8", "--size=4", "--bi", "--buf-sz", "-1", "--", "x"])
+            )
+            .unwrap(),
+            vec![
+                Operand("-s".into()),
+                Operand("8".into()),
+                Opt(1, Some("4".into())),
+                Operand("--bi".into()),
+                Opt(4, Some("-1".into())),
+                Operand("--".into()),
+                Operand("x".into())
+            ]
+        );
+        assert_eq!(
+            parse_own(DEFS, &args(&["--rdzv=1"])).unwrap_err(),
+            "option '--rdzv' doesn't allow an argument"
+        );
+        assert_eq!(
+            parse_own(DEFS, &args(&["--size"])).unwrap_err(),
+            "option '--size' requires an argument"
+        );
     }
 }

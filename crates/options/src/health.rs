@@ -1,8 +1,9 @@
 //! The command line of `fabdiag health`, parsed with the same getopt rules
 //! as the tools. Nothing here reads the expectations file or the machine.
 
-use crate::getopt::{self, OptDef, Parsed};
+use crate::getopt::{self, Parsed};
 use crate::resolve::{Action, OptionError};
+use crate::row::{self, Row, Style};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum HealthOpt {
@@ -20,28 +21,120 @@ enum HealthOpt {
     Help,
 }
 
-const fn def(id: HealthOpt, short: Option<char>, long: &'static str, takes_arg: bool) -> OptDef<HealthOpt> {
-    OptDef {
-        id,
-        short,
-        long,
-        takes_arg,
-    }
-}
+const STYLE: Style = Style::Getopt { width: 25 };
 
-const HEALTH: &[OptDef<HealthOpt>] = &[
-    def(HealthOpt::Budget, None, "budget", true),
-    def(HealthOpt::Expect, None, "expect", true),
-    def(HealthOpt::Domain, Some('d'), "domain", true),
-    def(HealthOpt::WriteExpect, None, "write-expect", true),
-    def(HealthOpt::StateDir, None, "state-dir", true),
-    def(HealthOpt::Topology, None, "topology", false),
-    def(HealthOpt::Json, None, "json", false),
-    def(HealthOpt::Metrics, None, "metrics", true),
-    def(HealthOpt::Slurm, None, "slurm", false),
-    def(HealthOpt::DryRun, None, "dry-run", false),
-    def(HealthOpt::Node, None, "node", true),
-    def(HealthOpt::Help, Some('h'), "help", false),
+const ROWS: &[Row<HealthOpt>] = &[
+    Row::valued(
+        HealthOpt::Expect,
+        None,
+        "expect",
+        "FILE",
+        &[
+            "What this node must have and reach (TOML; default:",
+            "{DEFAULT_EXPECT} if it exists; without one, only",
+            "what is absent or broken fails)",
+        ],
+    )
+    .brief("The expectations file (TOML)"),
+    Row::valued(
+        HealthOpt::Domain,
+        Some('d'),
+        "domain",
+        "PROV:DOMAIN",
+        &[
+            "Also measure this NIC (libfabric provider and domain,",
+            "e.g. verbs:mlx5_0, tcp:eth0); repeatable",
+        ],
+    )
+    .brief("Also measure this NIC (PROV:DOMAIN)"),
+    Row::valued(
+        HealthOpt::Budget,
+        None,
+        "budget",
+        "SEC",
+        &["End with UNKNOWN after this many seconds (default: {DEFAULT_BUDGET_S})"],
+    )
+    .brief("End with UNKNOWN after this many seconds"),
+    Row::valued(
+        HealthOpt::WriteExpect,
+        None,
+        "write-expect",
+        "FILE",
+        &[
+            "Write an expectations file from what this node",
+            "measures now, with a 20 % margin (- for stdout)",
+        ],
+    )
+    .brief("Write an expectations file from this node"),
+    Row::valued(
+        HealthOpt::StateDir,
+        None,
+        "state-dir",
+        "DIR",
+        &[
+            "Where link counters are kept between runs, for rates",
+            "(default: {DEFAULT_STATE_DIR})",
+        ],
+    )
+    .brief("Where link counters are kept between runs"),
+    Row::flag(
+        HealthOpt::Topology,
+        None,
+        "topology",
+        &[
+            "Print each GPU's class to each NIC on the PCI tree",
+            "(as nvidia-smi topo -m names them) and exit",
+        ],
+    )
+    .brief("Print each GPU's class to each NIC and exit"),
+    Row::flag(
+        HealthOpt::Json,
+        None,
+        "json",
+        &["One JSON document (schema fabdiag-health/1)"],
+    )
+    .brief("One JSON document"),
+    Row::valued(
+        HealthOpt::Metrics,
+        None,
+        "metrics",
+        "FILE",
+        &[
+            "Also write the verdict and every check's to FILE in",
+            "Prometheus's text format (for node_exporter's",
+            "textfile collector)",
+        ],
+    )
+    .brief("Also write the verdict to FILE for Prometheus"),
+    Row::flag(
+        HealthOpt::Slurm,
+        None,
+        "slurm",
+        &[
+            "Drain this node on CRITICAL (reason \"fabdiag: ...\"),",
+            "resume it on OK if fabdiag drained it",
+        ],
+    )
+    .brief("Drain on CRITICAL, resume on OK"),
+    Row::flag(
+        HealthOpt::DryRun,
+        None,
+        "dry-run",
+        &["With --slurm: print the scontrol command, run nothing"],
+    )
+    .brief("With --slurm: print the scontrol command"),
+    Row::valued(
+        HealthOpt::Node,
+        None,
+        "node",
+        "NAME",
+        &[
+            "The Slurm node name (default: $SLURMD_NODENAME, else",
+            "the short host name)",
+        ],
+    )
+    .brief("The Slurm node name"),
+    Row::flag(HealthOpt::Help, Some('h'), "help", &["Print this help text and exit"]),
 ];
 
 /// The default expectations file, read when it exists.
@@ -52,28 +145,18 @@ pub const DEFAULT_STATE_DIR: &str = "/var/lib/fabdiag";
 /// a HealthCheckProgram after 60 s).
 pub const DEFAULT_BUDGET_S: f64 = 10.0;
 
-/// One line of help per option, for the shells' completions.
-const HELP: &[(&str, &str)] = &[
-    ("budget", "End with UNKNOWN after this many seconds"),
-    ("expect", "The expectations file (TOML)"),
-    ("domain", "Also measure this NIC (PROV:DOMAIN)"),
-    ("write-expect", "Write an expectations file from this node"),
-    ("state-dir", "Where link counters are kept between runs"),
-    ("topology", "Print each GPU's class to each NIC and exit"),
-    ("json", "One JSON document"),
-    ("metrics", "Also write the verdict to FILE for Prometheus"),
-    ("slurm", "Drain on CRITICAL, resume on OK"),
-    ("dry-run", "With --slurm: print the scontrol command"),
-    ("node", "The Slurm node name"),
-    ("help", "Print this help text and exit"),
-];
+/// Every option of `fabdiag health`: what its shell completion offers.
+pub fn completions() -> Vec<row::Completion> {
+    row::completions(ROWS, &fill)
+}
 
-/// Every option (short, long, takes an argument, help): what completion offers.
-pub fn options() -> impl Iterator<Item = (Option<char>, &'static str, bool, &'static str)> {
-    HEALTH.iter().map(|d| {
-        let help = HELP.iter().find(|(l, _)| *l == d.long).map_or("", |(_, h)| *h);
-        (d.short, d.long, d.takes_arg, help)
-    })
+fn fill(line: &str) -> String {
+    let pairs = [
+        ("DEFAULT_EXPECT", DEFAULT_EXPECT.to_string()),
+        ("DEFAULT_BUDGET_S", DEFAULT_BUDGET_S.to_string()),
+        ("DEFAULT_STATE_DIR", DEFAULT_STATE_DIR.to_string()),
+    ];
+    row::fill_in(line, &pairs)
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -104,34 +187,11 @@ pub fn usage(prog: &str) -> String {
                          A verdict on this node: OK, WARNING, CRITICAL or UNKNOWN
 
 Options:
-      --expect=FILE      What this node must have and reach (TOML; default:
-                         {DEFAULT_EXPECT} if it exists; without one, only
-                         what is absent or broken fails)
-  -d, --domain=PROV:DOMAIN
-                         Also measure this NIC (libfabric provider and domain,
-                         e.g. verbs:mlx5_0, tcp:eth0); repeatable
-      --budget=SEC       End with UNKNOWN after this many seconds (default: {DEFAULT_BUDGET_S})
-      --write-expect=FILE
-                         Write an expectations file from what this node
-                         measures now, with a 20 % margin (- for stdout)
-      --state-dir=DIR    Where link counters are kept between runs, for rates
-                         (default: {DEFAULT_STATE_DIR})
-      --topology         Print each GPU's class to each NIC on the PCI tree
-                         (as nvidia-smi topo -m names them) and exit
-      --json             One JSON document (schema fabdiag-health/1)
-      --metrics=FILE     Also write the verdict and every check's to FILE in
-                         Prometheus's text format (for node_exporter's
-                         textfile collector)
-      --slurm            Drain this node on CRITICAL (reason \"fabdiag: ...\"),
-                         resume it on OK if fabdiag drained it
-      --dry-run          With --slurm: print the scontrol command, run nothing
-      --node=NAME        The Slurm node name (default: $SLURMD_NODENAME, else
-                         the short host name)
-  -h, --help             Print this help text and exit
-
+{}
 The first line is the verdict; one line per check follows. Exit codes are
 Nagios's: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (a bad option or file too).
-"
+",
+        row::help_block(ROWS, STYLE, &fill)
     )
 }
 
@@ -160,7 +220,7 @@ pub fn parse(args: &[String]) -> Result<Action<HealthOptions>, OptionError> {
         Some(v) if !v.is_empty() => Ok(v),
         _ => Err(bad(format!("Invalid {what}: ''"))),
     };
-    for p in getopt::parse(HEALTH, args).map_err(|m| bad(format!("{m} (see -h)")))? {
+    for p in getopt::parse(ROWS, args).map_err(|m| bad(format!("{m} (see -h)")))? {
         match p {
             Parsed::Opt(HealthOpt::Help, _) => return Ok(Action::Help),
             Parsed::Opt(HealthOpt::Budget, v) => {
@@ -252,7 +312,8 @@ mod tests {
             assert_eq!(parse(&args(a)), Err(OptionError::Invalid(msg.into())), "{a:?}");
         }
         assert_eq!(parse(&args(&["-h"])), Ok(Action::Help));
-        for (_, long, _, help) in options() {
+        for c in completions() {
+            let (long, help) = (c.long, c.brief);
             assert!(!help.is_empty(), "--{long} has no help line");
             assert!(
                 usage("fabdiag health").contains(&format!("--{long}")),

@@ -1,9 +1,9 @@
-//! fabdiag's command lines: argv in, typed settings out. `table` defines
-//! every option of the client/server tools once (parser and `-h` text
-//! come from it); `resolve` holds the checks they share; `bw`, `lat` and
+//! fabdiag's command lines: argv in, typed settings out. `row` is the one
+//! shape of an option of any command (parser, `-h`, completions and pages
+//! read it); `table` holds the client/server tools' rows; `resolve` holds the checks they share; `bw`, `lat` and
 //! `amo` resolve each family's options into an `Invocation` (a run spec for
 //! the session library plus what the binary does with the outcome);
-//! `serve`, `sweep`, `traffic` and `utility` are the other commands' lines;
+//! `serve`, `sweep`, `host_traffic` and `utility` are the other commands' lines;
 //! `pages` says what every manual page holds, from the same tables (and the
 //! guide's differences), `man` renders it as roff and `markdown` as the
 //! guide's reference, and `completions` makes shell completion scripts. Option values keep
@@ -15,6 +15,7 @@ pub mod bw;
 pub mod completions;
 mod getopt;
 pub mod health;
+pub mod host_traffic;
 pub mod lat;
 pub mod loopback;
 pub mod man;
@@ -23,10 +24,10 @@ pub mod monitor;
 mod numbers;
 pub mod pages;
 pub mod resolve;
+pub mod row;
 pub mod serve;
 pub mod sweep;
 pub mod table;
-pub mod traffic;
 pub mod utility;
 
 pub use resolve::{Action, Invocation, OptionError, RunMode};
@@ -236,5 +237,75 @@ mod poll_tests {
             err(Tool::GpuLoopbackBw, &["--poll", "yield"]),
             "unrecognized option '--poll'"
         );
+    }
+}
+
+/// Each command's usage line names only options its rows hold, and every
+/// row is in its `-h`: the rows are the one list.
+#[cfg(test)]
+mod usage_tests {
+    use crate::row::Completion;
+    use crate::utility::{self, Utility};
+
+    fn long_words(text: &str) -> Vec<String> {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .filter_map(|w| w.strip_prefix("--"))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn check(name: &str, usage: &str, options: &[Completion], also: &[&str]) {
+        for word in long_words(usage) {
+            assert!(
+                options.iter().any(|c| c.long == word) || also.contains(&word.as_str()),
+                "{name}: --{word} is in -h but not in its rows"
+            );
+        }
+        for c in options {
+            assert!(
+                usage.contains(&format!("--{}", c.long)),
+                "{name}: --{} not in -h",
+                c.long
+            );
+        }
+    }
+
+    #[test]
+    fn every_usage_names_only_its_own_rows() {
+        check(
+            "serve",
+            &crate::serve::serve_usage("s"),
+            &crate::serve::completions(),
+            &[],
+        );
+        check("health", &crate::health::usage("h"), &crate::health::completions(), &[]);
+        check(
+            "monitor",
+            &crate::monitor::usage("m"),
+            &crate::monitor::completions(),
+            &[],
+        );
+        check(
+            "host-traffic",
+            &crate::host_traffic::usage("t"),
+            &crate::host_traffic::completions(),
+            &[],
+        );
+        // a sweep's text also names the pair tool's options it passes on
+        check(
+            "sweep",
+            &crate::sweep::sweep_usage("s"),
+            &crate::sweep::completions(),
+            &["poll", "min-bw", "max-lat"],
+        );
+        for c in [Utility::AtomicSupport, Utility::Doctor] {
+            check(
+                &format!("{c:?}"),
+                &utility::usage(c),
+                &utility::completion_options(c),
+                &["help"],
+            );
+        }
     }
 }

@@ -2,8 +2,9 @@
 //! as the tools. Nothing here reads the peers file, runs `sinfo` or opens
 //! a socket.
 
-use crate::getopt::{self, OptDef, Parsed};
+use crate::getopt::{self, Parsed};
 use crate::resolve::{Action, OptionError};
+use crate::row::{self, Row, Style};
 use fabdiag_model::Provider;
 use std::net::SocketAddr;
 
@@ -27,32 +28,162 @@ enum MonitorOpt {
     Help,
 }
 
-const fn def(id: MonitorOpt, short: Option<char>, long: &'static str, takes_arg: bool) -> OptDef<MonitorOpt> {
-    OptDef {
-        id,
-        short,
-        long,
-        takes_arg,
-    }
-}
+const STYLE: Style = Style::Getopt { width: 25 };
 
-const MONITOR: &[OptDef<MonitorOpt>] = &[
-    def(MonitorOpt::Peers, None, "peers", true),
-    def(MonitorOpt::Partition, None, "partition", true),
-    def(MonitorOpt::Port, Some('p'), "port", true),
-    def(MonitorOpt::Listen, None, "listen", true),
-    def(MonitorOpt::Interval, None, "interval", true),
-    def(MonitorOpt::BwInterval, None, "bw-interval", true),
-    def(MonitorOpt::Budget, None, "budget", true),
-    def(MonitorOpt::Timeout, None, "timeout", true),
-    def(MonitorOpt::LatSize, None, "lat-size", true),
-    def(MonitorOpt::BwSize, None, "bw-size", true),
-    def(MonitorOpt::Window, None, "window", true),
-    def(MonitorOpt::Parallel, None, "parallel", true),
-    def(MonitorOpt::Provider, Some('P'), "provider", true),
-    def(MonitorOpt::AuthKey, None, "auth-key", true),
-    def(MonitorOpt::AuthMunge, None, "auth-munge", false),
-    def(MonitorOpt::Help, Some('h'), "help", false),
+const ROWS: &[Row<MonitorOpt>] = &[
+    Row::valued(
+        MonitorOpt::Peers,
+        None,
+        "peers",
+        "FILE",
+        &[
+            "The peers: one HOST, HOST:PORT or [IPV6]:PORT per",
+            "line; # starts a comment",
+        ],
+    )
+    .brief("The peers file: HOST[:PORT] per line"),
+    Row::valued(
+        MonitorOpt::Partition,
+        None,
+        "partition",
+        "NAME",
+        &["The nodes of this Slurm partition (from sinfo),", "less this one"],
+    )
+    .brief("Watch the nodes of this Slurm partition"),
+    Row::valued(
+        MonitorOpt::Port,
+        Some('p'),
+        "port",
+        "PORT",
+        &[
+            "The peers' fabdiag serve port, where a line gives",
+            "none (default: 49194)",
+        ],
+    )
+    .brief("The peers' fabdiag serve port"),
+    Row::valued(
+        MonitorOpt::Listen,
+        None,
+        "listen",
+        "ADDR",
+        &[
+            "Serve /metrics here (default: {DEFAULT_LISTEN}; give",
+            "0.0.0.0:9477 to let another host scrape)",
+        ],
+    )
+    .brief("Serve /metrics at this address"),
+    Row::valued(
+        MonitorOpt::Interval,
+        None,
+        "interval",
+        "SEC",
+        &[
+            "Each peer's latency probe every SEC seconds (default:",
+            "{DEFAULT_INTERVAL_S})",
+        ],
+    )
+    .brief("Seconds between a peer's latency probes"),
+    Row::valued(
+        MonitorOpt::BwInterval,
+        None,
+        "bw-interval",
+        "SEC",
+        &[
+            "Each peer's bandwidth probe every SEC seconds, 0 for",
+            "none (default: {DEFAULT_BW_INTERVAL_S})",
+        ],
+    )
+    .brief("Seconds between a peer's bandwidth probes (0: none)"),
+    Row::valued(
+        MonitorOpt::Budget,
+        None,
+        "budget",
+        "PERCENT",
+        &[
+            "The most of the link's time the probes may take, all",
+            "peers together; probes wait for it (default: {DEFAULT_BUDGET_PERCENT})",
+        ],
+    )
+    .brief("Most percent of link time probing may take"),
+    Row::valued(
+        MonitorOpt::Timeout,
+        None,
+        "timeout",
+        "SEC",
+        &[
+            "Kill a probe that has not ended after SEC seconds and",
+            "count the peer down (default: {DEFAULT_TIMEOUT_S})",
+        ],
+    )
+    .brief("Kill a probe after this many seconds"),
+    Row::valued(
+        MonitorOpt::LatSize,
+        None,
+        "lat-size",
+        "BYTES",
+        &[
+            "The latency probe's message size (send-lat, 100",
+            "iterations; default: {DEFAULT_LAT_SIZE})",
+        ],
+    )
+    .brief("Latency probe message size"),
+    Row::valued(
+        MonitorOpt::BwSize,
+        None,
+        "bw-size",
+        "BYTES",
+        &[
+            "The bandwidth probe's message size (write-bw, 16",
+            "iterations of 256 writes; default: {DEFAULT_BW_SIZE})",
+        ],
+    )
+    .brief("Bandwidth probe message size"),
+    Row::valued(
+        MonitorOpt::Window,
+        None,
+        "window",
+        "N",
+        &[
+            "The rolling minimum, median and maximum cover the",
+            "last N probes of each kind (default: {DEFAULT_WINDOW})",
+        ],
+    )
+    .brief("Probes the rolling statistics cover"),
+    Row::valued(
+        MonitorOpt::Parallel,
+        None,
+        "parallel",
+        "N",
+        &[
+            "Latency probes that may run at once; a bandwidth",
+            "probe always runs alone (default: 1)",
+        ],
+    )
+    .brief("Latency probes run at once"),
+    Row::valued(
+        MonitorOpt::Provider,
+        Some('P'),
+        "provider",
+        "PROV",
+        &["The libfabric provider the probes use (default: the", "tools' choice)"],
+    )
+    .brief("The libfabric provider to probe with"),
+    Row::valued(
+        MonitorOpt::AuthKey,
+        None,
+        "auth-key",
+        "FILE",
+        &["Prove this shared key to every peer (as serve's", "--auth-key)"],
+    )
+    .brief("Prove this shared key to every peer"),
+    Row::flag(
+        MonitorOpt::AuthMunge,
+        None,
+        "auth-munge",
+        &["Prove a MUNGE credential to every peer (as serve's", "--auth-munge)"],
+    )
+    .brief("Prove a MUNGE credential to every peer"),
+    Row::flag(MonitorOpt::Help, Some('h'), "help", &["Print this help text and exit"]),
 ];
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9477";
@@ -66,32 +197,23 @@ pub const DEFAULT_LAT_SIZE: u64 = 8;
 pub const DEFAULT_BW_SIZE: u64 = 65536;
 pub const DEFAULT_WINDOW: usize = 20;
 
-/// One line of help per option, for the shells' completions.
-const HELP: &[(&str, &str)] = &[
-    ("peers", "The peers file: HOST[:PORT] per line"),
-    ("partition", "Watch the nodes of this Slurm partition"),
-    ("port", "The peers' fabdiag serve port"),
-    ("listen", "Serve /metrics at this address"),
-    ("interval", "Seconds between a peer's latency probes"),
-    ("bw-interval", "Seconds between a peer's bandwidth probes (0: none)"),
-    ("budget", "Most percent of link time probing may take"),
-    ("timeout", "Kill a probe after this many seconds"),
-    ("lat-size", "Latency probe message size"),
-    ("bw-size", "Bandwidth probe message size"),
-    ("window", "Probes the rolling statistics cover"),
-    ("parallel", "Latency probes run at once"),
-    ("provider", "The libfabric provider to probe with"),
-    ("auth-key", "Prove this shared key to every peer"),
-    ("auth-munge", "Prove a MUNGE credential to every peer"),
-    ("help", "Print this help text and exit"),
-];
+/// Every option of `fabdiag monitor`: what its shell completion offers.
+pub fn completions() -> Vec<row::Completion> {
+    row::completions(ROWS, &fill)
+}
 
-/// Every option (short, long, takes an argument, help): what completion offers.
-pub fn options() -> impl Iterator<Item = (Option<char>, &'static str, bool, &'static str)> {
-    MONITOR.iter().map(|d| {
-        let help = HELP.iter().find(|(l, _)| *l == d.long).map_or("", |(_, h)| *h);
-        (d.short, d.long, d.takes_arg, help)
-    })
+fn fill(line: &str) -> String {
+    let pairs = [
+        ("DEFAULT_LISTEN", DEFAULT_LISTEN.to_string()),
+        ("DEFAULT_INTERVAL_S", DEFAULT_INTERVAL_S.to_string()),
+        ("DEFAULT_BW_INTERVAL_S", DEFAULT_BW_INTERVAL_S.to_string()),
+        ("DEFAULT_BUDGET_PERCENT", DEFAULT_BUDGET_PERCENT.to_string()),
+        ("DEFAULT_TIMEOUT_S", DEFAULT_TIMEOUT_S.to_string()),
+        ("DEFAULT_LAT_SIZE", DEFAULT_LAT_SIZE.to_string()),
+        ("DEFAULT_BW_SIZE", DEFAULT_BW_SIZE.to_string()),
+        ("DEFAULT_WINDOW", DEFAULT_WINDOW.to_string()),
+    ];
+    row::fill_in(line, &pairs)
 }
 
 /// Where the peers come from.
@@ -133,41 +255,11 @@ pub fn usage(prog: &str) -> String {
                          the figures at http://ADDR/metrics for Prometheus
 
 Options:
-      --peers=FILE       The peers: one HOST, HOST:PORT or [IPV6]:PORT per
-                         line; # starts a comment
-      --partition=NAME   The nodes of this Slurm partition (from sinfo),
-                         less this one
-  -p, --port=PORT        The peers' fabdiag serve port, where a line gives
-                         none (default: 49194)
-      --listen=ADDR      Serve /metrics here (default: {DEFAULT_LISTEN}; give
-                         0.0.0.0:9477 to let another host scrape)
-      --interval=SEC     Each peer's latency probe every SEC seconds (default:
-                         {DEFAULT_INTERVAL_S})
-      --bw-interval=SEC  Each peer's bandwidth probe every SEC seconds, 0 for
-                         none (default: {DEFAULT_BW_INTERVAL_S})
-      --budget=PERCENT   The most of the link's time the probes may take, all
-                         peers together; probes wait for it (default: {DEFAULT_BUDGET_PERCENT})
-      --timeout=SEC      Kill a probe that has not ended after SEC seconds and
-                         count the peer down (default: {DEFAULT_TIMEOUT_S})
-      --lat-size=BYTES   The latency probe's message size (send-lat, 100
-                         iterations; default: {DEFAULT_LAT_SIZE})
-      --bw-size=BYTES    The bandwidth probe's message size (write-bw, 16
-                         iterations of 256 writes; default: {DEFAULT_BW_SIZE})
-      --window=N         The rolling minimum, median and maximum cover the
-                         last N probes of each kind (default: {DEFAULT_WINDOW})
-      --parallel=N       Latency probes that may run at once; a bandwidth
-                         probe always runs alone (default: 1)
-  -P, --provider=PROV    The libfabric provider the probes use (default: the
-                         tools' choice)
-      --auth-key=FILE    Prove this shared key to every peer (as serve's
-                         --auth-key)
-      --auth-munge       Prove a MUNGE credential to every peer (as serve's
-                         --auth-munge)
-  -h, --help             Print this help text and exit
-
+{}
 One line per peer state change goes to stderr. SIGTERM or SIGINT stops the
 probes and exits 0.
-"
+",
+        row::help_block(ROWS, STYLE, &fill)
     )
 }
 
@@ -202,94 +294,11 @@ pub fn parse(args: &[String]) -> Result<Action<MonitorOptions>, OptionError> {
         auth_key: None,
         auth_munge: false,
     };
-    for p in getopt::parse(MONITOR, args).map_err(|m| bad(format!("{m} (see -h)")))? {
-        let (id, v) = match p {
+    for p in getopt::parse(ROWS, args).map_err(|m| bad(format!("{m} (see -h)")))? {
+        match p {
             Parsed::Opt(MonitorOpt::Help, _) => return Ok(Action::Help),
-            Parsed::Opt(id, v) => (id, v.unwrap_or_default()),
+            Parsed::Opt(id, v) => apply(&mut o, &mut peers, id, v.unwrap_or_default())?,
             Parsed::Operand(x) => return Err(bad(format!("Unexpected argument: {x} (see -h)"))),
-        };
-        let nonempty = |what: &str| match v.is_empty() {
-            true => Err(bad(format!("Invalid {what}: ''"))),
-            false => Ok(v.clone()),
-        };
-        match id {
-            MonitorOpt::Peers | MonitorOpt::Partition => {
-                if peers.is_some() {
-                    return Err(bad("one of --peers and --partition, once".into()));
-                }
-                peers = Some(match id {
-                    MonitorOpt::Peers => PeerSource::File(nonempty("peers file")?),
-                    _ => PeerSource::Partition(nonempty("partition")?),
-                });
-            }
-            MonitorOpt::Port => {
-                o.port = count(&v, 1, 65535)
-                    .map(|p| p as u16)
-                    .ok_or_else(|| bad(format!("Invalid port: {v} (1 to 65535)")))?
-            }
-            MonitorOpt::Listen => {
-                o.listen = v.parse().map_err(|_| {
-                    bad(format!(
-                        "Invalid listen address: '{v}' (ADDRESS:PORT, e.g. 0.0.0.0:9477)"
-                    ))
-                })?
-            }
-            MonitorOpt::Interval => {
-                o.interval_s =
-                    seconds(&v, 1.0).ok_or_else(|| bad(format!("Invalid interval: {v} (seconds, 1 to 86400)")))?
-            }
-            MonitorOpt::BwInterval => {
-                o.bw_interval_s = match v.as_str() {
-                    "0" => None,
-                    _ => Some(seconds(&v, 1.0).ok_or_else(|| {
-                        bad(format!(
-                            "Invalid bandwidth interval: {v} (seconds, 1 to 86400, or 0 for none)"
-                        ))
-                    })?),
-                }
-            }
-            MonitorOpt::Budget => {
-                o.budget = v
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|b| b.is_finite() && *b > 0.0 && *b <= 100.0)
-                    .map(|b| b / 100.0)
-                    .ok_or_else(|| {
-                        bad(format!(
-                            "Invalid budget: {v} (percent of link time, above 0, at most 100)"
-                        ))
-                    })?
-            }
-            MonitorOpt::Timeout => {
-                o.timeout_s =
-                    count(&v, 1, 3600).ok_or_else(|| bad(format!("Invalid timeout: {v} (seconds, 1 to 3600)")))?
-            }
-            MonitorOpt::LatSize | MonitorOpt::BwSize => {
-                let n = count(&v, 1, fabdiag_model::MAX_SIZE).ok_or_else(|| {
-                    bad(format!(
-                        "Invalid probe size: {v} (bytes, 1 to {})",
-                        fabdiag_model::MAX_SIZE
-                    ))
-                })?;
-                match id {
-                    MonitorOpt::LatSize => o.lat_size = n,
-                    _ => o.bw_size = n,
-                }
-            }
-            MonitorOpt::Window => {
-                o.window = count(&v, 1, 10_000)
-                    .ok_or_else(|| bad(format!("Invalid window: {v} (probes, 1 to 10000)")))?
-                    as usize
-            }
-            MonitorOpt::Parallel => {
-                o.parallel = count(&v, 1, 64)
-                    .ok_or_else(|| bad(format!("Invalid parallel: {v} (probes at once, 1 to 64)")))?
-                    as usize
-            }
-            MonitorOpt::Provider => o.provider = Some(Provider::named(&nonempty("provider")?)),
-            MonitorOpt::AuthKey => o.auth_key = Some(nonempty("key file")?),
-            MonitorOpt::AuthMunge => o.auth_munge = true,
-            MonitorOpt::Help => return Ok(Action::Help),
         }
     }
     o.peers = peers.ok_or_else(|| bad("Which peers? Give --peers FILE or --partition NAME (see -h)".into()))?;
@@ -300,6 +309,93 @@ pub fn parse(args: &[String]) -> Result<Action<MonitorOptions>, OptionError> {
         ));
     }
     Ok(Action::Run(o))
+}
+
+/// One option `id` with its value `v` into `o` (the peers into `peers`).
+fn apply(o: &mut MonitorOptions, peers: &mut Option<PeerSource>, id: MonitorOpt, v: String) -> Result<(), OptionError> {
+    let bad = |m: String| OptionError::Invalid(m);
+    let nonempty = |what: &str| match v.is_empty() {
+        true => Err(bad(format!("Invalid {what}: ''"))),
+        false => Ok(v.clone()),
+    };
+    match id {
+        MonitorOpt::Peers | MonitorOpt::Partition => {
+            if peers.is_some() {
+                return Err(bad("one of --peers and --partition, once".into()));
+            }
+            *peers = Some(match id {
+                MonitorOpt::Peers => PeerSource::File(nonempty("peers file")?),
+                _ => PeerSource::Partition(nonempty("partition")?),
+            });
+        }
+        MonitorOpt::Port => {
+            o.port = count(&v, 1, 65535)
+                .map(|p| p as u16)
+                .ok_or_else(|| bad(format!("Invalid port: {v} (1 to 65535)")))?
+        }
+        MonitorOpt::Listen => {
+            o.listen = v.parse().map_err(|_| {
+                bad(format!(
+                    "Invalid listen address: '{v}' (ADDRESS:PORT, e.g. 0.0.0.0:9477)"
+                ))
+            })?
+        }
+        MonitorOpt::Interval => {
+            o.interval_s =
+                seconds(&v, 1.0).ok_or_else(|| bad(format!("Invalid interval: {v} (seconds, 1 to 86400)")))?
+        }
+        MonitorOpt::BwInterval => {
+            o.bw_interval_s = match v.as_str() {
+                "0" => None,
+                _ => Some(seconds(&v, 1.0).ok_or_else(|| {
+                    bad(format!(
+                        "Invalid bandwidth interval: {v} (seconds, 1 to 86400, or 0 for none)"
+                    ))
+                })?),
+            }
+        }
+        MonitorOpt::Budget => {
+            o.budget = v
+                .parse::<f64>()
+                .ok()
+                .filter(|b| b.is_finite() && *b > 0.0 && *b <= 100.0)
+                .map(|b| b / 100.0)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "Invalid budget: {v} (percent of link time, above 0, at most 100)"
+                    ))
+                })?
+        }
+        MonitorOpt::Timeout => {
+            o.timeout_s = count(&v, 1, 3600).ok_or_else(|| bad(format!("Invalid timeout: {v} (seconds, 1 to 3600)")))?
+        }
+        MonitorOpt::LatSize | MonitorOpt::BwSize => {
+            let n = count(&v, 1, fabdiag_model::MAX_SIZE).ok_or_else(|| {
+                bad(format!(
+                    "Invalid probe size: {v} (bytes, 1 to {})",
+                    fabdiag_model::MAX_SIZE
+                ))
+            })?;
+            match id {
+                MonitorOpt::LatSize => o.lat_size = n,
+                _ => o.bw_size = n,
+            }
+        }
+        MonitorOpt::Window => {
+            o.window =
+                count(&v, 1, 10_000).ok_or_else(|| bad(format!("Invalid window: {v} (probes, 1 to 10000)")))? as usize
+        }
+        MonitorOpt::Parallel => {
+            o.parallel = count(&v, 1, 64)
+                .ok_or_else(|| bad(format!("Invalid parallel: {v} (probes at once, 1 to 64)")))?
+                as usize
+        }
+        MonitorOpt::Provider => o.provider = Some(Provider::named(&nonempty("provider")?)),
+        MonitorOpt::AuthKey => o.auth_key = Some(nonempty("key file")?),
+        MonitorOpt::AuthMunge => o.auth_munge = true,
+        MonitorOpt::Help => {}
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -403,7 +499,8 @@ mod tests {
             Err(OptionError::Invalid(m)) if m.starts_with("Invalid probe size: 0 (bytes, 1 to ")
         ));
         assert_eq!(parse(&args(&["-h"])), Ok(Action::Help));
-        for (_, long, _, help) in options() {
+        for c in completions() {
+            let (long, help) = (c.long, c.brief);
             assert!(!help.is_empty(), "--{long} has no help line");
             assert!(
                 usage("fabdiag monitor").contains(&format!("--{long}")),

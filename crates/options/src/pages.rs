@@ -5,7 +5,7 @@
 //! `markdown` as the guide's reference pages. Nothing here formats.
 
 use crate::table::OptionDoc;
-use crate::{health, layout, monitor, serve, sweep, traffic};
+use crate::{health, host_traffic, layout, monitor, serve, sweep};
 use fabdiag_model::{Family, Tool, HOST_TRAFFIC_ORIGINAL};
 
 /// A run of text in one face.
@@ -579,7 +579,7 @@ pub fn pages(version: &str) -> Vec<PageDoc> {
                 name,
                 summary: "host and GPU memory traffic test",
                 description: traffic_desc,
-                usage: &traffic::usage(prog),
+                usage: &host_traffic::usage(prog),
                 exits: TRAFFIC_EXIT_STATUS,
                 stop: TRAFFIC_STOP,
                 env: &[],

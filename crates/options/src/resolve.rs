@@ -93,7 +93,7 @@ pub struct Invocation {
     pub counters: bool,
     /// Run options given to a server, which the client overrides (the
     /// originals ignored them silently, originals §6.6; fabdiag warns).
-    pub ignored_on_server: Vec<&'static str>,
+    pub ignored_on_server: Vec<String>,
     /// `-t/-r/-g` on this side.
     pub gpu: GpuRequest,
     /// `--metrics FILE`: also write the outcome there for Prometheus.
@@ -282,7 +282,7 @@ impl Common {
 
     /// The invocation around `spec`; server-side run options are listed so
     /// the server can warn that the client decides them.
-    pub(crate) fn invocation(self, raw: &Raw, spec: TestSpec, run_options: &[(Opt, &'static str)]) -> Invocation {
+    pub(crate) fn invocation(self, raw: &Raw, spec: TestSpec, run_options: &[(Opt, String)]) -> Invocation {
         let ignored_on_server = if self.mode == RunMode::Server {
             raw.given(run_options)
         } else {

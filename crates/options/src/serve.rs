@@ -1,9 +1,10 @@
 //! The command line of `fabdiag serve`: a few options, parsed with the
 //! same getopt rules as the tools.
 
-use crate::getopt::{self, OptDef, Parsed};
+use crate::getopt::{self, Parsed};
 use crate::numbers::parse_strtoul;
 use crate::resolve::{Action, GpuRequest, OptionError};
+use crate::row::{self, Row, Style};
 use fabdiag_model::{PollMode, Provider, ServeLimits};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,38 +27,158 @@ enum ServeOpt {
     Version,
 }
 
-const fn def(id: ServeOpt, short: Option<char>, long: &'static str, takes_arg: bool) -> OptDef<ServeOpt> {
-    OptDef {
-        id,
-        short,
-        long,
-        takes_arg,
-    }
-}
+const STYLE: Style = Style::Getopt { width: 25 };
 
-const SERVE: &[OptDef<ServeOpt>] = &[
-    def(ServeOpt::Port, Some('p'), "port", true),
-    def(ServeOpt::Provider, Some('P'), "provider", true),
-    def(ServeOpt::Device, Some('d'), "device", true),
-    def(ServeOpt::TxGpu, Some('t'), "tx-gpu", true),
-    def(ServeOpt::RxGpu, Some('r'), "rx-gpu", true),
-    def(ServeOpt::GpuType, Some('g'), "gpu-type", true),
-    def(ServeOpt::Json, None, "json", false),
-    def(ServeOpt::MaxMemory, None, "max-memory", true),
-    def(ServeOpt::MaxTestSeconds, None, "max-test-seconds", true),
-    def(ServeOpt::MaxTestsPerMinute, None, "max-tests-per-minute", true),
-    def(ServeOpt::AuthKey, None, "auth-key", true),
-    def(ServeOpt::AuthMunge, None, "auth-munge", false),
-    def(ServeOpt::MungeUsers, None, "munge-users", true),
-    def(ServeOpt::Poll, None, "poll", true),
-    def(ServeOpt::Help, Some('h'), "help", false),
-    def(ServeOpt::Version, Some('V'), "version", false),
+const ROWS: &[Row<ServeOpt>] = &[
+    Row::valued(
+        ServeOpt::Port,
+        Some('p'),
+        "port",
+        "PORT",
+        &["The port to listen on (default: 49194)"],
+    )
+    .brief("The port to listen on"),
+    Row::valued(
+        ServeOpt::Provider,
+        Some('P'),
+        "provider",
+        "PROV",
+        &["Run only clients of this libfabric provider"],
+    )
+    .brief("Run only clients of this provider"),
+    Row::valued(
+        ServeOpt::Device,
+        Some('d'),
+        "device",
+        "DEV",
+        &[
+            "Device (libfabric domain) name (default: the domain",
+            "that reaches each client)",
+        ],
+    )
+    .brief("Device (libfabric domain) name"),
+    Row::valued(
+        ServeOpt::TxGpu,
+        Some('t'),
+        "tx-gpu",
+        "GPU",
+        &["GPU index for this server's TX buffer (default: no GPU)"],
+    )
+    .brief("GPU index for this server's TX buffer"),
+    Row::valued(
+        ServeOpt::RxGpu,
+        Some('r'),
+        "rx-gpu",
+        "GPU",
+        &["GPU index for this server's RX buffer (default: no GPU)"],
+    )
+    .brief("GPU index for this server's RX buffer"),
+    Row::valued(
+        ServeOpt::GpuType,
+        Some('g'),
+        "gpu-type",
+        "TYPE",
+        &[
+            "GPU type (AMD or NVIDIA or INTEL) (default type determined",
+            "by discovered GPU files on system)",
+        ],
+    )
+    .brief("GPU type (AMD, NVIDIA or INTEL)"),
+    Row::flag(
+        ServeOpt::Json,
+        None,
+        "json",
+        &["One JSON line per served test on stdout"],
+    )
+    .brief("One JSON line per served test"),
+    Row::valued(
+        ServeOpt::MaxMemory,
+        None,
+        "max-memory",
+        "SIZE",
+        &[
+            "Refuse a test that needs more than SIZE of buffers",
+            "here (bytes, or with K, M, G: 1G) (default: no limit)",
+        ],
+    )
+    .brief("Refuse a test needing more buffer memory"),
+    Row::valued(
+        ServeOpt::MaxTestSeconds,
+        None,
+        "max-test-seconds",
+        "S",
+        &[
+            "Refuse a duration test longer than S seconds, and",
+            "end any test still running at twice S (at S + 10 s",
+            "when S is over 10) (default: no limit)",
+        ],
+    )
+    .brief("Refuse or end a test longer than this"),
+    Row::valued(
+        ServeOpt::MaxTestsPerMinute,
+        None,
+        "max-tests-per-minute",
+        "N",
+        &[
+            "Refuse a client (an address) that starts more than N",
+            "tests a minute (default: no limit)",
+        ],
+    )
+    .brief("Refuse a client starting more tests a minute"),
+    Row::valued(
+        ServeOpt::AuthKey,
+        None,
+        "auth-key",
+        "FILE",
+        &[
+            "Admit only clients that prove the shared key in FILE",
+            "(their --auth-key), and prove it to them",
+        ],
+    )
+    .brief("Admit only clients proving this shared key"),
+    Row::flag(
+        ServeOpt::AuthMunge,
+        None,
+        "auth-munge",
+        &[
+            "Admit only clients with a MUNGE credential from the",
+            "cluster's munge key (their --auth-munge), and prove",
+            "this server's to them",
+        ],
+    )
+    .brief("Admit only clients with a MUNGE credential"),
+    Row::valued(
+        ServeOpt::MungeUsers,
+        None,
+        "munge-users",
+        "LIST",
+        &[
+            "Admit only these users' credentials (names or UIDs,",
+            "comma-separated) (default: any user of the cluster)",
+        ],
+    )
+    .brief("Admit only these users' MUNGE credentials"),
+    Row::valued(
+        ServeOpt::Poll,
+        None,
+        "poll",
+        "MODE",
+        &[
+            "What this server's side of a test does when its",
+            "completion queue is empty: spin (poll again at once;",
+            "the default) or yield (let any other thread ready to",
+            "run on the CPU have it first: for a node whose cores",
+            "are busy; each client chooses its own side's)",
+        ],
+    )
+    .brief("Spin (default) or yield when the completion queue is empty"),
+    Row::flag(ServeOpt::Help, Some('h'), "help", &["Print this help text and exit"]),
+    Row::flag(ServeOpt::Version, Some('V'), "version", &["Print the version and exit"]),
 ];
 
-/// Every option of `fabdiag serve` (short, long, takes an argument): what
-/// its shell completion offers.
-pub fn options() -> impl Iterator<Item = (Option<char>, &'static str, bool)> {
-    SERVE.iter().map(|d| (d.short, d.long, d.takes_arg))
+/// Every option of `fabdiag serve`: what its shell completion offers.
+pub fn completions() -> Vec<row::Completion> {
+    row::completions(ROWS, &row::as_is)
 }
 
 /// `fabdiag serve`'s settings.
@@ -91,44 +212,13 @@ pub fn serve_usage(prog: &str) -> String {
                          Serve every fabdiag tool, client after client
 
 Options:
-  -p, --port=PORT        The port to listen on (default: 49194)
-  -P, --provider=PROV    Run only clients of this libfabric provider
-  -d, --device=DEV       Device (libfabric domain) name (default: the domain
-                         that reaches each client)
-  -t, --tx-gpu=GPU       GPU index for this server's TX buffer (default: no GPU)
-  -r, --rx-gpu=GPU       GPU index for this server's RX buffer (default: no GPU)
-  -g, --gpu-type=TYPE    GPU type (AMD or NVIDIA or INTEL) (default type determined
-                         by discovered GPU files on system)
-      --json             One JSON line per served test on stdout
-      --max-memory=SIZE  Refuse a test that needs more than SIZE of buffers
-                         here (bytes, or with K, M, G: 1G) (default: no limit)
-      --max-test-seconds=S
-                         Refuse a duration test longer than S seconds, and
-                         end any test still running at twice S (at S + 10 s
-                         when S is over 10) (default: no limit)
-      --max-tests-per-minute=N
-                         Refuse a client (an address) that starts more than N
-                         tests a minute (default: no limit)
-      --auth-key=FILE    Admit only clients that prove the shared key in FILE
-                         (their --auth-key), and prove it to them
-      --auth-munge       Admit only clients with a MUNGE credential from the
-                         cluster's munge key (their --auth-munge), and prove
-                         this server's to them
-      --munge-users=LIST Admit only these users' credentials (names or UIDs,
-                         comma-separated) (default: any user of the cluster)
-      --poll=MODE        What this server's side of a test does when its
-                         completion queue is empty: spin (poll again at once;
-                         the default) or yield (let any other thread ready to
-                         run on the CPU have it first: for a node whose cores
-                         are busy; each client chooses its own side's)
-  -h, --help             Print this help text and exit
-  -V, --version          Print the version and exit
-
+{}
 One test runs at a time, each in its own worker process; a client that
 arrives meanwhile is told the server is busy. SIGINT or SIGTERM ends it.
 -t/-r apply to the bandwidth and latency tests; the atomic tests, which
 have no GPU options, use system memory.
-"
+",
+        row::help_block(ROWS, STYLE, &row::as_is)
     )
 }
 
@@ -147,7 +237,7 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
     };
     let (mut tx, mut rx, mut kind) = (None, None, None);
     let bad = |m: String| OptionError::Invalid(m);
-    for p in getopt::parse(SERVE, args).map_err(|m| bad(format!("{m} (see -h)")))? {
+    for p in getopt::parse(ROWS, args).map_err(|m| bad(format!("{m} (see -h)")))? {
         match p {
             Parsed::Opt(ServeOpt::Help, _) => return Ok(Action::Help),
             Parsed::Opt(ServeOpt::Version, _) => return Ok(Action::Version),

@@ -4,7 +4,9 @@
 //! `--max-lat`, ...), which the tool's own parser resolves. Nothing here
 //! prints or touches the network.
 
+use crate::getopt::{self, Parsed};
 use crate::resolve::{Action, OptionError};
+use crate::row::{self, Row, Style};
 use fabdiag_engine::lat::LatFigure;
 use fabdiag_model::Tool;
 use fabdiag_sweep_plan::{Pattern, SplitBy};
@@ -47,208 +49,216 @@ enum SweepOpt {
     Help,
 }
 
-/// (id, name, value, help)
-const TABLE: &[(SweepOpt, &str, Option<&str>, &str)] = &[
-    (
+/// A sweep's own options, long only: every other word goes to the pair
+/// tool. Each help is one line, which `-h` prints unwrapped.
+const ROWS: &[Row<SweepOpt>] = &[
+    Row::valued(
         SweepOpt::Tool,
+        None,
         "tool",
-        Some("TOOL"),
-        "The pair test: write-bw (default), read-bw, send-bw, write-lat, read-lat, send-lat, atomic-bw, atomic-lat",
+        "TOOL",
+        &["The pair test: write-bw (default), read-bw, send-bw, write-lat, read-lat, send-lat, atomic-bw, atomic-lat"],
     ),
-    (SweepOpt::Lat, "lat", None, "Latency instead of bandwidth (--tool write-lat)"),
-    (
+    Row::flag(SweepOpt::Lat, None, "lat", &["Latency instead of bandwidth (--tool write-lat)"]),
+    Row::valued(
         SweepOpt::Figure,
+        None,
         "figure",
-        Some("F"),
-        "A latency test's figure each pair is judged by: mean (default, the originals'), p50, p90, p99, p999 or max",
+        "F",
+        &["A latency test's figure each pair is judged by: mean (default, the originals'), p50, p90, p99, p999 or max"],
     ),
-    (
+    Row::valued(
         SweepOpt::Coordinator,
+        None,
         "coordinator",
-        Some("HOST:PORT"),
-        "Rank 0's address for the others (default: FABDIAG_COORDINATOR, or under Slurm the step's first node)",
+        "HOST:PORT",
+        &["Rank 0's address for the others (default: FABDIAG_COORDINATOR, or under Slurm the step's first node)"],
     ),
-    (
+    Row::valued(
         SweepOpt::Output,
+        None,
         "output",
-        Some("DIR"),
-        "Write results there as they arrive, and the report at the end",
+        "DIR",
+        &["Write results there as they arrive, and the report at the end"],
     ),
-    (
-        SweepOpt::Resume,
-        "resume",
-        None,
-        "With --output: run only the pairs that have no measured result there",
-    ),
-    (
-        SweepOpt::Replace,
-        "replace",
-        None,
-        "With --output: discard the results already there (without it a sweep, or a --report into another folder, refuses a folder that holds results)",
-    ),
-    (
-        SweepOpt::Plan,
-        "plan",
-        None,
-        "Print the schedule and its cost without running it",
-    ),
-    (
+    Row::flag(SweepOpt::Resume, None, "resume", &["With --output: run only the pairs that have no measured result there"]),
+    Row::flag(SweepOpt::Replace, None, "replace", &["With --output: discard the results already there (without it a sweep, or a --report into another folder, refuses a folder that holds results)"]),
+    Row::flag(SweepOpt::Plan, None, "plan", &["Print the schedule and its cost without running it"]),
+    Row::valued(
         SweepOpt::Ranks,
-        "ranks",
-        Some("N"),
-        "The number of ranks for --plan (default: the launcher's)",
-    ),
-    (
-        SweepOpt::Rails,
-        "rails",
-        Some("K"),
-        "K ranks per node, one per NIC, placed in blocks of K: pair only ranks on one rail (rank mod K), all rails at once (default 1: every pair)",
-    ),
-    (
-        SweepOpt::Json,
-        "json",
         None,
-        "Print the JSON document instead of the text summary",
+        "ranks",
+        "N",
+        &["The number of ranks for --plan (default: the launcher's)"],
     ),
-    (
+    Row::valued(
+        SweepOpt::Rails,
+        None,
+        "rails",
+        "K",
+        &["K ranks per node, one per NIC, placed in blocks of K: pair only ranks on one rail (rank mod K), all rails at once (default 1: every pair)"],
+    ),
+    Row::flag(SweepOpt::Json, None, "json", &["Print the JSON document instead of the text summary"]),
+    Row::valued(
         SweepOpt::Metrics,
+        None,
         "metrics",
-        Some("FILE"),
-        "Also write the verdict, every node's median and the slow links to FILE in Prometheus's text format (rank 0)",
+        "FILE",
+        &["Also write the verdict, every node's median and the slow links to FILE in Prometheus's text format (rank 0)"],
     ),
-    (
+    Row::valued(
         SweepOpt::Fraction,
+        None,
         "outlier-fraction",
-        Some("F"),
-        "A pair is an outlier below F of the reference ... (default 0.75)",
+        "F",
+        &["A pair is an outlier below F of the reference ... (default 0.75)"],
     ),
-    (
+    Row::valued(
         SweepOpt::Reference,
+        None,
         "outlier-reference",
-        Some("REF"),
-        "... the median of all pairs (default) or the best",
+        "REF",
+        &["... the median of all pairs (default) or the best"],
     ),
-    (
+    Row::valued(
         SweepOpt::Score,
+        None,
         "outlier-score",
-        Some("Z"),
-        "... and more than Z scaled MADs worse than the median (default 3.5)",
+        "Z",
+        &["... and more than Z scaled MADs worse than the median (default 3.5)"],
     ),
-    (
+    Row::valued(
         SweepOpt::NodeFraction,
+        None,
         "node-fraction",
-        Some("F"),
-        "A node is slow when more than F of its pairs are outliers, or are below the fraction with a median 1.5 Z out (7+ pairs; default 0.5)",
+        "F",
+        &["A node is slow when more than F of its pairs are outliers, or are below the fraction with a median 1.5 Z out (7+ pairs; default 0.5)"],
     ),
-    (
+    Row::valued(
         SweepOpt::Retest,
+        None,
         "retest",
-        Some("N"),
-        "Re-test up to N suspects alone: slow nodes (with a healthy partner), then slow links (default 8; 0: none)",
+        "N",
+        &["Re-test up to N suspects alone: slow nodes (with a healthy partner), then slow links (default 8; 0: none)"],
     ),
-    (
+    Row::valued(
         SweepOpt::Baseline,
+        None,
         "baseline",
-        Some("FILE"),
-        "An earlier sweep's sweep.json (or its --output DIR) of the same test: name the links and nodes that have fallen below their own figures there",
+        "FILE",
+        &["An earlier sweep's sweep.json (or its --output DIR) of the same test: name the links and nodes that have fallen below their own figures there"],
     ),
-    (
+    Row::valued(
         SweepOpt::BaselineFraction,
+        None,
         "baseline-fraction",
-        Some("F"),
-        "... a pair has fallen below F of its earlier figure (times the median's change when the whole fabric is slower; default 0.8)",
+        "F",
+        &["... a pair has fallen below F of its earlier figure (times the median's change when the whole fabric is slower; default 0.8)"],
     ),
-    (
+    Row::valued(
         SweepOpt::Report,
+        None,
         "report",
-        Some("DIR"),
-        "Run nothing: make a finished sweep's report again from its sweep.json (or --output DIR), with these rules, --baseline and --min-bw/--max-lat",
+        "DIR",
+        &["Run nothing: make a finished sweep's report again from its sweep.json (or --output DIR), with these rules, --baseline and --min-bw/--max-lat"],
     ),
-    (
+    Row::valued(
         SweepOpt::JoinTimeout,
+        None,
         "join-timeout",
-        Some("SECS"),
-        "How long rank 0 waits for every rank to join (default 60)",
+        "SECS",
+        &["How long rank 0 waits for every rank to join (default 60)"],
     ),
-    (
+    Row::valued(
         SweepOpt::PairTimeout,
+        None,
         "pair-timeout",
-        Some("SECS"),
-        "How long one round may take before a silent rank is lost (default: 60 plus what the pair test may take on a slow working link: its -D duration per size, or its data at 100 MB/s)",
+        "SECS",
+        &["How long one round may take before a silent rank is lost (default: 60 plus what the pair test may take on a slow working link: its -D duration per size, or its data at 100 MB/s)"],
     ),
-    (
+    Row::valued(
         SweepOpt::Simulate,
+        None,
         "simulate",
-        Some("N"),
-        "Simulate N ranks in this process over loopback, each pair test a fixed pause",
+        "N",
+        &["Simulate N ranks in this process over loopback, each pair test a fixed pause"],
     ),
-    (
+    Row::valued(
         SweepOpt::SimPairMs,
+        None,
         "sim-pair-ms",
-        Some("MS"),
-        "The simulated pair test's length (default 1)",
+        "MS",
+        &["The simulated pair test's length (default 1)"],
     ),
-    (
+    Row::valued(
         SweepOpt::SimSlow,
+        None,
         "sim-slow",
-        Some("LIST"),
-        "Simulated ranks (3) and pairs (1-4) to make slow, comma-separated: what a report shows for them",
+        "LIST",
+        &["Simulated ranks (3) and pairs (1-4) to make slow, comma-separated: what a report shows for them"],
     ),
-    (
+    Row::valued(
         SweepOpt::Pattern,
+        None,
         "pattern",
-        Some("NAME"),
-        "Run a traffic pattern instead of every pair in turn (needs the pair tool's -D): bisection (every rank of one half streams to its partner in the other, all at once), incast (every other rank into one receiver at once, after one sender alone), or alltoall (every rank to every other, in shifted phases)",
+        "NAME",
+        &["Run a traffic pattern instead of every pair in turn (needs the pair tool's -D): bisection (every rank of one half streams to its partner in the other, all at once), incast (every other rank into one receiver at once, after one sender alone), or alltoall (every rank to every other, in shifted phases)"],
     ),
-    (
+    Row::valued(
         SweepOpt::SplitBy,
+        None,
         "split-by",
-        Some("HOW"),
-        "How a bisection's halves are chosen: node (the first half of the nodes by name against the second; default), rank, or random",
+        "HOW",
+        &["How a bisection's halves are chosen: node (the first half of the nodes by name against the second; default), rank, or random"],
     ),
-    (
+    Row::valued(
         SweepOpt::Splits,
+        None,
         "splits",
-        Some("N"),
-        "Bisection splits to run, one after another (default 1; random ones are each drawn anew)",
+        "N",
+        &["Bisection splits to run, one after another (default 1; random ones are each drawn anew)"],
     ),
-    (
+    Row::valued(
         SweepOpt::Seed,
+        None,
         "seed",
-        Some("S"),
-        "The seed random splits are drawn from (default 1; the same seed, the same splits)",
+        "S",
+        &["The seed random splits are drawn from (default 1; the same seed, the same splits)"],
     ),
-    (
+    Row::valued(
         SweepOpt::Receivers,
+        None,
         "receivers",
-        Some("LIST"),
-        "The ranks an incast sends into, comma-separated (default: every rank in turn)",
+        "LIST",
+        &["The ranks an incast sends into, comma-separated (default: every rank in turn)"],
     ),
-    (
+    Row::valued(
         SweepOpt::Victim,
+        None,
         "victim",
-        Some("TOOL"),
-        "With --pattern: one pair runs TOOL (write-lat, send-lat, read-lat, or a bandwidth tool) alone, then beside every step of the pattern on the other ranks, and is held against itself alone",
+        "TOOL",
+        &["With --pattern: one pair runs TOOL (write-lat, send-lat, read-lat, or a bandwidth tool) alone, then beside every step of the pattern on the other ranks, and is held against itself alone"],
     ),
-    (
+    Row::valued(
         SweepOpt::VictimRanks,
+        None,
         "victim-ranks",
-        Some("A,B"),
-        "The victim pair: rank A runs its test against rank B (default: rank 0 and the last rank)",
+        "A,B",
+        &["The victim pair: rank A runs its test against rank B (default: rank 0 and the last rank)"],
     ),
-    (
+    Row::valued(
         SweepOpt::Expect,
+        None,
         "expect",
-        Some("MB/S"),
-        "What one node's NIC can carry each way: a bisection's or an incast's aggregate is also given as a fraction of what its NICs could carry",
+        "MB/S",
+        &["What one node's NIC can carry each way: a bisection's or an incast's aggregate is also given as a fraction of what its NICs could carry"],
     ),
-    (SweepOpt::Help, "help", None, "Print this help text and exit"),
+    Row::flag(SweepOpt::Help, None, "help", &["Print this help text and exit"]),
 ];
 
-/// Every option as (long name, takes a value, help), for the completions
-/// and the manual page: the same table the parser and `-h` use.
-pub fn documented() -> impl Iterator<Item = (&'static str, bool, &'static str)> {
-    TABLE.iter().map(|(_, name, val, help)| (*name, val.is_some(), *help))
+/// Every option of a sweep's own: what its completion and manual page show.
+pub fn completions() -> Vec<row::Completion> {
+    row::completions(ROWS, &row::as_is)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -392,17 +402,7 @@ pub fn sweep_usage(prog: &str) -> String {
 Options:
 "
     );
-    for (_, name, val, help) in TABLE {
-        let left = match val {
-            Some(v) => format!("      --{name}={v}"),
-            None => format!("      --{name}"),
-        };
-        if left.len() < 25 {
-            s.push_str(&format!("{left:<25}{help}\n"));
-        } else {
-            s.push_str(&format!("{left}\n{:<25}{help}\n", ""));
-        }
-    }
+    s.push_str(&row::help_block(ROWS, Style::Getopt { width: 25 }, &row::as_is));
     s.push_str(
         "
 TOOL OPTIONS are the pair tool's own (see fabdiag TOOL -h): size (-s),
@@ -497,41 +497,17 @@ impl Default for SweepOptions {
 pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
     let mut o = SweepOptions::default();
     let mut tool_given = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if a == "-h" {
-            return Ok(Action::Help);
-        }
-        let Some(long) = a.strip_prefix("--") else {
-            o.tool_args.push(a.clone());
-            continue;
-        };
-        let (name, inline) = match long.split_once('=') {
-            Some((n, v)) => (n, Some(v.to_string())),
-            None => (long, None),
-        };
-        let Some(&(id, long_name, val, _)) = TABLE.iter().find(|(_, n, _, _)| *n == name) else {
-            o.tool_args.push(a.clone());
-            continue;
-        };
-        o.given.push(long_name);
-        let value = match (val, inline) {
-            (None, None) => String::new(),
-            (None, Some(_)) => {
-                return Err(OptionError::Invalid(format!(
-                    "option '--{name}' doesn't allow an argument"
-                )))
+    for p in getopt::parse_own(ROWS, args).map_err(OptionError::Invalid)? {
+        match p {
+            Parsed::Operand(a) if a == "-h" => return Ok(Action::Help),
+            Parsed::Operand(a) => o.tool_args.push(a),
+            Parsed::Opt(SweepOpt::Help, _) => return Ok(Action::Help),
+            Parsed::Opt(id, value) => {
+                let name = ROWS.iter().find(|r| r.id == id).map_or("", |r| r.long);
+                o.given.push(name);
+                take(&mut o, &mut tool_given, id, name, value.unwrap_or_default())?;
             }
-            (Some(_), Some(v)) => v,
-            (Some(_), None) => it
-                .next()
-                .cloned()
-                .ok_or_else(|| OptionError::Invalid(format!("option '--{name}' requires an argument")))?,
-        };
-        if id == SweepOpt::Help {
-            return Ok(Action::Help);
         }
-        take(&mut o, &mut tool_given, id, name, value)?;
     }
     if let Some(t) = tool_given {
         o.tool = t;
@@ -589,24 +565,8 @@ fn take(
         }
         SweepOpt::Json => o.json = true,
         SweepOpt::Metrics => o.metrics = Some(value),
-        SweepOpt::Fraction => o.fraction = fraction(name, &value)?,
-        SweepOpt::NodeFraction => o.node_fraction = fraction(name, &value)?,
-        SweepOpt::Reference => {
-            o.reference = match value.as_str() {
-                "median" => OutlierReference::Median,
-                "best" => OutlierReference::Best,
-                _ => {
-                    return Err(OptionError::Invalid(format!(
-                        "invalid --outlier-reference: '{value}' (median or best)"
-                    )))
-                }
-            }
-        }
-        SweepOpt::Score => {
-            o.score = number(name, &value)?;
-            if !(o.score.is_finite() && o.score >= 0.0) {
-                return Err(OptionError::Invalid(format!("invalid --outlier-score: '{value}'")));
-            }
+        SweepOpt::Fraction | SweepOpt::NodeFraction | SweepOpt::Reference | SweepOpt::Score => {
+            judging_option(o, id, name, &value)?
         }
         SweepOpt::Retest => o.retest = number(name, &value)?,
         SweepOpt::Baseline => o.baseline = Some(value),
@@ -614,8 +574,7 @@ fn take(
         SweepOpt::Report => o.report = Some(value),
         SweepOpt::JoinTimeout => o.join_timeout_s = at_most(name, &value, WEEK_S, "s, a week")?,
         SweepOpt::PairTimeout => o.pair_timeout_s = Some(at_most(name, &value, WEEK_S, "s, a week")?),
-        SweepOpt::Simulate => o.simulate = Some(number(name, &value)?),
-        SweepOpt::SimPairMs => o.sim_pair_ms = at_most(name, &value, 60_000, "ms")?,
+        SweepOpt::Simulate | SweepOpt::SimPairMs | SweepOpt::SimSlow => simulation_option(o, id, name, &value)?,
         SweepOpt::Pattern | SweepOpt::SplitBy | SweepOpt::Splits | SweepOpt::Seed | SweepOpt::Receivers => {
             pattern_option(o, id, name, &value)?
         }
@@ -629,6 +588,42 @@ fn take(
             }
             o.expect = Some(v);
         }
+    }
+    Ok(())
+}
+
+/// How pairs and nodes are judged: `--outlier-*` and `--node-fraction`.
+fn judging_option(o: &mut SweepOptions, id: SweepOpt, name: &str, value: &str) -> Result<(), OptionError> {
+    match id {
+        SweepOpt::Fraction => o.fraction = fraction(name, value)?,
+        SweepOpt::NodeFraction => o.node_fraction = fraction(name, value)?,
+        SweepOpt::Reference => {
+            o.reference = match value {
+                "median" => OutlierReference::Median,
+                "best" => OutlierReference::Best,
+                _ => {
+                    return Err(OptionError::Invalid(format!(
+                        "invalid --outlier-reference: '{value}' (median or best)"
+                    )))
+                }
+            }
+        }
+        SweepOpt::Score => {
+            o.score = number(name, value)?;
+            if !(o.score.is_finite() && o.score >= 0.0) {
+                return Err(OptionError::Invalid(format!("invalid --outlier-score: '{value}'")));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `--simulate`, `--sim-pair-ms` and `--sim-slow` into `o`.
+fn simulation_option(o: &mut SweepOptions, id: SweepOpt, name: &str, value: &str) -> Result<(), OptionError> {
+    match id {
+        SweepOpt::Simulate => o.simulate = Some(number(name, value)?),
+        SweepOpt::SimPairMs => o.sim_pair_ms = at_most(name, value, 60_000, "ms")?,
         SweepOpt::SimSlow => {
             for item in value.split(',').filter(|x| !x.is_empty()) {
                 match item.split_once('-') {
@@ -645,6 +640,7 @@ fn take(
                 }
             }
         }
+        _ => {}
     }
     Ok(())
 }
@@ -1100,8 +1096,8 @@ mod tests {
     #[test]
     fn help_lists_every_option() {
         let h = sweep_usage("fabdiag sweep");
-        for (_, name, _, _) in TABLE {
-            assert!(h.contains(&format!("--{name}")), "{name}");
+        for r in ROWS {
+            assert!(h.contains(&format!("--{}", r.long)), "{}", r.long);
         }
     }
 }

@@ -3,7 +3,8 @@
 //! the getopt parser and the `-h` text come from it, and the usage text
 //! keeps the originals' layout. Nothing here validates values or prints.
 
-use crate::getopt::{self, OptDef, Parsed};
+use crate::getopt::{self, Parsed};
+use crate::row::{self, Row, Style};
 use fabdiag_model::Tool;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,15 +83,6 @@ impl Opt {
     }
 }
 
-struct Spec {
-    pub def: OptDef<Opt>,
-    /// Left column as the originals print it; None: accepted but hidden.
-    left: Option<&'static str>,
-    /// Help lines; `{Word}`, `{words}`, `{iters}`, `{size}` are filled in
-    /// per tool.
-    help: &'static [&'static str],
-}
-
 /// fabdiag's own options of the latency tools that take a clock
 /// (send-lat, write-lat, atomic-lat).
 pub(crate) const LATENCY_EXTENSIONS: &[Opt] = &[
@@ -108,380 +100,273 @@ pub(crate) const LATENCY_EXTENSIONS: &[Opt] = &[
     Opt::Poll,
 ];
 
-const fn spec(
-    id: Opt,
-    short: Option<char>,
-    long: &'static str,
-    takes_arg: bool,
-    left: Option<&'static str>,
-    help: &'static [&'static str],
-) -> Spec {
-    Spec {
-        def: OptDef {
-            id,
-            short,
-            long,
-            takes_arg,
-        },
-        left,
-        help,
-    }
-}
-
-const SPECS: &[Spec] = &[
-    spec(
+/// Every option of the pair tools; each tool takes the ones its `Layout`
+/// lists. Help lines' `{Word}`, `{words}`, `{iters}` and `{size}` are filled
+/// in per tool.
+const SPECS: &[Row<Opt>] = &[
+    Row::valued(
         Opt::Device,
         Some('d'),
         "device",
-        true,
-        Some("-d, --device=DEV"),
+        "DEV",
         &[
             "Device (libfabric domain) name, e.g. cxi0, mlx5_0, lo",
             "(default: the domain that reaches the peer)",
         ],
     ),
-    spec(
-        Opt::SvcId,
-        Some('v'),
-        "svc-id",
-        true,
-        Some("-v, --svc-id=SVC_ID"),
-        &["Service ID (default: 1)"],
-    ),
-    spec(
+    Row::valued(Opt::SvcId, Some('v'), "svc-id", "SVC_ID", &["Service ID (default: 1)"]),
+    Row::valued(
         Opt::Port,
         Some('p'),
         "port",
-        true,
-        Some("-p, --port=PORT"),
+        "PORT",
         &["The port to listen on/connect to (default: 49194)"],
     ),
-    spec(
+    Row::valued(
         Opt::TxGpu,
         Some('t'),
         "tx-gpu",
-        true,
-        Some("-t, --tx-gpu=GPU"),
+        "GPU",
         &["GPU index for allocating TX buf (default: no GPU)"],
     ),
-    spec(
+    Row::valued(
         Opt::RxGpu,
         Some('r'),
         "rx-gpu",
-        true,
-        Some("-r, --rx-gpu=GPU"),
+        "GPU",
         &["GPU index for allocating RX buf (default: no GPU)"],
     ),
-    spec(
+    Row::valued(
         Opt::GpuType,
         Some('g'),
         "gpu-type",
-        true,
-        Some("-g, --gpu-type=TYPE"),
+        "TYPE",
         &[
             "GPU type (AMD or NVIDIA or INTEL) (default type determined",
             "by discovered GPU files on system)",
         ],
     ),
-    spec(
+    Row::valued(
         Opt::Iters,
         Some('n'),
         "iters",
-        true,
-        Some("-n, --iters=ITERS"),
+        "ITERS",
         &["Number of iterations to run (default: {iters})"],
     ),
-    spec(
+    Row::valued(
         Opt::Duration,
         Some('D'),
         "duration",
-        true,
-        Some("-D, --duration=SEC"),
+        "SEC",
         &["Run for the specified number of seconds"],
     ),
-    spec(
+    Row::valued(
         Opt::Warmup,
         None,
         "warmup",
-        true,
-        Some("    --warmup=WARMUP"),
+        "WARMUP",
         &["Number of warmup iterations to run (default: 10)"],
     ),
-    spec(
+    Row::valued(
         Opt::LatencyGap,
         None,
         "latency-gap",
-        true,
-        Some("    --latency-gap=USEC"),
+        "USEC",
         &[
             "Number of microseconds to wait between each",
             "iteration (default: 1000)",
         ],
     ),
-    spec(
+    Row::valued(
         Opt::Size,
         Some('s'),
         "size",
-        true,
-        Some("-s, --size=MIN[:MAX]"),
+        "MIN[:MAX]",
         &[
             "{Word} size or range to use (default: {size})",
             "Ranges must be powers of 2 (e.g. \"1:8192\")",
             "The maximum size is 4294967295",
         ],
     ),
-    spec(
+    Row::valued(
         Opt::ListSize,
         Some('l'),
         "list-size",
-        true,
-        Some("-l, --list-size=SIZE"),
+        "SIZE",
         &[
             "Number of {words} per iteration, all pushed to",
             "the Tx CQ prior to initiating xfer (default: 256)",
         ],
     ),
-    spec(
+    Row::flag(
         Opt::Bidir,
         Some('b'),
         "bidirectional",
-        false,
-        Some("-b, --bidirectional"),
         &["Measure bidirectional bandwidth"],
     ),
-    spec(
-        Opt::Rdzv,
-        Some('R'),
-        "rdzv",
-        false,
-        Some("-R, --rdzv"),
-        &["Use rendezvous PUTs"],
-    ),
-    spec(
-        Opt::Unrestricted,
-        None,
-        "unrestricted",
-        false,
-        Some("    --unrestricted"),
-        &["Use unrestricted {words}"],
-    ),
-    spec(
+    Row::flag(Opt::Rdzv, Some('R'), "rdzv", &["Use rendezvous PUTs"]),
+    Row::flag(Opt::Unrestricted, None, "unrestricted", &["Use unrestricted {words}"]),
+    Row::flag(
         Opt::NoHrp,
         None,
         "no-hrp",
-        false,
-        Some("    --no-hrp"),
         &["Do not use High Rate Puts for sizes <= 2048 bytes"],
     ),
-    spec(
-        Opt::NoIdc,
-        None,
-        "no-idc",
-        false,
-        Some("    --no-idc"),
-        &["Do not use Immediate Data Cmds"],
-    ),
-    spec(
+    Row::flag(Opt::NoIdc, None, "no-idc", &["Do not use Immediate Data Cmds"]),
+    Row::flag(
         Opt::NoIdcSend,
         None,
         "no-idc",
-        false,
-        Some("    --no-idc"),
         &["Do not use Immediate Data Cmds for sizes <= 192 bytes"],
     ),
-    spec(
-        Opt::NoLl,
-        None,
-        "no-ll",
-        false,
-        Some("    --no-ll"),
-        &["Do not use Low-Latency command issuing"],
-    ),
-    spec(
+    Row::flag(Opt::NoLl, None, "no-ll", &["Do not use Low-Latency command issuing"]),
+    Row::flag(
         Opt::ReportAll,
         None,
         "report-all",
-        false,
-        Some("    --report-all"),
         &[
             "Report all latency measurements individually",
             "This option is ignored when using --duration",
         ],
     ),
-    spec(
+    Row::valued(
         Opt::BufSz,
         None,
         "buf-sz",
-        true,
-        Some("    --buf-sz=SIZE"),
+        "SIZE",
         &[
             "The max TX/RDMA buffer size, specified in bytes",
             "If (size * list_size) > buf_sz, {words} will overlap",
             "(default: 4294967296)",
         ],
     ),
-    spec(
+    Row::valued(
         Opt::BufAlign,
         None,
         "buf-align",
-        true,
-        Some("    --buf-align=ALIGN"),
+        "ALIGN",
         &["Byte-alignment of {words} in the buffer (default: 64)"],
     ),
     // cxi_read_bw's usage printed this spelling (originals §6.13); accept it too.
-    spec(Opt::BufAlignUnderscore, None, "buf_align", true, None, &[]),
-    spec(
+    Row::valued(Opt::BufAlignUnderscore, None, "buf_align", "ALIGN", &[]).hidden(),
+    Row::valued(
         Opt::UseHp,
         None,
         "use-hp",
-        true,
-        Some("    --use-hp=SIZE"),
+        "SIZE",
         &[
             "Attempt to use huge pages when allocating",
             "Size may be \"2M\" or \"1G\"",
         ],
     ),
-    spec(
+    Row::valued(
         Opt::Clock,
         Some('c'),
         "clock",
-        true,
-        Some("-c, --clock=TYPE"),
+        "TYPE",
         &[
             "Clock type used to calculate latency.",
             "Valid options are: cycles or clock_gettime.",
             "Default is clock_gettime.",
         ],
     ),
-    spec(
+    Row::flag(
         Opt::IgnoreCpuFreq,
         None,
         "ignore-cpu-freq-mismatch",
-        false,
-        Some("    --ignore-cpu-freq-mismatch"),
         &[
             "Used when clock type is cycles. Ignore CPU frequency",
             "mismatch. Mismatch can occur when ondemand CPU frequency",
             "is enabled such as cpufreq_ondemand governor.",
         ],
     ),
-    spec(Opt::EmuMode, None, "emu-mode", false, None, &[]),
-    spec(
-        Opt::Help,
-        Some('h'),
-        "help",
-        false,
-        Some("-h, --help"),
-        &["Print this help text and exit"],
-    ),
-    spec(
-        Opt::Version,
-        Some('V'),
-        "version",
-        false,
-        Some("-V, --version"),
-        &["Print the version and exit"],
-    ),
-    spec(
+    Row::flag(Opt::EmuMode, None, "emu-mode", &[]).hidden(),
+    Row::flag(Opt::Help, Some('h'), "help", &["Print this help text and exit"]),
+    Row::flag(Opt::Version, Some('V'), "version", &["Print the version and exit"]),
+    Row::valued(
         Opt::Provider,
         Some('P'),
         "provider",
-        true,
-        Some("-P, --provider=PROV"),
+        "PROV",
         &[
             "libfabric provider, e.g. cxi, verbs, efa, tcp, shm",
             "(default: the best one with the needed capabilities)",
         ],
     ),
-    spec(
+    Row::flag(
         Opt::Json,
         None,
         "json",
-        false,
-        Some("    --json"),
         &["Print one JSON document on stdout instead of tables"],
     ),
-    spec(
+    Row::valued(
         Opt::MinBw,
         None,
         "min-bw",
-        true,
-        Some("    --min-bw=MB/S"),
+        "MB/S",
         &["Fail (exit 3) if any size's bandwidth is below MB/S"],
     ),
-    spec(
+    Row::valued(
         Opt::MaxLat,
         None,
         "max-lat",
-        true,
-        Some("    --max-lat=USEC"),
+        "USEC",
         &["Fail (exit 3) if any size's mean latency is above USEC"],
     ),
-    spec(
+    Row::flag(
         Opt::Percentiles,
         None,
         "percentiles",
-        false,
-        Some("    --percentiles"),
         &["Also print p50/p90/p99/p99.9 latencies per size"],
     ),
-    spec(
+    Row::flag(
         Opt::Counters,
         None,
         "counters",
-        false,
-        Some("    --counters"),
         &["Also print the NIC counters that rose on either side during the test"],
     ),
-    spec(
+    Row::valued(
         Opt::Metrics,
         None,
         "metrics",
-        true,
-        Some("    --metrics=FILE"),
+        "FILE",
         &[
             "Also write the results to FILE in Prometheus's text format",
             "(written whole, then renamed into place: node_exporter's textfile",
             "collector reads *.prom files)",
         ],
     ),
-    spec(
+    Row::valued(
         Opt::AuthKey,
         None,
         "auth-key",
-        true,
-        Some("    --auth-key=FILE"),
+        "FILE",
         &[
             "Prove the shared key in FILE to the other side, and have it",
             "prove the key in turn, before the test (both sides need it)",
         ],
     ),
-    spec(
+    Row::flag(
         Opt::AuthMunge,
         None,
         "auth-munge",
-        false,
-        Some("    --auth-munge"),
         &[
             "Prove who this side is with a MUNGE credential from this node's",
             "munged, and check the other side's, before the test (both sides",
             "need it, and munged running with the cluster's munge key)",
         ],
     ),
-    spec(
+    Row::flag(
         Opt::Local,
         None,
         "local",
-        false,
-        Some("    --local"),
         &["Run server and client on this machine in one command"],
     ),
-    spec(
+    Row::valued(
         Opt::Poll,
         None,
         "poll",
-        true,
-        Some("    --poll=MODE"),
+        "MODE",
         &[
             "What this side does when its completion queue is empty: spin",
             "(poll again at once; the default) or yield (let any other",
@@ -489,165 +374,136 @@ const SPECS: &[Spec] = &[
             "ranks than cores; each side chooses its own)",
         ],
     ),
-    spec(
+    Row::valued(
         Opt::AtomicOp,
         Some('A'),
         "atomic-op",
-        true,
-        Some("-A, --atomic-op"),
+        "OP",
         &["The atomic operation to use (default: SUM)"],
-    ),
-    spec(
+    )
+    .left("-A, --atomic-op"),
+    Row::valued(
         Opt::CswapOp,
         Some('C'),
         "cswap-op",
-        true,
-        Some("-C, --cswap-op"),
+        "OP",
         &["The CSWAP operation to use (default: EQ)"],
-    ),
-    spec(
+    )
+    .left("-C, --cswap-op"),
+    Row::valued(
         Opt::AtomicType,
         Some('T'),
         "atomic-type",
-        true,
-        Some("-T, --atomic-type"),
+        "TYPE",
         &["The atomic type to use (default: UINT64)"],
-    ),
-    spec(
-        Opt::Fetching,
-        None,
-        "fetching",
-        false,
-        Some("    --fetching"),
-        &["Use fetching AMOs"],
-    ),
-    spec(
+    )
+    .left("-T, --atomic-type"),
+    Row::flag(Opt::Fetching, None, "fetching", &["Use fetching AMOs"]),
+    Row::flag(
         Opt::Matching,
         None,
         "matching",
-        false,
-        Some("    --matching"),
         &["Use matching list entries at the target"],
     ),
-    spec(
+    Row::valued(
         Opt::ListSizeAmo,
         Some('l'),
         "list-size",
-        true,
-        Some("-l, --list-size=SIZE"),
+        "SIZE",
         &[
             "Number of writes per iteration, all pushed to the",
             "initiator CQ prior to initiating xfer (default: 4096)",
         ],
     ),
-    spec(
-        Opt::NoHrpAmo,
-        None,
-        "no-hrp",
-        false,
-        Some("    --no-hrp"),
-        &["Do not use High Rate Puts"],
-    ),
-    spec(
+    Row::flag(Opt::NoHrpAmo, None, "no-hrp", &["Do not use High Rate Puts"]),
+    Row::flag(
         Opt::ReportAllAmo,
         None,
         "report-all",
-        false,
-        Some("    --report-all"),
         &["Report all latency measurements individually"],
     ),
-    spec(
+    Row::valued(
         Opt::DeviceLoop,
         Some('d'),
         "device",
-        true,
-        Some("-d, --device=DEV"),
+        "DEV",
         &[
             "Device (libfabric domain) name, e.g. cxi0, mlx5_0, lo",
             "(default: the provider's first domain)",
         ],
     ),
-    spec(
+    Row::valued(
         Opt::LoopIters,
         Some('i'),
         "iters",
-        true,
-        Some("-i, --iters=ITERS"),
+        "ITERS",
         &[
             "Number of iterations to run if duration not",
             "specified (default: {iters})",
         ],
     ),
-    spec(
+    Row::valued(
         Opt::NumXfers,
         Some('n'),
         "num-xfers",
-        true,
-        Some("-n, --num-xfers=XFERS"),
+        "XFERS",
         &[
             "Number of transfers per iteration, all pushed to",
             "the Tx CQ prior to initiating xfer (default: 8192)",
         ],
     ),
-    spec(
+    Row::valued(
         Opt::LoopSize,
         Some('s'),
         "size",
-        true,
-        Some("-s, --size=SIZE"),
+        "SIZE",
         &[
             "Transfer Size in Bytes (default: {size})",
             "The maximum size is 4294967295 bytes",
         ],
     ),
-    spec(
+    Row::valued(
         Opt::GpuTypeLoop,
         Some('g'),
         "gpu-type",
-        true,
-        Some("-g, --gpu-type=TYPE"),
+        "TYPE",
         &[
             "GPU type (AMD or NVIDIA or INTEL). Default type determined by",
             "discovered GPU files on system.",
         ],
     ),
-    spec(
+    Row::valued(
         Opt::UseHpLoop,
         None,
         "use-hp",
-        true,
-        Some("--use-hp=SIZE"),
+        "SIZE",
         &[
             "Attempt to use huge pages when allocating",
             "Size may be \"2M\" or \"1G\"",
             "system memory",
         ],
-    ),
-    spec(
+    )
+    .left("--use-hp=SIZE"),
+    Row::valued(
         Opt::MinBwGbit,
         None,
         "min-bw",
-        true,
-        Some("    --min-bw=GBIT/S"),
+        "GBIT/S",
         &["Fail (exit 3) if the bandwidth is below GBIT/S (Gb/s)"],
     ),
-    spec(
+    Row::flag(
         Opt::Verify,
         None,
         "verify",
-        false,
-        Some("    --verify"),
         &[
             "Stamp each size's source with its own pattern and check",
             "the target after the size (on by default for GPU buffers)",
         ],
     ),
-    spec(
+    Row::flag(
         Opt::NoVerify,
         None,
         "no-verify",
-        false,
-        Some("    --no-verify"),
         &["Do not check the target, even for GPU buffers"],
     ),
 ];
@@ -674,8 +530,12 @@ impl Raw {
     }
 
     /// Run options given to a server (which the client overrides).
-    pub fn given(&self, names: &[(Opt, &'static str)]) -> Vec<&'static str> {
-        names.iter().filter(|(o, _)| self.has(*o)).map(|(_, n)| *n).collect()
+    pub fn given(&self, names: &[(Opt, String)]) -> Vec<String> {
+        names
+            .iter()
+            .filter(|(o, _)| self.has(*o))
+            .map(|(_, n)| n.clone())
+            .collect()
     }
 }
 
@@ -686,7 +546,7 @@ pub struct OptionDoc {
     pub long: &'static str,
     pub takes_arg: bool,
     /// The usage text's left column, e.g. "-s, --size=MIN[:MAX]".
-    pub left: &'static str,
+    pub left: String,
     /// Help lines, filled in for the tool.
     pub help: Vec<String>,
     /// One of fabdiag's additions (not an original option).
@@ -718,23 +578,23 @@ pub struct Layout {
 }
 
 impl Layout {
-    fn specs(&self) -> impl Iterator<Item = &'static Spec> + '_ {
-        self.opts
-            .iter()
-            .chain(self.extensions)
-            .filter_map(|id| SPECS.iter().find(|s| s.def.id == *id))
+    fn rows(ids: &[Opt]) -> impl Iterator<Item = &'static Row<Opt>> + '_ {
+        ids.iter().filter_map(|id| SPECS.iter().find(|s| s.id == *id))
+    }
+
+    fn style(&self) -> Style {
+        Style::Getopt { width: self.width }
     }
 
     /// `run`, each option with the name its usage line gives it ("-s",
     /// "--no-idc"), as a server's warning names them.
-    pub(crate) fn run_options(&self) -> Vec<(Opt, &'static str)> {
-        self.run
-            .iter()
-            .filter_map(|id| SPECS.iter().find(|s| s.def.id == *id))
+    pub(crate) fn run_options(&self) -> Vec<(Opt, String)> {
+        Self::rows(self.run)
             .filter_map(|s| {
-                let left = s.left?.trim_start();
+                let column = s.column(self.style())?;
+                let left = column.trim_start();
                 let end = left.find([',', '=']).unwrap_or(left.len());
-                Some((s.def.id, &left[..end]))
+                Some((s.id, left[..end].to_string()))
             })
             .collect()
     }
@@ -751,12 +611,12 @@ impl Layout {
         let sections = [(false, self.opts), (true, self.extensions)];
         let mut out = Vec::new();
         for (fabdiag, ids) in sections {
-            for s in ids.iter().filter_map(|id| SPECS.iter().find(|s| s.def.id == *id)) {
-                let Some(left) = s.left else { continue };
+            for s in Self::rows(ids) {
+                let Some(left) = s.column(self.style()) else { continue };
                 out.push(OptionDoc {
-                    short: s.def.short,
-                    long: s.def.long,
-                    takes_arg: s.def.takes_arg,
+                    short: s.short,
+                    long: s.long,
+                    takes_arg: s.takes_arg(),
                     left,
                     help: s.help.iter().map(|l| self.fill(l)).collect(),
                     fabdiag,
@@ -779,33 +639,28 @@ impl Layout {
             o.push_str(&format!("  {prog} ADDR [OPTIONS]\n"));
             o.push_str(&format!("{:w$}Connect to server with address ADDR\n", ""));
         }
-        let docs = self.documented();
-        for (title, fabdiag) in [("Options:", false), ("fabdiag options:", true)] {
+        let fill = |l: &str| self.fill(l);
+        for (title, ids, fabdiag) in [
+            ("Options:", self.opts, false),
+            ("fabdiag options:", self.extensions, true),
+        ] {
             if fabdiag {
                 o.push_str(self.trailer);
             }
+            let rows: Vec<Row<Opt>> = Self::rows(ids).copied().collect();
             o.push_str(&format!("\n{title}\n"));
-            for d in docs.iter().filter(|d| d.fabdiag == fabdiag) {
-                let left = format!("  {}", d.left);
-                let mut lines = d.help.iter();
-                if left.len() >= w {
-                    // too long for the column: on a line of its own
-                    o.push_str(&format!("{left}\n"));
-                } else if let Some(first) = lines.next() {
-                    o.push_str(&format!("{left:w$}{first}\n"));
-                }
-                for l in lines {
-                    o.push_str(&format!("{:w$}{l}\n", ""));
-                }
-            }
+            o.push_str(&row::help_block(&rows, self.style(), &fill));
         }
         o
     }
 
     pub fn parse(&self, args: &[String]) -> Result<Raw, String> {
-        let defs: Vec<OptDef<Opt>> = self.specs().map(|s| s.def).collect();
+        let rows: Vec<Row<Opt>> = Self::rows(self.opts)
+            .chain(Self::rows(self.extensions))
+            .copied()
+            .collect();
         let mut raw = Raw::default();
-        for p in getopt::parse(&defs, args)? {
+        for p in getopt::parse(&rows, args)? {
             match p {
                 Parsed::Opt(id, v) => raw.values.push((id.meaning(), v)),
                 Parsed::Operand(s) => raw.operands.push(s),

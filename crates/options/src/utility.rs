@@ -4,9 +4,10 @@
 //! naming it, with the same getopt rules as the tools (so `--` lets a
 //! directory named `-h` through). Nothing here prints, probes or writes.
 
-use crate::completions::Shell;
-use crate::getopt::{self, OptDef, Parsed};
+use crate::getopt::{self, Parsed};
 use crate::resolve::{Action, OptionError};
+use crate::row::{self, Row, Style};
+use clap_complete::Shell;
 use fabdiag_model::Provider;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,19 +18,39 @@ enum UtilityOpt {
     Help,
 }
 
-const fn def(id: UtilityOpt, short: Option<char>, long: &'static str, takes_arg: bool) -> OptDef<UtilityOpt> {
-    OptDef {
-        id,
-        short,
-        long,
-        takes_arg,
-    }
-}
+const STYLE: Style = Style::Getopt { width: 25 };
 
-const HELP: OptDef<UtilityOpt> = def(UtilityOpt::Help, Some('h'), "help", false);
-const JSON: OptDef<UtilityOpt> = def(UtilityOpt::Json, None, "json", false);
-const PROVIDER: OptDef<UtilityOpt> = def(UtilityOpt::Provider, Some('P'), "provider", true);
-const WATCH: OptDef<UtilityOpt> = def(UtilityOpt::Watch, None, "watch", true);
+const HELP: Row<UtilityOpt> = Row::flag(UtilityOpt::Help, Some('h'), "help", &["Print this help text and exit"]);
+
+const ATOMIC_SUPPORT: &[Row<UtilityOpt>] = &[
+    Row::valued(
+        UtilityOpt::Provider,
+        Some('P'),
+        "provider",
+        "PROV",
+        &["Only this provider"],
+    ),
+    Row::flag(UtilityOpt::Json, None, "json", &["The cells as JSON instead of tables"]).brief("JSON instead of tables"),
+    HELP,
+];
+
+const DOCTOR: &[Row<UtilityOpt>] = &[
+    Row::flag(UtilityOpt::Json, None, "json", &["JSON instead of text"]),
+    Row::valued(
+        UtilityOpt::Watch,
+        None,
+        "watch",
+        "SECONDS",
+        &[
+            "Also read the NIC counters again SECONDS later (1 to",
+            "3600) and show each that rose, with its rate",
+        ],
+    )
+    .brief("Read the NIC counters again SECONDS later"),
+    HELP,
+];
+
+const ONLY_HELP: &[Row<UtilityOpt>] = &[HELP];
 
 /// The longest `doctor --watch`: an hour.
 pub const MAX_WATCH_S: u64 = 3600;
@@ -45,6 +66,25 @@ pub enum Utility {
 }
 
 use Utility::*;
+
+fn rows_of(command: Utility) -> &'static [Row<UtilityOpt>] {
+    match command {
+        AtomicSupport => ATOMIC_SUPPORT,
+        Doctor => DOCTOR,
+        Providers | Completions | Manpages => ONLY_HELP,
+    }
+}
+
+/// A utility command's options but `-h`: what its shell completion
+/// offers beside the shells' own help.
+pub fn completion_options(command: Utility) -> Vec<row::Completion> {
+    let rows: Vec<Row<UtilityOpt>> = rows_of(command)
+        .iter()
+        .filter(|r| r.id != UtilityOpt::Help)
+        .copied()
+        .collect();
+    row::completions(&rows, &row::as_is)
+}
 
 /// The usage line of each utility command, as the errors quote it.
 fn synopsis(command: Utility) -> &'static str {
@@ -68,23 +108,12 @@ offers RMA writes, reads and messages (as the pair tools need them).
         AtomicSupport => {
             "Which atomic operation, datatype and form each provider supports
 (fi_atomicvalid, fi_fetch_atomicvalid, fi_compare_atomicvalid).
-
-Options:
-  -P, --provider=PROV    Only this provider
-      --json             The cells as JSON instead of tables
-  -h, --help             Print this help text and exit
 "
         }
         Doctor => {
             "What this node has for fabdiag (libfabric, providers, GPUs, huge pages,
 clocks, each NIC's counters not at zero) and which tools can run on it;
 exits 4 when none can.
-
-Options:
-      --json             JSON instead of text
-      --watch=SECONDS    Also read the NIC counters again SECONDS later (1 to
-                         3600) and show each that rose, with its rate
-  -h, --help             Print this help text and exit
 "
         }
         Completions => {
@@ -98,16 +127,17 @@ original tool name) into DIR, creating it if needed.
 "
         }
     };
-    format!("Usage:\n  {}\n\n{what}", synopsis(command))
+    let mut text = format!("Usage:\n  {}\n\n{what}", synopsis(command));
+    if rows_of(command).len() > 1 {
+        text.push_str("\nOptions:\n");
+        text.push_str(&row::help_block(rows_of(command), STYLE, &row::as_is));
+    }
+    text
 }
 
-fn parse(
-    command: Utility,
-    defs: &[OptDef<UtilityOpt>],
-    args: &[String],
-) -> Result<Vec<Parsed<UtilityOpt>>, OptionError> {
+fn parse(command: Utility, args: &[String]) -> Result<Vec<Parsed<UtilityOpt>>, OptionError> {
     let tail = format!("(usage: {})", synopsis(command));
-    let parsed = getopt::parse(defs, args).map_err(|m| OptionError::Invalid(format!("{m} {tail}")))?;
+    let parsed = getopt::parse(rows_of(command), args).map_err(|m| OptionError::Invalid(format!("{m} {tail}")))?;
     Ok(parsed)
 }
 
@@ -118,7 +148,7 @@ fn unexpected(command: Utility, what: &str) -> OptionError {
 /// A command whose only option is `-h`: its operands, or None for `-h`.
 fn operands(command: Utility, args: &[String]) -> Result<Option<Vec<String>>, OptionError> {
     let mut out = Vec::new();
-    for p in parse(command, &[HELP], args)? {
+    for p in parse(command, args)? {
         match p {
             Parsed::Opt(UtilityOpt::Help, _) => return Ok(None),
             Parsed::Opt(..) => {}
@@ -140,7 +170,7 @@ pub fn providers(args: &[String]) -> Result<Action<()>, OptionError> {
 /// `fabdiag atomic-support [-P PROV] [--json]`: the provider and JSON flag.
 pub fn atomic_support(args: &[String]) -> Result<Action<(Option<Provider>, bool)>, OptionError> {
     let (mut provider, mut json) = (None, false);
-    for p in parse(AtomicSupport, &[PROVIDER, JSON, HELP], args)? {
+    for p in parse(AtomicSupport, args)? {
         match p {
             Parsed::Opt(UtilityOpt::Help, _) => return Ok(Action::Help),
             Parsed::Opt(UtilityOpt::Provider, v) => {
@@ -163,7 +193,7 @@ pub fn atomic_support(args: &[String]) -> Result<Action<(Option<Provider>, bool)
 /// for, and how long to watch the NIC counters (None: one reading).
 pub fn doctor(args: &[String]) -> Result<Action<(bool, Option<u64>)>, OptionError> {
     let (mut json, mut watch) = (false, None);
-    for p in parse(Doctor, &[JSON, WATCH, HELP], args)? {
+    for p in parse(Doctor, args)? {
         match p {
             Parsed::Opt(UtilityOpt::Help, _) => return Ok(Action::Help),
             Parsed::Opt(UtilityOpt::Json, _) => json = true,

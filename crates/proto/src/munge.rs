@@ -108,7 +108,7 @@ pub fn well_formed(c: &str) -> bool {
 /// Runs a munge tool: its exit status, output and error output.
 fn run(program: &str, args: &[&str], input: Option<Vec<u8>>) -> Result<(i32, String, String), MungeError> {
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    let done = fabdiag_child::finish(program, &args, input, LIMIT).map_err(MungeError::NoTool)?;
+    let done = fabdiag_timebox::finish(program, &args, input, LIMIT).map_err(MungeError::NoTool)?;
     // killed by a signal: no libmunge number
     let code = done.status.and_then(|s| s.code()).unwrap_or(-1);
     Ok((code, done.stdout, done.stderr))

@@ -3,6 +3,7 @@
 
 use crate::counters_text::class_words;
 use fabdiag_model::counters::Class;
+use fabdiag_model::probe::ProviderCaps;
 use fabdiag_model::units::thousands;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -121,19 +122,6 @@ pub struct Libfabric {
     /// (FI_PROVIDER hides providers, FI_HMEM turns interfaces off, ...) and
     /// `FABDIAG_LIBFABRIC` (which library is loaded).
     pub environment: BTreeMap<String, String>,
-}
-
-/// One provider, with its domains and what it can do here.
-#[derive(Clone, Debug, Serialize)]
-pub struct ProviderCaps {
-    pub provider: String,
-    pub domains: Vec<String>,
-    pub rma_write: bool,
-    pub rma_read: bool,
-    pub msg: bool,
-    pub atomic: bool,
-    /// Device (GPU) memory through FI_HMEM.
-    pub hmem: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]

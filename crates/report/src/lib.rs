@@ -5,7 +5,7 @@
 //! and `text` picks among them by family; `counters_text` the NIC counter
 //! block `--counters` adds; `json` defines fabdiag's JSON documents,
 //! `metrics` a run's Prometheus metrics (made from its document) and
-//! `threshold` the pass/fail verdicts; `traffic` renders host-traffic's
+//! `threshold` the pass/fail verdicts; `host_traffic` renders host-traffic's
 //! lines and JSON, `doctor` and `support` what those commands print. Nothing here measures, prints or touches the network.
 
 pub mod amo_text;
@@ -13,6 +13,7 @@ mod banner;
 pub mod bw_text;
 pub mod counters_text;
 pub mod doctor;
+pub mod host_traffic;
 pub mod json;
 pub mod lat_text;
 pub mod legacy;
@@ -20,4 +21,3 @@ pub mod metrics;
 pub mod support;
 pub mod text;
 pub mod threshold;
-pub mod traffic;

@@ -4,18 +4,7 @@
 
 use fabdiag_engine::amo::{AmoOp, OPS, TYPES};
 use fabdiag_model::catalog::Tool;
-use serde::Serialize;
-
-/// One provider/domain and which of the bandwidth tools' operations it has.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ProviderRow {
-    pub provider: String,
-    pub domain: String,
-    pub fabric: String,
-    pub rma_write: bool,
-    pub rma_read: bool,
-    pub msg: bool,
-}
+use fabdiag_model::probe::{AmoSupport, ProviderRow};
 
 pub fn providers_text(rows: &[ProviderRow]) -> String {
     let yn = |b: bool| if b { "yes" } else { "-" };
@@ -32,29 +21,6 @@ pub fn providers_text(rows: &[ProviderRow]) -> String {
         ));
     }
     text
-}
-
-/// One cell of the atomic support matrix.
-#[derive(Clone, Debug, Serialize)]
-pub struct AmoSupport {
-    pub provider: String,
-    pub op: &'static str,
-    pub cswap_op: Option<&'static str>,
-    pub atomic_type: &'static str,
-    pub fetching: bool,
-    pub libfabric_op: &'static str,
-    pub libfabric_call: &'static str,
-    /// Allowed by the originals' op/type rules.
-    pub allowed: bool,
-    pub supported: bool,
-    /// Supported, but refused: a provider defect would crash the process.
-    pub defect: Option<&'static str>,
-}
-
-impl AmoSupport {
-    pub fn usable(&self) -> bool {
-        self.supported && self.defect.is_none()
-    }
 }
 
 /// One table per provider: N non-fetching, F fetching, NF both, - none,

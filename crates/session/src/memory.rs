@@ -8,7 +8,7 @@
 //! backend holds a buffer. Never prints, never decides what a value
 //! should be.
 
-use crate::driver::DataPath;
+use crate::driver::data_path::DataPath;
 use crate::env::{GpuUse, HostAsGpu};
 use fabdiag_engine::amo::{AmoType, Operands, Val};
 use fabdiag_fabric::{free_hugepages, page_size, FabricError, HostBuffer, Memory, RegionId};

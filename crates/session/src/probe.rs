@@ -6,8 +6,7 @@
 use crate::family::atomic_spec;
 use fabdiag_engine::amo::{libfabric_op, validate, AmoOp, CSWAP_OPS, OPS, TYPES};
 use fabdiag_fabric::{discover, Capability, Endpoint, FabricError, HostBuffer, Memory, Query};
-use fabdiag_report::doctor::ProviderCaps;
-use fabdiag_report::support::{AmoSupport, ProviderRow};
+use fabdiag_model::probe::{AmoSupport, ProviderCaps, ProviderRow};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every provider/domain with RMA write, RMA read or messaging.

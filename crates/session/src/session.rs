@@ -393,7 +393,7 @@ fn start() -> Progress {
 
 /// The client after the hello: opens its endpoint, sends the spec, runs.
 pub(crate) fn client_run(
-    mut spec: TestSpec,
+    spec: TestSpec,
     fam: &dyn FamilyRun,
     clock: LatClock,
     env: &Env,
@@ -412,11 +412,10 @@ pub(crate) fn client_run(
         if env.same_process {
             same_process_check(&spec, &*port)?;
         }
-        spec.provider = port.provider().into();
         link.send(
             Phase::Config,
             &Message::Config {
-                params: spec.to_wire()?,
+                params: spec.to_wire_opened(port.provider())?,
             },
         )?;
         Side::new(Role::Client, fam, &clock, env, link, sink).run(&mut *port, &mut p)

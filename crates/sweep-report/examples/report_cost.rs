@@ -10,10 +10,11 @@
 //!
 //! cargo run --release -p fabdiag-sweep-report --example report_cost -- 4000
 
+use fabdiag_sweep_judge::analysis::{Better, Rules};
+use fabdiag_sweep_judge::baseline::{self, Baseline};
+use fabdiag_sweep_judge::{Inputs, Limits, Metric};
 use fabdiag_sweep_plan::{Coordinated, Node, NodeStatus, Pair, PairRecord};
-use fabdiag_sweep_report::analysis::{Better, Rules};
-use fabdiag_sweep_report::baseline::{self, Baseline};
-use fabdiag_sweep_report::{html, picture, Inputs, Limits, Metric};
+use fabdiag_sweep_report::{html, picture};
 use std::time::{Instant, SystemTime};
 
 fn sweep(n: usize) -> Coordinated {
@@ -76,7 +77,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let time = |what: &str, t: Instant| println!("  {what:<22} {:>7.2} s", t.elapsed().as_secs_f64());
     let t = Instant::now();
-    let doc = fabdiag_sweep_report::build(Inputs {
+    let doc = fabdiag_sweep_judge::build(Inputs {
         sweep: s,
         metric: Metric {
             name: "bandwidth".into(),

@@ -5,12 +5,12 @@
 //! a finished `SweepDoc` and its pictures; everything that came from a
 //! rank (host names, error text) is escaped.
 
-use crate::analysis::NodeRule;
-use crate::doc::{Comparison, ErrorRates};
-use crate::doc::{RetestVerdict, SweepDoc};
 use crate::phrases::{self, count};
 use crate::picture::Pictures;
 use base64::Engine;
+use fabdiag_sweep_judge::analysis::NodeRule;
+use fabdiag_sweep_judge::doc::{Comparison, ErrorRates};
+use fabdiag_sweep_judge::doc::{RetestVerdict, SweepDoc};
 use fabdiag_sweep_plan::NodeStatus;
 use std::fmt::Write;
 
@@ -571,7 +571,7 @@ fn error_rates_section(o: &mut String, e: &ErrorRates, who: &dyn Fn(usize) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{doc_with, inputs, sweep_with};
+    use fabdiag_sweep_judge::fixtures::{doc_with, inputs, sweep_with};
 
     #[test]
     fn escapes_what_a_rank_sent() {
@@ -604,8 +604,8 @@ mod tests {
         let lost = page(&doc_with(4, &[], &[], &[2]), &Pictures::default());
         assert!(lost.contains("<p>hosts to look at: host&lt;2&gt;</p>"), "{lost}");
         // a threshold: what it was and who missed it
-        let d = crate::build::build(crate::build::Inputs {
-            limits: crate::doc::Limits {
+        let d = fabdiag_sweep_judge::build::build(fabdiag_sweep_judge::build::Inputs {
+            limits: fabdiag_sweep_judge::doc::Limits {
                 min_bw_mb_s: Some(95.0),
                 max_lat_us: None,
             },

@@ -7,11 +7,11 @@
 //! time series'. Pure: whether it passed (the binary's exit status) is
 //! handed in.
 
-use crate::analysis::Better;
-use crate::doc::SweepDoc;
 use crate::phrases::Names;
 use fabdiag_exposition::catalogue as m;
 use fabdiag_exposition::{Exposition, ExpositionError};
+use fabdiag_sweep_judge::analysis::Better;
+use fabdiag_sweep_judge::doc::SweepDoc;
 
 /// The exposition of `doc` for the file named `file`; `passed`: its
 /// verdict was a pass and every result was recorded.
@@ -76,7 +76,7 @@ pub fn sweep(doc: &SweepDoc, passed: bool, file: &str) -> Result<String, Exposit
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{ci_run, doc_with};
+    use fabdiag_sweep_judge::fixtures::{ci_run, doc_with};
 
     fn sample(text: &str, series: &str) -> f64 {
         let line = text

@@ -424,10 +424,10 @@ mod tests {
             fraction: 0.75,
             expect: None,
             bidirectional: false,
-            victim: Some(crate::doc::Metric {
+            victim: Some(fabdiag_sweep_judge::doc::Metric {
                 name: "latency".into(),
                 unit: "us".into(),
-                better: crate::analysis::Better::Lower,
+                better: fabdiag_sweep_judge::analysis::Better::Lower,
                 test: "write-lat 8 B".into(),
             }),
             options: Default::default(),

@@ -3,11 +3,11 @@
 //! re-test's verdict, a fraction, a threshold, a baseline's line, the
 //! hosts to look at. Pure functions of the document; no layout.
 
-use crate::analysis::Analysis;
-use crate::blame::{suspect, NodeCounters};
-use crate::doc::{AbsentNode, Comparison, ErrorRateChange, ErrorRates, LinkChange, NodeChange};
-use crate::doc::{Retest, RetestVerdict, SweepDoc, Verdict};
 use fabdiag_model::units::thousands;
+use fabdiag_sweep_judge::analysis::Analysis;
+use fabdiag_sweep_judge::blame::{suspect, NodeCounters};
+use fabdiag_sweep_judge::doc::{AbsentNode, Comparison, ErrorRateChange, ErrorRates, LinkChange, NodeChange};
+use fabdiag_sweep_judge::doc::{Retest, RetestVerdict, SweepDoc, Verdict};
 use fabdiag_sweep_plan::{Node, NodeStatus};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -120,7 +120,7 @@ pub(crate) fn rules(an: &Analysis) -> String {
          a node is slow when over {nodes} of its pairs are, or when it has {} pairs or more, over {nodes} of them \
          below {fraction} of the {reference} and their median more than {} MADs out as a median",
         r.z,
-        crate::analysis::MEDIAN_RULE_MIN_PAIRS,
+        fabdiag_sweep_judge::analysis::MEDIAN_RULE_MIN_PAIRS,
         r.median_z(),
         fraction = r.fraction,
         reference = r.reference.name(),
@@ -317,7 +317,7 @@ pub(crate) fn error_rates_line(e: &ErrorRates) -> String {
         None => format!(
             "NIC error rates, per pair test: {} compared; a port's own counter is said when its rate at least doubles or first appears, a path counter (retransmissions, congestion, TCP) when it changes fourfold and reaches {} per test",
             count(e.compared_nodes, "node"),
-            crate::blame::PATH_FLOOR
+            fabdiag_sweep_judge::blame::PATH_FLOOR
         ),
     }
 }
@@ -437,6 +437,41 @@ pub(crate) fn scattered_line(doc: &SweepDoc) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The counters' line of each rank `fixtures::counters_sweep` names:
+    /// what rose, in how many of its tests, and what that points at.
+    #[test]
+    fn a_named_rank_s_line_says_what_rose_and_what_it_points_at() {
+        use fabdiag_sweep_judge::fixtures::{counters_sweep, doc_of};
+        let doc = doc_of(&counters_sweep());
+        let b = &doc.counters;
+        let two = &b.named[0];
+        let name = |r: usize| format!("rank{r}");
+        let line = counters_line(two, &name);
+        assert!(
+            line.starts_with(
+                "rank2: eth0 carrier_changes +4 during 2 of its 5 pair tests; a slow node, its pairs at 0."
+            ),
+            "{line}"
+        );
+        assert!(line.ends_with(": eth0's link went down or retrained"), "{line}");
+        let three = counters_line(&b.named[2], &name);
+        assert!(
+            three.contains(
+                "; 1 of its pair tests failed, the others ran at 1.00 of the median: packets were dropped at eth0"
+            ),
+            "{three}"
+        );
+        let four = counters_line(&b.named[1], &name);
+        assert!(
+            four.starts_with("rank4: tcp RetransSegs +500 during 5 of its 5 pair tests;"),
+            "{four}"
+        );
+        assert!(
+            four.ends_with("(packets were lost on its path (TCP resent them))"),
+            "{four}"
+        );
+    }
 
     #[test]
     fn fractions_keep_two_significant_digits_when_small() {

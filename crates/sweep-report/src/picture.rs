@@ -9,10 +9,10 @@
 //! Text is drawn with DejaVu Sans embedded in the binary (the `dejavu`
 //! crate), so a picture looks the same on a node with no fonts installed.
 
-use crate::analysis::Better;
-use crate::baseline::Baseline;
-use crate::doc::SweepDoc;
-use crate::error::ReportError;
+use fabdiag_sweep_judge::analysis::Better;
+use fabdiag_sweep_judge::baseline::Baseline;
+use fabdiag_sweep_judge::doc::SweepDoc;
+use fabdiag_sweep_judge::ReportError;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -296,7 +296,7 @@ fn change_cells_at(doc: &SweepDoc, base: &Baseline, max_cells: usize) -> ChangeC
     let side = layout.side();
     let mut cells = vec![vec![None; side]; side];
     let names = doc.nodes.iter().map(|s| (&s.node.host, &s.node.device, &s.node.gpu));
-    let matched = crate::baseline::Matched::new(base, names, doc.metric.better);
+    let matched = fabdiag_sweep_judge::baseline::Matched::new(base, names, doc.metric.better);
     for (a, b, f) in matched.fractions(&doc.matrix) {
         put_pair(&mut cells, layout.cell(a), layout.cell(b), f, f64::min);
     }
@@ -702,7 +702,7 @@ pub fn histogram_png(doc: &SweepDoc) -> Result<Vec<u8>, ReportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::doc_with;
+    use fabdiag_sweep_judge::fixtures::doc_with;
 
     fn decode(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
         let dec = png::Decoder::new(std::io::Cursor::new(bytes));
@@ -827,7 +827,7 @@ mod tests {
 
     #[test]
     fn the_change_cells_hold_each_pair_against_itself_and_a_block_its_worst() {
-        use crate::fixtures::{build_with, sweep_with};
+        use fabdiag_sweep_judge::fixtures::{build_with, sweep_with};
         // host order shifted by one between the sweeps: the cells follow
         // the names; pair 2-5 at half its figure, host 7 new
         let on = |values: &[((usize, usize), f64)], host: &dyn Fn(usize) -> String| {
@@ -837,7 +837,7 @@ mod tests {
             }
             build_with(s, None)
         };
-        let base = crate::baseline::tests::baseline_of(&on(&[], &|r| format!("node{}", (r + 1) % 8)));
+        let base = fabdiag_sweep_judge::fixtures::baseline_of(&on(&[], &|r| format!("node{}", (r + 1) % 8)));
         let mut now = on(&[((2, 5), 50.0)], &|r| {
             if r == 7 {
                 "spare".into()
@@ -873,9 +873,12 @@ mod tests {
     fn the_change_picture_shows_each_pair_against_its_baseline() {
         // the baseline: every pair at 100; now rank 2's pairs at 40 and
         // rank 5 missing (its pairs not measured in both)
-        let base = crate::baseline::tests::baseline_of(&doc_with(6, &[], &[], &[]));
+        let base = fabdiag_sweep_judge::fixtures::baseline_of(&doc_with(6, &[], &[], &[]));
         let slow: Vec<((usize, usize), f64)> = [0, 1, 3, 4].iter().map(|&r| ((r.min(2), r.max(2)), 40.0)).collect();
-        let doc = crate::fixtures::build_with(crate::fixtures::sweep_with(6, &slow, &[], &[5]), Some((&base, 0.8)));
+        let doc = fabdiag_sweep_judge::fixtures::build_with(
+            fabdiag_sweep_judge::fixtures::sweep_with(6, &slow, &[], &[5]),
+            Some((&base, 0.8)),
+        );
         assert_eq!(
             doc.baseline
                 .as_ref()
@@ -899,10 +902,10 @@ mod tests {
         assert!(draw(&doc, None).expect("pictures").change.is_none());
         // on 2 rails, pairs of different rails were never paired: the
         // heatmap's pale "other rail", not "not in both sweeps"
-        let mut s = crate::fixtures::sweep_with(6, &[], &[], &[]);
+        let mut s = fabdiag_sweep_judge::fixtures::sweep_with(6, &[], &[], &[]);
         s.pairs.retain(|p| p.a % 2 == p.b % 2);
         s.rails = 2;
-        let doc = crate::fixtures::build_with(s, Some((&base, 0.8)));
+        let doc = fabdiag_sweep_judge::fixtures::build_with(s, Some((&base, 0.8)));
         let change = change_cells(&doc, &base);
         // (rail 0's ranks 0, 2, 4 first: places 0 and 1 are ranks 0 and 2,
         // place 3 is rank 1)

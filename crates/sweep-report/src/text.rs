@@ -3,10 +3,10 @@
 //! page with "... and N more". One function per section; the sentences
 //! are `phrases`'. Pure: builds a string, prints nothing.
 
-use crate::analysis::{Better, NodeRule};
-use crate::doc::{Comparison, ErrorRateChange, ErrorRates};
-use crate::doc::{RetestVerdict, SweepDoc};
 use crate::phrases::*;
+use fabdiag_sweep_judge::analysis::{Better, NodeRule};
+use fabdiag_sweep_judge::doc::{Comparison, ErrorRateChange, ErrorRates};
+use fabdiag_sweep_judge::doc::{RetestVerdict, SweepDoc};
 use fabdiag_sweep_plan::{NodeStatus, PairRecord};
 use std::fmt::Write;
 
@@ -392,7 +392,89 @@ fn node_medians(o: &mut String, doc: &SweepDoc, names: &Names) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::*;
+
+    /// Against a baseline where node1 flapped, now node2 does and node1
+    /// no longer: both said, node by node, in the text and on the page.
+    #[test]
+    fn nic_error_rates_against_a_baseline_are_said_in_the_text_and_on_the_page() {
+        use fabdiag_sweep_judge::fixtures::{baseline_of, build_with, flapping_on, now_sweep, section_of};
+        let base = baseline_of(&flapping_on(1, 0));
+        let now = flapping_on(0, 2);
+        let doc = build_with(now_sweep(&now), Some((&base, 0.8)));
+        let text = text(&doc);
+        assert_eq!(
+            section_of(&text, "NIC error rates risen since the baseline:"),
+            ["  rank 2 (node2): eth0 carrier_changes 2.00 per pair test against 0 in the baseline; rank 1 there"],
+            "{text}"
+        );
+        assert_eq!(
+            section_of(&text, "NIC error rates fallen since the baseline:"),
+            ["  rank 1 (node1): eth0 carrier_changes 0 per pair test against 2.00 in the baseline; rank 0 there"]
+        );
+        assert!(
+            text.contains("NIC error rates, per pair test: 4 nodes compared;"),
+            "{text}"
+        );
+        let page = crate::html::page(&doc, &crate::picture::Pictures::default());
+        assert!(
+            page.contains("<li>rank 2 (node2): eth0 carrier_changes 2.00 per pair test against 0"),
+            "{page}"
+        );
+    }
+
+    /// Every pair at half its baseline figure but one at a fifth: the
+    /// fabric's change said once, the pair worse than that named.
+    #[test]
+    fn a_fabric_slower_as_a_whole_is_said_once_and_the_pair_worse_than_that_named() {
+        use fabdiag_sweep_judge::fixtures::{baseline_of, build_with, doc_with, sweep_with};
+        let base = baseline_of(&doc_with(8, &[], &[], &[]));
+        let mut values: Vec<((usize, usize), f64)> = Vec::new();
+        for a in 0..8 {
+            for b in a + 1..8 {
+                values.push(((a, b), if (a, b) == (1, 4) { 20.0 } else { 50.0 }));
+            }
+        }
+        let t = text(&build_with(sweep_with(8, &values, &[], &[]), Some((&base, 0.8))));
+        assert!(t.contains("the fabric as a whole is at 0.50 of its baseline"), "{t}");
+        assert!(
+            t.contains(
+                "a pair has regressed below 0.40 of its baseline figure (0.8 times their median, under 1), a node"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("rank 1 (host<1>) <-> rank 4 (host<4>): 20.00 MB/s against 100.00 in the baseline (0.20)"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn the_text_lists_the_first_twenty_links_and_the_nodes_swapped() {
+        use fabdiag_sweep_judge::fixtures::{baseline_of, build_with, section_of, sweep_on, sweep_with};
+        // every pair of nodes 0-9 at twice its figure now: 45 regressed
+        // links between 18 nodes, none of them most of a node's pairs
+        let mut was = Vec::new();
+        for a in 0..10 {
+            for b in a + 1..10 {
+                was.push(((a, b), 200.0));
+            }
+        }
+        let base = baseline_of(&sweep_on(30, &was, |r| format!("node{r}")));
+        let now = sweep_on(30, &[], |r| if r == 29 { "spare".into() } else { format!("node{r}") });
+        let mut s = sweep_with(30, &[], &[], &[]);
+        s.nodes = now.nodes.iter().map(|x| x.node.clone()).collect();
+        let t = text(&build_with(s, Some((&base, 0.8))));
+        let links = section_of(&t, "regressed links:");
+        assert_eq!(links.len(), 21, "{t}");
+        assert_eq!(links[20], "  ... and 25 more (sweep.json has every one)");
+        assert!(t.contains("regressed nodes: none\n"), "{t}");
+        assert!(t.contains("\nnot in the baseline: rank 29 (spare)\n"), "{t}");
+        assert!(
+            t.contains("\nin the baseline, not in this sweep: node29 (rank 29 in the baseline)\n"),
+            "{t}"
+        );
+    }
+    use fabdiag_sweep_judge::fixtures::*;
 
     #[test]
     fn a_node_named_by_its_median_says_which_rule_and_why() {
@@ -507,8 +589,8 @@ mod tests {
         for p in s.pairs.iter_mut().filter(|p| p.a == 8 || p.b == 8) {
             p.value = p.value.map(|_| 90.0);
         }
-        let d = crate::build::build(crate::build::Inputs {
-            limits: crate::doc::Limits {
+        let d = fabdiag_sweep_judge::build::build(fabdiag_sweep_judge::build::Inputs {
+            limits: fabdiag_sweep_judge::doc::Limits {
                 min_bw_mb_s: Some(95.0),
                 max_lat_us: None,
             },

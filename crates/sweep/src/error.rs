@@ -26,7 +26,7 @@ pub enum SweepError {
     /// A finished sweep or a baseline that cannot be read back, or
     /// pictures that cannot be drawn.
     #[error(transparent)]
-    Report(#[from] fabdiag_sweep_report::ReportError),
+    Report(#[from] fabdiag_sweep_judge::ReportError),
     #[error("{0}")]
     Config(String),
     /// This rank was told to stop (a signal, named here) and left at its

@@ -6,16 +6,17 @@
 //! and `--baseline` (`meta`, `records`, `read`, `baseline`), a folder
 //! whose rank 0 ended before its report made up from what it recorded.
 //! The files' names and `meta.json`'s type are fabdiag-sweep-plan's
-//! `folder`; when each is written is the binary's to decide, and the
-//! report made from them is fabdiag-sweep-report's. Prints nothing.
+//! `folder`; when each is written is the binary's to decide, the document
+//! made from them is fabdiag-sweep-judge's and the report drawn from that
+//! fabdiag-sweep-report's. Prints nothing.
 
 use fabdiag_files::read::{self, ReadError};
 use fabdiag_files::write;
+use fabdiag_sweep_judge::baseline::Baseline;
+use fabdiag_sweep_judge::reread::{self, Finished, RecordedFiles};
+use fabdiag_sweep_judge::{ReportError, SweepDoc};
 use fabdiag_sweep_plan::folder::{self as names, Meta, DOCUMENT, META, NODES, PAIRS, RESULTS};
 use fabdiag_sweep_plan::{Node, PairRecord};
-use fabdiag_sweep_report::baseline::Baseline;
-use fabdiag_sweep_report::reread::{self, Finished, RecordedFiles};
-use fabdiag_sweep_report::{ReportError, SweepDoc};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -318,9 +319,9 @@ impl RecordedFiles for Disk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fabdiag_sweep_judge::fixtures::{build_with, doc_with, sweep_with};
+    use fabdiag_sweep_judge::reread::NOT_RECORDED;
     use fabdiag_sweep_plan::{NodeStatus, Pair, PairRecord};
-    use fabdiag_sweep_report::fixtures::{build_with, doc_with, sweep_with};
-    use fabdiag_sweep_report::reread::NOT_RECORDED;
 
     /// A folder as `--output` leaves it when rank 0 is killed: meta.json,
     /// nodes.json (unless `named` is false) and the pairs.jsonl lines given.

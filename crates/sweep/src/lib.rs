@@ -6,7 +6,8 @@
 //! simulation); `auth` has a rank and rank 0 prove the shared key;
 //! `launch` reads who this rank is from a launcher's variables; `folder`
 //! reads an `--output` folder back. What the sweep found is
-//! fabdiag-sweep-report's to say. Never prints, never exits, never reads
+//! fabdiag-sweep-judge's to judge (the run's choice of re-tests uses the
+//! same rules) and fabdiag-sweep-report's to say. Never prints, never exits, never reads
 //! the environment.
 
 pub mod auth;

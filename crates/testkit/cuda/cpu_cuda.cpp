@@ -1,9 +1,9 @@
 // A CPU stand-in for the part of the CUDA driver API fabdiag uses, and for
 // the driver and runtime calls libfabric's CUDA support makes, built as
-// libcuda.so.1 (also linked as libcudart.so) by scripts/dev/build-cpu-cuda.sh
+// libcuda.so.1 (also linked as libcudart.so) by scripts/dev/support/build-cpu-cuda.sh
 // and found through LD_LIBRARY_PATH, so the real fabdiag binary runs its
 // GPU paths end to end where there is no GPU: crates/cli/tests/cpu_cuda.rs
-// in CI, and scripts/dev/cuda-standin-check.sh with a CUDA-enabled libfabric.
+// in CI, and scripts/dev/support/cuda-standin-check.sh with a CUDA-enabled libfabric.
 //
 // It is a test double, never a measurement: its "device memory" is host
 // memory, its copy engines are memcpy, its kernels are

@@ -1,6 +1,6 @@
 // Just enough of CUDA C for crates/gpu/kernels/traffic.cu to compile as
 // host C++ and run on the CPU: by the kernels' own tests
-// (crates/traffic/tests/kernels_on_cpu.rs, one thread at a time) and by
+// (crates/host-traffic/tests/kernels_on_cpu.rs, one thread at a time) and by
 // the CPU stand-in for the CUDA driver (cpu_cuda.cpp, each stream on a
 // thread of its own). It stands in for nothing the measurement depends
 // on: what runs on it is the kernels' logic (the pattern, the walk, the

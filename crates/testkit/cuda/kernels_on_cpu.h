@@ -2,7 +2,7 @@
 // them: each kernel's name, its parameters as cuLaunchKernel passes them
 // ('p' pointer, 'q' u64, 'l' u32), and a grid run one thread after
 // another. Shared by the kernels' test harness
-// (crates/traffic/tests/kernels_on_cpu/harness.cpp) and the CPU stand-in
+// (crates/host-traffic/tests/kernels_on_cpu/harness.cpp) and the CPU stand-in
 // for the CUDA driver (cpu_cuda.cpp), so both launch exactly what the
 // source declares. Included by one translation unit per program: it
 // defines the thread coordinates and the clock the shim declares.

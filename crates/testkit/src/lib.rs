@@ -22,13 +22,13 @@ pub fn skipped(why: impl std::fmt::Display) {
 }
 
 /// Builds the CPU stand-in for the CUDA driver (crates/testkit/cuda/cpu_cuda.cpp)
-/// into `dir` with scripts/dev/build-cpu-cuda.sh, and gives back `dir`: put it
+/// into `dir` with scripts/dev/support/build-cpu-cuda.sh, and gives back `dir`: put it
 /// on LD_LIBRARY_PATH and fabdiag's GPU paths run without a GPU (what the
 /// stand-in is and is not: its file's header). Needs a C++ compiler
 /// (build-essential, which scripts/install-deps.sh installs); without one
 /// it fails, saying so.
 pub fn cpu_cuda(dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/dev/build-cpu-cuda.sh");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/dev/support/build-cpu-cuda.sh");
     let o = std::process::Command::new("bash")
         .arg(&script)
         .arg(dir)

@@ -10,12 +10,13 @@ use std::path::Path;
 const TIERS: &[(&str, &[&str])] = &[
     (
         "system leaves",
-        &["fabric", "clock", "gpu", "counters", "child", "files"],
+        &["fabric", "clock", "gpu", "counters", "timebox", "files"],
     ),
     ("pure parts", &["engine", "proto", "sweep-plan", "exposition"]),
     ("vocabulary", &["model"]),
+    ("judging", &["sweep-judge"]),
     ("renderers", &["report", "sweep-report", "health", "monitor"]),
-    ("runtime", &["session", "traffic"]),
+    ("runtime", &["session", "host-traffic"]),
     ("front", &["options", "sweep"]),
     ("binary", &["cli"]),
 ];

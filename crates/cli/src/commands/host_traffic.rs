@@ -9,11 +9,11 @@
 use crate::streams::print_stdout;
 use crate::version::VERSION;
 use crate::{exit, signals};
-use fabdiag_model::traffic::TrafficResult;
-use fabdiag_options::traffic::{parse, usage, TrafficAction, TrafficOptions};
-use fabdiag_report::traffic::{document, sequence_line, text_line, threshold_failures};
-use fabdiag_traffic::plan::Request;
-use fabdiag_traffic::run::{RunError, Session};
+use fabdiag_host_traffic::plan::Request;
+use fabdiag_host_traffic::run::{RunError, Session};
+use fabdiag_model::host_traffic::TrafficResult;
+use fabdiag_options::host_traffic::{parse, usage, TrafficAction, TrafficOptions};
+use fabdiag_report::host_traffic::{document, sequence_line, text_line, threshold_failures};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::{Arc, Mutex};
 

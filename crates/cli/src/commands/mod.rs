@@ -1,27 +1,21 @@
-//! One module per command: the pair tools (`pair`), `serve` and its
-//! per-test `worker` (the `lobby` where a connection waits for its hello,
-//! the `handoff` of a connection between them, and the per-client test
-//! `rates`),
-//! the cluster `sweep`, the fabric `monitor`, the node `health` gate, the provider probes (`probe`), `doctor` (and its
-//! NIC counters, `doctor_nics`),
-//! `host_traffic`, and the generated `docs` (completions, man pages).
+//! One module per command: the pair tools (`pair`), `serve` (its per-test
+//! worker, the lobby where a connection waits for its hello, the handoff of
+//! a connection between them, the per-client test rates), the cluster
+//! `sweep`, the fabric `monitor` (and its /metrics server), the node
+//! `health` gate, the provider probes (`probe`), `doctor` (and its NIC
+//! counters), `host_traffic`, and the generated `docs` (completions, man
+//! pages).
 
 pub mod docs;
 pub mod doctor;
-pub mod doctor_nics;
 pub mod gpu;
-pub mod handoff;
 pub mod health;
 pub mod host_traffic;
-pub mod lobby;
 pub mod monitor;
-pub mod monitor_http;
 pub mod pair;
 pub mod probe;
-pub mod rates;
 pub mod serve;
 pub mod sweep;
-pub mod worker;
 
 use fabdiag_options::{Action, OptionError};
 use fabdiag_session::{Env, Hooks};

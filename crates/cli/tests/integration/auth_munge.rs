@@ -1,6 +1,6 @@
 //! MUNGE authentication of control connections (`--auth-munge` on a pair
 //! tool, `fabdiag serve`, a sweep's ranks), against the munged that
-//! scripts/dev/slurm-local.sh starts: a client with a credential from the
+//! scripts/dev/support/slurm-local.sh starts: a client with a credential from the
 //! cluster's munge key is served; one without, with a shared key instead,
 //! from another cluster's munged, from a user not admitted, replaying a
 //! credential or sending one made for another connection is refused in

@@ -8,7 +8,7 @@
 //! demand (FABDIAG_CPU_CUDA_FAULT). The stand-in's figures are memcpy on
 //! this CPU and mean nothing: no test here reads one as a speed. What a
 //! real GPU must show is crates/cli/tests/gpu.rs's, run by
-//! scripts/dev/gpu-run.sh.
+//! scripts/dev/gpu/gpu-run.sh.
 
 use crate::common::*;
 use nix::sys::signal::Signal;

@@ -1,7 +1,7 @@
 //! The GPU-present path: what CI (no GPU) cannot run and a GPU machine
 //! must. Built here, carried to the GPU machine with the fabdiag binary
 //! (`FABDIAG_TEST_BIN`) and a CUDA-enabled libfabric (`FABDIAG_LIBFABRIC`),
-//! and run there by scripts/dev/gpu-run.sh with `--include-ignored`. Every test
+//! and run there by scripts/dev/gpu/gpu-run.sh with `--include-ignored`. Every test
 //! is `#[ignore]`d with what it needs, so a plain `cargo test` lists it as
 //! ignored with that reason rather than as a pass that ran nothing; run on
 //! purpose, a missing GPU or libfabric fails it.
@@ -17,7 +17,7 @@ fn require_gpu() {
     let found = fabdiag_gpu::Cuda::load().and_then(|c| c.devices());
     match found {
         Ok(d) if !d.is_empty() => {}
-        other => panic!("no NVIDIA GPU here ({other:?}): run these on a GPU machine (scripts/dev/gpu-run.sh)"),
+        other => panic!("no NVIDIA GPU here ({other:?}): run these on a GPU machine (scripts/dev/gpu/gpu-run.sh)"),
     }
 }
 
@@ -38,7 +38,7 @@ fn require_hmem_libfabric() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU (scripts/dev/gpu-run.sh)"]
+#[ignore = "needs an NVIDIA GPU (scripts/dev/gpu/gpu-run.sh)"]
 fn host_traffic_measures_the_four_simultaneous_tests_with_checked_data() {
     require_gpu();
     let o = run(
@@ -79,7 +79,7 @@ fn host_traffic_measures_the_four_simultaneous_tests_with_checked_data() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU (scripts/dev/gpu-run.sh)"]
+#[ignore = "needs an NVIDIA GPU (scripts/dev/gpu/gpu-run.sh)"]
 fn host_traffic_tile_only_host_only_repeats_and_thresholds() {
     require_gpu();
     let o = run(&["host-traffic", "--tile", "-i", "20000", "-R", "2"], GPU_LIMIT);
@@ -119,7 +119,7 @@ fn host_traffic_tile_only_host_only_repeats_and_thresholds() {
 /// finished: their text lines stay, with -j the document holds them and
 /// the stop as its error, and the process dies by the signal.
 #[test]
-#[ignore = "needs an NVIDIA GPU (scripts/dev/gpu-run.sh)"]
+#[ignore = "needs an NVIDIA GPU (scripts/dev/gpu/gpu-run.sh)"]
 fn a_stopped_host_traffic_run_keeps_the_finished_tests() {
     require_gpu();
     let args = ["host-traffic", "--host", "--test-duration", "3", "-R", "5"];
@@ -153,7 +153,7 @@ fn a_stopped_host_traffic_run_keeps_the_finished_tests() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU and a CUDA-enabled libfabric (scripts/dev/gpu-run.sh)"]
+#[ignore = "needs an NVIDIA GPU and a CUDA-enabled libfabric (scripts/dev/gpu/gpu-run.sh)"]
 fn gpu_loopback_bw_gpu_to_gpu_and_gpu_to_host_with_the_data_checked() {
     require_gpu();
     require_hmem_libfabric();
@@ -162,7 +162,7 @@ fn gpu_loopback_bw_gpu_to_gpu_and_gpu_to_host_with_the_data_checked() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU and a CUDA-enabled libfabric (scripts/dev/gpu-run.sh)"]
+#[ignore = "needs an NVIDIA GPU and a CUDA-enabled libfabric (scripts/dev/gpu/gpu-run.sh)"]
 fn pair_tools_with_gpu_buffers_verify_their_data() {
     require_gpu();
     require_hmem_libfabric();
@@ -190,7 +190,7 @@ fn pair_tools_with_gpu_buffers_verify_their_data() {
 /// GPU 0 (`-t 0,0,1` would give local rank 2 GPU 1: on a one-GPU machine
 /// that rank cannot start, and rank 0 names why at once).
 #[test]
-#[ignore = "needs an NVIDIA GPU and a CUDA-enabled libfabric (scripts/dev/gpu-run.sh)"]
+#[ignore = "needs an NVIDIA GPU and a CUDA-enabled libfabric (scripts/dev/gpu/gpu-run.sh)"]
 fn a_sweep_with_gpu_buffers_measures_and_names_each_ranks_gpu() {
     require_gpu();
     require_hmem_libfabric();
@@ -227,7 +227,7 @@ fn a_sweep_with_gpu_buffers_measures_and_names_each_ranks_gpu() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU (scripts/dev/gpu-run.sh)"]
+#[ignore = "needs an NVIDIA GPU (scripts/dev/gpu/gpu-run.sh)"]
 fn a_gpu_that_does_not_exist_is_named() {
     require_gpu();
     let o = run(&["gpu-loopback-bw", "-t", "99", "-g", "nvidia"], SHORT);

@@ -3,7 +3,7 @@
 //! provider call held on purpose, links and topology from fixture sysfs
 //! trees (fabdiag_testkit::sysfs), the provider's fi_nic link beside them
 //! (the test provider fdgnic), the shipped NHC check under a shell
-//! harness, and the gate under real Slurm (scripts/dev/slurm-local.sh):
+//! harness, and the gate under real Slurm (scripts/dev/support/slurm-local.sh):
 //! a veth whose peer goes down drains the node with fabdiag's reason, and
 //! coming back resumes it, while a node drained by hand stays drained; the
 //! shipped prolog stops a job on a CRITICAL node. The Slurm tests need

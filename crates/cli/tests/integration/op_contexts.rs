@@ -6,7 +6,7 @@
 //! stalls the tool, which this test sees (that each completion carries
 //! its own tag back is crates/fabric/tests/contexts.rs's to check: these
 //! tools would not notice). Where the libfabric under
-//! test has psm3 (`scripts/dev/psm3-check.sh` builds one and runs this with
+//! test has psm3 (`scripts/dev/support/psm3-check.sh` builds one and runs this with
 //! it), every tool also runs on psm3 between two network namespaces;
 //! elsewhere that part says loudly that it was skipped.
 
@@ -84,7 +84,7 @@ fn every_tool_runs_with_lent_contexts_on_the_providers_here() {
 fn every_tool_runs_on_psm3_across_two_hosts() {
     let Some(psm3) = providers_here().iter().find(|p| p["provider"] == "psm3") else {
         skipped(
-            "this libfabric has no psm3 provider (Debian's has none); scripts/dev/psm3-check.sh builds one \
+            "this libfabric has no psm3 provider (Debian's has none); scripts/dev/support/psm3-check.sh builds one \
              and runs this test against it",
         );
         return;

@@ -888,7 +888,7 @@ fn limits_refuse_what_a_client_asks_beyond_them_in_one_line() {
 }
 
 /// Clients refused by the limits in a row: 100 here (each costs a worker's
-/// libfabric start-up, 0.37 s); scripts/dev/serve-limits.sh runs more
+/// libfabric start-up, 0.37 s); scripts/dev/demos/serve-limits.sh runs more
 /// with FABDIAG_TEST_REFUSED_CLIENTS (docs/results/serve.md).
 fn refused_clients() -> u64 {
     std::env::var("FABDIAG_TEST_REFUSED_CLIENTS")

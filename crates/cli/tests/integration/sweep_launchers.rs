@@ -1,7 +1,7 @@
 //! `fabdiag sweep` under the real launchers, from Debian's packages: Open
 //! MPI's `mpirun` (8 ranks, rank and size from its variables) and Slurm's
 //! `srun` on a single-node cluster this test starts with
-//! scripts/dev/slurm-local.sh (munged, slurmctld, slurmd), where rank 0 is found
+//! scripts/dev/support/slurm-local.sh (munged, slurmctld, slurmd), where rank 0 is found
 //! from the step's node list with no option at all, and several ranks on
 //! one node choose their NIC (`-d`) by local rank, and ranks prove their
 //! job's user with `--auth-munge`; and traffic patterns launched the

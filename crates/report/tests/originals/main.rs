@@ -6,6 +6,6 @@
 //! `atomic` atomic_bw, `traffic` gc-hosttraffictest.
 
 mod atomic;
+mod host_traffic;
 mod latency;
 mod tables;
-mod traffic;

@@ -1,7 +1,7 @@
 //! The driver against a fake provider that completes every operation at
 //! once and plays the peer's part (an echo per message, or a response per
 //! batch): the driver's bookkeeping, checked, and its cost per operation,
-//! measurable without a fabric. `scripts/dev/hotloop.sh` runs the ignored
+//! measurable without a fabric. `scripts/dev/bench/hotloop.sh` runs the ignored
 //! `hot_loop_*` tests under callgrind and reports instructions per
 //! operation, which do not depend on the machine's load.
 
@@ -292,23 +292,23 @@ fn hot_loop_ops() -> u64 {
         .unwrap_or(100_000)
 }
 
-/// The driver's own work per operation (scripts/dev/hotloop.sh).
+/// The driver's own work per operation (scripts/dev/bench/hotloop.sh).
 #[test]
-#[ignore = "a measurement for scripts/dev/hotloop.sh, not a check"]
+#[ignore = "a measurement for scripts/dev/bench/hotloop.sh, not a check"]
 fn hot_loop_write() {
     let n = hot_loop_ops();
     assert_eq!(writes(n / 64, 64, 8).0, n / 64 * 64);
 }
 
 #[test]
-#[ignore = "a measurement for scripts/dev/hotloop.sh, not a check"]
+#[ignore = "a measurement for scripts/dev/bench/hotloop.sh, not a check"]
 fn hot_loop_send_bw() {
     let n = hot_loop_ops();
     assert_eq!(send_batches(n / 64, 64, 8).0, n / 64 * 64);
 }
 
 #[test]
-#[ignore = "a measurement for scripts/dev/hotloop.sh, not a check"]
+#[ignore = "a measurement for scripts/dev/bench/hotloop.sh, not a check"]
 fn hot_loop_send_lat() {
     let n = hot_loop_ops();
     assert_eq!(pings(n, 8).0, n);

@@ -57,7 +57,7 @@ pub(super) fn fill(doc: &mut PatternDoc, steps: &[PatternStep], fraction: f64) {
 /// sides are judged without the flows into a slow receive side, which
 /// every sender shares.
 fn sides(n: usize, flows: &[&Flow], fraction: f64) -> Vec<RankSides> {
-    let middle = |v: &[f64]| (!v.is_empty()).then(|| crate::analysis::median(&mut v.to_vec()));
+    let middle = |v: &[f64]| (!v.is_empty()).then(|| fabdiag_sweep_judge::analysis::median(&mut v.to_vec()));
     // each rank's median flow one way (0 send, 1 receive), over `flows`
     let per_rank = |way: usize, take: &dyn Fn(&Flow) -> bool| -> Vec<Option<f64>> {
         let mut seen: Vec<Vec<f64>> = vec![Vec::new(); n];

@@ -4,7 +4,7 @@
 //! line). Plain data and formatting; what fills it is in the pattern's
 //! own module.
 
-use crate::doc::Metric;
+use fabdiag_sweep_judge::doc::Metric;
 use fabdiag_sweep_plan::{LatFigures, Node, PairRecord, Pattern, PatternStep, Shape};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -45,7 +45,7 @@ impl Group {
     pub fn of(flows: &[PairRecord], fraction: f64) -> Group {
         let values: Vec<f64> = flows.iter().filter_map(|f| f.value).collect();
         let aggregate: f64 = values.iter().sum();
-        let middle = (!values.is_empty()).then(|| crate::analysis::median(&mut values.clone()));
+        let middle = (!values.is_empty()).then(|| fabdiag_sweep_judge::analysis::median(&mut values.clone()));
         let flows = flows
             .iter()
             .map(|f| Flow {

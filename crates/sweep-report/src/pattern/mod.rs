@@ -25,7 +25,7 @@ pub use doc::{
 /// a little past `-D` in a run that keeps an iteration short).
 pub(crate) const OVERRAN: f64 = 1.25;
 
-use crate::doc::Metric;
+use fabdiag_sweep_judge::doc::Metric;
 use fabdiag_sweep_plan::{Coordinated, NodeStatus, Pattern, PatternStep};
 use std::fmt::Write as _;
 
@@ -230,7 +230,7 @@ pub(crate) mod tests {
             metric: Metric {
                 name: "bandwidth".into(),
                 unit: "MB/s".into(),
-                better: crate::analysis::Better::Higher,
+                better: fabdiag_sweep_judge::analysis::Better::Higher,
                 test: "write-bw 65536 B".into(),
             },
             fraction: 0.75,

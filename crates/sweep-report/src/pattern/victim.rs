@@ -5,7 +5,7 @@
 //! the step that hurt it most. Pure.
 
 use super::doc::{host, PatternDoc, VictimFigures, VictimSummary};
-use crate::doc::Metric;
+use fabdiag_sweep_judge::doc::Metric;
 use fabdiag_sweep_plan::{PatternStep, Shape, VictimRecord};
 use std::fmt::Write as _;
 
@@ -168,7 +168,7 @@ mod tests {
         let metric = Metric {
             name: "latency".into(),
             unit: "us".into(),
-            better: crate::analysis::Better::Lower,
+            better: fabdiag_sweep_judge::analysis::Better::Lower,
             test: "write-lat 8 B".into(),
         };
         fill(&mut d, &steps, metric);
@@ -204,7 +204,7 @@ mod tests {
         let metric = Metric {
             name: "bandwidth".into(),
             unit: "MB/s".into(),
-            better: crate::analysis::Better::Higher,
+            better: fabdiag_sweep_judge::analysis::Better::Higher,
             test: "write-bw 65536 B".into(),
         };
         fill(&mut d, &steps, metric);

@@ -26,7 +26,7 @@ pub fn node_name(given: Option<&str>) -> String {
 
 /// Runs scontrol with `args`, killed after `limit`: its stdout, or why not.
 fn scontrol(args: &[String], limit: Duration) -> Result<String, String> {
-    fabdiag_child::output("scontrol", args, limit)
+    fabdiag_timebox::output("scontrol", args, limit)
 }
 
 /// Drains or resumes `node` as the verdict says (or, dry, says the

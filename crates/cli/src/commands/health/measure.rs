@@ -5,10 +5,10 @@
 //! here judges or prints.
 
 use super::super::{load_libfabric, with_hooks};
+use fabdiag_host_traffic::plan::Request;
+use fabdiag_host_traffic::run::Session;
 use fabdiag_model::Tool;
 use fabdiag_options::Action;
-use fabdiag_traffic::plan::Request;
-use fabdiag_traffic::run::Session;
 
 /// libfabric's version, or why it does not load.
 pub fn libfabric() -> Result<String, String> {
@@ -115,8 +115,8 @@ pub fn gpu_copies(dev: &fabdiag_gpu::Device) -> (Result<f64, String>, Result<f64
         Ok(s) => s,
         Err(e) => return (Err(e.to_string()), Err("not tried: the GPU could not be opened".into())),
     };
-    let mut copy = |dir: fabdiag_model::traffic::Dir, seed: u32| -> Result<f64, String> {
-        let test = fabdiag_model::traffic::TrafficTest {
+    let mut copy = |dir: fabdiag_model::host_traffic::Dir, seed: u32| -> Result<f64, String> {
+        let test = fabdiag_model::host_traffic::TrafficTest {
             host: Some(dir),
             tile: None,
         };
@@ -126,9 +126,9 @@ pub fn gpu_copies(dev: &fabdiag_gpu::Device) -> (Result<f64, String>, Result<f64
         }
         Ok(f.host_bytes as f64 / f.duration_s / 1e9)
     };
-    let to_gpu = copy(fabdiag_model::traffic::Dir::Write, 0x4ea1);
+    let to_gpu = copy(fabdiag_model::host_traffic::Dir::Write, 0x4ea1);
     let from_gpu = match &to_gpu {
-        Ok(_) => copy(fabdiag_model::traffic::Dir::Read, 0x4ea2),
+        Ok(_) => copy(fabdiag_model::host_traffic::Dir::Read, 0x4ea2),
         Err(_) => Err("not tried after the host -> GPU copy failed".into()),
     };
     if from_gpu.is_err() {

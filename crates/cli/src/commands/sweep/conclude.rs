@@ -8,10 +8,11 @@ use crate::exit;
 use crate::streams::{print_stdout, write_stdout};
 use fabdiag_options::sweep::SweepOptions;
 use fabdiag_sweep::folder;
+use fabdiag_sweep_judge::baseline::Baseline;
+use fabdiag_sweep_judge::SweepDoc;
 use fabdiag_sweep_plan::Coordinated;
-use fabdiag_sweep_report::baseline::Baseline;
 use fabdiag_sweep_report::picture::{ChangeCells, Pictures};
-use fabdiag_sweep_report::{html, picture, SweepDoc};
+use fabdiag_sweep_report::{html, picture};
 use std::io::BufWriter;
 use std::path::Path;
 use std::time::Duration;
@@ -41,7 +42,7 @@ pub(super) fn conclude(
     if sweep.pattern.is_some() {
         return super::pattern::conclude(prog, o, setup, sweep, recorded, measured_by);
     }
-    let doc = fabdiag_sweep_report::build(fabdiag_sweep_report::Inputs {
+    let doc = fabdiag_sweep_judge::build(fabdiag_sweep_judge::Inputs {
         sweep,
         metric: setup.metric.clone(),
         rules: setup.rules,

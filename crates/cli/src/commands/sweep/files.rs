@@ -9,10 +9,10 @@ use crate::exit;
 use crate::version::VERSION;
 use fabdiag_options::sweep::SweepOptions;
 use fabdiag_sweep::{folder, SweepError};
+use fabdiag_sweep_judge::baseline::Baseline;
+use fabdiag_sweep_judge::Metric;
 use fabdiag_sweep_plan::folder::Meta;
 use fabdiag_sweep_plan::PairRecord;
-use fabdiag_sweep_report::baseline::Baseline;
-use fabdiag_sweep_report::Metric;
 use std::path::Path;
 
 /// The earlier results in DIR (for --resume), checked against this sweep.

@@ -14,8 +14,8 @@ use fabdiag_options::{Action, Invocation, OptionError};
 use fabdiag_sweep::runner::FabricRunner;
 use fabdiag_sweep::worker::{self, WorkerConfig};
 use fabdiag_sweep::{coordinator, launch, SweepError};
+use fabdiag_sweep_judge::baseline::Baseline;
 use fabdiag_sweep_plan::{PairRecord, Schedule};
-use fabdiag_sweep_report::baseline::Baseline;
 use std::sync::Arc;
 use std::time::Duration;
 

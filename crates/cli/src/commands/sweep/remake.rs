@@ -11,7 +11,7 @@ use fabdiag_model::Tool;
 use fabdiag_options::sweep::SweepOptions;
 use fabdiag_options::{Action, OptionError};
 use fabdiag_sweep::folder;
-use fabdiag_sweep_report::analysis::Rules;
+use fabdiag_sweep_judge::analysis::Rules;
 use std::path::Path;
 use std::time::Duration;
 

@@ -10,10 +10,10 @@ use fabdiag_options::sweep::{OutlierReference, SweepOptions};
 use fabdiag_options::Invocation;
 use fabdiag_sweep::coordinator::CoordConfig;
 use fabdiag_sweep::worker::WorkerConfig;
+use fabdiag_sweep_judge::analysis::{Reference, Rules};
+use fabdiag_sweep_judge::{Limits, Metric};
 use fabdiag_sweep_plan::folder::RunOptions;
 use fabdiag_sweep_plan::PairRecord;
-use fabdiag_sweep_report::analysis::{Reference, Rules};
-use fabdiag_sweep_report::{Limits, Metric};
 use std::time::Duration;
 
 /// The one line a sweep's failure is said in, and its exit code.

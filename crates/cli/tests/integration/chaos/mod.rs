@@ -1,7 +1,7 @@
 //! Chaos sweeps: real eight-rank sweeps over network namespaces
 //! (common::cluster) with faults injected at times drawn from a printed
 //! seed, each run checked against the invariants below. The suite runs a
-//! short fixed set of seeds; the campaign (scripts/dev/chaos.sh, results
+//! short fixed set of seeds; the campaign (scripts/dev/demos/chaos.sh, results
 //! in docs/results/chaos.md) runs hundreds.
 //!
 //! Faults, one or two a run: SIGKILL of a rank (rank 0 included);
@@ -284,11 +284,11 @@ fn chaos_fixed_seeds_hold_every_invariant() {
 /// 12: a stranger sending garbage.
 const FIXED: [u64; 4] = [1, 9, 10, 12];
 
-/// The campaign (scripts/dev/chaos.sh): FABDIAG_CHAOS_RUNS sweeps from
+/// The campaign (scripts/dev/demos/chaos.sh): FABDIAG_CHAOS_RUNS sweeps from
 /// FABDIAG_CHAOS_SEED on, a line each with every violation under it;
 /// FABDIAG_CHAOS_LIST prints the seeds' faults and runs nothing.
 #[test]
-#[ignore = "the chaos campaign: scripts/dev/chaos.sh"]
+#[ignore = "the chaos campaign: scripts/dev/demos/chaos.sh"]
 fn chaos_campaign() {
     let _cpu = cpu();
     require_root();

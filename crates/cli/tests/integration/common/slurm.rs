@@ -1,4 +1,4 @@
-//! A single-node Slurm cluster for a test: scripts/dev/slurm-local.sh
+//! A single-node Slurm cluster for a test: scripts/dev/support/slurm-local.sh
 //! (munged, slurmctld, slurmd) started and stopped around it, one at a
 //! time, with extra slurm.conf lines when a test needs them.
 
@@ -24,7 +24,7 @@ impl Slurm {
         let one = ONE.lock().unwrap_or_else(|e| e.into_inner());
         require_root();
         let dir = std::env::temp_dir().join(format!("fabdiag-slurm-{}", std::process::id()));
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/dev/slurm-local.sh");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/dev/support/slurm-local.sh");
         let o = Command::new("bash")
             .arg(&script)
             .arg("start")
@@ -35,7 +35,7 @@ impl Slurm {
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(
             o.status.success(),
-            "scripts/dev/slurm-local.sh start: {}{}",
+            "scripts/dev/support/slurm-local.sh start: {}{}",
             out,
             String::from_utf8_lossy(&o.stderr)
         );
@@ -56,7 +56,7 @@ impl Slurm {
 
 impl Drop for Slurm {
     fn drop(&mut self) {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/dev/slurm-local.sh");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/dev/support/slurm-local.sh");
         let _ = Command::new("bash").arg(script).arg("stop").arg(&self.dir).output();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
