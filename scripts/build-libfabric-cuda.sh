@@ -16,11 +16,11 @@
 #
 #   scripts/build-libfabric-cuda.sh prepare SRC_GIT OUT_TAR
 #       on a machine with network and autotools: export tag $LIBFABRIC_TAG
-#       from a clone (e.g. `fetch github:ofiwg/libfabric`), run autogen.sh,
-#       and pack the tree (the GPU machine has no network and may lack
-#       autotools)
+#       from a clone (e.g. `git clone --bare https://github.com/ofiwg/libfabric`),
+#       run autogen.sh, and pack the tree (a GPU machine may have no
+#       network and no autotools)
 #   scripts/build-libfabric-cuda.sh build SRC_TAR PREFIX [CUDA_DIR]
-#       on the GPU machine: configure --with-cuda, make, install to PREFIX;
+#       on a GPU machine: configure --with-cuda, make, install to PREFIX;
 #       then FABDIAG_LIBFABRIC=PREFIX/lib/libfabric.so.1
 #
 # Check what a libfabric supports with: PREFIX/bin/fi_info -c FI_HMEM
@@ -44,7 +44,7 @@ build)
   tar -xzf "$tarball" -C "$work"
   cd "$work/libfabric"
   # --disable-static: fabdiag opens the shared library, and the build
-  # is carried between machines (gpu-run.sh), so it is kept small
+  # is copied between machines (gpu-run.sh), so it is kept small
   # --enable-cuda-dlopen: without it configure links -lcudart -lcuda
   # -lnvidia-ml, and a toolkit keeps libcuda.so and libnvidia-ml.so only
   # as stubs (lib64/stubs), which it does not search; opened at run time,
@@ -60,8 +60,9 @@ build)
   grep -E "^ *(shm|tcp|sockets|CUDA|cuda)" "$work/configure.log" | head -10 || true
   make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -30 "$work/make.log" >&2; exit 1; }
   make install >/dev/null
-  # stripped: the build comes back from the GPU machine as one file of at
-  # most 16 MiB (scripts/dev/gpu-run.sh), and debug symbols are most of it
+  # stripped: the build is packed into one small file to copy back from
+  # the GPU machine (scripts/dev/gpu/gpu-run.sh), and debug symbols are
+  # most of it
   find "$prefix/lib" "$prefix/bin" -type f \( -name '*.so*' -o -perm -u+x \) \
     -exec strip --strip-unneeded {} + 2>/dev/null || true
   echo "configure: ${flags[*]}"

@@ -6,7 +6,7 @@
 # settings each pair was matched on are printed beside it. Not a test: the
 # numbers depend on the machine and its load.
 #
-# usage: [FABDIAG_BIN=path] scripts/dev/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--before BIN] [--quick | --sizes LIST]
+# usage: [FABDIAG_BIN=path] scripts/dev/bench/bench.sh [--runs N] [--iters N] [--fabtests DIR] [--before BIN] [--quick | --sizes LIST]
 #                                           [--only latency|rate|bandwidth|writes] [--provider shm|tcp]
 #   (env BENCH_CPUS="S C" and BENCH_PORT: see below)
 #   --runs      alternations per row (default 5; the median is reported,
@@ -26,7 +26,7 @@
 #   (env RUN_FIGURES=1: each latency row followed by every run's figure,
 #   sorted, per tool, the rank test of fabdiag's runs against each
 #   peer's, and the same runs paired round by round: the median of the
-#   rounds' ratios, scripts/dev/rank-test.py [--paired]; with --before,
+#   rounds' ratios, scripts/dev/lib/rank-test.py [--paired]; with --before,
 #   its runs too, paired with this build's)
 #
 # Rows:
@@ -57,7 +57,7 @@
 # 2-3x slower for 64 KiB writes on shm (cache misses), which is a
 # difference of settings, not of speed.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
 RUNS=5
@@ -97,8 +97,8 @@ port=${BENCH_PORT:-$((52000 + RANDOM % 4000))}
 # two busy-polling processes left to the scheduler share a CPU now and then,
 # which swings results by 2x on a 2-CPU machine. BENCH_CPUS="S C": other
 # CPUs, for several runs at once on a larger machine (bench-common.sh).
-# shellcheck source=scripts/dev/bench-common.sh
-source scripts/dev/bench-common.sh
+# shellcheck source=scripts/dev/lib/bench-common.sh
+source scripts/dev/lib/bench-common.sh
 if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
     SRV="taskset -c $SCPU"
     CLI="taskset -c $CCPU"

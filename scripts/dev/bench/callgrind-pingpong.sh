@@ -8,14 +8,14 @@
 # libc, and libfabric). Waiting for the echo is a busy poll, so the totals
 # include a varying number of empty polls; the per-function lines (saved in
 # OUT) are the stable part, and so are the instructions per call of the
-# send, the receive's post and the poll (scripts/dev/callgrind-calls.py),
+# send, the receive's post and the poll (scripts/dev/lib/callgrind-calls.py),
 # printed last. FABTESTS=DIR (fabtests' binaries,
-# scripts/dev/fabtests-build.sh) adds fi_rdm_pingpong, counted the same
+# scripts/dev/support/fabtests-build.sh) adds fi_rdm_pingpong, counted the same
 # way. Not a test.
 #
-# usage: [SIDE=client|server] [FABTESTS=DIR] scripts/dev/callgrind-pingpong.sh [provider (shm)] [size (8)] [OUT dir (/tmp/fabdiag-cg)]
+# usage: [SIDE=client|server] [FABTESTS=DIR] scripts/dev/bench/callgrind-pingpong.sh [provider (shm)] [size (8)] [OUT dir (/tmp/fabdiag-cg)]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 export PATH="$HOME/.cargo/bin:$PATH"
 P=${1:-shm}
 S=${2:-8}
@@ -76,7 +76,7 @@ rdm() { # n: fabtests' fi_rdm_pingpong (its out-of-band port, the server's
     wait "$s" || true
 }
 
-. "$(dirname "$0")/callgrind-common.sh"
+. scripts/dev/lib/callgrind-common.sh
 
 fab $N1; fab $N2; pp $N1; pp $N2
 per_unit fabdiag per-iteration
@@ -92,4 +92,4 @@ printf '%-12s %8s %8s %8s\n' fi_pingpong "$(tot "$OUT/pingpong.per-iteration")" 
 [ -z "${FABTESTS:-}" ] ||
     printf '%-12s %8s %8s %8s\n' fi_rdm_pingpong "$(tot "$OUT/rdm.per-iteration")" "$(sum "$OUT/rdm.per-iteration" 'fi_rdm_pingpong|libc')" "$(sum "$OUT/rdm.per-iteration" libfabric)"
 echo "instructions per call on fabdiag's $SIDE, inclusive ($OUT/fabdiag.$N2): the send, the receive's post, the CQ poll"
-scripts/dev/callgrind-calls.py "$OUT/fabdiag.$N2" 'FabricDriver<W>::post$|::send_prepared$|::recv$|::recv_prepared$|Endpoint>::poll$|^fdg_cq_read$'
+scripts/dev/lib/callgrind-calls.py "$OUT/fabdiag.$N2" 'FabricDriver<W>::post$|::send_prepared$|::recv$|::recv_prepared$|Endpoint>::poll$|^fdg_cq_read$'

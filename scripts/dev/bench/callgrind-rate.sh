@@ -9,11 +9,11 @@
 # under callgrind is the slow one, so it rarely waits); the per-function
 # lines saved in OUT are the stable part. Not a test.
 #
-# usage: scripts/dev/callgrind-rate.sh FABTESTS_BIN_DIR [provider (shm)] [size (64)] [OUT (/tmp/fabdiag-cg-rate)]
+# usage: scripts/dev/bench/callgrind-rate.sh FABTESTS_BIN_DIR [provider (shm)] [size (64)] [OUT (/tmp/fabdiag-cg-rate)]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 export PATH="$HOME/.cargo/bin:$PATH"
-FT=${1:?usage: scripts/dev/callgrind-rate.sh FABTESTS_BIN_DIR [provider] [size] [OUT]}
+FT=${1:?usage: scripts/dev/bench/callgrind-rate.sh FABTESTS_BIN_DIR [provider] [size] [OUT]}
 P=${2:-shm}
 S=${3:-64}
 OUT=${4:-/tmp/fabdiag-cg-rate}
@@ -52,7 +52,7 @@ ft() { # side messages
     wait "$s" || true
 }
 
-. "$(dirname "$0")/callgrind-common.sh"
+. scripts/dev/lib/callgrind-common.sh
 
 for side in send recv; do
     for n in $N1 $N2; do fab "$side" "$n"; ft "$side" "$n"; done

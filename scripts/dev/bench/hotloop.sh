@@ -4,9 +4,9 @@
 # operation at once (crates/session/src/driver/fake.rs), N and 2N times,
 # and the difference is divided by N, so start-up cancels out. Instruction
 # counts do not depend on the machine's load, so a regression in the hot
-# loop shows here without a fabric. Usage: scripts/dev/hotloop.sh [N]
+# loop shows here without a fabric. Usage: scripts/dev/bench/hotloop.sh [N]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 export PATH="$HOME/.cargo/bin:$PATH"
 N="${1:-100000}"
 command -v valgrind >/dev/null || { echo "hotloop.sh: valgrind is missing (apt-get install valgrind)" >&2; exit 1; }

@@ -17,16 +17,16 @@
 # fabdiag build) runs in the same alternation, its median and its speed
 # over the better peer after the row's.
 #
-# usage (as root): [ROWS=...] scripts/dev/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]
-#   LIBFABRIC_SO  a libfabric.so.1 with psm3 (scripts/dev/psm3-check.sh builds
+# usage (as root): [ROWS=...] scripts/dev/bench/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]
+#   LIBFABRIC_SO  a libfabric.so.1 with psm3 (scripts/dev/support/psm3-check.sh builds
 #                 one: /tmp/libfabric-psm3/lib/libfabric.so.1)
 #   FABTESTS_BIN  fabtests' binaries built against the same libfabric
 #   RUNS 5, SIZE 65536, WINDOW 64 by default; 20,000 operations a run
 # Server and client pinned to CPUs 0 and 1 (BENCH_CPUS="S C" for others).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-LIB="${1:?usage: scripts/dev/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]}"
-FT="${2:?usage: scripts/dev/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]}"
+cd "$(dirname "$0")/../../.."
+LIB="${1:?usage: scripts/dev/bench/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]}"
+FT="${2:?usage: scripts/dev/bench/psm3-bench.sh LIBFABRIC_SO FABTESTS_BIN [RUNS] [SIZE] [WINDOW]}"
 RUNS="${3:-5}"
 SIZE="${4:-65536}"
 WINDOW="${5:-64}"
@@ -71,8 +71,8 @@ fabtests_mb() { # binary [args] -> MB/s at SIZE
     wait
 }
 # median, runs_line
-# shellcheck source=scripts/dev/bench-common.sh
-source scripts/dev/bench-common.sh
+# shellcheck source=scripts/dev/lib/bench-common.sh
+source scripts/dev/lib/bench-common.sh
 
 row() { # label "fabdiag tool and args" fabtests-binary [fabtests args]
     local label="$1" tool="$2" t="$3"; shift 3

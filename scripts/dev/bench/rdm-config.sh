@@ -3,7 +3,7 @@
 # fabtests' fi_rdm_pingpong gains on it over tcp. Builds fi_rdm_pingpong
 # from libfabric's sources with six switches read from its environment,
 # each one of the ways fabdiag opens its endpoint where fi_rdm_pingpong
-# differs (crates/fabric/src/shim.c), through scripts/dev/fabtests-build.sh:
+# differs (crates/fabric/src/shim.c), through scripts/dev/support/fabtests-build.sh:
 #   FTX_SHARED_CQ  one completion queue for sends and receives
 #   FTX_CQ_DATA    FI_CQ_FORMAT_DATA entries (fi_rdm_pingpong's: CONTEXT)
 #   FTX_AV_TABLE   an FI_AV_TABLE address vector (fi_rdm_pingpong's: MAP)
@@ -13,25 +13,25 @@
 # then runs RUNS rounds of fabdiag send-lat, fi_rdm_pingpong as it comes
 # and fi_rdm_pingpong with the switches VARIANT sets (default: all six),
 # over tcp on loopback, server on CPU 0 and client on CPU 1 (BENCH_CPUS),
-# each client counted by scripts/dev/syscall-count.c for the time one pass
+# each client counted by scripts/dev/lib/syscall-count.c for the time one pass
 # of its polling loop takes. Prints each round, the medians and the rounds
 # paired (rank-test.py --paired). Not a test: the figures depend on the
 # machine and its load.
 #
-# usage: FABDIAG_BIN=PATH scripts/dev/rdm-config.sh SRC_GIT [RUNS (15)] [SIZE (8)] [ITERS (200000)]
-#   SRC_GIT: a libfabric clone's git directory (`fetch github:ofiwg/libfabric`)
+# usage: FABDIAG_BIN=PATH scripts/dev/bench/rdm-config.sh SRC_GIT [RUNS (15)] [SIZE (8)] [ITERS (200000)]
+#   SRC_GIT: a libfabric clone's git directory (`git clone --bare https://github.com/ofiwg/libfabric`)
 #   VARIANT="FTX_SHARED_CQ=1 FTX_CQ_DATA=1": the switches the variant runs with
 #   RDM_CONFIG_DIR: where the build goes (default /tmp/fabtests-rdm-config)
 set -euo pipefail
-src=${1:?usage: FABDIAG_BIN=PATH scripts/dev/rdm-config.sh SRC_GIT [RUNS] [SIZE] [ITERS]}
-cd "$(dirname "$0")/../.."
+src=${1:?usage: FABDIAG_BIN=PATH scripts/dev/bench/rdm-config.sh SRC_GIT [RUNS] [SIZE] [ITERS]}
+cd "$(dirname "$0")/../../.."
 RUNS=${2:-15} SIZE=${3:-8} ITERS=${4:-200000} PROV=tcp
 VARIANT=${VARIANT:-FTX_SHARED_CQ=1 FTX_CQ_DATA=1 FTX_AV_TABLE=1 FTX_CTX2=1 FTX_MR_EP=1 FTX_NO_TCLASS=1}
 B=${FABDIAG_BIN:-target/release/fabdiag}
 dir=${RDM_CONFIG_DIR:-/tmp/fabtests-rdm-config}
 [ -x "$B" ] || { echo "rdm-config.sh: no fabdiag at $B (cargo build --release, or FABDIAG_BIN)" >&2; exit 1; }
-# shellcheck source=scripts/dev/bench-common.sh
-source scripts/dev/bench-common.sh
+# shellcheck source=scripts/dev/lib/bench-common.sh
+source scripts/dev/lib/bench-common.sh
 
 lib=$(mktemp -d)
 trap 'rm -rf "$lib"' EXIT
@@ -54,10 +54,10 @@ knobs = anchor + "".join("\tif (getenv(\"%s\"))\n\t\t%s;\n" % kv for kv in [
 ])
 open(p, "w").write(s.replace(anchor, knobs, 1))
 EOF
-FABTESTS_EDIT="python3 $lib/edit.py" scripts/dev/fabtests-build.sh "$src" "$dir" >"$lib/build.log" 2>&1 ||
+FABTESTS_EDIT="python3 $lib/edit.py" scripts/dev/support/fabtests-build.sh "$src" "$dir" >"$lib/build.log" 2>&1 ||
     { tail -20 "$lib/build.log" >&2; echo "rdm-config.sh: the build failed" >&2; exit 1; }
 
-cc -O2 -shared -fPIC -o "$lib/count.so" scripts/dev/syscall-count.c -ldl
+cc -O2 -shared -fPIC -o "$lib/count.so" scripts/dev/lib/syscall-count.c -ldl
 port=$((47000 + RANDOM % 4000))
 SRV="taskset -c $SCPU" CLI="taskset -c $CCPU"
 # one fabdiag|plain|variant: "USEC NS_PER_POLL_PASS" (poll_figures)

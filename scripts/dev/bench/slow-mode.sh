@@ -2,15 +2,15 @@
 # Slow-mode count: N alternating two-process runs of fabdiag send-lat and
 # Debian's fi_pingpong (-e rdm) at one size, each run's one-way latency
 # printed, then per tool the median and how many runs were above 1.5 times
-# it. Server on CPU 0, client on CPU 1 for both, as scripts/dev/bench.sh
+# it. Server on CPU 0, client on CPU 1 for both, as scripts/dev/bench/bench.sh
 # (BENCH_CPUS="S C" for others).
-# Between runs, scripts/dev/core-pingpong.c times a bare cache-line round
+# Between runs, scripts/dev/cost/core-pingpong.c times a bare cache-line round
 # trip between the same two CPUs (how far apart they are now); the end
 # compares each run with the probes on either side of it.
 # Not a test: the figures depend on the machine and its load.
-# usage: [FABDIAG_BIN=path] scripts/dev/slow-mode.sh [--runs N] [--iters N] [--size S] [--provider P]
+# usage: [FABDIAG_BIN=path] scripts/dev/bench/slow-mode.sh [--runs N] [--iters N] [--size S] [--provider P]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 RUNS=50 ITERS=200000 SIZE=8 PROV=shm
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -25,13 +25,13 @@ B=${FABDIAG_BIN:-target/release/fabdiag}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # CORE_PINGPONG: a build of core-pingpong.c brought along (a machine
-# without a compiler, scripts/dev/latency-kit.sh)
+# without a compiler, scripts/dev/bench/latency-kit.sh)
 probe_bin=${CORE_PINGPONG:-$work/core-pingpong}
 [ -n "${CORE_PINGPONG:-}" ] ||
-    gcc -O2 -pthread -o "$probe_bin" scripts/dev/core-pingpong.c || { echo "slow-mode.sh: needs gcc" >&2; exit 1; }
+    gcc -O2 -pthread -o "$probe_bin" scripts/dev/cost/core-pingpong.c || { echo "slow-mode.sh: needs gcc" >&2; exit 1; }
 # BENCH_CPUS="S C": the server's and the client's CPUs (default 0 and 1)
-# shellcheck source=scripts/dev/bench-common.sh
-source scripts/dev/bench-common.sh
+# shellcheck source=scripts/dev/lib/bench-common.sh
+source scripts/dev/lib/bench-common.sh
 probe() { "$probe_bin" "$SCPU" "$CCPU" 100000; }
 SRV="taskset -c $SCPU" CLI="taskset -c $CCPU"
 port=${BENCH_PORT:-$((56000 + RANDOM % 4000))}

@@ -3,7 +3,7 @@
  * passes (the first warms up). fabdiag's latency samples each hold about one
  * reading's cost (crates/clock/src/raw_counter.rs). Not a test.
  *
- * usage: gcc -O2 -o /tmp/clock-cost scripts/dev/clock-cost.c && taskset -c 1 /tmp/clock-cost */
+ * usage: gcc -O2 -o /tmp/clock-cost scripts/dev/cost/clock-cost.c && taskset -c 1 /tmp/clock-cost */
 #include <stdio.h>
 #include <time.h>
 #include <x86intrin.h>

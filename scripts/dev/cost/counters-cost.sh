@@ -5,9 +5,9 @@
 # side's counters read per reading and the time both its readings took
 # (read_us, from the JSON), against the whole command's wall time.
 #
-#   scripts/dev/counters-cost.sh [RUNS] [TOOL] [PROVIDER] [ITERS]
+#   scripts/dev/cost/counters-cost.sh [RUNS] [TOOL] [PROVIDER] [ITERS]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 runs=${1:-20} tool=${2:-write-bw} prov=${3:-tcp} iters=${4:-20}
 bin=${FABDIAG:-target/release/fabdiag}
 echo "$tool --local -P $prov -n $iters, $runs runs, on $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"

@@ -3,33 +3,33 @@
 # whose every poll is a system call (tcp): send-lat as it comes (its
 # measuring thread takes a table of its own before the timed loop),
 # send-lat with every other thread on its own table as well
-# (scripts/dev/unshare-threads.c, preloaded into both sides; the way this
+# (scripts/dev/lib/unshare-threads.c, preloaded into both sides; the way this
 # was first measured), and Debian's fi_pingpong (one thread), RUNS rounds
 # of the three in turn,
 # server on CPU 0 and client on CPU 1 (BENCH_CPUS). Each client runs under
-# scripts/dev/syscall-count.c, so beside each one-way latency it gives the
+# scripts/dev/lib/syscall-count.c, so beside each one-way latency it gives the
 # calls a round trip makes and the time one pass of the polling loop
 # takes (the run's time over its poll() calls): a figure that does not
 # wait on the other side, so it moves less than the latency. Prints each
 # variant's medians and the rounds paired (rank-test.py --paired).
-# FABTESTS=DIR (fabtests' binaries, scripts/dev/fabtests-build.sh) adds
+# FABTESTS=DIR (fabtests' binaries, scripts/dev/support/fabtests-build.sh) adds
 # fi_rdm_pingpong to each round, counted the same way. BEFORE=PATH (an
 # earlier build of fabdiag, one whose measuring thread shares its fd table)
 # takes the preloaded variant's place: the build as it was against the
 # build as it is, round by round.
 # Not a test: the figures depend on the machine and its load.
-# usage: FABDIAG_BIN=PATH scripts/dev/fdtable-cost.sh [RUNS (12)] [SIZE (64)] [ITERS (100000)]
+# usage: FABDIAG_BIN=PATH scripts/dev/cost/fdtable-cost.sh [RUNS (12)] [SIZE (64)] [ITERS (100000)]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 RUNS=${1:-12} SIZE=${2:-64} ITERS=${3:-100000} PROV=tcp
 B=${FABDIAG_BIN:-target/release/fabdiag}
 [ -x "$B" ] || { echo "fdtable-cost.sh: no fabdiag at $B (cargo build --release, or FABDIAG_BIN)" >&2; exit 1; }
-# shellcheck source=scripts/dev/bench-common.sh
-source scripts/dev/bench-common.sh
+# shellcheck source=scripts/dev/lib/bench-common.sh
+source scripts/dev/lib/bench-common.sh
 lib=$(mktemp -d)
 trap 'rm -rf "$lib"' EXIT
-cc -O2 -shared -fPIC -o "$lib/count.so" scripts/dev/syscall-count.c -ldl
-cc -O2 -shared -fPIC -o "$lib/unshare.so" scripts/dev/unshare-threads.c -ldl
+cc -O2 -shared -fPIC -o "$lib/count.so" scripts/dev/lib/syscall-count.c -ldl
+cc -O2 -shared -fPIC -o "$lib/unshare.so" scripts/dev/lib/unshare-threads.c -ldl
 port=$((49000 + RANDOM % 4000))
 
 SRV="taskset -c $SCPU" CLI="taskset -c $CCPU"

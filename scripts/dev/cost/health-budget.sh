@@ -4,9 +4,9 @@
 # each run's wall time and verdict, then the median and the slowest, beside
 # the budget (10 s by default; Slurm kills a HealthCheckProgram at 60 s).
 # Not a test: the time depends on the machine and its load.
-# usage: [FABDIAG_BIN=path] scripts/dev/health-budget.sh [--runs N] [-- HEALTH-OPTIONS...]
+# usage: [FABDIAG_BIN=path] scripts/dev/cost/health-budget.sh [--runs N] [-- HEALTH-OPTIONS...]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 RUNS=10
 if [ "${1:-}" = "--runs" ]; then RUNS=$2; shift 2; fi
 [ "${1:-}" = "--" ] && shift

@@ -8,13 +8,13 @@
 # its first bandwidth probe (15 s in): the most a window of this length
 # sees. Prints each run's bandwidth, the ratio of the medians, and the
 # link time the monitor's own counter says its probes took.
-#   scripts/dev/monitor-cost.sh [SECONDS] [ROUNDS]      (root; default 60 3)
+#   scripts/dev/cost/monitor-cost.sh [SECONDS] [ROUNDS]      (root; default 60 3)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 secs="${1:-60}"
 rounds="${2:-3}"
-# shellcheck source=scripts/dev/netns-pair.sh
-. scripts/dev/netns-pair.sh
+# shellcheck source=scripts/dev/lib/netns-pair.sh
+. scripts/dev/lib/netns-pair.sh
 pair_up fdcost 198.18.15
 fabdiag_copy
 ip netns exec "$B" "$bin" serve -p 42001 -P tcp >/dev/null 2>&1 &

@@ -6,7 +6,7 @@
  * some seventy such locks a round trip, and fabdiag's process always has
  * its helper threads. Prints nanoseconds per lock and unlock, each way,
  * best of three. Not a test.
- * build: cc -O2 -pthread -o /tmp/mutex-cost scripts/dev/mutex-cost.c
+ * build: cc -O2 -pthread -o /tmp/mutex-cost scripts/dev/cost/mutex-cost.c
  * usage: taskset -c 1 /tmp/mutex-cost [N (50000000)] */
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -5,9 +5,9 @@
 # 1 ms pause). Prints the per-round overhead from the sweep's own JSON,
 # and the simulation's peak memory (rank 0's records of every pair and
 # the report, plus the SIM stand-in ranks' threads; GNU time's %M).
-# Usage: scripts/dev/sweep-overhead.sh [N=8] [SIM=1000]
+# Usage: scripts/dev/cost/sweep-overhead.sh [N=8] [SIM=1000]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 N=${1:-8}
 SIM=${2:-1000}
 BIN=target/release/fabdiag

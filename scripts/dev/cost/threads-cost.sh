@@ -2,7 +2,7 @@
 # What being a multi-threaded process costs a one-way latency over a
 # provider whose every poll is a system call (tcp): Debian's fi_pingpong
 # as it comes (one thread), with one idle thread preloaded
-# (scripts/dev/idle-thread.c), and with that thread holding its own fd
+# (scripts/dev/lib/idle-thread.c), and with that thread holding its own fd
 # table (-DUNSHARE_FILES), and with the main thread's cancellation off and
 # asynchronous (-DASYNC_OFF: glibc's wrappers skip their atomic updates),
 # and with both (the state fabdiag's measuring thread runs in: what is
@@ -13,12 +13,12 @@
 # helper threads beside it (stuck-call guard, heartbeat, control reader,
 # signals); this asks what that alone costs, with fabdiag out of the way.
 # Not a test: the figures depend on the machine and its load.
-# usage: scripts/dev/threads-cost.sh [RUNS (20)] [SIZE (8)] [PROVIDER (tcp)] [ITERS (200000)]
+# usage: scripts/dev/cost/threads-cost.sh [RUNS (20)] [SIZE (8)] [PROVIDER (tcp)] [ITERS (200000)]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 RUNS=${1:-20} SIZE=${2:-8} PROV=${3:-tcp} ITERS=${4:-200000}
-# shellcheck source=scripts/dev/bench-common.sh
-source scripts/dev/bench-common.sh
+# shellcheck source=scripts/dev/lib/bench-common.sh
+source scripts/dev/lib/bench-common.sh
 lib=$(mktemp -d)
 trap 'rm -rf "$lib"' EXIT
 # the variants, by index: the name the medians line gives, the short one
@@ -30,7 +30,7 @@ flags=(none "" "-DUNSHARE_FILES" "-DASYNC_OFF" "-DUNSHARE_FILES -DASYNC_OFF")
 order=(1 2 3 4 0)
 for k in "${!flags[@]}"; do
     # shellcheck disable=SC2086
-    [ "${flags[k]}" = none ] || cc -O2 -shared -fPIC ${flags[k]} -o "$lib/v$k.so" scripts/dev/idle-thread.c -lpthread
+    [ "${flags[k]}" = none ] || cc -O2 -shared -fPIC ${flags[k]} -o "$lib/v$k.so" scripts/dev/lib/idle-thread.c -lpthread
 done
 port=$((49000 + RANDOM % 4000))
 SRV="taskset -c $SCPU" CLI="taskset -c $CCPU"

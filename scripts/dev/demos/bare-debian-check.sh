@@ -7,13 +7,13 @@
 # libraries and fabdiag's own unit tests; the namespace, launcher and
 # Prometheus tests need more of a machine than a chroot gives).
 #
-#   scripts/dev/bare-debian-check.sh [ROOT]     (as root; ROOT default /var/tmp/fabdiag-bookworm)
+#   scripts/dev/demos/bare-debian-check.sh [ROOT]     (as root; ROOT default /var/tmp/fabdiag-bookworm)
 #
 # Prints each step's outcome and a summary line; the root is kept for a
 # rerun (delete it to start over). Needs network access to Debian's
 # archive, about 3 GiB of disk, and 20-40 minutes on 2 cores.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 root="${1:-/var/tmp/fabdiag-bookworm}"
 mirror="${MIRROR:-http://deb.debian.org/debian}"
 

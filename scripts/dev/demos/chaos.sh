@@ -10,10 +10,10 @@
 # invariant. A seed given again replays the same faults at the same times.
 # Not a test: hundreds of runs take an hour or more. Needs root, iproute2,
 # nftables and a release build (scripts/install-deps.sh).
-#   scripts/dev/chaos.sh [RUNS [FIRST_SEED]]      (default 300 from 1)
-#   scripts/dev/chaos.sh --list [RUNS [FIRST_SEED]]  the seeds' faults only
+#   scripts/dev/demos/chaos.sh [RUNS [FIRST_SEED]]      (default 300 from 1)
+#   scripts/dev/demos/chaos.sh --list [RUNS [FIRST_SEED]]  the seeds' faults only
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 list=
 if [ "${1:-}" = --list ]; then
     list=1

@@ -11,12 +11,12 @@
 # time, corpus and what it found.
 # Failing inputs land in fuzz/artifacts/TARGET/ (commit them, with a
 # regression test in the normal suite, once fixed).
-#   scripts/dev/fuzz.sh [--seconds N] [--seeds] [TARGET...]
+#   scripts/dev/demos/fuzz.sh [--seconds N] [--seeds] [TARGET...]
 # --seeds writes the seed corpus again first (fuzz/seeds.rs, from a
 # simulated sweep's folder). Installs the nightly compiler and cargo-fuzz
 # when they are missing (rustup and crates.io must be reachable).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 seconds=300 seeds=0 targets=()
 while [ $# -gt 0 ]; do
     case $1 in

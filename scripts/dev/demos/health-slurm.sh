@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # The health gate under real Slurm, as the guide shows it: a single-node
-# cluster (scripts/dev/slurm-local.sh) whose HealthCheckProgram runs
+# cluster (scripts/dev/support/slurm-local.sh) whose HealthCheckProgram runs
 # `fabdiag health --slurm` every 5 s, watching a veth NIC (198.19.250.1/30,
 # a tcp domain); the veth's other end goes down, comes back, and then an
 # operator drains the node by hand. Prints what sinfo -R and the health
 # log say at each step. Needs root, slurm-wlm and munge.
-# usage: [FABDIAG_BIN=path] scripts/dev/health-slurm.sh
+# usage: [FABDIAG_BIN=path] scripts/dev/demos/health-slurm.sh
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 B=$(readlink -f "${FABDIAG_BIN:-target/release/fabdiag}")
 W=$(mktemp -d /tmp/fabdiag-health-slurm.XXXX)
 nic=fdgate0 peer=fdgate1
 cleanup() {
-    scripts/dev/slurm-local.sh stop "$W/slurm" >/dev/null 2>&1 || true
+    scripts/dev/support/slurm-local.sh stop "$W/slurm" >/dev/null 2>&1 || true
     ip link del "$nic" 2>/dev/null || true
     rm -rf "$W"
 }
@@ -31,7 +31,7 @@ exec $B health --slurm --expect $W/health.toml --state-dir $W/state >>$W/health.
 EOS
 chmod +x "$W/healthcheck"
 SLURM_LOCAL_EXTRA="HealthCheckProgram=$W/healthcheck
-HealthCheckInterval=5" scripts/dev/slurm-local.sh start "$W/slurm" >/dev/null
+HealthCheckInterval=5" scripts/dev/support/slurm-local.sh start "$W/slurm" >/dev/null
 export SLURM_CONF=$W/slurm/slurm.conf
 node=$(hostname -s)
 runs() { grep -c '^fabdiag health: ' "$W/health.log" 2>/dev/null || echo 0; }

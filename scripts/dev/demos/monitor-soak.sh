@@ -11,14 +11,14 @@
 # graph page of the bandwidth, taken by headless Chromium. BUDGET is the
 # monitor's --budget (default 5 %): a shaped link's probes take so much
 # more link time that, held to a small budget, few run while it is shaped.
-#   [BUDGET=20] [SHOT=FILE] scripts/dev/monitor-soak.sh [SECONDS] [PERIOD]   (root; default 300 30)
+#   [BUDGET=20] [SHOT=FILE] scripts/dev/demos/monitor-soak.sh [SECONDS] [PERIOD]   (root; default 300 30)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 secs="${1:-300}"
 period="${2:-30}"
 budget="${BUDGET:-5}"
-# shellcheck source=scripts/dev/netns-pair.sh
-. scripts/dev/netns-pair.sh
+# shellcheck source=scripts/dev/lib/netns-pair.sh
+. scripts/dev/lib/netns-pair.sh
 pair_up fdsoak 198.18.14
 fabdiag_copy
 

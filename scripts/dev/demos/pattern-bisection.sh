@@ -7,10 +7,10 @@
 # spine), then one with the spine at 10 Gbit/s as the control. Prints each
 # run's aggregate, their mean, and the largest distance from it as a
 # share of the mean. Needs root, iproute2 and a release build.
-#   scripts/dev/pattern-bisection.sh [SWEEP OPTIONS]   (default -s 65536 -D 4)
+#   scripts/dev/demos/pattern-bisection.sh [SWEEP OPTIONS]   (default -s 65536 -D 4)
 set -u
-here=$(cd "$(dirname "$0")/../.." && pwd)
-. "$here/scripts/dev/netns-cluster.sh"
+here=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$here/scripts/dev/lib/netns-cluster.sh"
 cluster_up pb 198.18.22 8 100mbit 2
 spine=${SPINE:-40mbit}
 opts=("$@")

@@ -13,10 +13,10 @@
 # RUNS runs of each (default 5), their mean and largest distance from it.
 # With DIR, the last run of each leaves its --output folder there
 # (incast/, alltoall/). Needs root, iproute2 and a release build.
-#   scripts/dev/pattern-congestion.sh [DIR]
+#   scripts/dev/demos/pattern-congestion.sh [DIR]
 set -u
-here=$(cd "$(dirname "$0")/../.." && pwd)
-. "$here/scripts/dev/netns-cluster.sh"
+here=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$here/scripts/dev/lib/netns-cluster.sh"
 cluster_up pc 198.18.23 4 100mbit
 keep=${1:-}
 cluster_fabdiag

@@ -7,13 +7,13 @@
 # splits (seed 4) with --expect 12.5 (100 Mbit/s) and writes the report
 # to DIR (pattern.json, summary.txt, report.html); prints the summary.
 # Needs root, iproute2 and a release build.
-#   scripts/dev/pattern-report.sh DIR [SWEEP OPTIONS]
+#   scripts/dev/demos/pattern-report.sh DIR [SWEEP OPTIONS]
 set -u
 dir=${1:?usage: $0 DIR [SWEEP OPTIONS]}
 shift
 mkdir -p "$dir"
-here=$(cd "$(dirname "$0")/../.." && pwd)
-. "$here/scripts/dev/netns-cluster.sh"
+here=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$here/scripts/dev/lib/netns-cluster.sh"
 cluster_up pr 198.18.23 8 100mbit 2
 spine_rate "${SPINE:-40mbit}"
 slow=${SLOW:-6}

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Where a latency victim's loaded time goes on this machine: one run of
-# scripts/dev/pattern-victim.sh's set-up (six ranks on two leaves, victim
+# scripts/dev/demos/pattern-victim.sh's set-up (six ranks on two leaves, victim
 # write-lat 0 -> 3, a bisection 1 2 | 4 5 as the load) with every thread
 # of ranks 0, 1 and 3 sampled from /proc/PID/task/TID/schedstat every
 # 0.2 s: per victim rank, the share of a CPU its busiest thread ran and
 # the share it waited on a run queue, alone (rank 1 idle) and loaded
 # (rank 1 busy), beside the victim's figures. Not a test.
-#   SPINE=40mbit SECS=5 scripts/dev/pattern-victim-sched.sh
+#   SPINE=40mbit SECS=5 scripts/dev/demos/pattern-victim-sched.sh
 # Needs root, iproute2 and a release build (or FABDIAG_BIN).
 set -u
-here=$(cd "$(dirname "$0")/../.." && pwd)
-. "$here/scripts/dev/netns-cluster.sh"
+here=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$here/scripts/dev/lib/netns-cluster.sh"
 cluster_up pw 198.18.25 6 100mbit 2
 cluster_fabdiag
 spine_rate "${SPINE:-40mbit}"

@@ -18,13 +18,13 @@
 # the script may run on (rank_cpu); LIST: the load's -l (and a bandwidth
 # victim's: keep an iteration short against SECS). With DIR, the last shaped run leaves its
 # --output folder there. Needs root, iproute2 and a release build (or
-# FABDIAG_BIN, another build: e.g. one carried to a machine with more
+# FABDIAG_BIN, another build: e.g. one copied to a machine with more
 # cores than ranks).
 #   [SECS=3] [RUNS=5] [VICTIM=write-lat] [LIST=256] [SPINE_QUEUE=400ms | SPINE_FAIR=1] [TCP_CC=reno] [POLL=yield] [PIN=1] \
-#     scripts/dev/pattern-victim.sh [DIR]
+#     scripts/dev/demos/pattern-victim.sh [DIR]
 set -u
-here=$(cd "$(dirname "$0")/../.." && pwd)
-. "$here/scripts/dev/netns-cluster.sh"
+here=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$here/scripts/dev/lib/netns-cluster.sh"
 cluster_up pv 198.18.24 6 100mbit 2
 cluster_fabdiag
 [ -n "${TCP_CC:-}" ] && tcp_cc "$TCP_CC"

@@ -4,8 +4,8 @@
  * times. libfabric 2.5.0 and later crash (SIGSEGV in smr_progress_cmd)
  * above 4096 B; 2.4.0 and before, and 1.17, print "ok".
  *
- *   cc -o /tmp/repro scripts/dev/repro-shm-same-process.c -lfabric    # the system's
- *   cc -o /tmp/repro scripts/dev/repro-shm-same-process.c -I$P/include \
+ *   cc -o /tmp/repro scripts/dev/demos/repro-shm-same-process.c -lfabric    # the system's
+ *   cc -o /tmp/repro scripts/dev/demos/repro-shm-same-process.c -I$P/include \
  *      -L$P/lib -Wl,-rpath,$P/lib -lfabric                          # a build at $P
  *   /tmp/repro 8192 10
  */

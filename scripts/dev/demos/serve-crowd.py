@@ -9,7 +9,7 @@ that are no hello (not JSON, another message, another magic); then runs an hones
 descriptors and memory before, during and after, the client's result and time, and how the
 server's log lines end.
 
-    scripts/dev/serve-crowd.py [--port 47125] [--crowd 300] [--hold 20]
+    scripts/dev/demos/serve-crowd.py [--port 47125] [--crowd 300] [--hold 20]
 """
 import argparse, json, os, random, socket, struct, subprocess, sys, tempfile, time
 

@@ -5,9 +5,9 @@
 # each is refused, and the server's resident memory and open descriptors
 # after the first 10 and after all N are printed. The suite runs the same
 # test with 100 clients; this runs it with as many as asked.
-#   scripts/dev/serve-limits.sh [N]
+#   scripts/dev/demos/serve-limits.sh [N]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 n="${1:-200}"
 FABDIAG_TEST_REFUSED_CLIENTS="$n" cargo test --release -q -p fabdiag --test integration -- \
     serve::clients_beyond_the_limits_leave_the_server_as_it_was --nocapture 2>&1 |

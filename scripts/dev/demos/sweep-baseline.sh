@@ -9,10 +9,10 @@
 # first: its figure is now the median, so no outlier, but half of its own
 # earlier one. Prints both reports. Needs root, iproute2 and a release
 # build.
-#   scripts/dev/sweep-baseline.sh [SWEEP OPTIONS]   (default -s 65536 -D 2)
+#   scripts/dev/demos/sweep-baseline.sh [SWEEP OPTIONS]   (default -s 65536 -D 2)
 set -u
-here=$(cd "$(dirname "$0")/../.." && pwd)
-. "$here/scripts/dev/netns-cluster.sh"
+here=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$here/scripts/dev/lib/netns-cluster.sh"
 cluster_up bl 198.18.22 "${N:-4}"
 fast=${FAST:-200mbit}
 shape() { ip netns exec "$(node_ns "$1")" tc "${@:2}" || exit 1; }

@@ -5,10 +5,10 @@
 # is set down DOWN_AT seconds in (default 3). Prints rank 0's report, each
 # other rank's stderr, and when each rank ended. Needs root, iproute2 and
 # a release build.
-#   scripts/dev/sweep-link-down.sh [EXTRA SWEEP OPTIONS, e.g. --json]
+#   scripts/dev/demos/sweep-link-down.sh [EXTRA SWEEP OPTIONS, e.g. --json]
 set -u
-here=$(cd "$(dirname "$0")/../.." && pwd)
-. "$here/scripts/dev/netns-cluster.sh"
+here=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$here/scripts/dev/lib/netns-cluster.sh"
 cluster_up ld 198.18.20 4
 args=(--coordinator 198.18.20.1:47600 -P tcp -s 65536 -D 2 "$@")
 sweep_others "$here/target/release/fabdiag" "${args[@]}"

@@ -8,12 +8,12 @@
 # figure comes from waiting for a CPU. Prints rank 0's report and when
 # each rank ended. Needs root, iproute2, nftables (apt-get install
 # nftables) and a release build.
-#   scripts/dev/sweep-lossy-link.sh [SWEEP OPTIONS]   (default -s 65536 -D 2)
-#   scripts/dev/sweep-lossy-link.sh --lat -s 8 -n 2000
+#   scripts/dev/demos/sweep-lossy-link.sh [SWEEP OPTIONS]   (default -s 65536 -D 2)
+#   scripts/dev/demos/sweep-lossy-link.sh --lat -s 8 -n 2000
 set -u
 command -v nft >/dev/null || { echo "needs nft: apt-get install nftables" >&2; exit 1; }
-here=$(cd "$(dirname "$0")/../.." && pwd)
-. "$here/scripts/dev/netns-cluster.sh"
+here=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$here/scripts/dev/lib/netns-cluster.sh"
 cluster_up ls 198.18.21 "${N:-3}" 100mbit
 loss=${LOSS:-20}
 if [ "$loss" -ge 1000 ]; then drop=(drop); else drop=(numgen random mod 1000 '<' "$loss" drop); fi

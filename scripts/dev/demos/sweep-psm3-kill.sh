@@ -5,15 +5,15 @@
 # network namespaces on a bridge, 198.18.22.1-4; rank KILL (default 3)
 # is killed KILL_AT seconds in (default 4). Prints rank 0's report, each
 # other rank's stderr, and when each rank ended. Needs root, iproute2, a
-# release build and a libfabric with psm3 (scripts/dev/psm3-check.sh builds
+# release build and a libfabric with psm3 (scripts/dev/support/psm3-check.sh builds
 # one).
-#   scripts/dev/sweep-psm3-kill.sh LIBFABRIC_SO [EXTRA SWEEP OPTIONS, e.g. --json]
+#   scripts/dev/demos/sweep-psm3-kill.sh LIBFABRIC_SO [EXTRA SWEEP OPTIONS, e.g. --json]
 set -u
-lib=${1:?usage: scripts/dev/sweep-psm3-kill.sh LIBFABRIC_SO [EXTRA SWEEP OPTIONS]}
+lib=${1:?usage: scripts/dev/demos/sweep-psm3-kill.sh LIBFABRIC_SO [EXTRA SWEEP OPTIONS]}
 shift
 export FABDIAG_LIBFABRIC=$lib
-here=$(cd "$(dirname "$0")/../.." && pwd)
-. "$here/scripts/dev/netns-cluster.sh"
+here=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$here/scripts/dev/lib/netns-cluster.sh"
 cluster_up pk 198.18.22 4
 args=(--coordinator 198.18.22.1:47610 -P psm3 -s 65536 -D 3 "$@")
 sweep_others "$here/target/release/fabdiag" "${args[@]}"

@@ -16,11 +16,11 @@
 # on the first CPU the script may use, node 3's on the fourth (rank_cpu,
 # modulo the CPUs); FABDIAG_BIN: another build. Needs root, iproute2 and
 # fi_pingpong (libfabric-bin).
-#   [RUNS=5] [SECS=10] [ITERS=100000] [PIN=1] scripts/dev/victim-path-noise.sh
+#   [RUNS=5] [SECS=10] [ITERS=100000] [PIN=1] scripts/dev/demos/victim-path-noise.sh
 set -u
-here=$(cd "$(dirname "$0")/../.." && pwd)
-. "$here/scripts/dev/netns-cluster.sh"
-. "$here/scripts/dev/bench-common.sh"
+here=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$here/scripts/dev/lib/netns-cluster.sh"
+. "$here/scripts/dev/lib/bench-common.sh"
 command -v fi_pingpong >/dev/null || { echo "victim-path-noise.sh: needs fi_pingpong (apt-get install libfabric-bin)" >&2; exit 1; }
 cluster_up vn 198.18.26 6 100mbit 2
 cluster_fabdiag

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Independent reference figures for fabdiag's GPU results, measured with
-PyTorch on the same GPU in the same sitting (scripts/dev/gpu-run.sh runs it):
+PyTorch on the same GPU in the same run (scripts/dev/gpu/gpu-run.sh runs it):
 
 - pinned host -> device and device -> host copies of one chunk (the size
   host-traffic streams), back to back on one stream, timed with CUDA events;

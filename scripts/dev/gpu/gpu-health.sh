@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# On a GPU machine, with gpu-kit/fabdiag carried (a release build): reads
+# On a GPU machine, with gpu-kit/fabdiag copied there (a release build,
+# scripts/dev/gpu/gpu-kit.sh), run from the folder that holds gpu-kit/: reads
 # the real PCI tree with `fabdiag health --topology` beside
 # `nvidia-smi topo -m`, runs `fabdiag health` (its GPU checks: the CUDA
 # driver's GPUs, host -> GPU copy, topology) and `--write-expect -`, and
 # packs a copy of the PCI tree's sysfs attributes (links, class, vendor,
 # NUMA node, link speed and width) for a fixture. Everything lands in
-# $OUT/health.tar.gz.  Usage: scripts/dev/gpu-health.sh
+# $OUT/health.tar.gz.  Usage: scripts/dev/gpu/gpu-health.sh
 set -u
 OUT=${OUT:-/tmp/fabdiag-gpu-out}
 W=/tmp/fabdiag-health

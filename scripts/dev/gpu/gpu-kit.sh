@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Packs what a GPU machine (no Rust, no network) needs to check fabdiag's
-# GPU paths into gpu-kit/ (git-ignored), to be carried there with the
-# device tool's `carry` and run by scripts/dev/gpu-run.sh:
+# Packs what a GPU machine without Rust or network access needs to check
+# fabdiag's GPU paths into gpu-kit/ (git-ignored): copy it into the root
+# of a copy of this repository on that machine, where
+# scripts/dev/gpu/gpu-run.sh runs it:
 #   gpu-kit/fabdiag              release build, stripped
 #   gpu-kit/gpu-tests            crates/cli/tests/integration (run with the filter gpu::), release, stripped
 #   gpu-kit/libfabric-TAG-src.tar.gz  libfabric v2.6.0 and v1.22.0 with
 #                                configure (build-libfabric-cuda.sh prepare)
-# Usage: scripts/dev/gpu-kit.sh LIBFABRIC_GIT_DIR
+# Usage: scripts/dev/gpu/gpu-kit.sh LIBFABRIC_GIT_DIR
 set -euo pipefail
-here=$(cd "$(dirname "$0")/../.." && pwd)
+here=$(cd "$(dirname "$0")/../../.." && pwd)
 cd "$here"
-src=${1:?"the libfabric git directory (e.g. from: fetch github:ofiwg/libfabric)"}
+src=${1:?"the libfabric git directory (e.g. from: git clone --bare https://github.com/ofiwg/libfabric)"}
 # libfabric's autogen.sh (the `prepare` step) needs the autotools
 for t in autoreconf automake libtoolize; do
   command -v "$t" >/dev/null ||

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""fabdiag's GPU figures over the independent PyTorch ones, from one
-scripts/dev/gpu-run.sh sitting: the logs it packed (logs.tar.gz, unpacked into
+"""fabdiag's GPU figures over the independent PyTorch ones, from one run of
+scripts/dev/gpu/gpu-run.sh: the logs it packed (logs.tar.gz, unpacked into
 DIR) are read, nothing is measured here.
 
-    scripts/dev/gpu-ratios.py DIR
+    scripts/dev/gpu/gpu-ratios.py DIR
 
 Prints one line per comparison (fabdiag's median over the repeats, the
-reference, their ratio) and flags a host-only ratio below 0.90, which the
-host-traffic issue calls a defect to find, not a number to publish. A
-missing or failed step is named, never guessed.
+reference, their ratio) and flags a host-only ratio below 0.90: a defect
+to find, not a number to publish. A missing or failed step is named,
+never guessed.
 """
 import json
 import re

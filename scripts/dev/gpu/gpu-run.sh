@@ -1,31 +1,31 @@
 #!/usr/bin/env bash
-# On the GPU machine, in the repository root with gpu-kit/ carried
-# (scripts/dev/gpu-kit.sh): build libfabric with CUDA, run the GPU test path,
-# run the real tools, and measure the independent reference figures, all
-# packed under $OUT (the device tool brings $OUT back). Every step has
-# its own time limit and its own log, so one failure does not hide the
-# rest.  Usage: scripts/dev/gpu-run.sh [STEP...]  (default: all steps)
+# On a GPU machine, in a copy of the repository with gpu-kit/ copied into
+# its root (scripts/dev/gpu/gpu-kit.sh builds it on a machine with Rust):
+# build libfabric with CUDA, run the GPU test path, run the real tools,
+# and measure the independent reference figures, all packed under $OUT
+# (copy $OUT back to read them). Every step has its own time limit and its
+# own log, so one failure does not hide the rest.
+# Usage: scripts/dev/gpu/gpu-run.sh [STEP...]  (default: all steps)
 #   steps: info libfabric traffic loopback compare pairs tests serve before ratios
 #   before: if gpu-kit/fabdiag-before exists (an earlier build), the
 #   measurements a change touched, with it and with this build, side by
 #   side on the same machine
-#   (the default order: the issues' own measurements first, so a sitting
-#   cut short by its deadline keeps the most important results)
-# A device command may run 10 minutes and a session has about 15 minutes
-# of device time in all: GPU_RUN_DEADLINE=SECONDS (default 540) caps the
-# whole run; each step's limit is cut to what is left of it, and a step
-# with under 5 s left is skipped and says so in steps.txt.
-# A machine goes back when idle for half a minute, and a fresh one starts
-# bare: so the libfabric step also leaves its build in
-# $OUT/libfabric-built.tar.gz; copied into gpu-kit/ here and carried, it
-# is unpacked instead of built again (the step is then a few seconds).
+#   (the default order: the most important measurements first, so a run
+#   cut short by its deadline keeps them)
+# GPU_RUN_DEADLINE=SECONDS (default 540: nine minutes) caps the whole
+# run; each step's limit is cut to what is left of it, and a step with
+# under 5 s left is skipped and says so in steps.txt.
+# The libfabric step also leaves its build in $OUT/libfabric-built.tar.gz:
+# copied into gpu-kit/ before the next run (on this machine or a fresh
+# one), it is unpacked instead of built again (the step is then a few
+# seconds).
 set -u
 OUT=${OUT:-/tmp/fabdiag-gpu-out}
 mkdir -p "$OUT"
-# The device tool brings back at most 8 files from $OUT: every log goes
-# to $LOGS and is packed into $OUT/logs.tar.gz after each step (so a
-# command stopped at its time limit still returns what ran), beside
-# $OUT/steps.txt and the libfabric build.
+# $OUT holds few files, to be easy to copy back: every log goes to $LOGS
+# and is packed into $OUT/logs.tar.gz after each step (so a run stopped at
+# its time limit still leaves what ran), beside $OUT/steps.txt and the
+# libfabric build.
 LOGS=${LOGS:-/tmp/fabdiag-gpu-logs}
 mkdir -p "$LOGS"
 pack() {
@@ -63,7 +63,7 @@ steps=${*:-info libfabric traffic loopback compare pairs tests serve before rati
 deadline=${GPU_RUN_DEADLINE:-540}
 log() { echo "== $*" | tee -a "$LOGS/steps.txt"; pack; }
 left() { echo $((deadline - SECONDS)); }
-capped() { # SECONDS: as many, but never past the sitting's deadline, with
+capped() { # SECONDS: as many, but never past the run's deadline, with
   # 5 s kept for packing
   local most=$(($(left) - 5))
   echo $(($1 < most ? $1 : most))
@@ -132,7 +132,7 @@ for s in $steps; do
   tests)
     run gpu-tests 300 "$kit/gpu-tests" --include-ignored --test-threads=1 --nocapture gpu:: ;;
   traffic)
-    # what a default run costs (the issue asks): timed as a whole
+    # what a default run costs: timed as a whole
     run host-traffic-default 90 bash -c "time $F host-traffic -v"
     run host-traffic-default-json 90 "$F" host-traffic -j
     run host-traffic-tile 60 "$F" host-traffic --tile -R 3 -j
@@ -191,10 +191,10 @@ for s in $steps; do
       run "host-traffic-tile-$build" 60 "$bin" host-traffic --tile -R 3 -j
     done ;;
   compare)
-    run torch-compare 180 python3 scripts/dev/gpu-compare.py ;;
+    run torch-compare 180 python3 scripts/dev/gpu/gpu-compare.py ;;
   ratios)
-    # fabdiag's figures over PyTorch's, from the logs of this sitting
-    run ratios 30 python3 scripts/dev/gpu-ratios.py "$LOGS" ;;
+    # fabdiag's figures over PyTorch's, from the logs of this run
+    run ratios 30 python3 scripts/dev/gpu/gpu-ratios.py "$LOGS" ;;
   *) log "unknown step $s" ;;
   esac
 done

@@ -2,12 +2,12 @@
 # host-traffic's tile-only figures against the number of thread blocks
 # (-n), with the same bytes per test (-i scaled), for one or more builds:
 # how many blocks per SM the tile walk needs to measure device memory
-# rather than its own latency. Run on the GPU machine (gpu-run.sh's kit).
-#   scripts/dev/tile-blocks.sh SMS BINARY...
+# rather than its own latency. Run on a GPU machine, beside gpu-run.sh's kit.
+#   scripts/dev/gpu/tile-blocks.sh SMS BINARY...
 # Prints one line per build and -n: read and write medians over 3 repeats
 # (Gbps).
 set -u
-sms=${1:?usage: scripts/dev/tile-blocks.sh SMS BINARY...}
+sms=${1:?usage: scripts/dev/gpu/tile-blocks.sh SMS BINARY...}
 shift
 # transfers in all (default: the default run's at one block per SM)
 bytes=${TILE_TRANSFERS:-$((sms * 2000000))}

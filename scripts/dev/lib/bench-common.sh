@@ -16,7 +16,7 @@ median() { sort -g | awk 'NF && $1 != "nan" {a[++n]=$1} END {if (n == 0) print "
 # later round of a paired test would shift)
 fig() { local v; v=$("$@"); echo "${v:-nan}"; }
 
-# poll_figures FILE USEC ITERS: from scripts/dev/syscall-count.c's line in
+# poll_figures FILE USEC ITERS: from scripts/dev/lib/syscall-count.c's line in
 # FILE for a run of ITERS round trips whose one-way time was USEC,
 # "USEC NS_PER_POLL_PASS POLL SEND RECV READ WRITE" (the calls a round
 # trip; "nan" throughout when there is no count or no time)
@@ -38,7 +38,7 @@ runs_line() {
 }
 
 # rank_line A B A_FIGURE... -- B_FIGURE...: whether tool A's runs and tool
-# B's differ beyond chance (the rank test of scripts/dev/rank-test.py: p
+# B's differ beyond chance (the rank test of scripts/dev/lib/rank-test.py: p
 # under 0.05 says they are apart), beside the medians' ratio, which with
 # runs as spread as a VM's can differ by 5 % while the runs do not
 rank_line() {

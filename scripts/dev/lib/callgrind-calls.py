@@ -6,7 +6,7 @@ per-iteration totals, these do not move with the number of empty polls a
 busy wait happened to make, so two builds' send and receive paths compare
 exactly.
 
-usage: scripts/dev/callgrind-calls.py CALLGRIND_OUT REGEX
+usage: scripts/dev/lib/callgrind-calls.py CALLGRIND_OUT REGEX
 """
 import collections
 import re

@@ -10,7 +10,7 @@
  * its own cancellation off and asynchronous (pthread_setcancelstate
  * DISABLE, pthread_setcanceltype ASYNCHRONOUS): glibc's wrappers find the
  * type already asynchronous and skip their atomic updates, which leaves
- * the fd table's part alone. Used by scripts/dev/threads-cost.sh; not a
+ * the fd table's part alone. Used by scripts/dev/cost/threads-cost.sh; not a
  * test. */
 #define _GNU_SOURCE
 #include <pthread.h>

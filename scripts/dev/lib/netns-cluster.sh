@@ -52,7 +52,7 @@ cluster_up() {
 # directory as $bin: FABDIAG_BIN, else this checkout's release build.
 cluster_fabdiag() {
   bin="$out/fabdiag"
-  cp "${FABDIAG_BIN:-$(dirname "${BASH_SOURCE[0]}")/../../target/release/fabdiag}" "$bin"
+  cp "${FABDIAG_BIN:-$(dirname "${BASH_SOURCE[0]}")/../../../target/release/fabdiag}" "$bin"
 }
 
 # spine_rate RATE [QUEUE]: the spine cable of a two-leaf cluster at RATE

@@ -25,7 +25,7 @@ A run that gave no figure is passed as an empty argument or "nan": the
 rank test leaves it out, and the paired tests leave out its round (and
 say how many rounds were whole).
 
-usage: scripts/dev/rank-test.py [--paired | --median] A1 A2 ... -- B1 B2 ... [-- C1 C2 ...]
+usage: scripts/dev/lib/rank-test.py [--paired | --median] A1 A2 ... -- B1 B2 ... [-- C1 C2 ...]
 """
 import math
 import statistics

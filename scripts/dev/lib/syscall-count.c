@@ -6,7 +6,7 @@
  *   COMM poll=N poll_ready=N epoll=N recv=N send=N read=N write=N
  * Divided by the iterations, the counts say how many calls a round trip
  * makes, and the run's time over the polls what one pass of the polling
- * loop costs. Used by scripts/dev/fdtable-cost.sh; not a test. */
+ * loop costs. Used by scripts/dev/cost/fdtable-cost.sh; not a test. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <poll.h>

@@ -6,7 +6,7 @@
  * single-owner path), the way it does for a single-threaded fi_pingpong.
  * An experiment, not a fix: a copied table keeps open every fd it held
  * until the thread ends, and fds opened later are in one table only.
- * Used by scripts/dev/fdtable-cost.sh; not a test. */
+ * Used by scripts/dev/cost/fdtable-cost.sh; not a test. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>

@@ -5,10 +5,10 @@
 # CUDA support opens the runtime by that name; the stand-in answers both).
 # Put DIR on LD_LIBRARY_PATH. The one definition of the build: the tests
 # run it (fabdiag_testkit::cpu_cuda), and so does cuda-standin-check.sh.
-#   scripts/dev/build-cpu-cuda.sh DIR
+#   scripts/dev/support/build-cpu-cuda.sh DIR
 set -euo pipefail
-dir=${1:?usage: scripts/dev/build-cpu-cuda.sh DIR}
-crates=$(cd "$(dirname "$0")/../../crates" && pwd)
+dir=${1:?usage: scripts/dev/support/build-cpu-cuda.sh DIR}
+crates=$(cd "$(dirname "$0")/../../../crates" && pwd)
 mkdir -p "$dir"
 "${CXX:-c++}" -std=c++17 -O2 -g -shared -fPIC -pthread \
   -Wall -Wextra -Werror -Wno-unknown-pragmas \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A dry run, without a GPU, of the GPU test path scripts/dev/gpu-run.sh runs on
+# A dry run, without a GPU, of the GPU test path scripts/dev/gpu/gpu-run.sh runs on
 # a GPU machine (crates/cli/tests/gpu.rs, every test): against the CPU
 # stand-in for the CUDA driver (crates/testkit/cuda/cpu_cuda.cpp, also answering
 # as libcudart.so) and a libfabric built with CUDA support from CUDA 13's
@@ -9,18 +9,19 @@
 # between processes through CUDA IPC, which the stand-in does with shared
 # memory); it says nothing about a GPU: its figures are memcpy on this CPU.
 #
-#   scripts/dev/cuda-standin-check.sh SRC_GIT [PREFIX]
+#   scripts/dev/support/cuda-standin-check.sh SRC_GIT [PREFIX]
 #       SRC_GIT: the git directory of a libfabric clone (e.g. the one
-#       `fetch github:ofiwg/libfabric` brings); PREFIX: where the build
-#       goes (default /tmp/libfabric-cuda-standin), reused when present
+#       `git clone --bare https://github.com/ofiwg/libfabric` makes);
+#       PREFIX: where the build goes (default /tmp/libfabric-cuda-standin),
+#       reused when present
 #
 # Needs the autotools, pip (for the headers) and a C++ compiler. v2.6.0 by
 # default (LIBFABRIC_TAG): 7 of 7 tests passed, 2026-11-25.
 set -euo pipefail
 LIBFABRIC_TAG=${LIBFABRIC_TAG:-v2.6.0}
-src=${1:?usage: scripts/dev/cuda-standin-check.sh SRC_GIT [PREFIX]}
+src=${1:?usage: scripts/dev/support/cuda-standin-check.sh SRC_GIT [PREFIX]}
 prefix=${2:-/tmp/libfabric-cuda-standin}
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 for t in autoreconf libtoolize pip3; do
   command -v "$t" >/dev/null || { echo "cuda-standin-check: needs $t (apt-get install autoconf automake libtool python3-pip)" >&2; exit 1; }
 done
@@ -40,7 +41,7 @@ PY
   LIBFABRIC_TAG=$LIBFABRIC_TAG scripts/build-libfabric-cuda.sh prepare "$src" "$work/src.tar.gz"
   scripts/build-libfabric-cuda.sh build "$work/src.tar.gz" "$prefix" "$work/cuda"
 fi
-scripts/dev/build-cpu-cuda.sh "$prefix/cpu-cuda"
+scripts/dev/support/build-cpu-cuda.sh "$prefix/cpu-cuda"
 trace=$work/ipc-trace
 LD_LIBRARY_PATH="$prefix/cpu-cuda" FABDIAG_LIBFABRIC="$prefix/lib/libfabric.so.1" FABDIAG_CPU_CUDA_TRACE=$trace \
   cargo test --release --locked -p fabdiag --test integration -- --include-ignored --test-threads=1 gpu::

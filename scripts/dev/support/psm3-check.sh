@@ -8,21 +8,22 @@
 # (crates/cli/tests/op_contexts.rs: every tool between two network
 # namespaces, 198.18.9.0/24) against that build, and prints doctor's line.
 #
-#   scripts/dev/psm3-check.sh SRC_GIT [PREFIX]
+#   scripts/dev/support/psm3-check.sh SRC_GIT [PREFIX]
 #       SRC_GIT: the git directory of a libfabric clone (e.g. the one
-#       `fetch github:ofiwg/libfabric` brings); PREFIX: where the build
-#       goes (default /tmp/libfabric-psm3), reused when it has psm3
+#       `git clone --bare https://github.com/ofiwg/libfabric` makes);
+#       PREFIX: where the build goes (default /tmp/libfabric-psm3),
+#       reused when it has psm3
 #
 # Needs root; installs the autotools, libnuma-dev and uuid-dev where
-# missing (scripts/dev/dev-deps.sh). v2.4.0 by default (LIBFABRIC_TAG):
+# missing (scripts/dev/lib/dev-deps.sh). v2.4.0 by default (LIBFABRIC_TAG):
 # checked 2026-11-24.
 set -euo pipefail
 LIBFABRIC_TAG=${LIBFABRIC_TAG:-v2.4.0}
-src=${1:?usage: scripts/dev/psm3-check.sh SRC_GIT [PREFIX]}
+src=${1:?usage: scripts/dev/support/psm3-check.sh SRC_GIT [PREFIX]}
 prefix=${2:-/tmp/libfabric-psm3}
-cd "$(dirname "$0")/../.."
-# shellcheck source=scripts/dev/dev-deps.sh
-source scripts/dev/dev-deps.sh
+cd "$(dirname "$0")/../../.."
+# shellcheck source=scripts/dev/lib/dev-deps.sh
+source scripts/dev/lib/dev-deps.sh
 need_packages psm3-check autoreconf=autoconf aclocal=automake libtoolize=libtool \
   make=build-essential ip=iproute2 numa.h=libnuma-dev uuid/uuid.h=uuid-dev
 if ! LD_LIBRARY_PATH="$prefix/lib" "$prefix/bin/fi_info" -l 2>/dev/null | grep -q '^psm3:'; then

@@ -7,8 +7,8 @@
 # manual pages' reference and the Markdown check of every page. The
 # integration tests (real processes, namespaces, launchers) are not run:
 # ./scripts/test.sh runs everything, as CI does.
-#   scripts/dev/quick-test.sh [cargo test arguments after --]
+#   scripts/dev/support/quick-test.sh [cargo test arguments after --]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo test --release --workspace --locked --lib --bins --test originals --test tiers --test markdown -- "$@"

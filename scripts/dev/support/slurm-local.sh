@@ -4,8 +4,8 @@
 # configuration, state and logs in DIR. Needs root and Debian's slurm-wlm
 # and munge (scripts/install-deps.sh installs them).
 #
-#   scripts/dev/slurm-local.sh start DIR   # prints "export SLURM_CONF=DIR/slurm.conf"
-#   scripts/dev/slurm-local.sh stop DIR
+#   scripts/dev/support/slurm-local.sh start DIR   # prints "export SLURM_CONF=DIR/slurm.conf"
+#   scripts/dev/support/slurm-local.sh stop DIR
 #
 # SLURM_LOCAL_EXTRA: lines added to slurm.conf (e.g. a HealthCheckProgram
 # and HealthCheckInterval, as the health gate's tests set them).

@@ -8,7 +8,7 @@ Prints, for the Rust sources under crates/:
     through `use crate::...`, `crate::...` paths, `super::...` or a child
     module's name, found as strongly connected components of that graph.
 
-Usage: scripts/dev/tree-metrics.py [--top N] [--over LINES] [ROOT]
+Usage: scripts/dev/support/tree-metrics.py [--top N] [--over LINES] [ROOT]
 Exit status 0 always: it measures, it does not judge (the test suite does).
 """
 import argparse
@@ -266,7 +266,7 @@ def circles(files, edges):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("root", nargs="?", default=os.path.join(os.path.dirname(__file__), "..", ".."))
+    ap.add_argument("root", nargs="?", default=os.path.join(os.path.dirname(__file__), "..", "..", ".."))
     ap.add_argument("--top", type=int, default=15, help="longest functions to list")
     ap.add_argument("--over", type=int, default=120, help="count functions longer than this")
     ap.add_argument("--why", action="store_true", help="list each circle's edges")
