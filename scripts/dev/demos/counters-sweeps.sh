@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The counters campaign: the suite's sweep of eight namespaced ranks with
+# node 3's cable flapping and node 6 dropping a tenth of its frames
+# (counters::a_sweep_names_the_flapping_node_and_the_lossy_one_every_time),
+# run SWEEPS times in a row (default 20). Each sweep must name ranks 3 and
+# 6 by their own counters and no other rank; the first that does not stops
+# the campaign with its report. Needs root (network namespaces).
+# Results: docs/results/counters.md.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+sweeps="${1:-20}"
+log="$(mktemp)"
+start=$(date +%s)
+if FABDIAG_COUNTER_SWEEPS="$sweeps" cargo test --release --locked -p fabdiag --test integration -- \
+    --exact counters::a_sweep_names_the_flapping_node_and_the_lossy_one_every_time --nocapture >"$log" 2>&1; then
+    verdict="all $sweeps sweeps named ranks 3 and 6 and no other"
+else
+    verdict="stopped: $(grep -c '^run [0-9]*:' "$log") sweep(s) reported, the last one failed (log: $log)"
+fi
+echo "counters-sweeps.sh: $verdict, in $(( $(date +%s) - start )) s"
