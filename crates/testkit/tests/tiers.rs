@@ -12,7 +12,10 @@ const TIERS: &[(&str, &[&str])] = &[
         "system leaves",
         &["fabric", "clock", "gpu", "counters", "timebox", "files"],
     ),
-    ("pure parts", &["engine", "proto", "sweep-plan", "exposition"]),
+    (
+        "pure parts",
+        &["engine", "proto", "sweep-plan", "exposition", "topology"],
+    ),
     ("vocabulary", &["model"]),
     ("judging", &["sweep-judge"]),
     ("renderers", &["report", "sweep-report", "health", "monitor"]),
