@@ -1,5 +1,5 @@
 //! A sweep's document as `--report` and `--baseline` read it back
-//! (fabdiag-sweep-report's reread), fed any bytes as a damaged or hostile
+//! (fabdiag-sweep-judge's reread), fed any bytes as a damaged or hostile
 //! sweep.json: reading it never panics, and a document it accepts is made
 //! into a report (the document, its text, its picture's cells, and itself
 //! as its own baseline) without panicking.

@@ -61,8 +61,10 @@ pub fn parse<Id: Copy>(rows: &[Row<Id>], args: &[String]) -> Result<Vec<Parsed<I
 
 /// A command that passes what is not its own to another parser (a
 /// sweep's pair-tool options): only `--name` and `--name=value` spelled
-/// out in full are taken, every other word is an operand, in order.
-pub fn parse_own<Id: Copy>(rows: &[Row<Id>], args: &[String]) -> Result<Vec<Parsed<Id>>, String> {
+/// out in full are taken, every other word is an operand, in order. The
+/// words read before the first one that is wrong come back with its
+/// error, so the caller meets them in order, as they were typed.
+pub fn parse_own<Id: Copy>(rows: &[Row<Id>], args: &[String]) -> (Vec<Parsed<Id>>, Option<String>) {
     let mut out = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -73,11 +75,14 @@ pub fn parse_own<Id: Copy>(rows: &[Row<Id>], args: &[String]) -> Result<Vec<Pars
             rows.iter().find(|r| r.long == name).map(|r| (r, inline))
         });
         match own {
-            Some((row, inline)) => out.push(long_value(row, inline, args, &mut i)?),
+            Some((row, inline)) => match long_value(row, inline, args, &mut i) {
+                Ok(p) => out.push(p),
+                Err(e) => return (out, Some(e)),
+            },
             None => out.push(Parsed::Operand(a.clone())),
         }
     }
-    Ok(out)
+    (out, None)
 }
 
 fn split_long(body: &str) -> (&str, Option<String>) {
@@ -189,25 +194,31 @@ mod tests {
             parse_own(
                 DEFS,
                 &args(&["-s", "8", "--size=4", "--bi", "--buf-sz", "-1", "--", "x"])
+            ),
+            (
+                vec![
+                    Operand("-s".into()),
+                    Operand("8".into()),
+                    Opt(1, Some("4".into())),
+                    Operand("--bi".into()),
+                    Opt(4, Some("-1".into())),
+                    Operand("--".into()),
+                    Operand("x".into())
+                ],
+                None
             )
-            .unwrap(),
-            vec![
-                Operand("-s".into()),
-                Operand("8".into()),
-                Opt(1, Some("4".into())),
-                Operand("--bi".into()),
-                Opt(4, Some("-1".into())),
-                Operand("--".into()),
-                Operand("x".into())
-            ]
         );
         assert_eq!(
-            parse_own(DEFS, &args(&["--rdzv=1"])).unwrap_err(),
-            "option '--rdzv' doesn't allow an argument"
+            parse_own(DEFS, &args(&["--rdzv=1"])),
+            (vec![], Some("option '--rdzv' doesn't allow an argument".to_string()))
         );
+        // what came before the wrong word comes back with its error
         assert_eq!(
-            parse_own(DEFS, &args(&["--size"])).unwrap_err(),
-            "option '--size' requires an argument"
+            parse_own(DEFS, &args(&["-h", "--size"])),
+            (
+                vec![Operand("-h".into())],
+                Some("option '--size' requires an argument".to_string())
+            )
         );
     }
 }

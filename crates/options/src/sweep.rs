@@ -497,7 +497,8 @@ impl Default for SweepOptions {
 pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
     let mut o = SweepOptions::default();
     let mut tool_given = None;
-    for p in getopt::parse_own(ROWS, args).map_err(OptionError::Invalid)? {
+    let (parsed, wrong) = getopt::parse_own(ROWS, args);
+    for p in parsed {
         match p {
             Parsed::Operand(a) if a == "-h" => return Ok(Action::Help),
             Parsed::Operand(a) => o.tool_args.push(a),
@@ -508,6 +509,9 @@ pub fn sweep(args: &[String]) -> Result<Action<SweepOptions>, OptionError> {
                 take(&mut o, &mut tool_given, id, name, value.unwrap_or_default())?;
             }
         }
+    }
+    if let Some(e) = wrong {
+        return Err(OptionError::Invalid(e));
     }
     if let Some(t) = tool_given {
         o.tool = t;
@@ -1049,6 +1053,11 @@ mod tests {
         assert!(err(&["--resume"]).contains("--output"));
         assert!(err(&["--coordinator"]).contains("requires an argument"));
         assert!(err(&["--plan=yes"]).contains("doesn't allow"));
+        // met in the order typed: help, or a wrong value, before a later
+        // option's missing argument
+        let words = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(sweep(&words(&["-h", "--output"])), Ok(Action::Help));
+        assert!(err(&["--tool", "nope", "--coordinator"]).contains("invalid --tool: 'nope'"));
         assert!(err(&["--tool", "write-bw", "--lat"]).contains("contradict"));
         assert!(err(&["--simulate", "1"]).contains("at least 2"));
         assert!(err(&["--pair-timeout", "0"]).contains("at least 1 s"));

@@ -1,6 +1,7 @@
 //! What this machine's providers can do, as `fabdiag providers` and
-//! `fabdiag atomic-support` show it: the rows the session library probes,
-//! and their text tables. Pure functions; nothing here probes.
+//! `fabdiag atomic-support` show it: the text tables of the rows the
+//! session library probes (`fabdiag_model::probe`). Pure functions;
+//! nothing here probes.
 
 use fabdiag_engine::amo::{AmoOp, OPS, TYPES};
 use fabdiag_model::catalog::Tool;

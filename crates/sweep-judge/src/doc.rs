@@ -2,7 +2,7 @@
 //! `fabdiag-sweep/1` (nodes, matrix, every pair, re-tests, analysis,
 //! thresholds, overhead, verdict, baseline), with the metric it judged
 //! and the limits it held pairs to. Types and their JSON form only: the
-//! builder is `build`, the text `text`, the page `html`.
+//! builder is `build`; the text and the page are fabdiag-sweep-report's.
 
 use crate::analysis::{Analysis, Better, Matrix};
 use crate::blame::Blame;

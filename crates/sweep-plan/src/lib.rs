@@ -3,8 +3,9 @@
 //! rails), `pattern` which flows run at once in a traffic pattern
 //! (bisection), `records` what each test and step left, `folder` the
 //! `--output` folder's files and its typed `meta.json`. Shared by the run
-//! (fabdiag-sweep) and the report (fabdiag-sweep-report), which depend on
-//! this and not on each other's insides. Pure data: no I/O, no clock, no
+//! (fabdiag-sweep), the judging (fabdiag-sweep-judge) and the report
+//! (fabdiag-sweep-report), which depend on this and not on each other's
+//! insides. Pure data: no I/O, no clock, no
 //! network.
 
 pub mod folder;

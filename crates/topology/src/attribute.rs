@@ -1,7 +1,8 @@
 //! Which elements of the fabric its slow pairs share. Each pair's ways
 //! say which elements it crossed for sure (on every equal-cost path) and
-//! which it may have crossed; an element that clean pairs crossed for sure
-//! is cleared, and of the rest the one that the most still unexplained
+//! which it may have crossed; an element that at least two clean pairs,
+//! and more clean pairs than slow, crossed for sure is cleared (a pair of
+//! two ranks on one host crosses nothing), and of the rest the one that the most still unexplained
 //! slow pairs may have crossed is blamed, the one with the fewest other
 //! pairs through it first when several explain as many. Elements that
 //! explain the same slow pairs equally well are named together, as one
@@ -9,7 +10,7 @@
 //! leaf2-spine2"). Repeated while an element explains enough slow pairs.
 //! Pure: the pairs' verdicts (slow or not) are the caller's.
 
-use crate::map::{Element, Fabric};
+use crate::map::{Element, Fabric, Host};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The fewest slow pairs an element must explain to be blamed.
@@ -54,29 +55,47 @@ struct Tally {
     /// Pairs that crossed it for sure, and how many of them were clean.
     certain: usize,
     certain_clean: usize,
-    /// Pairs that may have crossed it.
-    possible: BTreeSet<usize>,
+    /// The pairs (their indices, rising) that may have crossed it.
+    possible: Vec<u32>,
 }
 
-/// The suspects among `fabric`'s elements, rank r being host `hosts[r]`.
-pub fn attribute(fabric: &Fabric, hosts: &[String], pairs: &[Seen]) -> Attribution {
+impl Tally {
+    /// Crossed for sure by clean pairs, mostly: not the fault.
+    fn cleared(&self) -> bool {
+        self.certain_clean >= 2 && self.certain_clean * 2 > self.certain
+    }
+
+    /// The still unexplained slow pairs that may have crossed it.
+    fn covers<'a>(&'a self, slow: &'a [bool]) -> impl Iterator<Item = u32> + 'a {
+        self.possible.iter().copied().filter(|&i| slow[i as usize])
+    }
+}
+
+/// Every element's tally over `pairs`, the slow pairs flagged, and how
+/// many pairs the map does not place.
+fn tally(fabric: &Fabric, hosts: &[String], pairs: &[Seen]) -> (BTreeMap<Element, Tally>, Vec<bool>, usize) {
     let mut tally: BTreeMap<Element, Tally> = BTreeMap::new();
-    let mut slow: BTreeSet<usize> = BTreeSet::new();
+    let mut slow = vec![false; pairs.len()];
     let mut off_map = 0;
     // the ways between two switches, worked out once for all their hosts
     let mut between: HashMap<(&str, &str), Option<Crossed>> = HashMap::new();
+    let by_name: HashMap<&str, &Host> = fabric.hosts.iter().map(|h| (h.name.as_str(), h)).collect();
+    let on_map = |r: usize| hosts.get(r).and_then(|h| by_name.get(h.as_str()).copied());
     for (i, p) in pairs.iter().enumerate() {
-        let on_map = |r: usize| hosts.get(r).and_then(|h| fabric.host(h));
         let (Some(a), Some(b)) = (on_map(p.a), on_map(p.b)) else {
             off_map += 1;
             continue;
         };
+        if a.name == b.name {
+            // two ranks on one host: nothing of the fabric between them
+            continue;
+        }
         let sets = between
             .entry((a.switch.as_str(), b.switch.as_str()))
             .or_insert_with(|| {
                 fabric
                     .switch_ways(&a.switch, &b.switch)
-                    .map(|w| (w.certain(), w.possible()))
+                    .map(|w| (w.certain, w.possible))
             });
         let Some((certain, possible)) = sets else {
             off_map += 1;
@@ -88,55 +107,64 @@ pub fn attribute(fabric: &Fabric, hosts: &[String], pairs: &[Seen]) -> Attributi
             t.certain += 1;
             t.certain_clean += usize::from(!p.slow);
         }
+        let index = u32::try_from(i).unwrap_or(u32::MAX);
         for e in possible.iter().chain(&ends) {
-            tally.entry(e.clone()).or_default().possible.insert(i);
+            tally.entry(e.clone()).or_default().possible.push(index);
         }
-        if p.slow {
-            slow.insert(i);
-        }
+        slow[i] = p.slow;
     }
-    // crossed for sure by clean pairs, mostly: not the fault
-    let cleared = |t: &Tally| t.certain_clean >= 2 && t.certain_clean * 2 > t.certain;
+    (tally, slow, off_map)
+}
+
+/// The suspects among `fabric`'s elements, rank r being host `hosts[r]`.
+pub fn attribute(fabric: &Fabric, hosts: &[String], pairs: &[Seen]) -> Attribution {
+    if pairs.len() >= u32::MAX as usize {
+        return Attribution {
+            off_map: pairs.len(),
+            ..Attribution::default()
+        };
+    }
+    let (tally, mut slow, off_map) = tally(fabric, hosts, pairs);
+    let open: Vec<(&Element, &Tally)> = tally.iter().filter(|(_, t)| !t.cleared()).collect();
     let mut suspects = Vec::new();
     loop {
-        let mut best: Option<(usize, usize, Vec<&Element>)> = None;
-        for (e, t) in tally.iter().filter(|(_, t)| !cleared(t)) {
-            let covers = t.possible.intersection(&slow).count();
+        // the most slow pairs explained, or as many through fewer pairs
+        let mut best: Option<(usize, usize, Vec<usize>)> = None;
+        for (k, (_, t)) in open.iter().enumerate() {
+            let covers = t.covers(&slow).count();
             if covers < MIN_PAIRS {
                 continue;
             }
             let through = t.possible.len();
             match &mut best {
-                // more slow pairs explained, or as many through fewer pairs
-                Some((c, n, _)) if covers > *c || (covers == *c && through < *n) => {
-                    best = Some((covers, through, vec![e]));
-                }
-                Some((c, n, group)) if covers == *c && through == *n => group.push(e),
-                Some(_) => {}
-                None => best = Some((covers, through, vec![e])),
+                Some((c, n, group)) if covers == *c && through == *n => group.push(k),
+                Some((c, n, _)) if covers < *c || (covers == *c && through > *n) => {}
+                _ => best = Some((covers, through, vec![k])),
             }
         }
         let Some((covers, through, group)) = best else { break };
-        let first = &tally[group[0]];
-        let explained: BTreeSet<usize> = first.possible.intersection(&slow).copied().collect();
+        let first = open[group[0]].1;
+        let explained: Vec<u32> = first.covers(&slow).collect();
         // only elements that explain the very same pairs are one suspect
-        let group: Vec<Element> = group
-            .into_iter()
-            .filter(|e| tally[*e].possible.intersection(&slow).copied().collect::<BTreeSet<_>>() == explained)
-            .cloned()
+        let elements: Vec<Element> = group
+            .iter()
+            .filter(|&&k| open[k].1.covers(&slow).eq(explained.iter().copied()))
+            .map(|&k| open[k].0.clone())
             .collect();
-        let slow_through = first.possible.iter().filter(|i| pairs[**i].slow).count();
+        let slow_through = first.possible.iter().filter(|&&i| pairs[i as usize].slow).count();
         suspects.push(Suspect {
-            elements: group,
+            elements,
             explained: covers,
             through,
             slow_through,
         });
-        slow.retain(|i| !explained.contains(i));
+        for i in explained {
+            slow[i as usize] = false;
+        }
     }
     Attribution {
         suspects,
-        unexplained: slow.len(),
+        unexplained: slow.iter().filter(|&&s| s).count(),
         off_map,
     }
 }
@@ -222,13 +250,36 @@ mod tests {
         let bundle = f
             .ways("node0", "node4")
             .unwrap()
-            .certain()
+            .certain
             .into_iter()
             .find(|e| matches!(e, Element::Cable(a, b) if a[..2] != b[..2]))
             .unwrap();
         let (hosts, pairs) = sweep(&f, std::slice::from_ref(&bundle), 7);
         let a = attribute(&f, &hosts, &pairs);
         assert_eq!(a.suspects[0].elements, [bundle], "{a:?}");
+    }
+
+    /// Two ranks on each host: the pairs within a host cross nothing and
+    /// clear nothing; a slow host cable is still blamed.
+    #[test]
+    fn ranks_sharing_a_host_neither_blame_nor_clear_its_cable() {
+        let f = generate::fat_tree(2, 2, 4).unwrap();
+        let hosts: Vec<String> = f.hosts.iter().flat_map(|h| [h.name.clone(), h.name.clone()]).collect();
+        let bad = named(&f, "node2");
+        let mut pairs = Vec::new();
+        for a in 0..hosts.len() {
+            for b in a + 1..hosts.len() {
+                let w = f.ways(&hosts[a], &hosts[b]).unwrap();
+                pairs.push(Seen {
+                    a,
+                    b,
+                    slow: w.possible.contains(&bad),
+                });
+            }
+        }
+        let a = attribute(&f, &hosts, &pairs);
+        assert_eq!(a.suspects.len(), 1, "{a:?}");
+        assert_eq!(a.suspects[0].elements, [bad]);
     }
 
     #[test]

@@ -8,13 +8,14 @@
 
 use crate::map::{Fabric, Host, MapError, Switch};
 
-/// The most switches or hosts a generated map may have.
-pub const MAX_NODES: usize = 1_000_000;
+/// The most switches, hosts and cables a generated map may have, all
+/// together.
+pub const MAX_PARTS: usize = 2_000_000;
 
 fn too_big(what: &str, n: usize) -> MapError {
     MapError::Invalid {
         origin: what.to_string(),
-        message: format!("{n} hosts or switches: at most {MAX_NODES}"),
+        message: format!("{n} switches, hosts and cables: at most {MAX_PARTS}"),
     }
 }
 
@@ -34,8 +35,10 @@ fn hosts_under(switches: &[String], per: usize) -> Vec<Host> {
 /// A two-level fat tree.
 pub fn fat_tree(leaves: usize, spines: usize, per_leaf: usize) -> Result<Fabric, MapError> {
     let origin = format!("fat-tree:{leaves},{spines},{per_leaf}");
-    let n = leaves.saturating_mul(per_leaf.saturating_add(1)).saturating_add(spines);
-    if n > MAX_NODES {
+    let n = leaves
+        .saturating_mul(per_leaf.saturating_add(1).saturating_add(spines))
+        .saturating_add(spines);
+    if n > MAX_PARTS {
         return Err(too_big(&origin, n));
     }
     let leaf_names: Vec<String> = (1..=leaves).map(|i| format!("leaf{i}")).collect();
@@ -62,10 +65,16 @@ pub fn fat_tree(leaves: usize, spines: usize, per_leaf: usize) -> Result<Fabric,
 /// its router k mod ROUTERS + 1.
 pub fn dragonfly(groups: usize, routers: usize, per_router: usize) -> Result<Fabric, MapError> {
     let origin = format!("dragonfly:{groups},{routers},{per_router}");
+    let local = routers.saturating_mul(routers.saturating_sub(1)) / 2;
+    let global = groups.saturating_mul(groups.saturating_sub(1)) / 2;
     let n = groups
-        .saturating_mul(routers)
-        .saturating_mul(per_router.saturating_add(1));
-    if n > MAX_NODES {
+        .saturating_mul(
+            routers
+                .saturating_mul(per_router.saturating_add(1))
+                .saturating_add(local),
+        )
+        .saturating_add(global);
+    if n > MAX_PARTS {
         return Err(too_big(&origin, n));
     }
     let router = |g: usize, r: usize| format!("g{g}r{r}");
@@ -188,9 +197,14 @@ mod tests {
             .unwrap_err()
             .to_string()
             .ends_with("'torus': fat-tree or dragonfly"));
-        assert!(named("fat-tree:100000,100000,100")
+        // cables count too: 300,000 leaves each cabled to 300,000 spines
+        assert!(named("fat-tree:300000,300000,1")
             .unwrap_err()
             .to_string()
-            .contains("at most 1000000"));
+            .contains("at most 2000000"));
+        assert!(named("dragonfly:3000,2,1")
+            .unwrap_err()
+            .to_string()
+            .contains("at most 2000000"));
     }
 }

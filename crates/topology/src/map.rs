@@ -121,9 +121,14 @@ impl Fabric {
     /// The map in `text` (TOML), checked; `origin` names it in errors.
     pub fn parse(origin: &str, text: &str) -> Result<Fabric, MapError> {
         let file: File = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map_or(1, |s| text[..s.start.min(text.len())].lines().count().max(1));
+            // the line the error starts on: the newlines before it, plus one
+            let newlines = |end: usize| {
+                text.as_bytes()[..end.min(text.len())]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count()
+            };
+            let line = e.span().map_or(1, |s| newlines(s.start) + 1);
             MapError::Syntax {
                 origin: origin.to_string(),
                 line,
@@ -372,6 +377,6 @@ b = "spine1"
         let garbage = refused("[[switch]]\nname = \"a\"\nlevel = 1\n\nthis is not toml\n");
         assert!(garbage.starts_with("m.toml: line 5: "), "{garbage}");
         let typo = refused("[[switch]]\nname = \"a\"\nlevle = 1\n");
-        assert!(typo.starts_with("m.toml: line ") && typo.contains("levle"), "{typo}");
+        assert!(typo.starts_with("m.toml: line 3: ") && typo.contains("levle"), "{typo}");
     }
 }

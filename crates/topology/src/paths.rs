@@ -1,127 +1,173 @@
 //! The ways between two hosts: every shortest route through the switches
 //! (the equal-cost paths ECMP spreads flows over, where the map knows no
-//! routes), each as the elements it crosses: both hosts' cables, the
-//! switches, the cables between them. Pure; nothing here judges a figure.
+//! routes), as the elements they cross: both hosts' cables, the switches,
+//! the cables between them. What a pair crosses for sure and what it may
+//! cross come from all the shortest routes at once (a node or cable is on
+//! every one when it is the only one of its hop), never from a sample;
+//! the routes themselves are listed up to `MAX_PATHS`. Pure; nothing here
+//! judges a figure.
 
 use crate::map::{Element, Fabric};
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
-/// The most paths listed for one pair: past it, the ones listed stand for
-/// all (a large fabric's three-level pairs have thousands).
+/// The most routes listed for one pair (a large fabric's three-level pairs
+/// have thousands); `certain` and `possible` always cover them all.
 pub const MAX_PATHS: usize = 64;
 
-/// The elements a pair's traffic may take: each equal-cost path's.
+/// The ways a pair's traffic may take.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ways {
+    /// The routes, in name order, up to `MAX_PATHS`.
     pub paths: Vec<Vec<Element>>,
+    /// The elements every route crosses: what the pair crosses for sure.
+    pub certain: BTreeSet<Element>,
+    /// The elements some route crosses.
+    pub possible: BTreeSet<Element>,
 }
 
-impl Ways {
-    /// The elements every path crosses: what the pair crosses for sure.
-    pub fn certain(&self) -> BTreeSet<Element> {
-        let mut it = self.paths.iter();
-        let Some(first) = it.next() else {
-            return BTreeSet::new();
-        };
-        let mut all: BTreeSet<Element> = first.iter().cloned().collect();
-        for p in it {
-            let here: BTreeSet<Element> = p.iter().cloned().collect();
-            all = all.intersection(&here).cloned().collect();
-        }
-        all
+fn cable(a: &str, b: &str) -> Element {
+    if a < b {
+        Element::Cable(a.to_string(), b.to_string())
+    } else {
+        Element::Cable(b.to_string(), a.to_string())
     }
+}
 
-    /// The elements some path crosses.
-    pub fn possible(&self) -> BTreeSet<Element> {
-        self.paths.iter().flatten().cloned().collect()
+/// Hops from `start` to every switch that reaches it.
+fn hops<'a>(adjacent: &HashMap<&'a str, Vec<&'a str>>, start: &'a str) -> HashMap<&'a str, usize> {
+    let mut dist = HashMap::from([(start, 0)]);
+    let mut queue = VecDeque::from([start]);
+    while let Some(s) = queue.pop_front() {
+        let d = dist[s];
+        for &n in adjacent.get(s).map(Vec::as_slice).unwrap_or_default() {
+            if !dist.contains_key(n) {
+                dist.insert(n, d + 1);
+                queue.push_back(n);
+            }
+        }
     }
+    dist
 }
 
 impl Fabric {
-    /// Every shortest way from host `a` to host `b` (up to `MAX_PATHS`),
-    /// or None when either is not on the map or no cable joins their
-    /// switches.
+    /// Every shortest way from host `a` to host `b`, or None when either
+    /// is not on the map or no cable joins their switches. Two ranks on
+    /// one host cross nothing of the fabric: no element at all.
     pub fn ways(&self, a: &str, b: &str) -> Option<Ways> {
         let (ha, hb) = (self.host(a)?, self.host(b)?);
-        let between = self.switch_ways(&ha.switch, &hb.switch)?;
-        let paths = between
-            .paths
-            .into_iter()
-            .map(|inner| {
-                let mut p = Vec::with_capacity(inner.len() + 2);
-                p.push(Element::Host(a.to_string()));
-                p.extend(inner);
-                p.push(Element::Host(b.to_string()));
-                p
-            })
-            .collect();
-        Some(Ways { paths })
+        if a == b {
+            return Some(Ways {
+                paths: vec![Vec::new()],
+                certain: BTreeSet::new(),
+                possible: BTreeSet::new(),
+            });
+        }
+        let mut w = self.switch_ways(&ha.switch, &hb.switch)?;
+        let ends = [Element::Host(a.to_string()), Element::Host(b.to_string())];
+        for p in &mut w.paths {
+            p.insert(0, ends[0].clone());
+            p.push(ends[1].clone());
+        }
+        w.certain.extend(ends.iter().cloned());
+        w.possible.extend(ends);
+        Some(w)
     }
 
     /// Every shortest way between two switches: the switches and the
     /// cables between them, both ends' switches included.
     pub fn switch_ways(&self, from: &str, to: &str) -> Option<Ways> {
-        let routes = self.routes(from, to)?;
-        let paths = routes
-            .into_iter()
-            .map(|route| {
-                let mut p = Vec::with_capacity(route.len() * 2);
-                for (i, s) in route.iter().enumerate() {
-                    if i > 0 {
-                        let prev = &route[i - 1];
-                        let (x, y) = if prev < s { (prev, s) } else { (s, prev) };
-                        p.push(Element::Cable(x.clone(), y.clone()));
-                    }
-                    p.push(Element::Switch(s.clone()));
-                }
-                p
-            })
-            .collect();
-        Some(Ways { paths })
-    }
-
-    /// Every shortest route of switches from `from` to `to`.
-    fn routes(&self, from: &str, to: &str) -> Option<Vec<Vec<String>>> {
-        // hops to `to` from every switch that reaches it
-        let mut dist: HashMap<&str, usize> = HashMap::from([(to, 0)]);
-        let mut queue = VecDeque::from([to]);
-        while let Some(s) = queue.pop_front() {
-            let d = dist[s];
-            for n in self.neighbours(s) {
-                if !dist.contains_key(n) {
-                    dist.insert(n, d + 1);
-                    queue.push_back(n);
-                }
-            }
+        let mut adjacent: HashMap<&str, Vec<&str>> = HashMap::new();
+        for c in &self.cables {
+            adjacent.entry(c.a.as_str()).or_default().push(c.b.as_str());
+            adjacent.entry(c.b.as_str()).or_default().push(c.a.as_str());
         }
-        dist.get(from)?;
-        let mut out = Vec::new();
-        let mut stack = vec![vec![from.to_string()]];
-        while let Some(route) = stack.pop() {
-            if out.len() >= MAX_PATHS {
-                break;
-            }
-            let last = route.last().map(String::as_str).unwrap_or(from);
-            if last == to {
-                out.push(route);
+        let from_start = hops(&adjacent, from);
+        let to_end = hops(&adjacent, to);
+        let length = *from_start.get(to)?;
+        // on a shortest route: its hops from both ends add up to the length
+        let on = |s: &str| matches!((from_start.get(s), to_end.get(s)), (Some(x), Some(y)) if x + y == length);
+        let mut layers: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+        let mut steps: BTreeMap<usize, Vec<(&str, &str)>> = BTreeMap::new();
+        for (&s, &d) in &from_start {
+            if !on(s) {
                 continue;
             }
-            let d = dist[last];
-            let mut next: Vec<&str> = self
-                .neighbours(last)
-                .into_iter()
-                .filter(|n| dist.get(n) == Some(&(d - 1)))
-                .collect();
-            next.sort_unstable();
-            // pushed in reverse, so the routes come out in name order
-            for n in next.into_iter().rev() {
-                let mut r = route.clone();
-                r.push(n.to_string());
-                stack.push(r);
+            layers.entry(d).or_default().push(s);
+            for &n in adjacent.get(s).map(Vec::as_slice).unwrap_or_default() {
+                if on(n) && from_start.get(n) == Some(&(d + 1)) {
+                    steps.entry(d).or_default().push((s, n));
+                }
             }
         }
-        Some(out)
+        let mut certain = BTreeSet::new();
+        let mut possible = BTreeSet::new();
+        for nodes in layers.values() {
+            possible.extend(nodes.iter().map(|s| Element::Switch(s.to_string())));
+            if let [only] = nodes.as_slice() {
+                certain.insert(Element::Switch(only.to_string()));
+            }
+        }
+        for edges in steps.values() {
+            let distinct: BTreeSet<Element> = edges.iter().map(|(x, y)| cable(x, y)).collect();
+            if distinct.len() == 1 {
+                certain.extend(distinct.iter().cloned());
+            }
+            possible.extend(distinct);
+        }
+        let paths = routes(&adjacent, &to_end, from, to);
+        Some(Ways {
+            paths,
+            certain,
+            possible,
+        })
     }
+}
+
+/// The shortest routes from `from` to `to` as elements, in name order, up
+/// to `MAX_PATHS`.
+fn routes(
+    adjacent: &HashMap<&str, Vec<&str>>,
+    to_end: &HashMap<&str, usize>,
+    from: &str,
+    to: &str,
+) -> Vec<Vec<Element>> {
+    let mut out = Vec::new();
+    let mut stack = vec![vec![from]];
+    while let Some(route) = stack.pop() {
+        if out.len() >= MAX_PATHS {
+            break;
+        }
+        let last = route.last().copied().unwrap_or(from);
+        if last == to {
+            let mut p = Vec::with_capacity(route.len() * 2);
+            for (i, s) in route.iter().enumerate() {
+                if i > 0 {
+                    p.push(cable(route[i - 1], s));
+                }
+                p.push(Element::Switch(s.to_string()));
+            }
+            out.push(p);
+            continue;
+        }
+        let d = to_end.get(last).copied().unwrap_or(0);
+        let mut next: Vec<&str> = adjacent
+            .get(last)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .copied()
+            .filter(|n| d > 0 && to_end.get(n) == Some(&(d - 1)))
+            .collect();
+        next.sort_unstable();
+        next.dedup();
+        // pushed in reverse, so the routes come out in name order
+        for n in next.into_iter().rev() {
+            let mut r = route.clone();
+            r.push(n);
+            stack.push(r);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -155,10 +201,28 @@ mod tests {
             ]
         );
         assert_eq!(names(&across.paths[1])[3], "spine2");
-        let sure: Vec<String> = across.certain().iter().map(Element::to_string).collect();
+        let sure: Vec<String> = across.certain.iter().map(Element::to_string).collect();
         assert_eq!(sure, ["node0", "node2", "leaf1", "leaf2"]);
-        assert_eq!(across.possible().len(), 10);
+        assert_eq!(across.possible.len(), 10);
+        // two ranks on one host cross nothing
+        assert!(f.ways("node0", "node0").unwrap().possible.is_empty());
         assert!(f.ways("node0", "nobody").is_none());
+    }
+
+    /// More shortest routes than are listed: what a pair crosses for sure
+    /// and may cross still covers every one of them.
+    #[test]
+    fn sure_and_possible_cover_every_route_past_the_listed_ones() {
+        let f = generate::fat_tree(2, MAX_PATHS + 6, 1).unwrap();
+        let w = f.ways("node0", "node1").unwrap();
+        assert_eq!(w.paths.len(), MAX_PATHS);
+        let last = format!("spine{}", MAX_PATHS + 6);
+        assert!(
+            w.possible.contains(&Element::Switch(last)),
+            "the 70th spine is a way too"
+        );
+        let sure: Vec<String> = w.certain.iter().map(Element::to_string).collect();
+        assert_eq!(sure, ["node0", "node1", "leaf1", "leaf2"]);
     }
 
     #[test]

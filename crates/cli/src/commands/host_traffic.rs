@@ -1,5 +1,5 @@
 //! `host-traffic` / gc-hosttraffictest: the options, the GPU, then each
-//! test of each repeat through fabdiag-traffic, printed as it finishes (or
+//! test of each repeat through fabdiag-host-traffic, printed as it finishes (or
 //! one JSON document), then thresholds and the exit code. The first
 //! failing test ends the run (a CUDA fault poisons the context) with its
 //! error in its own result; what finished before it is kept, and so it is

@@ -10,7 +10,8 @@
 //! at most one step limit once, never a hang. Never prints: what happens
 //! goes to an `Observer`, and the whole sweep comes back as `Coordinated`.
 //!
-//! `join` admits the ranks, `rounds` runs a sweep's rounds and re-tests
+//! `arrivals` hands out connections once they speak, `join` admits the
+//! ranks, `rounds` runs a sweep's rounds and re-tests
 //! or a pattern's steps, and `step` drives one step: orders out, answers
 //! in, each pair settled.
 
