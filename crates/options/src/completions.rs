@@ -11,28 +11,27 @@ use clap::{Arg, ArgAction, Command};
 pub use clap_complete::Shell;
 use fabdiag_model::{Tool, HOST_TRAFFIC_ORIGINAL};
 
-/// A command with a tool's options (hidden aliases left out).
-fn tool_command(name: &'static str, tool: Tool) -> Command {
-    let mut cmd = Command::new(name)
-        .about(tool.summary())
-        // the tools' own -h and -V are in their tables
+/// A command of its own name, with its rows' options; its -h and -V (where
+/// it has them) are among the rows.
+fn own(name: &'static str, about: &'static str, options: Vec<Completion>) -> Command {
+    let cmd = Command::new(name)
+        .about(about)
         .disable_help_flag(true)
         .disable_version_flag(true);
-    for d in layout(tool).documented() {
-        let mut arg = Arg::new(d.long)
-            .long(d.long)
-            .help(d.help.first().cloned().unwrap_or_default());
-        if let Some(c) = d.short {
-            arg = arg.short(c);
-        }
-        arg = if d.takes_arg {
-            arg.action(ArgAction::Set).num_args(1)
-        } else {
-            arg.action(ArgAction::SetTrue)
-        };
-        cmd = cmd.arg(arg);
+    with_options(cmd, options)
+}
+
+/// `cmd` with every option of a command's rows.
+fn with_options(mut cmd: Command, options: Vec<Completion>) -> Command {
+    for c in &options {
+        cmd = cmd.arg(flag(c));
     }
-    cmd.arg(Arg::new("ADDR").help("The server's address (a client)"))
+    cmd
+}
+
+/// A command with a tool's options (hidden aliases left out).
+fn tool_command(name: &'static str, tool: Tool) -> Command {
+    own(name, tool.summary(), layout(tool).completions()).arg(Arg::new("ADDR").help("The server's address (a client)"))
 }
 
 fn flag(c: &Completion) -> Arg {
@@ -48,51 +47,13 @@ fn flag(c: &Completion) -> Arg {
     }
 }
 
-/// `cmd` with every option of a command's rows.
-fn with_options(mut cmd: Command, options: Vec<Completion>) -> Command {
-    for c in &options {
-        cmd = cmd.arg(flag(c));
-    }
-    cmd
-}
-
 /// The host traffic test's command line.
 fn traffic_command(name: &'static str) -> Command {
-    let cmd = Command::new(name)
-        .about("Host <-> GPU traffic, as gc-hosttraffictest")
-        .disable_help_flag(true)
-        .disable_version_flag(true);
-    with_options(cmd, crate::host_traffic::completions())
-}
-
-fn serve_command() -> Command {
-    let cmd = Command::new("serve")
-        .about("One server for every tool, client after client")
-        .disable_help_flag(true)
-        .disable_version_flag(true);
-    with_options(cmd, crate::serve::completions())
-}
-
-fn health_command() -> Command {
-    let cmd = Command::new("health")
-        .about("A verdict on this node: OK, WARNING, CRITICAL or UNKNOWN")
-        .disable_help_flag(true);
-    with_options(cmd, crate::health::completions())
-}
-
-fn monitor_command() -> Command {
-    let cmd = Command::new("monitor")
-        .about("Probe peers on a schedule and serve the figures for Prometheus")
-        .disable_help_flag(true);
-    with_options(cmd, crate::monitor::completions())
-}
-
-/// `fabdiag sweep`'s own options (the pair tool's follow them).
-fn sweep_command() -> Command {
-    let cmd = Command::new("sweep")
-        .about("Test every pair of ranks and name the slow link or node")
-        .disable_help_flag(true);
-    with_options(cmd, crate::sweep::completions())
+    own(
+        name,
+        "Host <-> GPU traffic, as gc-hosttraffictest",
+        crate::host_traffic::completions(),
+    )
 }
 
 /// fabdiag with every subcommand.
@@ -103,30 +64,46 @@ fn fabdiag() -> Command {
     for t in Tool::all() {
         cmd = cmd.subcommand(tool_command(t.subcommand(), t));
     }
-    cmd.subcommand(serve_command())
-        .subcommand(sweep_command())
-        .subcommand(health_command())
-        .subcommand(monitor_command())
-        .subcommand(traffic_command("host-traffic"))
-        .subcommand(Command::new("providers").about("libfabric providers and domains on this machine"))
-        .subcommand(with_options(
-            Command::new("atomic-support").about("Which atomics each provider supports"),
-            utility::completion_options(Utility::AtomicSupport),
-        ))
-        .subcommand(with_options(
-            Command::new("doctor").about("What this node has, and which tools can run on it"),
-            utility::completion_options(Utility::Doctor),
-        ))
-        .subcommand(
-            Command::new("completions")
-                .about("Print a shell completion script")
-                .arg(Arg::new("SHELL").value_parser(["bash", "zsh", "fish"])),
-        )
-        .subcommand(
-            Command::new("manpages")
-                .about("Write the manual pages into a directory")
-                .arg(Arg::new("DIR")),
-        )
+    cmd.subcommand(own(
+        "serve",
+        "One server for every tool, client after client",
+        crate::serve::completions(),
+    ))
+    .subcommand(own(
+        "sweep",
+        "Test every pair of ranks and name the slow link or node",
+        crate::sweep::completions(),
+    ))
+    .subcommand(own(
+        "health",
+        "A verdict on this node: OK, WARNING, CRITICAL or UNKNOWN",
+        crate::health::completions(),
+    ))
+    .subcommand(own(
+        "monitor",
+        "Probe peers on a schedule and serve the figures for Prometheus",
+        crate::monitor::completions(),
+    ))
+    .subcommand(traffic_command("host-traffic"))
+    .subcommand(Command::new("providers").about("libfabric providers and domains on this machine"))
+    .subcommand(with_options(
+        Command::new("atomic-support").about("Which atomics each provider supports"),
+        utility::completion_options(Utility::AtomicSupport),
+    ))
+    .subcommand(with_options(
+        Command::new("doctor").about("What this node has, and which tools can run on it"),
+        utility::completion_options(Utility::Doctor),
+    ))
+    .subcommand(
+        Command::new("completions")
+            .about("Print a shell completion script")
+            .arg(Arg::new("SHELL").value_parser(["bash", "zsh", "fish"])),
+    )
+    .subcommand(
+        Command::new("manpages")
+            .about("Write the manual pages into a directory")
+            .arg(Arg::new("DIR")),
+    )
 }
 
 /// The completion script of `shell` for `name`: "fabdiag" or an original

@@ -216,38 +216,10 @@ pub fn parse(args: &[String]) -> Result<Action<HealthOptions>, OptionError> {
         node: None,
     };
     let bad = |m: String| OptionError::Invalid(m);
-    let nonempty = |what: &str, v: Option<String>| match v {
-        Some(v) if !v.is_empty() => Ok(v),
-        _ => Err(bad(format!("Invalid {what}: ''"))),
-    };
     for p in getopt::parse(ROWS, args).map_err(|m| bad(format!("{m} (see -h)")))? {
         match p {
             Parsed::Opt(HealthOpt::Help, _) => return Ok(Action::Help),
-            Parsed::Opt(HealthOpt::Budget, v) => {
-                let v = v.unwrap_or_default();
-                o.budget_s =
-                    positive_seconds(&v).ok_or_else(|| bad(format!("Invalid budget: {v} (seconds, 1 to 3600)")))?;
-            }
-            Parsed::Opt(HealthOpt::Expect, v) => o.expect = Some(nonempty("expectations file", v)?),
-            Parsed::Opt(HealthOpt::WriteExpect, v) => o.write_expect = Some(nonempty("file to write", v)?),
-            Parsed::Opt(HealthOpt::StateDir, v) => o.state_dir = nonempty("state directory", v)?,
-            Parsed::Opt(HealthOpt::Node, v) => o.node = Some(nonempty("node name", v)?),
-            Parsed::Opt(HealthOpt::Metrics, v) => o.metrics = Some(nonempty("metrics file", v)?),
-            Parsed::Opt(HealthOpt::Domain, v) => {
-                let v = v.unwrap_or_default();
-                match v.split_once(':') {
-                    Some((p, d)) if !p.is_empty() && !d.is_empty() => o.domains.push((p.into(), d.into())),
-                    _ => {
-                        return Err(bad(format!(
-                            "Invalid domain: '{v}' (PROVIDER:DOMAIN, e.g. verbs:mlx5_0)"
-                        )))
-                    }
-                }
-            }
-            Parsed::Opt(HealthOpt::Topology, _) => o.topology = true,
-            Parsed::Opt(HealthOpt::Json, _) => o.json = true,
-            Parsed::Opt(HealthOpt::Slurm, _) => o.slurm = true,
-            Parsed::Opt(HealthOpt::DryRun, _) => o.dry_run = true,
+            Parsed::Opt(id, v) => apply(&mut o, id, v.unwrap_or_default())?,
             Parsed::Operand(x) => return Err(bad(format!("Unexpected argument: {x} (see -h)"))),
         }
     }
@@ -260,6 +232,40 @@ pub fn parse(args: &[String]) -> Result<Action<HealthOptions>, OptionError> {
         ));
     }
     Ok(Action::Run(o))
+}
+
+/// One option `id` with its value `v` into `o`.
+fn apply(o: &mut HealthOptions, id: HealthOpt, v: String) -> Result<(), OptionError> {
+    let bad = |m: String| OptionError::Invalid(m);
+    let nonempty = |what: &str| match v.is_empty() {
+        true => Err(bad(format!("Invalid {what}: ''"))),
+        false => Ok(v.clone()),
+    };
+    match id {
+        HealthOpt::Help => {}
+        HealthOpt::Budget => {
+            o.budget_s =
+                positive_seconds(&v).ok_or_else(|| bad(format!("Invalid budget: {v} (seconds, 1 to 3600)")))?;
+        }
+        HealthOpt::Expect => o.expect = Some(nonempty("expectations file")?),
+        HealthOpt::WriteExpect => o.write_expect = Some(nonempty("file to write")?),
+        HealthOpt::StateDir => o.state_dir = nonempty("state directory")?,
+        HealthOpt::Node => o.node = Some(nonempty("node name")?),
+        HealthOpt::Metrics => o.metrics = Some(nonempty("metrics file")?),
+        HealthOpt::Domain => match v.split_once(':') {
+            Some((p, d)) if !p.is_empty() && !d.is_empty() => o.domains.push((p.into(), d.into())),
+            _ => {
+                return Err(bad(format!(
+                    "Invalid domain: '{v}' (PROVIDER:DOMAIN, e.g. verbs:mlx5_0)"
+                )))
+            }
+        },
+        HealthOpt::Topology => o.topology = true,
+        HealthOpt::Json => o.json = true,
+        HealthOpt::Slurm => o.slurm = true,
+        HealthOpt::DryRun => o.dry_run = true,
+    }
+    Ok(())
 }
 
 #[cfg(test)]

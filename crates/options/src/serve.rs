@@ -235,72 +235,80 @@ pub fn serve(args: &[String]) -> Result<Action<ServeOptions>, OptionError> {
         munge_users: None,
         poll: PollMode::Spin,
     };
-    let (mut tx, mut rx, mut kind) = (None, None, None);
+    let mut gpu = GpuWords::default();
     let bad = |m: String| OptionError::Invalid(m);
     for p in getopt::parse(ROWS, args).map_err(|m| bad(format!("{m} (see -h)")))? {
         match p {
             Parsed::Opt(ServeOpt::Help, _) => return Ok(Action::Help),
             Parsed::Opt(ServeOpt::Version, _) => return Ok(Action::Version),
-            Parsed::Opt(ServeOpt::Port, Some(v)) => {
-                o.port = match parse_strtoul(&v).filter(|&n| n <= u16::MAX as u64) {
-                    Some(0) => fabdiag_model::DEFAULT_PORT,
-                    Some(n) => n as u16,
-                    None => return Err(bad(format!("Invalid port: {v}"))),
-                }
-            }
-            Parsed::Opt(ServeOpt::Provider, v) => {
-                o.provider = v
-                    .as_deref()
-                    .map(Provider::parse)
-                    .transpose()
-                    .map_err(|e| bad(e.to_string()))?
-            }
-            Parsed::Opt(ServeOpt::Device, Some(v)) if v.is_empty() => return Err(bad("Invalid device name: ".into())),
-            Parsed::Opt(ServeOpt::Device, v) => o.device = v,
-            Parsed::Opt(ServeOpt::TxGpu, v) => tx = v,
-            Parsed::Opt(ServeOpt::RxGpu, v) => rx = v,
-            Parsed::Opt(ServeOpt::GpuType, v) => kind = v,
-            Parsed::Opt(ServeOpt::Json, _) => o.json = true,
-            Parsed::Opt(ServeOpt::MaxMemory, v) => {
-                let v = v.unwrap_or_default();
-                o.limits.max_memory_bytes = Some(memory_size(&v).ok_or_else(|| {
-                    bad(format!(
-                        "Invalid --max-memory: '{v}' (bytes, or a number with K, M or G: 512M)"
-                    ))
-                })?)
-            }
-            Parsed::Opt(ServeOpt::MaxTestSeconds, v) => {
-                let v = v.unwrap_or_default();
-                o.limits.max_test_s = Some(
-                    parse_strtoul(&v)
-                        .filter(|&s| s >= 1)
-                        .ok_or_else(|| bad(format!("Invalid --max-test-seconds: '{v}' (1 or more)")))?,
-                )
-            }
-            Parsed::Opt(ServeOpt::AuthKey, Some(v)) if !v.is_empty() => o.auth_key = Some(v),
-            Parsed::Opt(ServeOpt::AuthKey, _) => return Err(bad("Invalid --auth-key: ''".into())),
-            Parsed::Opt(ServeOpt::AuthMunge, _) => o.auth_munge = true,
-            Parsed::Opt(ServeOpt::MungeUsers, v) => o.munge_users = Some(munge_users(&v.unwrap_or_default())?),
-            Parsed::Opt(ServeOpt::MaxTestsPerMinute, v) => {
-                let v = v.unwrap_or_default();
-                o.limits.max_tests_per_minute = Some(
-                    parse_strtoul(&v)
-                        .filter(|&n| n >= 1)
-                        .and_then(|n| u32::try_from(n).ok())
-                        .ok_or_else(|| bad(format!("Invalid --max-tests-per-minute: '{v}' (1 or more)")))?,
-                )
-            }
-            Parsed::Opt(ServeOpt::Poll, v) => o.poll = crate::resolve::poll_mode(&v.unwrap_or_default())?,
-            Parsed::Opt(ServeOpt::Port, None) => {}
+            Parsed::Opt(id, v) => apply(&mut o, &mut gpu, id, v.unwrap_or_default())?,
             Parsed::Operand(x) => return Err(bad(format!("Unexpected argument: {x}"))),
         }
     }
-    o.gpu = GpuRequest::parse(tx.as_deref(), rx.as_deref(), kind.as_deref())?;
+    o.gpu = GpuRequest::parse(gpu.tx.as_deref(), gpu.rx.as_deref(), gpu.kind.as_deref())?;
     crate::resolve::one_auth(o.auth_key.is_some(), o.auth_munge)?;
     if o.munge_users.is_some() && !o.auth_munge {
         return Err(bad("--munge-users needs --auth-munge".into()));
     }
     Ok(Action::Run(o))
+}
+
+/// `-t`, `-r` and `-g` as given, checked together once all are read.
+#[derive(Default)]
+struct GpuWords {
+    tx: Option<String>,
+    rx: Option<String>,
+    kind: Option<String>,
+}
+
+/// One option `id` with its value `v` into `o` (the GPU words into `gpu`).
+fn apply(o: &mut ServeOptions, gpu: &mut GpuWords, id: ServeOpt, v: String) -> Result<(), OptionError> {
+    let bad = |m: String| OptionError::Invalid(m);
+    match id {
+        ServeOpt::Help | ServeOpt::Version => {}
+        ServeOpt::Port => {
+            o.port = match parse_strtoul(&v).filter(|&n| n <= u16::MAX as u64) {
+                Some(0) => fabdiag_model::DEFAULT_PORT,
+                Some(n) => n as u16,
+                None => return Err(bad(format!("Invalid port: {v}"))),
+            }
+        }
+        ServeOpt::Provider => o.provider = Some(Provider::parse(&v).map_err(|e| bad(e.to_string()))?),
+        ServeOpt::Device if v.is_empty() => return Err(bad("Invalid device name: ".into())),
+        ServeOpt::Device => o.device = Some(v),
+        ServeOpt::TxGpu => gpu.tx = Some(v),
+        ServeOpt::RxGpu => gpu.rx = Some(v),
+        ServeOpt::GpuType => gpu.kind = Some(v),
+        ServeOpt::Json => o.json = true,
+        ServeOpt::MaxMemory => {
+            o.limits.max_memory_bytes = Some(memory_size(&v).ok_or_else(|| {
+                bad(format!(
+                    "Invalid --max-memory: '{v}' (bytes, or a number with K, M or G: 512M)"
+                ))
+            })?)
+        }
+        ServeOpt::MaxTestSeconds => {
+            o.limits.max_test_s = Some(
+                parse_strtoul(&v)
+                    .filter(|&s| s >= 1)
+                    .ok_or_else(|| bad(format!("Invalid --max-test-seconds: '{v}' (1 or more)")))?,
+            )
+        }
+        ServeOpt::MaxTestsPerMinute => {
+            o.limits.max_tests_per_minute = Some(
+                parse_strtoul(&v)
+                    .filter(|&n| n >= 1)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| bad(format!("Invalid --max-tests-per-minute: '{v}' (1 or more)")))?,
+            )
+        }
+        ServeOpt::AuthKey if v.is_empty() => return Err(bad("Invalid --auth-key: ''".into())),
+        ServeOpt::AuthKey => o.auth_key = Some(v),
+        ServeOpt::AuthMunge => o.auth_munge = true,
+        ServeOpt::MungeUsers => o.munge_users = Some(munge_users(&v)?),
+        ServeOpt::Poll => o.poll = crate::resolve::poll_mode(&v)?,
+    }
+    Ok(())
 }
 
 /// `--munge-users`: user names or UIDs, comma-separated, none empty.

@@ -654,11 +654,21 @@ impl Layout {
         o
     }
 
-    pub fn parse(&self, args: &[String]) -> Result<Raw, String> {
-        let rows: Vec<Row<Opt>> = Self::rows(self.opts)
+    /// Every row this tool takes, its originals' first.
+    fn taken(&self) -> Vec<Row<Opt>> {
+        Self::rows(self.opts)
             .chain(Self::rows(self.extensions))
             .copied()
-            .collect();
+            .collect()
+    }
+
+    /// Every option shown in `-h`, as the shells' completions offer it.
+    pub fn completions(&self) -> Vec<row::Completion> {
+        row::completions(&self.taken(), &|l| self.fill(l))
+    }
+
+    pub fn parse(&self, args: &[String]) -> Result<Raw, String> {
+        let rows = self.taken();
         let mut raw = Raw::default();
         for p in getopt::parse(&rows, args)? {
             match p {

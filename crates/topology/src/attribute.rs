@@ -92,11 +92,7 @@ fn tally(fabric: &Fabric, hosts: &[String], pairs: &[Seen]) -> (BTreeMap<Element
         }
         let sets = between
             .entry((a.switch.as_str(), b.switch.as_str()))
-            .or_insert_with(|| {
-                fabric
-                    .switch_ways(&a.switch, &b.switch)
-                    .map(|w| (w.certain, w.possible))
-            });
+            .or_insert_with(|| fabric.crossing(&a.switch, &b.switch));
         let Some((certain, possible)) = sets else {
             off_map += 1;
             continue;

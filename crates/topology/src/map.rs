@@ -266,18 +266,6 @@ impl Fabric {
                 .map(|c| Element::Cable(c.a.clone(), c.b.clone()))
         })
     }
-
-    /// The switches cabled to `name`.
-    pub fn neighbours(&self, name: &str) -> Vec<&str> {
-        self.cables
-            .iter()
-            .filter_map(|c| match (c.a == name, c.b == name) {
-                (true, _) => Some(c.b.as_str()),
-                (_, true) => Some(c.a.as_str()),
-                _ => None,
-            })
-            .collect()
-    }
 }
 
 #[cfg(test)]

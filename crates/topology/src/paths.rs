@@ -76,26 +76,66 @@ impl Fabric {
     /// Every shortest way between two switches: the switches and the
     /// cables between them, both ends' switches included.
     pub fn switch_ways(&self, from: &str, to: &str) -> Option<Ways> {
+        let b = Between::new(self, from, to)?;
+        let (certain, possible) = b.crossed();
+        Some(Ways {
+            paths: routes(&b.adjacent, &b.to_end, from, to),
+            certain,
+            possible,
+        })
+    }
+
+    /// What every shortest way between two switches crosses for sure, and
+    /// what some of them cross, without listing the routes (what a sweep's
+    /// judging needs for each of its pairs).
+    pub fn crossing(&self, from: &str, to: &str) -> Option<(BTreeSet<Element>, BTreeSet<Element>)> {
+        Some(Between::new(self, from, to)?.crossed())
+    }
+}
+
+/// The switches between two ends: who is cabled to whom, and every
+/// switch's hops from each end.
+struct Between<'a> {
+    adjacent: HashMap<&'a str, Vec<&'a str>>,
+    from_start: HashMap<&'a str, usize>,
+    to_end: HashMap<&'a str, usize>,
+    length: usize,
+}
+
+impl<'a> Between<'a> {
+    /// None when no cable joins the two ends.
+    fn new(fabric: &'a Fabric, from: &'a str, to: &'a str) -> Option<Between<'a>> {
         let mut adjacent: HashMap<&str, Vec<&str>> = HashMap::new();
-        for c in &self.cables {
+        for c in &fabric.cables {
             adjacent.entry(c.a.as_str()).or_default().push(c.b.as_str());
             adjacent.entry(c.b.as_str()).or_default().push(c.a.as_str());
         }
         let from_start = hops(&adjacent, from);
         let to_end = hops(&adjacent, to);
         let length = *from_start.get(to)?;
-        // on a shortest route: its hops from both ends add up to the length
-        let on = |s: &str| matches!((from_start.get(s), to_end.get(s)), (Some(x), Some(y)) if x + y == length);
+        Some(Between {
+            adjacent,
+            from_start,
+            to_end,
+            length,
+        })
+    }
+
+    /// On a shortest route: its hops from both ends add up to the length.
+    fn on(&self, s: &str) -> bool {
+        matches!((self.from_start.get(s), self.to_end.get(s)), (Some(x), Some(y)) if x + y == self.length)
+    }
+
+    /// (certain, possible): a switch or cable is on every shortest route
+    /// when it is the only one of its hop.
+    fn crossed(&self) -> (BTreeSet<Element>, BTreeSet<Element>) {
         let mut layers: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
-        let mut steps: BTreeMap<usize, Vec<(&str, &str)>> = BTreeMap::new();
-        for (&s, &d) in &from_start {
-            if !on(s) {
-                continue;
-            }
+        let mut steps: BTreeMap<usize, BTreeSet<Element>> = BTreeMap::new();
+        for (&s, &d) in self.from_start.iter().filter(|(s, _)| self.on(s)) {
             layers.entry(d).or_default().push(s);
-            for &n in adjacent.get(s).map(Vec::as_slice).unwrap_or_default() {
-                if on(n) && from_start.get(n) == Some(&(d + 1)) {
-                    steps.entry(d).or_default().push((s, n));
+            for &n in self.adjacent.get(s).map(Vec::as_slice).unwrap_or_default() {
+                if self.on(n) && self.from_start.get(n) == Some(&(d + 1)) {
+                    steps.entry(d).or_default().insert(cable(s, n));
                 }
             }
         }
@@ -107,19 +147,13 @@ impl Fabric {
                 certain.insert(Element::Switch(only.to_string()));
             }
         }
-        for edges in steps.values() {
-            let distinct: BTreeSet<Element> = edges.iter().map(|(x, y)| cable(x, y)).collect();
-            if distinct.len() == 1 {
-                certain.extend(distinct.iter().cloned());
+        for cables in steps.into_values() {
+            if cables.len() == 1 {
+                certain.extend(cables.iter().cloned());
             }
-            possible.extend(distinct);
+            possible.extend(cables);
         }
-        let paths = routes(&adjacent, &to_end, from, to);
-        Some(Ways {
-            paths,
-            certain,
-            possible,
-        })
+        (certain, possible)
     }
 }
 

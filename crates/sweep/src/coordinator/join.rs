@@ -39,7 +39,7 @@ impl super::Coordinator<'_> {
     }
 
     /// Reads a newcomer's join and welcomes or refuses it.
-    pub(super) fn admit(&mut self, s: TcpStream) -> bool {
+    fn admit(&mut self, s: TcpStream) -> bool {
         let _ = s.set_nodelay(true);
         // (without it, a rank cut off is still found by the round's limit)
         let _ = protocol::watch_link(&s);

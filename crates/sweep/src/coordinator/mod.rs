@@ -195,11 +195,11 @@ pub fn refuse_all(listener: TcpListener, size: usize, wait: Duration, reason: &s
 }
 
 impl Coordinator<'_> {
-    pub(super) fn live(&self, rank: usize) -> bool {
+    fn live(&self, rank: usize) -> bool {
         self.ranks.get(rank).is_some_and(|r| r.conn.is_some())
     }
 
-    pub(super) fn lose(&mut self, rank: usize, why: String) {
+    fn lose(&mut self, rank: usize, why: String) {
         if let Some(r) = self.ranks.get_mut(rank) {
             if let Some(c) = r.conn.take() {
                 let _ = self.ready.delete(&c);
@@ -210,7 +210,7 @@ impl Coordinator<'_> {
         }
     }
 
-    pub(super) fn why_not(&self, rank: usize) -> String {
+    fn why_not(&self, rank: usize) -> String {
         let node = &self.ranks[rank].node;
         let host = node.host.as_deref().map(|h| format!(" ({h})")).unwrap_or_default();
         match &node.reason {
@@ -220,11 +220,11 @@ impl Coordinator<'_> {
     }
 
     /// Every rank as it stands now.
-    pub(super) fn nodes(&self) -> Vec<Node> {
+    fn nodes(&self) -> Vec<Node> {
         self.ranks.iter().map(|r| r.node.clone()).collect()
     }
 
-    pub(super) fn finish(&mut self) {
+    fn finish(&mut self) {
         for r in self.ranks.iter_mut() {
             if let Some(c) = r.conn.take() {
                 let _ = protocol::send(&c, &ToRank::Finish);

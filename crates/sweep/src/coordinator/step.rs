@@ -95,7 +95,7 @@ impl super::Coordinator<'_> {
     /// One step: orders to every live rank, then every answer, bounded.
     /// Its pairs' records, and a pattern victim's latency figures (a pair
     /// record has no room for them).
-    pub(super) fn drive_step(
+    fn drive_step(
         &mut self,
         kind: StepKind,
         index: usize,
@@ -185,7 +185,7 @@ impl super::Coordinator<'_> {
 
     /// Pair `p`'s record from its client's and server's accounts (None:
     /// that side never answered).
-    pub(super) fn settle_pair(&self, p: &Pair, rec: &mut PairRecord, c: Option<SideOutcome>, s: Option<SideOutcome>) {
+    fn settle_pair(&self, p: &Pair, rec: &mut PairRecord, c: Option<SideOutcome>, s: Option<SideOutcome>) {
         match (c, s) {
             (Some(c), s) => {
                 // a server that never answered was lost: say so beside
@@ -224,7 +224,7 @@ impl super::Coordinator<'_> {
     /// Each side's NIC counters: what its rank reads (kept once, with the
     /// node), and the pair's changes worth a look (kept with the pair
     /// only when there is one).
-    pub(super) fn note_counters(
+    fn note_counters(
         &mut self,
         p: &Pair,
         rec: &mut PairRecord,
@@ -249,7 +249,7 @@ impl super::Coordinator<'_> {
     /// pair partner reported their pair failed if that comes first; one
     /// that says nothing by then, or whose connection fails, is lost.
     /// Returns the answers by rank and the time spent reading them.
-    pub(super) fn answers(&mut self, step: u64, label: &str, partners: &[Vec<usize>]) -> (Answers, Duration) {
+    fn answers(&mut self, step: u64, label: &str, partners: &[Vec<usize>]) -> (Answers, Duration) {
         let n = self.ranks.len();
         let deadline = Instant::now() + self.cfg.step_timeout;
         let silent = format!(
@@ -369,7 +369,7 @@ impl super::Coordinator<'_> {
     /// `outcomes`, with the endpoints they say rank `rank` has opened
     /// noted on its node (cumulative on the rank; an idle answer carries
     /// none).
-    pub(super) fn opened(&mut self, rank: usize, outcomes: Vec<SideOutcome>) -> Vec<SideOutcome> {
+    fn opened(&mut self, rank: usize, outcomes: Vec<SideOutcome>) -> Vec<SideOutcome> {
         if let Some(r) = self.ranks.get_mut(rank) {
             for o in &outcomes {
                 r.node.endpoint_opens = r.node.endpoint_opens.max(o.opens);
