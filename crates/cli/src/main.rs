@@ -29,6 +29,7 @@ mod auth;
 mod commands;
 mod counted;
 mod exit;
+mod fabric_map;
 mod metrics_file;
 mod output;
 mod signals;
@@ -90,6 +91,7 @@ fn run() -> u8 {
         ),
         "serve" => argv.with("fabdiag serve", "serve", 2, commands::serve::run),
         "sweep" => argv.with("fabdiag sweep", "sweep", 2, commands::sweep::run),
+        "topology" => argv.with("fabdiag topology", "topology", 2, commands::topology::run),
         commands::serve::worker::COMMAND => argv.with("fabdiag serve", "serve", 2, commands::serve::worker::run),
         other => match Tool::from_subcommand(other).or_else(|| Tool::from_original(other)) {
             Some(tool) => argv.with(&sub(tool.subcommand()), tool.original_name(), 2, |prog, a| {

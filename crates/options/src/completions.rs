@@ -84,6 +84,11 @@ fn fabdiag() -> Command {
         "Probe peers on a schedule and serve the figures for Prometheus",
         crate::monitor::completions(),
     ))
+    .subcommand(own(
+        "topology",
+        "What the fabric's map says, drawn, or against the expected wiring",
+        crate::topology::completions(),
+    ))
     .subcommand(traffic_command("host-traffic"))
     .subcommand(Command::new("providers").about("libfabric providers and domains on this machine"))
     .subcommand(with_options(

@@ -28,6 +28,7 @@ pub mod row;
 pub mod serve;
 pub mod sweep;
 pub mod table;
+pub mod topology;
 pub mod utility;
 
 pub use resolve::{Action, Invocation, OptionError, RunMode};

@@ -177,6 +177,12 @@ const MONITOR_ENV: &[(&str, &str)] = &[
     ("SLURM_CONF", "Read by sinfo, which --partition runs."),
 ];
 
+const TOPOLOGY_EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "The map was read (and, with --expect, matches the expected wiring), or -h."),
+    ("1", "Invalid option, or a map that cannot be used: a file that cannot be read, a syntax error (its line named), a name used twice, a host under a switch the map lacks, a Slurm switch under itself, two sources that disagree."),
+    ("3", "With --expect: something differs from the expected wiring (each difference a line)."),
+];
+
 const TRAFFIC_EXIT_STATUS: &[(&str, &str)] = &[
     ("0", "Success."),
     ("1", "Invalid option or argument (as the original); -d names no GPU here."),
@@ -564,6 +570,18 @@ pub fn pages(version: &str) -> Vec<PageDoc> {
             exits: MONITOR_EXIT_STATUS,
             stop: MONITOR_STOP,
             env: MONITOR_ENV,
+        },
+        version,
+    ));
+    out.push(text_page(
+        Command {
+            name: "fabdiag-topology",
+            summary: "the fabric's map: read, drawn, generated, or held against the expected wiring",
+            description: "fabdiag topology reads the fabric's map, the same sources fabdiag sweep --topology takes: a map file (TOML: [[switch]] name, level and group; [[host]] name, switch and port; [[cable]] a and b, each SWITCH or SWITCH:PORT), Slurm's topology.conf, or what scontrol show topology prints. Several sources are made one map in the order given (a file for the switch layer, Slurm's for the hosts); where two disagree on a host's switch or a switch's level the map is refused naming both. It prints the map's size and each level's switches; --draw draws each switch under those above it with its hosts; --expect FILE lists every difference from the expected wiring: a switch or host missing or extra, a host under another switch or on another port, a cable missing, extra, on another port or switch, or a switch wired to another twice. --generate writes a map to start from: a two-level fat tree or a dragonfly, its hosts named node0.. in the order a sweep's ranks are given to them.",
+            usage: &crate::topology::usage(),
+            exits: TOPOLOGY_EXIT_STATUS,
+            stop: "The signal ends it at once.",
+            env: &[],
         },
         version,
     ));

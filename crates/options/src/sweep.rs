@@ -38,6 +38,7 @@ enum SweepOpt {
     Simulate,
     SimPairMs,
     SimSlow,
+    Topology,
     Pattern,
     SplitBy,
     Splits,
@@ -195,7 +196,14 @@ const ROWS: &[Row<SweepOpt>] = &[
         None,
         "sim-slow",
         "LIST",
-        &["Simulated ranks (3) and pairs (1-4) to make slow, comma-separated: what a report shows for them"],
+        &["Simulated ranks (3), pairs (1-4) and, with --topology, the map's elements (a host, a switch, SWITCH-SWITCH for the cables between two) to make slow, comma-separated: what a report shows for them"],
+    ),
+    Row::valued(
+        SweepOpt::Topology,
+        None,
+        "topology",
+        "FILE",
+        &["The fabric's map, to name the switch, uplink or cable the slow pairs share: a map file (TOML), Slurm's topology.conf or `scontrol show topology` output; given again, the sources make one map (see fabdiag-topology(1)). Each rank is placed on the map by its host name; an unusable map is said once and the sweep goes on without it"],
     ),
     Row::valued(
         SweepOpt::Pattern,
@@ -306,6 +314,10 @@ pub struct SweepOptions {
     pub sim_slow_nodes: Vec<usize>,
     /// Low rank first.
     pub sim_slow_links: Vec<(usize, usize)>,
+    /// Elements of the map made slow, as the map names them.
+    pub sim_slow_elements: Vec<String>,
+    /// `--topology`: the map's sources, in the order given.
+    pub topology: Vec<String>,
     /// `--pattern`: a traffic pattern instead of every pair in turn.
     pub pattern: Option<Pattern>,
     /// `--expect`: one node's NIC's rate each way, MB/s.
@@ -485,6 +497,8 @@ impl Default for SweepOptions {
             sim_pair_ms: 1,
             sim_slow_nodes: Vec::new(),
             sim_slow_links: Vec::new(),
+            sim_slow_elements: Vec::new(),
+            topology: Vec::new(),
             pattern: None,
             expect: None,
             victim: None,
@@ -579,6 +593,7 @@ fn take(
         SweepOpt::JoinTimeout => o.join_timeout_s = at_most(name, &value, WEEK_S, "s, a week")?,
         SweepOpt::PairTimeout => o.pair_timeout_s = Some(at_most(name, &value, WEEK_S, "s, a week")?),
         SweepOpt::Simulate | SweepOpt::SimPairMs | SweepOpt::SimSlow => simulation_option(o, id, name, &value)?,
+        SweepOpt::Topology => o.topology.push(value),
         SweepOpt::Pattern | SweepOpt::SplitBy | SweepOpt::Splits | SweepOpt::Seed | SweepOpt::Receivers => {
             pattern_option(o, id, name, &value)?
         }
@@ -630,6 +645,15 @@ fn simulation_option(o: &mut SweepOptions, id: SweepOpt, name: &str, value: &str
         SweepOpt::SimPairMs => o.sim_pair_ms = at_most(name, value, 60_000, "ms")?,
         SweepOpt::SimSlow => {
             for item in value.split(',').filter(|x| !x.is_empty()) {
+                // a word that is not a rank nor a pair of them names an
+                // element of the map (leaf2, leaf2-spine1)
+                let ranks = item
+                    .split('-')
+                    .all(|x| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit()));
+                if !ranks {
+                    o.sim_slow_elements.push(item.to_string());
+                    continue;
+                }
                 match item.split_once('-') {
                     Some((a, b)) => {
                         let (a, b): (usize, usize) = (number(name, a)?, number(name, b)?);
@@ -864,9 +888,22 @@ fn checked(mut o: SweepOptions) -> Result<SweepOptions, OptionError> {
     if o.simulate.is_some_and(|n| n < 2) || o.ranks.is_some_and(|n| n < 2) {
         return Err(OptionError::Invalid("a sweep needs at least 2 ranks".into()));
     }
+    if let (Some(e), None, true) = (o.sim_slow_elements.first(), o.simulate, o.topology.is_empty()) {
+        return Err(OptionError::Invalid(format!(
+            "--sim-slow {e}: a rank is a number and a pair two joined by '-'; an element of the map needs --simulate N and --topology FILE"
+        )));
+    }
+    if let (Some(e), true) = (o.sim_slow_elements.first(), o.topology.is_empty()) {
+        return Err(OptionError::Invalid(format!(
+            "--sim-slow {e}: an element of the map needs --topology FILE (a rank is a number)"
+        )));
+    }
     let slow_ranks = o.sim_slow_nodes.iter().chain(o.sim_slow_links.iter().map(|(_, b)| b));
     match (o.simulate, slow_ranks.max()) {
         (None, Some(_)) => {
+            return Err(OptionError::Invalid("--sim-slow needs --simulate N".into()));
+        }
+        (None, None) if !o.sim_slow_elements.is_empty() => {
             return Err(OptionError::Invalid("--sim-slow needs --simulate N".into()));
         }
         (Some(n), Some(&r)) if r >= n => {
@@ -1064,7 +1101,24 @@ mod tests {
         assert!(err(&["--sim-slow", "3"]).contains("needs --simulate"));
         assert!(err(&["--simulate", "4", "--sim-slow", "1-4"]).contains("ranks 0 to 3"));
         assert!(err(&["--simulate", "4", "--sim-slow", "2-2"]).contains("two ranks"));
-        assert!(err(&["--simulate", "4", "--sim-slow", "x"]).contains("--sim-slow"));
+        assert!(err(&["--simulate", "4", "--sim-slow", "x"]).contains("needs --topology FILE"));
+        assert!(err(&["--sim-slow", "leaf1"]).contains("needs --simulate N and --topology"));
+        assert!(err(&["--topology", "m.toml", "--sim-slow", "leaf1"]).contains("needs --simulate N"));
+        let o = ok(&[
+            "--simulate",
+            "8",
+            "--topology",
+            "m.toml",
+            "--topology",
+            "t.conf",
+            "--sim-slow",
+            "leaf2-spine1,3",
+        ]);
+        assert_eq!(
+            (o.sim_slow_elements, o.sim_slow_nodes),
+            (vec!["leaf2-spine1".to_string()], vec![3])
+        );
+        assert_eq!(o.topology, ["m.toml", "t.conf"]);
         assert!(err(&["--rails", "0"]).contains("--rails"));
         assert!(err(&["--rails", "two"]).contains("--rails"));
         assert_eq!((ok(&[]).rails, ok(&["--rails=8"]).rails), (1, 8));

@@ -95,7 +95,8 @@ pub fn overview(version: &str) -> String {
         s.push_str(&format!("  {name}{}, as {}\n", t.summary(), t.original_name()));
     }
     s.push_str("  serve [-p PORT]\n              Answer every pair tool above, client after client (like iperf3 -s)\n");
-    s.push_str("  sweep       Test every pair of ranks (srun, mpirun) and name the slow link or node\n");
+    s.push_str("  sweep       Test every pair of ranks (srun, mpirun) and name the slow link, node or switch\n");
+    s.push_str("  topology SOURCE... [--expect FILE] [--draw] | --generate SHAPE\n              The fabric's map: read, drawn, held against the expected wiring\n");
     s.push_str("  host-traffic\n              Host <-> GPU memory <-> compute traffic, as gc-hosttraffictest (CUDA)\n");
     s.push_str("  providers   List libfabric providers and domains on this machine\n");
     s.push_str(

@@ -29,6 +29,8 @@ pub struct Inputs<'a> {
     pub libfabric_version: Option<String>,
     /// An earlier sweep to compare with, and `--baseline-fraction`.
     pub baseline: Option<(&'a Baseline, f64)>,
+    /// The fabric's map, and where it came from.
+    pub fabric: Option<(&'a fabdiag_topology::Fabric, &'a str)>,
 }
 
 fn misses(limits: &Limits, better: Better, v: f64) -> bool {
@@ -63,6 +65,13 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
     let rail_count = s.rails;
     let (started, ended) = (s.started, s.ended);
     let counters = blame(&s.pairs, &nodes, &an);
+    let fabric = i
+        .fabric
+        .map(|(f, source)| crate::fabric::judge(f, source, &s.nodes, &s.pairs, &s.retests, &an));
+    let mut verdict = verdict;
+    if let Some(f) = &fabric {
+        crate::fabric::to_look_at(f, &s.nodes, &mut verdict);
+    }
     let Coordinated { pairs, stopped, .. } = i.sweep;
     SweepDoc {
         schema: SCHEMA.into(),
@@ -90,6 +99,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         baseline: compared,
         stopped,
         counters,
+        fabric,
     }
 }
 
@@ -249,6 +259,7 @@ fn verdict_of(
         regressed_nodes: compared.map_or(0, |c| c.nodes.len()),
         fabric_regressed: compared.is_some_and(|c| c.fabric_regressed),
         suspect_hosts: Vec::new(),
+        suspect_elements: Vec::new(),
     };
     let regressed = compared.map_or(&[][..], |c| &c.nodes[..]);
     let hosts: BTreeSet<&str> = suspect_ranks(&verdict, slow, regressed)

@@ -187,6 +187,11 @@ pub struct Verdict {
     /// links: a link is a cable or a switch port between two hosts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suspect_hosts: Vec<String>,
+    /// With the fabric's map: each blamed switch or cable (several joined
+    /// by " or " where the map cannot tell them apart); the slow nodes it
+    /// accounts for are then not among `suspect_hosts`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suspect_elements: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -229,6 +234,9 @@ pub struct SweepDoc {
     /// beside what the figures said of them (`blame`).
     #[serde(default, skip_serializing_if = "Blame::is_empty")]
     pub counters: Blame,
+    /// The fabric's elements judged, when the sweep had its map.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fabric: Option<crate::fabric::FabricVerdict>,
 }
 
 /// A pair measured in both sweeps that has fallen below the limit.

@@ -145,6 +145,7 @@ pub fn inputs(sweep: Coordinated, baseline: Option<(&Baseline, f64)>) -> Inputs<
         fabdiag_version: "test",
         libfabric_version: None,
         baseline,
+        fabric: None,
     }
 }
 

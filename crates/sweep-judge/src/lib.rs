@@ -1,7 +1,8 @@
 //! What a finished sweep says, judged: `analysis` finds the slow links and
 //! nodes (the rules the run's choice of re-tests uses too), `blame` sets
 //! the NIC counters beside them, `error_rates` compares each node's
-//! counter rates, `baseline` compares with an earlier sweep, `build` makes
+//! counter rates, `fabric` names the fabric's elements the slow pairs
+//! share when the sweep has its map, `baseline` compares with an earlier sweep, `build` makes
 //! the document (`doc`, the JSON schema), and `reread` takes a finished
 //! sweep's document (or folder) apart again.
 //!
@@ -17,6 +18,7 @@ pub mod build;
 pub mod doc;
 mod error;
 pub mod error_rates;
+pub mod fabric;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 mod node_summary;

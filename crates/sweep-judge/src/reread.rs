@@ -29,6 +29,9 @@ pub struct Finished {
     /// meta.json kept it).
     pub fabdiag_version: String,
     pub libfabric_version: Option<String>,
+    /// The fabric's map the sweep was judged on, and its sources' names
+    /// (a report made again judges on it unless given another).
+    pub map: Option<(crate::fabric::MapShape, String)>,
 }
 
 /// The finished sweep whose document `open` reads, `file` naming it in
@@ -131,6 +134,7 @@ pub fn finished(doc: SweepDoc, file: PathBuf) -> Result<Finished, ReportError> {
         rules: doc.analysis.rules,
         fabdiag_version: doc.fabdiag_version,
         libfabric_version: doc.libfabric_version,
+        map: doc.fabric.map(|f| (f.map, f.source)),
         file,
     })
 }
@@ -261,6 +265,7 @@ pub fn recorded(dir: &Path, files: &dyn RecordedFiles) -> Result<Finished, Repor
         rules: Rules::default(),
         fabdiag_version: meta.fabdiag_version.unwrap_or_else(|| "unknown".into()),
         libfabric_version: None,
+        map: None,
     })
 }
 

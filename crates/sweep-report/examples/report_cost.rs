@@ -91,6 +91,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         fabdiag_version: env!("CARGO_PKG_VERSION"),
         libfabric_version: None,
         baseline: None,
+        fabric: None,
     });
     time("document and analysis", t);
     let t = Instant::now();

@@ -1,6 +1,6 @@
 //! The sweep's report, drawn and written from a finished sweep's judged
 //! document (fabdiag-sweep-judge): `phrases` holds the sentences the text
-//! and the page share, `text` is the one-page summary, `picture` the heatmap, change and histogram PNGs,
+//! and the page share, `fabric` the fabric's verdict in words, `text` is the one-page summary, `picture` the heatmap, change and histogram PNGs,
 //! `html` the self-contained page, `metrics` its Prometheus metrics;
 //! `pattern` is a traffic pattern's report (bisection), `pattern_html`
 //! its page.
@@ -10,6 +10,7 @@
 //! over readers), so all of it builds and is tested without the run side
 //! (fabdiag-sweep).
 
+mod fabric;
 pub mod html;
 pub mod metrics;
 pub mod pattern;

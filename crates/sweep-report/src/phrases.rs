@@ -344,10 +344,15 @@ pub(crate) fn suspects_line(doc: &SweepDoc) -> String {
             .filter(|x| x.node.host.is_none() && x.node.status != NodeStatus::Ok)
             .count()
     };
+    let fabric = if v.suspect_elements.is_empty() {
+        String::new()
+    } else {
+        format!("; fabric to look at: {}", v.suspect_elements.join(", "))
+    };
     match unnamed {
-        0 => format!("hosts to look at: {hosts}"),
+        0 => format!("hosts to look at: {hosts}{fabric}"),
         n => format!(
-            "hosts to look at: {hosts}; and {} that never joined (no host known)",
+            "hosts to look at: {hosts}; and {} that never joined (no host known){fabric}",
             count(n, "rank")
         ),
     }

@@ -106,6 +106,8 @@ pub fn text(doc: &SweepDoc) -> String {
     let mut o = String::new();
     let names = Names::new(doc);
     heading(&mut o, doc);
+    // the fabric's elements first: a slow cable explains slow pairs and nodes
+    crate::fabric::fabric_text(&mut o, doc, &names);
     slow_nodes(&mut o, doc, &names);
     slow_links(&mut o, doc, &names);
     nic_counters(&mut o, doc, &names);

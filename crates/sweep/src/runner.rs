@@ -431,6 +431,9 @@ pub struct SimRunner {
     /// `slow_factor`: a simulated slow node or link.
     pub slow_nodes: Vec<usize>,
     pub slow_links: Vec<(usize, usize)>,
+    /// Pairs slow because the way their flow takes through the fabric's
+    /// map crosses a slow element (`--sim-slow` with `--topology`).
+    pub slow_ways: Option<SlowWays>,
     pub slow_factor: f64,
     /// The test's largest size, once configured: each outcome carries a
     /// row for it, as a real pair test's does (and takes the memory it
@@ -438,6 +441,16 @@ pub struct SimRunner {
     pub size: Option<u64>,
     /// The victim's test measures latency (else bandwidth, as the pairs).
     pub victim_lat: bool,
+}
+
+/// Whether flow `flow` of ranks a and b crosses a slow element.
+#[derive(Clone)]
+pub struct SlowWays(pub std::sync::Arc<dyn Fn(usize, usize, u64) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for SlowWays {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SlowWays")
+    }
 }
 
 impl PairRunner for SimRunner {
@@ -474,7 +487,11 @@ impl SimRunner {
     fn figure(&self, order: &Order, t0: Instant) -> SideOutcome {
         let (a, b) = (order.me.min(order.peer), order.me.max(order.peer));
         let spread = ((a * 7919 + b * 104_729) % 100) as f64;
-        let slow = self.slow_nodes.contains(&a) || self.slow_nodes.contains(&b) || self.slow_links.contains(&(a, b));
+        // (one flow a pair: a re-test alone takes the way its round did)
+        let slow = self.slow_nodes.contains(&a)
+            || self.slow_nodes.contains(&b)
+            || self.slow_links.contains(&(a, b))
+            || self.slow_ways.as_ref().is_some_and(|w| (w.0)(a, b, 0));
         let factor = if slow { self.slow_factor } else { 1.0 };
         let value = (10_000.0 + spread) * factor;
         // a latency victim: a steady latency (µs), whatever load is beside it

@@ -35,6 +35,8 @@ pub struct Suspect {
     pub through: usize,
     /// Of those, the slow ones.
     pub slow_through: usize,
+    /// The slow pairs it explains (indices into the pairs given).
+    pub pairs: Vec<u32>,
 }
 
 /// What attribution found: the suspects in the order found, the slow
@@ -42,6 +44,8 @@ pub struct Suspect {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Attribution {
     pub suspects: Vec<Suspect>,
+    /// Elements crossed for sure by clean pairs, mostly: not the fault.
+    pub cleared: Vec<Element>,
     pub unexplained: usize,
     pub off_map: usize,
 }
@@ -148,18 +152,24 @@ pub fn attribute(fabric: &Fabric, hosts: &[String], pairs: &[Seen]) -> Attributi
             .map(|&k| open[k].0.clone())
             .collect();
         let slow_through = first.possible.iter().filter(|&&i| pairs[i as usize].slow).count();
+        for &i in &explained {
+            slow[i as usize] = false;
+        }
         suspects.push(Suspect {
             elements,
             explained: covers,
             through,
             slow_through,
+            pairs: explained,
         });
-        for i in explained {
-            slow[i as usize] = false;
-        }
     }
     Attribution {
         suspects,
+        cleared: tally
+            .iter()
+            .filter(|(_, t)| t.cleared())
+            .map(|(e, _)| e.clone())
+            .collect(),
         unexplained: slow.iter().filter(|&&s| s).count(),
         off_map,
     }
@@ -282,6 +292,13 @@ mod tests {
     fn a_clean_sweep_blames_nothing() {
         let f = generate::fat_tree(4, 2, 4).unwrap();
         let (hosts, pairs) = sweep(&f, &[], 0);
-        assert_eq!(attribute(&f, &hosts, &pairs), Attribution::default());
+        let a = attribute(&f, &hosts, &pairs);
+        assert_eq!((a.suspects.len(), a.unexplained, a.off_map), (0, 0, 0));
+        // what clean pairs crossed for sure
+        assert_eq!(
+            a.cleared.len(),
+            16 + 4,
+            "the hosts and leaves; the spines and uplinks only maybe crossed"
+        );
     }
 }

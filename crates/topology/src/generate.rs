@@ -156,10 +156,8 @@ pub fn to_toml(f: &Fabric) -> String {
         }
         out.push('\n');
     }
-    for c in &f.cables {
-        for _ in 0..c.count {
-            out.push_str(&format!("[[cable]]\na = {}\nb = {}\n\n", quote(&c.a), quote(&c.b)));
-        }
+    for (a, b) in f.cables.iter().flat_map(|c| &c.ends) {
+        out.push_str(&format!("[[cable]]\na = {}\nb = {}\n\n", quote(a), quote(b)));
     }
     out
 }

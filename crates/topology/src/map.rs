@@ -48,6 +48,9 @@ pub struct Cable {
     pub b: String,
     /// How many cables the map lists between the two.
     pub count: u32,
+    /// Each cable's ends as the map gives them, `a`'s first
+    /// (`leaf2:33`, `spine1:7`; a bare switch name where it gives no port).
+    pub ends: Vec<(String, String)>,
 }
 
 /// Something a pair's traffic crosses, named as the map names it.
@@ -113,48 +116,55 @@ struct File {
 }
 
 /// The switch a cable end names: `SWITCH` or `SWITCH:PORT`.
-fn switch_of(end: &str) -> &str {
+pub(crate) fn switch_of(end: &str) -> &str {
     end.split_once(':').map_or(end, |(s, _)| s)
+}
+
+/// The parts of the map file in `text` (TOML), each read but the whole
+/// not yet checked.
+pub(crate) fn parts_of_toml(origin: &str, text: &str) -> Result<crate::sources::Parts, MapError> {
+    let file: File = toml::from_str(text).map_err(|e| {
+        // the line the error starts on: the newlines before it, plus one
+        let newlines = |end: usize| {
+            text.as_bytes()[..end.min(text.len())]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+        };
+        let line = e.span().map_or(1, |s| newlines(s.start) + 1);
+        MapError::Syntax {
+            origin: origin.to_string(),
+            line,
+            message: e.message().trim().to_string(),
+        }
+    })?;
+    let switches = file
+        .switch
+        .into_iter()
+        .map(|s| Switch {
+            name: s.name,
+            level: s.level,
+            group: s.group,
+        })
+        .collect();
+    let hosts = file
+        .host
+        .into_iter()
+        .map(|h| Host {
+            name: h.name,
+            switch: h.switch,
+            port: h.port,
+        })
+        .collect();
+    let ends = file.cable.into_iter().map(|c| (c.a, c.b)).collect::<Vec<_>>();
+    Ok(crate::sources::Parts { switches, hosts, ends })
 }
 
 impl Fabric {
     /// The map in `text` (TOML), checked; `origin` names it in errors.
     pub fn parse(origin: &str, text: &str) -> Result<Fabric, MapError> {
-        let file: File = toml::from_str(text).map_err(|e| {
-            // the line the error starts on: the newlines before it, plus one
-            let newlines = |end: usize| {
-                text.as_bytes()[..end.min(text.len())]
-                    .iter()
-                    .filter(|&&b| b == b'\n')
-                    .count()
-            };
-            let line = e.span().map_or(1, |s| newlines(s.start) + 1);
-            MapError::Syntax {
-                origin: origin.to_string(),
-                line,
-                message: e.message().trim().to_string(),
-            }
-        })?;
-        let switches = file
-            .switch
-            .into_iter()
-            .map(|s| Switch {
-                name: s.name,
-                level: s.level,
-                group: s.group,
-            })
-            .collect();
-        let hosts = file
-            .host
-            .into_iter()
-            .map(|h| Host {
-                name: h.name,
-                switch: h.switch,
-                port: h.port,
-            })
-            .collect();
-        let ends = file.cable.into_iter().map(|c| (c.a, c.b)).collect::<Vec<_>>();
-        Fabric::build(origin, switches, hosts, &ends)
+        let p = parts_of_toml(origin, text)?;
+        Fabric::build(origin, p.switches, p.hosts, &p.ends)
     }
 
     /// A map from its parts, checked; cables given as their two ends.
@@ -204,7 +214,7 @@ impl Fabric {
             }
         }
         let grouped = switches.iter().any(|s| s.group.is_some());
-        let mut counted: BTreeMap<(String, String), u32> = BTreeMap::new();
+        let mut counted: BTreeMap<(String, String), Vec<(String, String)>> = BTreeMap::new();
         for (a_end, b_end) in ends {
             let (a, b) = (switch_of(a_end), switch_of(b_end));
             let (Some(sa), Some(sb)) = (level.get(a), level.get(b)) else {
@@ -222,16 +232,21 @@ impl Fabric {
                     sa.level
                 )));
             }
-            let key = if a < b {
-                (a.to_string(), b.to_string())
+            let (key, end) = if a < b {
+                ((a.to_string(), b.to_string()), (a_end.clone(), b_end.clone()))
             } else {
-                (b.to_string(), a.to_string())
+                ((b.to_string(), a.to_string()), (b_end.clone(), a_end.clone()))
             };
-            *counted.entry(key).or_insert(0) += 1;
+            counted.entry(key).or_default().push(end);
         }
         let cables = counted
             .into_iter()
-            .map(|((a, b), count)| Cable { a, b, count })
+            .map(|((a, b), ends)| Cable {
+                a,
+                b,
+                count: u32::try_from(ends.len()).unwrap_or(u32::MAX),
+                ends,
+            })
             .collect();
         Ok(Fabric {
             switches,
@@ -315,7 +330,11 @@ b = "spine1"
         assert!(f.cables.contains(&Cable {
             a: "leaf1".into(),
             b: "spine1".into(),
-            count: 2
+            count: 2,
+            ends: vec![
+                ("leaf1:33".into(), "spine1:1".into()),
+                ("leaf1:34".into(), "spine1:2".into())
+            ],
         }));
         assert_eq!(f.element("node1"), Some(Element::Host("node1".into())));
         assert_eq!(f.element("spine1"), Some(Element::Switch("spine1".into())));

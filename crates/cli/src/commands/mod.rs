@@ -2,7 +2,7 @@
 //! worker, the lobby where a connection waits for its hello, the handoff of
 //! a connection between them, the per-client test rates), the cluster
 //! `sweep`, the fabric `monitor` (and its /metrics server), the node
-//! `health` gate, the provider probes (`probe`), `doctor` (and its NIC
+//! `health` gate, the fabric's map (`topology`), the provider probes (`probe`), `doctor` (and its NIC
 //! counters), `host_traffic`, and the generated `docs` (completions, man
 //! pages).
 
@@ -16,6 +16,7 @@ pub mod pair;
 pub mod probe;
 pub mod serve;
 pub mod sweep;
+pub mod topology;
 
 use fabdiag_options::{Action, OptionError};
 use fabdiag_session::{Env, Hooks};

@@ -41,6 +41,7 @@ mod sweep;
 mod sweep_history;
 mod sweep_launchers;
 mod sweep_report;
+mod topology;
 mod untrusted_files;
 mod utility;
 mod verify;

@@ -69,6 +69,9 @@ pub struct CoordConfig {
     pub pattern: Option<Pattern>,
     /// A pair measured alone and then beside every step of the pattern.
     pub victim: Option<Victim>,
+    /// The fabric's map: each element the slow pairs share is re-tested
+    /// alone, a pair crossing it and a pair avoiding it.
+    pub fabric: Option<std::sync::Arc<fabdiag_topology::Fabric>>,
 }
 
 /// A pattern's victim: the pair and the test it runs.

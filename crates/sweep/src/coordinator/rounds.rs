@@ -54,6 +54,22 @@ impl super::Coordinator<'_> {
                 |x| self.ranks.get(x).is_some_and(|r| r.node.status == NodeStatus::Ok),
                 self.cfg.retest,
             );
+            let usable = |x: usize| self.ranks.get(x).is_some_and(|r| r.node.status == NodeStatus::Ok);
+            let mut chosen = chosen;
+            // each element of the fabric the slow pairs share: a pair
+            // through it and one around it, after the pairs' own suspects
+            if let Some(fabric) = self.cfg.fabric.as_deref() {
+                let (hosts, _) = fabdiag_sweep_judge::fabric::placed(fabric, &self.nodes());
+                let more =
+                    fabdiag_sweep_judge::fabric::retest_pairs(fabric, &hosts, &pairs, &an, usable, self.cfg.retest);
+                for (crossing, avoiding) in more {
+                    for k in std::iter::once(crossing).chain(avoiding) {
+                        if !chosen.contains(&k) {
+                            chosen.push(k);
+                        }
+                    }
+                }
+            }
             // each suspect as first ordered (who was client)
             let first = first_records(&pairs, chosen.iter().copied());
             let suspects: Vec<Pair> = chosen

@@ -51,6 +51,7 @@ pub(super) fn conclude(
         fabdiag_version: &measured_by.fabdiag,
         libfabric_version: measured_by.libfabric,
         baseline: baseline.map(|b| (b, o.baseline_fraction)),
+        fabric: setup.fabric.as_ref().map(|(f, source)| (&**f, source.as_str())),
     });
     let text = fabdiag_sweep_report::text(&doc);
     let mut code = verdict_code(&doc);

@@ -104,6 +104,10 @@ pub(super) fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup)
     let stop = watch_stop();
     let mut setup = setup.clone();
     setup.options.launcher = Some(serde_json::json!(l.launcher));
+    // (rank 0 judges: only it reads the map, and says once if it cannot)
+    if l.rank == 0 {
+        setup = setup.with_map(prog, o);
+    }
     let setup = &setup;
     let Some(coordinator) = l.coordinator.clone() else {
         return fail(

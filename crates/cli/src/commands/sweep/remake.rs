@@ -63,7 +63,7 @@ pub(super) fn remake(prog: &str, o: &SweepOptions, path: &str) -> u8 {
     let mut options = f.options;
     options.report_from = Some(f.file.display().to_string());
     options.report_fabdiag_version = Some(VERSION.into());
-    let setup = Setup {
+    let mut setup = Setup {
         metric: f.metric,
         rules,
         limits: threshold.map(limits_of).unwrap_or(f.limits),
@@ -71,7 +71,19 @@ pub(super) fn remake(prog: &str, o: &SweepOptions, path: &str) -> u8 {
         test: options.test.clone().unwrap_or_default(),
         options,
         victim: None,
-    };
+        fabric: None,
+    }
+    .with_map(prog, o);
+    // the map the sweep was judged on, unless another is given
+    if let (None, Some((shape, source))) = (&setup.fabric, &f.map) {
+        match fabdiag_sweep_judge::fabric::fabric_of(shape, source) {
+            Ok(fabric) => setup.fabric = Some((std::sync::Arc::new(fabric), source.clone())),
+            Err(e) => tell!(
+                "{prog}: the map kept in {}: {e}; no element of the fabric is judged",
+                f.file.display()
+            ),
+        }
+    }
     let baseline = match read_baseline(o, &setup) {
         Ok(b) => b,
         Err(m) => return fail(prog, exit::USAGE, &m),

@@ -14,6 +14,8 @@ use fabdiag_sweep_judge::analysis::{Reference, Rules};
 use fabdiag_sweep_judge::{Limits, Metric};
 use fabdiag_sweep_plan::folder::RunOptions;
 use fabdiag_sweep_plan::PairRecord;
+use fabdiag_topology::Fabric;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The one line a sweep's failure is said in, and its exit code.
@@ -75,6 +77,9 @@ pub(super) struct Setup {
     pub(super) test: serde_json::Value,
     /// A pattern's victim's test and what it measures (`--victim`).
     pub(super) victim: Option<(serde_json::Value, Metric)>,
+    /// The fabric's map (`--topology`) and its sources' names, on the
+    /// rank that judges (`with_map`).
+    pub(super) fabric: Option<(Arc<Fabric>, String)>,
 }
 
 impl Setup {
@@ -133,7 +138,22 @@ impl Setup {
             options,
             test,
             victim,
+            fabric: None,
         }
+    }
+
+    /// This setup with `--topology`'s map read; a map that cannot be
+    /// used is said once, and the sweep goes on judging pairs and nodes
+    /// only (nothing it measures depends on the map).
+    pub(super) fn with_map(mut self, prog: &str, o: &SweepOptions) -> Setup {
+        if o.topology.is_empty() {
+            return self;
+        }
+        match crate::fabric_map::read("--topology", &o.topology) {
+            Ok((f, source)) => self.fabric = Some((Arc::new(f), source)),
+            Err(m) => tell!("{prog}: {m}; the sweep goes on without the map (no element of the fabric is judged)"),
+        }
+        self
     }
 
     pub(super) fn coord_config(&self, o: &SweepOptions, size: usize, earlier: Vec<PairRecord>) -> CoordConfig {
@@ -158,6 +178,7 @@ impl Setup {
                     test: test.clone(),
                 }
             }),
+            fabric: self.fabric.as_ref().map(|(f, _)| Arc::clone(f)),
         }
     }
 

@@ -9,17 +9,23 @@ use super::real::watch_stop;
 use super::setup::{fail, Setup, Versions};
 use crate::exit;
 use fabdiag_options::sweep::SweepOptions;
-use fabdiag_sweep::runner::SimRunner;
+use fabdiag_sweep::runner::{SimRunner, SlowWays};
 use fabdiag_sweep::worker;
 use fabdiag_sweep::SweepError;
 use fabdiag_sweep_judge::analysis::Better;
 use fabdiag_sweep_plan::Schedule;
+use fabdiag_topology::sim::SlowPaths;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// N stand-in ranks in threads, speaking the real protocol over loopback.
 pub(super) fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
+    let setup = &setup.clone().with_map(prog, o);
+    let (ways, hosts) = match map_ways(o, setup, n) {
+        Ok(x) => x,
+        Err(m) => return fail(prog, exit::USAGE, &m),
+    };
     let sched = match Schedule::on_rails(n, o.rails).and_then(|s| o.fits(n).map(|()| s)) {
         Ok(s) => s,
         Err(m) => return fail(prog, exit::USAGE, &m),
@@ -60,6 +66,7 @@ pub(super) fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) ->
         pause: Duration::from_millis(o.sim_pair_ms),
         slow_nodes: o.sim_slow_nodes.clone(),
         slow_links: o.sim_slow_links.clone(),
+        slow_ways: ways,
         // a slow pair moves a quarter of the data, or takes four times as long
         slow_factor: if setup.metric.better == Better::Higher {
             0.25
@@ -74,7 +81,10 @@ pub(super) fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) ->
     // sweep stopped during the join) then stops retrying
     let over = Arc::new(AtomicBool::new(false));
     for rank in 1..n {
-        let cfg = setup.worker_config(o, rank, n, addr.clone());
+        let mut cfg = setup.worker_config(o, rank, n, addr.clone());
+        if let Some(h) = hosts.get(rank) {
+            cfg.host.clone_from(h);
+        }
         let mut runner = sim.clone();
         let over = over.clone();
         let spawned = std::thread::Builder::new()
@@ -92,7 +102,10 @@ pub(super) fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) ->
             Err(e) => return fail(prog, exit::RUNTIME, &format!("cannot start simulated rank {rank}: {e}")),
         }
     }
-    let mine = setup.worker_config(o, 0, n, addr);
+    let mut mine = setup.worker_config(o, 0, n, addr);
+    if let Some(h) = hosts.first() {
+        mine.host.clone_from(h);
+    }
     let mut runner = sim;
     let coord = Coordinator::default();
     let outcome = coord
@@ -115,4 +128,27 @@ pub(super) fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) ->
         }
         Err(m) => fail(prog, exit::RUNTIME, &m),
     }
+}
+
+/// With `--topology`: rank r on the map's host r, and the elements
+/// `--sim-slow` names made slow on every way through them. The slow ways
+/// (None without elements) and each rank's host (none without a map).
+fn map_ways(o: &SweepOptions, setup: &Setup, n: usize) -> Result<(Option<SlowWays>, Vec<String>), String> {
+    let Some((fabric, source)) = setup.fabric.as_ref() else {
+        return match o.sim_slow_elements.first() {
+            Some(e) => Err(format!("--sim-slow {e}: no usable map to find it on")),
+            None => Ok((None, Vec::new())),
+        };
+    };
+    if fabric.hosts.len() < n {
+        return Err(format!(
+            "--simulate {n}: {source} has {} hosts, and simulated rank r runs on the map's host r",
+            fabric.hosts.len()
+        ));
+    }
+    let paths =
+        SlowPaths::new((**fabric).clone(), &o.sim_slow_elements).map_err(|m| format!("--sim-slow {m} ({source})"))?;
+    let hosts = paths.hosts().take(n).map(str::to_string).collect();
+    let ways = (!o.sim_slow_elements.is_empty()).then(|| SlowWays(Arc::new(move |a, b, flow| paths.slow(a, b, flow))));
+    Ok((ways, hosts))
 }

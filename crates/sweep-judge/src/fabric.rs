@@ -1,0 +1,408 @@
+//! The fabric's verdict, when the sweep was given the fabric's map: each
+//! rank placed on its host (by its name, or its name's first label), each
+//! pair of the rounds slow or not by the analysis's rules (a failed pair
+//! is slow), and the elements the slow pairs share blamed (a host's cable,
+//! a switch, the cables between two switches: fabdiag-topology's
+//! attribution), each with its evidence. Re-tested alone, a pair crossing
+//! the element that is still slow and a pair avoiding it that is clean
+//! confirm it; `retest_pairs` chooses those pairs, so the sweep's run and
+//! its judging choose alike. Pure: the map is read by the caller.
+
+use crate::analysis::Analysis;
+use fabdiag_sweep_plan::{Node, PairRecord};
+use fabdiag_topology::attribute::{attribute, Attribution, Seen, Suspect};
+use fabdiag_topology::{Element, Fabric};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+
+/// What the sweep says of the fabric's elements.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FabricVerdict {
+    /// Where the map came from ("fabric.toml + topology.conf").
+    pub source: String,
+    pub map: MapShape,
+    /// Ranks whose host the map does not have: their pairs are judged
+    /// without it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub off_map: Vec<usize>,
+    /// The suspects, the first the most certain.
+    pub blamed: Vec<Blamed>,
+    /// Elements clean pairs crossed for sure: not the fault.
+    pub cleared: Vec<String>,
+    /// Slow pairs no element explains.
+    pub unexplained: usize,
+}
+
+/// The map as the report draws it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MapShape {
+    pub switches: Vec<MapSwitch>,
+    pub hosts: Vec<MapHost>,
+    pub cables: Vec<MapCable>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MapSwitch {
+    pub name: String,
+    pub level: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MapHost {
+    pub name: String,
+    pub switch: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MapCable {
+    pub a: String,
+    pub b: String,
+    pub count: u32,
+    /// Each cable's ends with their ports, where the map gives them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ends: Vec<(String, String)>,
+}
+
+/// What an element is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ElementKind {
+    /// A host: its NIC, or the cable to its switch.
+    Host,
+    Switch,
+    /// The cables between two switches.
+    Cable,
+}
+
+/// One suspect: the elements it may be (the map cannot tell them apart
+/// when several), and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Blamed {
+    pub elements: Vec<String>,
+    pub kind: ElementKind,
+    /// Slow pairs it explains, of `through` tested pairs that may cross
+    /// it, `slow_through` of them slow.
+    pub explained: usize,
+    pub through: usize,
+    pub slow_through: usize,
+    /// The median figure of the pairs it explains over the sweep's median
+    /// (None: every one failed).
+    pub of_median: Option<f64>,
+    /// Of the pairs it explains, those that failed.
+    pub failed: usize,
+    /// The slow nodes it accounts for (most of their slow pairs are its).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slow_nodes: Vec<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retest: Option<ElementRetest>,
+}
+
+/// A suspect's re-tests alone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ElementRetest {
+    /// A slow pair crossing it, and its figure alone (None: failed or not run).
+    pub crossing: (usize, usize),
+    pub crossing_alone: Option<f64>,
+    /// A clean pair avoiding it, sharing a rank with the crossing pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avoiding: Option<(usize, usize)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avoiding_alone: Option<f64>,
+    pub verdict: ElementRetestVerdict,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ElementRetestVerdict {
+    /// Crossing it still slow alone, avoiding it clean.
+    Confirmed,
+    /// Crossing it clean alone: slow only under the sweep's load.
+    Cleared,
+    /// Both slow alone: the fault is at their shared end, not here.
+    NotTold,
+    /// A re-test did not run (the sweep ran none, or a rank was gone).
+    NotRun,
+}
+
+/// Each rank's host on the map ("" where the map has none), and the
+/// ranks off the map.
+pub fn placed(fabric: &Fabric, nodes: &[Node]) -> (Vec<String>, Vec<usize>) {
+    let on: HashSet<&str> = fabric.hosts.iter().map(|h| h.name.as_str()).collect();
+    let mut off = Vec::new();
+    let hosts = nodes
+        .iter()
+        .map(|n| {
+            let name = n.host.as_deref().unwrap_or("");
+            let short = name.split('.').next().unwrap_or(name);
+            if on.contains(name) {
+                name.to_string()
+            } else if on.contains(short) {
+                short.to_string()
+            } else {
+                off.push(n.rank);
+                String::new()
+            }
+        })
+        .collect();
+    (hosts, off)
+}
+
+/// The rounds' pairs as attribution sees them: slow when failed or an
+/// outlier by the analysis's rules; re-tests and pairs never run left out.
+fn seen(pairs: &[PairRecord], an: &Analysis) -> (Vec<Seen>, Vec<usize>) {
+    let mut out = Vec::new();
+    let mut index = Vec::new();
+    for (i, p) in pairs.iter().enumerate() {
+        if p.round.is_none() || p.untested {
+            continue;
+        }
+        out.push(Seen {
+            a: p.a,
+            b: p.b,
+            slow: p.value.is_none_or(|v| an.is_outlier(v)),
+        });
+        index.push(i);
+    }
+    (out, index)
+}
+
+fn kind_of(e: &Element) -> ElementKind {
+    match e {
+        Element::Host(_) => ElementKind::Host,
+        Element::Switch(_) => ElementKind::Switch,
+        Element::Cable(..) => ElementKind::Cable,
+    }
+}
+
+/// The attribution of the sweep's pairs on `fabric`, with each rank's
+/// host: what `judge` and `retest_pairs` both start from.
+fn attributed(fabric: &Fabric, hosts: &[String], pairs: &[PairRecord], an: &Analysis) -> (Attribution, Vec<usize>) {
+    let (seen, index) = seen(pairs, an);
+    (attribute(fabric, hosts, &seen), index)
+}
+
+/// A pair crossing a suspect, and one avoiding it (None: none found).
+pub type RetestPair = ((usize, usize), Option<(usize, usize)>);
+
+/// For each suspect, the pairs to re-test alone: a slow pair that crosses
+/// it, and a clean pair that shares a rank with that one and avoids every
+/// element of the suspect. At most `limit` suspects; ranks `usable` only.
+pub fn retest_pairs(
+    fabric: &Fabric,
+    hosts: &[String],
+    pairs: &[PairRecord],
+    an: &Analysis,
+    usable: impl Fn(usize) -> bool,
+    limit: usize,
+) -> Vec<RetestPair> {
+    let (att, index) = attributed(fabric, hosts, pairs, an);
+    att.suspects
+        .iter()
+        .take(limit)
+        .filter_map(|s| chosen(fabric, hosts, pairs, &index, s, &usable))
+        .collect()
+}
+
+fn chosen(
+    fabric: &Fabric,
+    hosts: &[String],
+    pairs: &[PairRecord],
+    index: &[usize],
+    s: &Suspect,
+    usable: &impl Fn(usize) -> bool,
+) -> Option<RetestPair> {
+    let crossing = s
+        .pairs
+        .iter()
+        .filter_map(|&i| index.get(i as usize).and_then(|&k| pairs.get(k)))
+        .find(|p| usable(p.a) && usable(p.b))?;
+    let avoids = |p: &PairRecord| {
+        let (Some(a), Some(b)) = (hosts.get(p.a), hosts.get(p.b)) else {
+            return false;
+        };
+        fabric
+            .ways(a, b)
+            .is_some_and(|w| !w.possible.is_empty() && s.elements.iter().all(|e| !w.possible.contains(e)))
+    };
+    // a clean pair of the rounds with one of the crossing pair's ranks,
+    // the few first found (each costs a search of the map)
+    let avoiding = pairs
+        .iter()
+        .filter(|p| p.round.is_some() && p.value.is_some())
+        .filter(|p| (p.a, p.b) != (crossing.a, crossing.b))
+        .filter(|p| [p.a, p.b].iter().any(|r| *r == crossing.a || *r == crossing.b))
+        .filter(|p| usable(p.a) && usable(p.b))
+        .take(64)
+        .find(|p| avoids(p))
+        .map(|p| (p.a, p.b));
+    Some(((crossing.a, crossing.b), avoiding))
+}
+
+/// The fabric's verdict on a finished sweep.
+pub fn judge(
+    fabric: &Fabric,
+    source: &str,
+    nodes: &[Node],
+    pairs: &[PairRecord],
+    retests: &[PairRecord],
+    an: &Analysis,
+) -> FabricVerdict {
+    let (hosts, off_map) = placed(fabric, nodes);
+    let (att, index) = attributed(fabric, &hosts, pairs, an);
+    let alone: HashMap<(usize, usize), Option<f64>> = retests.iter().map(|r| ((r.a, r.b), r.value)).collect();
+    let blamed = att
+        .suspects
+        .iter()
+        .map(|s| {
+            let explained: Vec<&PairRecord> = s
+                .pairs
+                .iter()
+                .filter_map(|&i| index.get(i as usize).and_then(|&k| pairs.get(k)))
+                .collect();
+            let mut figures: Vec<f64> = explained.iter().filter_map(|p| p.value).collect();
+            figures.sort_by(f64::total_cmp);
+            let of_median = figures
+                .get(figures.len() / 2)
+                .filter(|_| an.stats.median > 0.0)
+                .map(|m| m / an.stats.median);
+            let slow_nodes = an
+                .slow_nodes
+                .iter()
+                .filter(|f| {
+                    let mine = explained.iter().filter(|p| p.a == f.node || p.b == f.node).count();
+                    mine * 2 > f.outlier_pairs.max(1)
+                })
+                .map(|f| f.node)
+                .collect::<Vec<_>>();
+            let mut slow_nodes = slow_nodes;
+            slow_nodes.sort_unstable();
+            let retest = chosen(fabric, &hosts, pairs, &index, s, &|_| true).and_then(|(c, avoid)| {
+                let crossing_alone = *alone.get(&c)?;
+                let avoiding_alone = avoid.and_then(|k| alone.get(&k).copied().flatten());
+                let slow_alone = crossing_alone.is_none_or(|v| an.is_outlier(v));
+                let verdict = match (slow_alone, avoiding_alone) {
+                    (false, _) => ElementRetestVerdict::Cleared,
+                    (true, Some(v)) if !an.is_outlier(v) => ElementRetestVerdict::Confirmed,
+                    (true, Some(_)) => ElementRetestVerdict::NotTold,
+                    (true, None) => ElementRetestVerdict::NotRun,
+                };
+                Some(ElementRetest {
+                    crossing: c,
+                    crossing_alone,
+                    avoiding: avoid,
+                    avoiding_alone,
+                    verdict,
+                })
+            });
+            Blamed {
+                elements: s.elements.iter().map(Element::to_string).collect(),
+                kind: s.elements.first().map_or(ElementKind::Switch, kind_of),
+                explained: s.explained,
+                through: s.through,
+                slow_through: s.slow_through,
+                of_median,
+                failed: explained.iter().filter(|p| p.value.is_none()).count(),
+                slow_nodes,
+                retest,
+            }
+        })
+        .collect();
+    FabricVerdict {
+        source: source.to_string(),
+        map: shape(fabric),
+        off_map,
+        blamed,
+        cleared: att.cleared.iter().map(Element::to_string).collect(),
+        unexplained: att.unexplained,
+    }
+}
+
+/// What the verdict names to look at, with the fabric judged: each
+/// blamed switch or cable, and not the hosts of the slow nodes it
+/// accounts for (a slow leaf's hosts are not what to drain).
+pub fn to_look_at(f: &FabricVerdict, nodes: &[Node], v: &mut crate::doc::Verdict) {
+    let mut spared = HashSet::new();
+    for b in f.blamed.iter().filter(|b| b.kind != ElementKind::Host) {
+        v.suspect_elements.push(b.elements.join(" or "));
+        spared.extend(
+            b.slow_nodes
+                .iter()
+                .filter_map(|&r| nodes.get(r).and_then(|n| n.host.as_deref())),
+        );
+    }
+    v.suspect_hosts.retain(|h| !spared.contains(h.as_str()));
+}
+
+/// The map a document kept, checked again as a map.
+pub fn fabric_of(shape: &MapShape, origin: &str) -> Result<Fabric, fabdiag_topology::MapError> {
+    let switches = shape
+        .switches
+        .iter()
+        .map(|s| fabdiag_topology::Switch {
+            name: s.name.clone(),
+            level: s.level,
+            group: s.group.clone(),
+        })
+        .collect();
+    let hosts = shape
+        .hosts
+        .iter()
+        .map(|h| fabdiag_topology::Host {
+            name: h.name.clone(),
+            switch: h.switch.clone(),
+            port: h.port.clone(),
+        })
+        .collect();
+    let ends: Vec<(String, String)> = shape
+        .cables
+        .iter()
+        .flat_map(|c| match c.ends.is_empty() {
+            true => std::iter::repeat_n((c.a.clone(), c.b.clone()), c.count as usize).collect(),
+            false => c.ends.clone(),
+        })
+        .collect();
+    Fabric::build(origin, switches, hosts, &ends)
+}
+
+/// The map as the document keeps it.
+pub fn shape(f: &Fabric) -> MapShape {
+    MapShape {
+        switches: f
+            .switches
+            .iter()
+            .map(|s| MapSwitch {
+                name: s.name.clone(),
+                level: s.level,
+                group: s.group.clone(),
+            })
+            .collect(),
+        hosts: f
+            .hosts
+            .iter()
+            .map(|h| MapHost {
+                name: h.name.clone(),
+                switch: h.switch.clone(),
+                port: h.port.clone(),
+            })
+            .collect(),
+        cables: f
+            .cables
+            .iter()
+            .map(|c| MapCable {
+                a: c.a.clone(),
+                b: c.b.clone(),
+                count: c.count,
+                // (ends without ports say nothing the names do not)
+                ends: if c.ends.iter().any(|(x, y)| x.contains(':') || y.contains(':')) {
+                    c.ends.clone()
+                } else {
+                    Vec::new()
+                },
+            })
+            .collect(),
+    }
+}
