@@ -124,3 +124,174 @@ pub(crate) fn fabric_text(o: &mut String, doc: &SweepDoc, names: &Names) {
         );
     }
 }
+
+/// The most switches the page draws; a larger fabric is listed only.
+const MOST_DRAWN: usize = 400;
+
+/// How an element is coloured: blamed, cleared by clean pairs, or
+/// neither (nothing told).
+fn colour(name: &str, v: &FabricVerdict) -> &'static str {
+    if v.blamed.iter().any(|b| b.elements.iter().any(|e| e == name)) {
+        "#d62728"
+    } else if v.cleared.iter().any(|e| e == name) {
+        "#2ca02c"
+    } else {
+        "#9e9e9e"
+    }
+}
+
+/// The fabric drawn (inline SVG): each level of switches a row, the
+/// highest on top, a dragonfly's routers by group; each host switch's
+/// hosts a row of small boxes under it (how many, past 32); the cables
+/// between switches as lines; each coloured by its verdict. None for a
+/// fabric too large to draw.
+pub(crate) fn fabric_svg(v: &FabricVerdict, escape: &dyn Fn(&str) -> String) -> Option<String> {
+    let m = &v.map;
+    if m.switches.is_empty() || m.switches.len() > MOST_DRAWN {
+        return None;
+    }
+    let mut levels: std::collections::BTreeMap<u32, Vec<&fabdiag_sweep_judge::fabric::MapSwitch>> = Default::default();
+    for s in &m.switches {
+        levels.entry(s.level).or_default().push(s);
+    }
+    for row in levels.values_mut() {
+        row.sort_by(|a, b| (&a.group, &a.name).cmp(&(&b.group, &b.name)));
+    }
+    let widest = levels.values().map(Vec::len).max().unwrap_or(1);
+    let (cell, row_h, top) = (96.0, 110.0, 20.0);
+    let width = (widest as f64 * cell).max(320.0);
+    let rows = levels.len() as f64;
+    // the last row's hosts end 62 below it; the legend under them
+    let legend = top + (rows - 1.0) * row_h + 20.0 + 80.0;
+    let height = legend + 12.0;
+    let mut at: std::collections::HashMap<&str, (f64, f64)> = Default::default();
+    for (i, (_, row)) in levels.iter().rev().enumerate() {
+        let step = width / row.len() as f64;
+        for (k, s) in row.iter().enumerate() {
+            at.insert(&s.name, (step * (k as f64 + 0.5), top + i as f64 * row_h + 20.0));
+        }
+    }
+    let mut o = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\" aria-label=\"the fabric, each element coloured by its verdict\">\n"
+    );
+    for c in &m.cables {
+        let (Some(a), Some(b)) = (at.get(c.a.as_str()), at.get(c.b.as_str())) else {
+            continue;
+        };
+        let name = format!("{}-{}", c.a, c.b);
+        let w = if colour(&name, v) == "#d62728" { 4 } else { 2 };
+        let _ = writeln!(
+            o,
+            "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{}\" stroke-width=\"{w}\"><title>{}</title></line>",
+            a.0, a.1, b.0, b.1, colour(&name, v), escape(&name)
+        );
+    }
+    let mut under: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for h in &m.hosts {
+        under.entry(&h.switch).or_default().push(&h.name);
+    }
+    for s in &m.switches {
+        let Some(&(x, y)) = at.get(s.name.as_str()) else {
+            continue;
+        };
+        let _ = writeln!(
+            o,
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"80\" height=\"22\" rx=\"4\" fill=\"{}\"><title>{}</title></rect><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"white\">{}</text>",
+            x - 40.0, y - 11.0, colour(&s.name, v), escape(&s.name), y + 4.0, escape(&s.name)
+        );
+        let Some(hosts) = under.get(s.name.as_str()) else {
+            continue;
+        };
+        if hosts.len() > 32 {
+            let bad = hosts.iter().filter(|h| colour(h, v) == "#d62728").count();
+            let _ = writeln!(
+                o,
+                "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{} hosts{}</text>",
+                y + 40.0,
+                hosts.len(),
+                if bad > 0 {
+                    format!(", {bad} blamed")
+                } else {
+                    String::new()
+                }
+            );
+            continue;
+        }
+        // up to 8 a row, in rows of small boxes under the switch
+        for (k, h) in hosts.iter().enumerate() {
+            let (hx, hy) = (x - 40.0 + (k % 8) as f64 * 10.0, y + 22.0 + (k / 8) as f64 * 10.0);
+            let _ = writeln!(
+                o,
+                "<rect x=\"{hx:.1}\" y=\"{hy:.1}\" width=\"8\" height=\"8\" fill=\"{}\"><title>{}</title></rect>",
+                colour(h, v),
+                escape(h)
+            );
+        }
+    }
+    let _ = writeln!(
+        o,
+        "<text x=\"10\" y=\"{legend:.0}\"><tspan fill=\"#d62728\">■ blamed</tspan>  <tspan fill=\"#2ca02c\">■ cleared (clean pairs crossed it for sure)</tspan>  <tspan fill=\"#9e9e9e\">■ not told</tspan></text>\n</svg>"
+    );
+    Some(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fabdiag_sweep_judge::fixtures::{inputs, sweep_with};
+
+    /// A sweep of a fat tree of 4 leaves of 2 hosts under one spine, every
+    /// pair through leaf2 (node2, node3; each other too) at a quarter of
+    /// the others. (Were node2 and node3 clean between themselves, the
+    /// leaf's uplink would be blamed instead: its one cable to the spine.)
+    fn slow_leaf_doc() -> SweepDoc {
+        let f = fabdiag_topology::generate::fat_tree(4, 1, 2).unwrap();
+        let slow: Vec<((usize, usize), f64)> = (0..8)
+            .flat_map(|a| (a + 1..8).map(move |b| (a, b)))
+            .filter(|&(a, b)| a / 2 == 1 || b / 2 == 1)
+            .map(|k| (k, 25.0))
+            .collect();
+        let mut s = sweep_with(8, &slow, &[], &[]);
+        for x in &mut s.nodes {
+            x.host = Some(format!("node{}", x.rank));
+        }
+        fabdiag_sweep_judge::build(fabdiag_sweep_judge::Inputs {
+            fabric: Some((&f, "fat-tree.toml")),
+            ..inputs(s, None)
+        })
+    }
+
+    #[test]
+    fn a_slow_leaf_is_said_first_and_drawn_red() {
+        let doc = slow_leaf_doc();
+        let text = crate::text(&doc);
+        let fabric = text
+            .find("fabric: map fat-tree.toml (5 switches, 8 hosts, 4 switch-to-switch links)")
+            .unwrap();
+        assert!(fabric < text.find("slow nodes").unwrap(), "{text}");
+        assert!(text.contains("  blamed: leaf2 (a switch)\n"), "{text}");
+        assert!(
+            text.contains("accounts for the slow nodes rank 2 (node2), rank 3 (node3)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("hosts to look at: none; fabric to look at: leaf2\n"),
+            "{text}"
+        );
+        let svg = fabric_svg(doc.fabric.as_ref().unwrap(), &crate::html::escape).unwrap();
+        assert!(svg.contains("fill=\"#d62728\"><title>leaf2</title>"), "{svg}");
+        assert!(svg.contains("fill=\"#2ca02c\"><title>leaf1</title>"), "{svg}");
+        let page = crate::html::page(&doc, &crate::picture::Pictures::default());
+        assert!(
+            page.contains("<h2>Fabric</h2>") && page.contains("<svg"),
+            "the page draws the fabric"
+        );
+    }
+
+    #[test]
+    fn without_a_map_nothing_is_said_of_the_fabric() {
+        let doc = fabdiag_sweep_judge::fixtures::doc_with(4, &[((0, 1), 10.0)], &[], &[]);
+        assert!(!crate::text(&doc).contains("fabric: map"));
+        assert!(!crate::html::page(&doc, &crate::picture::Pictures::default()).contains("<h2>Fabric</h2>"));
+    }
+}

@@ -84,6 +84,7 @@ pub fn page(doc: &SweepDoc, pictures: &Pictures) -> String {
     let mut o = String::new();
     head(&mut o, doc);
     verdict(&mut o, doc);
+    fabric(&mut o, doc, &names);
     figures(&mut o, doc, pictures);
     slow_nodes(&mut o, doc, &who);
     slow_links(&mut o, doc, &who);
@@ -183,6 +184,23 @@ fn verdict(o: &mut String, doc: &SweepDoc) {
     } else {
         let _ = writeln!(o, "<div class=\"verdict bad\">{}</div>", escape(&problems.join("; ")));
         let _ = writeln!(o, "<p>{}</p>", escape(&phrases::suspects_line(doc)));
+    }
+}
+
+/// With the fabric's map: the blamed elements and their evidence, as
+/// the text says them, and the fabric drawn.
+fn fabric(o: &mut String, doc: &SweepDoc, names: &phrases::Names) {
+    if doc.fabric.is_none() {
+        return;
+    }
+    let mut said = String::new();
+    crate::fabric::fabric_text(&mut said, doc, names);
+    o.push_str("<h2>Fabric</h2>\n<pre style=\"white-space: pre-wrap\">");
+    o.push_str(&escape(said.trim_end()));
+    o.push_str("</pre>\n");
+    if let Some(svg) = doc.fabric.as_ref().and_then(|f| crate::fabric::fabric_svg(f, &escape)) {
+        o.push_str(&svg);
+        o.push('\n');
     }
 }
 
