@@ -39,6 +39,7 @@ enum SweepOpt {
     SimPairMs,
     SimSlow,
     Topology,
+    Flows,
     Pattern,
     SplitBy,
     Splits,
@@ -49,6 +50,9 @@ enum SweepOpt {
     Expect,
     Help,
 }
+
+/// The most flows `--flows` runs between one pair at once.
+pub const MOST_FLOWS: usize = 16;
 
 /// A sweep's own options, long only: every other word goes to the pair
 /// tool. Each help is one line, which `-h` prints unwrapped.
@@ -206,6 +210,13 @@ const ROWS: &[Row<SweepOpt>] = &[
         &["The fabric's map, to name the switch, uplink or cable the slow pairs share: a map file (TOML), Slurm's topology.conf or `scontrol show topology` output; given again, the sources make one map (see fabdiag-topology(1)). Each rank is placed on the map by its host name; an unusable map is said once and the sweep goes on without it"],
     ),
     Row::valued(
+        SweepOpt::Flows,
+        None,
+        "flows",
+        "K",
+        &["Run K flows (1 to 16, default 1) between each pair at once, each on connections of its own (other source ports, so ECMP hashes them onto other paths): each flow's figure is kept, the pair is judged by its best (a slow host slows every flow), each flow apart on the map (--topology), and a pair whose flows split into fast and slow is path-sensitive: a path is slow, not a host"],
+    ),
+    Row::valued(
         SweepOpt::Pattern,
         None,
         "pattern",
@@ -318,6 +329,8 @@ pub struct SweepOptions {
     pub sim_slow_elements: Vec<String>,
     /// `--topology`: the map's sources, in the order given.
     pub topology: Vec<String>,
+    /// `--flows`: flows between each pair at once.
+    pub flows: usize,
     /// `--pattern`: a traffic pattern instead of every pair in turn.
     pub pattern: Option<Pattern>,
     /// `--expect`: one node's NIC's rate each way, MB/s.
@@ -499,6 +512,7 @@ impl Default for SweepOptions {
             sim_slow_links: Vec::new(),
             sim_slow_elements: Vec::new(),
             topology: Vec::new(),
+            flows: 1,
             pattern: None,
             expect: None,
             victim: None,
@@ -594,6 +608,14 @@ fn take(
         SweepOpt::PairTimeout => o.pair_timeout_s = Some(at_most(name, &value, WEEK_S, "s, a week")?),
         SweepOpt::Simulate | SweepOpt::SimPairMs | SweepOpt::SimSlow => simulation_option(o, id, name, &value)?,
         SweepOpt::Topology => o.topology.push(value),
+        SweepOpt::Flows => {
+            o.flows = number(name, &value)?;
+            if !(1..=MOST_FLOWS).contains(&o.flows) {
+                return Err(OptionError::Invalid(format!(
+                    "invalid --flows: '{value}' (1 to {MOST_FLOWS})"
+                )));
+            }
+        }
         SweepOpt::Pattern | SweepOpt::SplitBy | SweepOpt::Splits | SweepOpt::Seed | SweepOpt::Receivers => {
             pattern_option(o, id, name, &value)?
         }
@@ -829,6 +851,11 @@ fn pattern_checks(o: &mut SweepOptions) -> Result<(), OptionError> {
 /// `o` whole, checked as a whole: what one option says against another.
 fn checked(mut o: SweepOptions) -> Result<SweepOptions, OptionError> {
     pattern_checks(&mut o)?;
+    if o.flows > 1 && o.pattern.is_some() {
+        return Err(OptionError::Invalid(
+            "--flows runs several flows between each pair in turn; a --pattern's flows are its own".into(),
+        ));
+    }
     if o.given.contains(&"figure") && !o.tool.is_latency() && o.report.is_none() {
         return Err(OptionError::Invalid(format!(
             "--figure is for latency tests; {} pairs are judged by their bandwidth (add --lat or a latency --tool)",
@@ -849,10 +876,11 @@ fn checked(mut o: SweepOptions) -> Result<SweepOptions, OptionError> {
             "node-fraction",
             "baseline",
             "baseline-fraction",
+            "topology",
         ];
         if let Some(other) = o.given.iter().find(|g| !REPORT_OPTIONS.contains(g)) {
             return Err(OptionError::Invalid(format!(
-                "--{other} has no effect with --report, which runs nothing (it takes --output, --replace, --json, --metrics, the outlier rules, --baseline, --min-bw and --max-lat)"
+                "--{other} has no effect with --report, which runs nothing (it takes --output, --replace, --json, --metrics, the outlier rules, --baseline, --topology, --min-bw and --max-lat)"
             )));
         }
         let mut rest = o.tool_args.iter();
@@ -1119,6 +1147,10 @@ mod tests {
             (vec!["leaf2-spine1".to_string()], vec![3])
         );
         assert_eq!(o.topology, ["m.toml", "t.conf"]);
+        assert_eq!(ok(&["--flows", "4"]).flows, 4);
+        assert!(err(&["--flows", "0"]).contains("1 to 16"));
+        assert!(err(&["--flows", "17"]).contains("1 to 16"));
+        assert!(err(&["--flows", "2", "--pattern", "incast", "-D", "1"]).contains("a --pattern's flows"));
         assert!(err(&["--rails", "0"]).contains("--rails"));
         assert!(err(&["--rails", "two"]).contains("--rails"));
         assert_eq!((ok(&[]).rails, ok(&["--rails=8"]).rails), (1, 8));

@@ -68,6 +68,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
     let fabric = i
         .fabric
         .map(|(f, source)| crate::fabric::judge(f, source, &s.nodes, &s.pairs, &s.retests, &an));
+    let path_sensitive = crate::fabric::path_sensitive(&s.pairs, &an);
     let mut verdict = verdict;
     if let Some(f) = &fabric {
         crate::fabric::to_look_at(f, &s.nodes, &mut verdict);
@@ -99,6 +100,7 @@ pub fn build(i: Inputs<'_>) -> SweepDoc {
         baseline: compared,
         stopped,
         counters,
+        path_sensitive,
         fabric,
     }
 }

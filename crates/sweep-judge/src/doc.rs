@@ -234,6 +234,10 @@ pub struct SweepDoc {
     /// beside what the figures said of them (`blame`).
     #[serde(default, skip_serializing_if = "Blame::is_empty")]
     pub counters: Blame,
+    /// With `--flows`: the pairs whose flows split into slow and clean (a
+    /// path is slow, not a host), low rank first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path_sensitive: Vec<(usize, usize)>,
     /// The fabric's elements judged, when the sweep had its map.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fabric: Option<crate::fabric::FabricVerdict>,

@@ -31,6 +31,21 @@ pub struct FabricVerdict {
     pub cleared: Vec<String>,
     /// Slow pairs no element explains.
     pub unexplained: usize,
+    /// Flows a pair (`--flows`): the counts above are of flows then.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub flows: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn one() -> usize {
+    1
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
 }
 
 /// The map as the report draws it.
@@ -85,7 +100,7 @@ pub struct Blamed {
     pub elements: Vec<String>,
     pub kind: ElementKind,
     /// Slow pairs it explains, of `through` tested pairs that may cross
-    /// it, `slow_through` of them slow.
+    /// it, `slow_through` of them slow (flows, with `--flows`).
     pub explained: usize,
     pub through: usize,
     pub slow_through: usize,
@@ -94,6 +109,10 @@ pub struct Blamed {
     pub of_median: Option<f64>,
     /// Of the pairs it explains, those that failed.
     pub failed: usize,
+    /// Of the pairs it explains, those whose flows split into slow and
+    /// clean (`--flows`): a path through it, not their hosts.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub path_sensitive: usize,
     /// The slow nodes it accounts for (most of their slow pairs are its).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slow_nodes: Vec<usize>,
@@ -151,8 +170,10 @@ pub fn placed(fabric: &Fabric, nodes: &[Node]) -> (Vec<String>, Vec<usize>) {
     (hosts, off)
 }
 
-/// The rounds' pairs as attribution sees them: slow when failed or an
-/// outlier by the analysis's rules; re-tests and pairs never run left out.
+/// The rounds' pairs as attribution sees them, one observation a flow
+/// (`--flows`: each flow took a way of its own): slow when failed or an
+/// outlier by the analysis's rules; re-tests and pairs never run left
+/// out. With each observation, its pair's index among `pairs`.
 fn seen(pairs: &[PairRecord], an: &Analysis) -> (Vec<Seen>, Vec<usize>) {
     let mut out = Vec::new();
     let mut index = Vec::new();
@@ -160,14 +181,68 @@ fn seen(pairs: &[PairRecord], an: &Analysis) -> (Vec<Seen>, Vec<usize>) {
         if p.round.is_none() || p.untested {
             continue;
         }
-        out.push(Seen {
-            a: p.a,
-            b: p.b,
-            slow: p.value.is_none_or(|v| an.is_outlier(v)),
-        });
-        index.push(i);
+        let slow = |v: Option<f64>| v.is_none_or(|v| an.is_outlier(v));
+        match p.flows.as_deref() {
+            Some(flows) if !flows.is_empty() => {
+                for &f in flows {
+                    out.push(Seen {
+                        a: p.a,
+                        b: p.b,
+                        slow: slow(f),
+                    });
+                    index.push(i);
+                }
+            }
+            _ => {
+                out.push(Seen {
+                    a: p.a,
+                    b: p.b,
+                    slow: slow(p.value),
+                });
+                index.push(i);
+            }
+        }
     }
     (out, index)
+}
+
+/// A record's worst figure: its worst flow with `--flows` (None: one
+/// failed), else its value.
+fn worst(p: &PairRecord, an: &Analysis) -> Option<f64> {
+    match p.flows.as_deref() {
+        Some(flows) if !flows.is_empty() => flows.iter().try_fold(None::<f64>, |w, f| {
+            let v = (*f)?;
+            Some(Some(match w {
+                Some(w) if an.better.worse_first(w, v).is_le() => w,
+                _ => v,
+            }))
+        })?,
+        _ => p.value,
+    }
+}
+
+/// A pair's slow figures: its slow flows' with `--flows`, else its value.
+fn slow_figures(p: &PairRecord, an: &Analysis) -> Vec<f64> {
+    match p.flows.as_deref() {
+        Some(flows) if !flows.is_empty() => flows.iter().flatten().copied().filter(|&v| an.is_outlier(v)).collect(),
+        _ => p.value.into_iter().collect(),
+    }
+}
+
+/// Is `p` path-sensitive: its flows split into slow (or failed) and clean?
+pub fn splits(p: &PairRecord, an: &Analysis) -> bool {
+    let Some(flows) = p.flows.as_deref() else { return false };
+    let slow = flows.iter().filter(|f| f.is_none_or(|v| an.is_outlier(v))).count();
+    slow > 0 && slow < flows.len()
+}
+
+/// The pairs of the rounds whose flows split (`--flows`), low rank first.
+pub fn path_sensitive(pairs: &[PairRecord], an: &Analysis) -> Vec<(usize, usize)> {
+    pairs
+        .iter()
+        .filter(|p| p.round.is_some() && splits(p, an))
+        .map(|p| (p.a, p.b))
+        .collect()
 }
 
 fn kind_of(e: &Element) -> ElementKind {
@@ -253,17 +328,17 @@ pub fn judge(
 ) -> FabricVerdict {
     let (hosts, off_map) = placed(fabric, nodes);
     let (att, index) = attributed(fabric, &hosts, pairs, an);
-    let alone: HashMap<(usize, usize), Option<f64>> = retests.iter().map(|r| ((r.a, r.b), r.value)).collect();
+    let alone: HashMap<(usize, usize), &PairRecord> = retests.iter().map(|r| ((r.a, r.b), r)).collect();
     let blamed = att
         .suspects
         .iter()
         .map(|s| {
-            let explained: Vec<&PairRecord> = s
-                .pairs
-                .iter()
-                .filter_map(|&i| index.get(i as usize).and_then(|&k| pairs.get(k)))
-                .collect();
-            let mut figures: Vec<f64> = explained.iter().filter_map(|p| p.value).collect();
+            // (one observation a flow: a pair once)
+            let mut ks: Vec<usize> = s.pairs.iter().filter_map(|&i| index.get(i as usize).copied()).collect();
+            ks.dedup();
+            let explained: Vec<&PairRecord> = ks.iter().filter_map(|&k| pairs.get(k)).collect();
+            // each pair's slow figure: with flows, its slow flows'
+            let mut figures: Vec<f64> = explained.iter().flat_map(|p| slow_figures(p, an)).collect();
             figures.sort_by(f64::total_cmp);
             let of_median = figures
                 .get(figures.len() / 2)
@@ -281,12 +356,14 @@ pub fn judge(
             let mut slow_nodes = slow_nodes;
             slow_nodes.sort_unstable();
             let retest = chosen(fabric, &hosts, pairs, &index, s, &|_| true).and_then(|(c, avoid)| {
-                let crossing_alone = *alone.get(&c)?;
-                let avoiding_alone = avoid.and_then(|k| alone.get(&k).copied().flatten());
+                let crossing = *alone.get(&c)?;
+                let avoiding = avoid.and_then(|k| alone.get(&k).copied());
+                // with flows, the slowest flow: the one on the slow path
+                let (crossing_alone, avoiding_alone) = (worst(crossing, an), avoiding.and_then(|r| worst(r, an)));
                 let slow_alone = crossing_alone.is_none_or(|v| an.is_outlier(v));
-                let verdict = match (slow_alone, avoiding_alone) {
+                let verdict = match (slow_alone, avoiding.map(|r| worst(r, an))) {
                     (false, _) => ElementRetestVerdict::Cleared,
-                    (true, Some(v)) if !an.is_outlier(v) => ElementRetestVerdict::Confirmed,
+                    (true, Some(Some(v))) if !an.is_outlier(v) => ElementRetestVerdict::Confirmed,
                     (true, Some(_)) => ElementRetestVerdict::NotTold,
                     (true, None) => ElementRetestVerdict::NotRun,
                 };
@@ -306,6 +383,7 @@ pub fn judge(
                 slow_through: s.slow_through,
                 of_median,
                 failed: explained.iter().filter(|p| p.value.is_none()).count(),
+                path_sensitive: explained.iter().filter(|p| splits(p, an)).count(),
                 slow_nodes,
                 retest,
             }
@@ -318,6 +396,10 @@ pub fn judge(
         blamed,
         cleared: att.cleared.iter().map(Element::to_string).collect(),
         unexplained: att.unexplained,
+        flows: pairs
+            .iter()
+            .find_map(|p| p.flows.as_ref().map(|f| f.len()))
+            .unwrap_or(1),
     }
 }
 

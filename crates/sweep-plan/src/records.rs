@@ -90,6 +90,12 @@ pub struct PairRecord {
     /// absent when neither side had one (or nothing was read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<Box<PairNoted>>,
+    /// With `--flows K`: each flow's figure (None: it failed), the flows
+    /// run at once on connections of their own; `value` is then the best
+    /// of them (what the pair does on a good path), and the pair failed
+    /// only when every flow did. Boxed: absent, it costs a pointer a pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<Box<[Option<f64>]>>,
 }
 
 /// A pair test's NIC counter changes worth a look, side by side.
@@ -164,6 +170,7 @@ impl PairRecord {
             elapsed_s: 0.0,
             measure_s: 0.0,
             counters: None,
+            flows: None,
         }
     }
 }

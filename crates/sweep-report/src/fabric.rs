@@ -38,13 +38,21 @@ pub(crate) fn suspect_name(b: &Blamed, v: &FabricVerdict) -> String {
 }
 
 /// The evidence of one suspect, in a line.
-fn evidence(b: &Blamed, names: &Names, unit: &str) -> String {
-    let mut l = format!("{} of {} pairs that may cross it slow", b.slow_through, b.through);
+fn evidence(b: &Blamed, names: &Names, unit: &str, flows: usize) -> String {
+    let what = if flows > 1 { "flows" } else { "pairs" };
+    let mut l = format!("{} of {} {what} that may cross it slow", b.slow_through, b.through);
     if let Some(m) = b.of_median {
         let _ = write!(l, ", at {} of the median", fraction(m));
     }
     if b.failed > 0 {
         let _ = write!(l, ", {} failed", b.failed);
+    }
+    if b.path_sensitive > 0 {
+        let _ = write!(
+            l,
+            "; {} of its pairs path-sensitive (some flows slow, some clean: a path through it, not their hosts)",
+            b.path_sensitive
+        );
     }
     if !b.slow_nodes.is_empty() {
         let nodes: Vec<String> = b.slow_nodes.iter().map(|&r| names.of(r).into_owned()).collect();
@@ -79,6 +87,32 @@ fn evidence(b: &Blamed, names: &Names, unit: &str) -> String {
     l
 }
 
+/// With `--flows`: the pairs whose flows split, in a line (and the
+/// first of them), whether or not there is a map.
+pub(crate) fn path_sensitive_text(o: &mut String, doc: &SweepDoc, names: &Names) {
+    let p = &doc.path_sensitive;
+    if p.is_empty() {
+        return;
+    }
+    let listed: Vec<String> = p
+        .iter()
+        .take(5)
+        .map(|&(a, b)| format!("{} <-> {}", names.of(a), names.of(b)))
+        .collect();
+    let more = p.len().saturating_sub(5);
+    let _ = writeln!(
+        o,
+        "path-sensitive pairs (some flows slow, some clean: a slow path, not a slow host): {}: {}{}",
+        p.len(),
+        listed.join(", "),
+        if more > 0 {
+            format!(", and {more} more")
+        } else {
+            String::new()
+        }
+    );
+}
+
 /// The fabric's section of the text summary: nothing without a map.
 pub(crate) fn fabric_text(o: &mut String, doc: &SweepDoc, names: &Names) {
     let Some(v) = &doc.fabric else { return };
@@ -97,7 +131,7 @@ pub(crate) fn fabric_text(o: &mut String, doc: &SweepDoc, names: &Names) {
     for (i, b) in v.blamed.iter().enumerate() {
         let lead = if i == 0 { "blamed" } else { "also" };
         let _ = writeln!(o, "  {lead}: {}", suspect_name(b, v));
-        let _ = writeln!(o, "    {}", evidence(b, names, &doc.metric.unit));
+        let _ = writeln!(o, "    {}", evidence(b, names, &doc.metric.unit, v.flows));
     }
     let _ = writeln!(
         o,

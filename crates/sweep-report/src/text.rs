@@ -108,6 +108,7 @@ pub fn text(doc: &SweepDoc) -> String {
     heading(&mut o, doc);
     // the fabric's elements first: a slow cable explains slow pairs and nodes
     crate::fabric::fabric_text(&mut o, doc, &names);
+    crate::fabric::path_sensitive_text(&mut o, doc, &names);
     slow_nodes(&mut o, doc, &names);
     slow_links(&mut o, doc, &names);
     nic_counters(&mut o, doc, &names);

@@ -472,26 +472,36 @@ impl PairRunner for SimRunner {
     fn run(&mut self, order: &Order, _: Instant) -> SideOutcome {
         let t0 = Instant::now();
         std::thread::sleep(self.pause);
-        self.figure(order, t0)
+        self.figure(order, 0, t0)
     }
     fn run_flows(&mut self, orders: &[Order], _: Instant) -> Vec<SideOutcome> {
         let t0 = Instant::now();
         std::thread::sleep(self.pause);
-        orders.iter().map(|o| self.figure(o, t0)).collect()
+        // the k-th flow with a peer takes its own way (`--flows`)
+        let mut nth: std::collections::HashMap<usize, u64> = std::collections::HashMap::new();
+        orders
+            .iter()
+            .map(|o| {
+                let k = nth.entry(o.peer).or_default();
+                *k += 1;
+                self.figure(o, *k - 1, t0)
+            })
+            .collect()
     }
 }
 
 impl SimRunner {
-    /// A steady figure for `order`'s pair with a little deterministic
-    /// spread, slowed when the pair or one of its ranks is made slow.
-    fn figure(&self, order: &Order, t0: Instant) -> SideOutcome {
+    /// A steady figure for flow `flow` of `order`'s pair with a little
+    /// deterministic spread, slowed when the pair or one of its ranks is
+    /// made slow, or the way that flow takes crosses a slow element.
+    fn figure(&self, order: &Order, flow: u64, t0: Instant) -> SideOutcome {
         let (a, b) = (order.me.min(order.peer), order.me.max(order.peer));
         let spread = ((a * 7919 + b * 104_729) % 100) as f64;
-        // (one flow a pair: a re-test alone takes the way its round did)
+        // (a re-test alone takes the way its round's flow did)
         let slow = self.slow_nodes.contains(&a)
             || self.slow_nodes.contains(&b)
             || self.slow_links.contains(&(a, b))
-            || self.slow_ways.as_ref().is_some_and(|w| (w.0)(a, b, 0));
+            || self.slow_ways.as_ref().is_some_and(|w| (w.0)(a, b, flow));
         let factor = if slow { self.slow_factor } else { 1.0 };
         let value = (10_000.0 + spread) * factor;
         // a latency victim: a steady latency (µs), whatever load is beside it

@@ -284,3 +284,71 @@ fn the_report_leads_with_the_element_and_keeps_its_map() {
         again.stderr
     );
 }
+
+/// `--flows`: a slow spine makes pairs path-sensitive (some flows slow,
+/// some clean), named as one of the spines; a slow host's pairs are slow
+/// on every flow and not path-sensitive.
+#[test]
+fn flows_tell_a_slow_path_from_a_slow_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let fat = generated(dir.path(), "fat-tree:4,2,4");
+    let map = fat.display().to_string();
+    let args = |slow: &str| -> Vec<String> {
+        [
+            "sweep",
+            "--simulate",
+            "16",
+            "--topology",
+            &map,
+            "--sim-slow",
+            slow,
+            "--flows",
+            "4",
+            "--json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let run_args = |a: Vec<String>| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        run(&a, LIMIT)
+    };
+    let spine = run_args(args("spine2")).json();
+    let sensitive = spine["path_sensitive"].as_array().map_or(0, Vec::len);
+    assert!(sensitive > 40, "most pairs across leaves split: {sensitive}");
+    assert_eq!(blamed(&spine["fabric"]), [["spine1", "spine2"]]);
+    assert!(spine["fabric"]["blamed"][0]["path_sensitive"].as_u64().unwrap() > 40);
+    assert_eq!(spine["pairs"][0]["flows"].as_array().map(Vec::len), Some(4));
+    let host = run_args(args("node5")).json();
+    assert!(host["path_sensitive"].is_null(), "a slow host slows every flow");
+    assert_eq!(blamed(&host["fabric"]), [["node5"]]);
+}
+
+/// `--flows 2` between real processes over loopback (tcp): every pair
+/// runs its two flows at once, each with a figure.
+#[test]
+fn real_ranks_run_several_flows_a_pair() {
+    let _cpu = cpu();
+    let n = 3;
+    let coord = format!("127.0.0.1:{}", free_port());
+    let rank = |r: usize| {
+        let mut c = fabdiag(&["sweep", "--coordinator", &coord, "--flows", "2", "--json"]);
+        c.args(["-P", "tcp", "-s", "65536", "-n", "10", "-l", "16"]);
+        c.env("FABDIAG_RANK", r.to_string()).env("FABDIAG_SIZE", n.to_string());
+        c
+    };
+    let others: Vec<Proc> = (1..n).map(|r| Proc::spawn(&mut rank(r))).collect();
+    let zero = Proc::spawn(&mut rank(0)).wait(LIMIT * 2);
+    for p in others {
+        let o = p.wait(LIMIT);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+    }
+    assert!(matches!(zero.code, Some(0) | Some(5)), "{}", zero.stderr);
+    let doc = zero.json();
+    for p in doc["pairs"].as_array().unwrap() {
+        let flows = p["flows"].as_array().unwrap();
+        assert_eq!(flows.len(), 2, "{p}");
+        assert!(flows.iter().all(Value::is_number), "{p}");
+    }
+}

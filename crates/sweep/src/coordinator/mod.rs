@@ -72,6 +72,8 @@ pub struct CoordConfig {
     /// The fabric's map: each element the slow pairs share is re-tested
     /// alone, a pair crossing it and a pair avoiding it.
     pub fabric: Option<std::sync::Arc<fabdiag_topology::Fabric>>,
+    /// Flows between each pair at once (`--flows`; 1: one).
+    pub flows: usize,
 }
 
 /// A pattern's victim: the pair and the test it runs.

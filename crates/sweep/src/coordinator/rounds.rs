@@ -37,7 +37,7 @@ impl super::Coordinator<'_> {
                 if todo.is_empty() {
                     continue;
                 }
-                for rec in self.run_step(StepKind::Round, r, &label, &todo).0 {
+                for rec in self.run_flows_of(StepKind::Round, r, &label, &todo) {
                     self.obs.pair(&rec);
                     pairs.push(rec);
                 }
@@ -83,13 +83,28 @@ impl super::Coordinator<'_> {
             for (i, p) in suspects.iter().enumerate() {
                 let label = format!("re-test {}", i + 1);
                 self.obs.step(StepKind::Retest, i, suspects.len(), &label);
-                for rec in self.run_step(StepKind::Retest, i, &label, std::slice::from_ref(p)).0 {
+                for rec in self.run_flows_of(StepKind::Retest, i, &label, std::slice::from_ref(p)) {
                     self.obs.pair(&rec);
                     retests.push(rec);
                 }
             }
         }
         (pairs, retests, stopped)
+    }
+
+    /// A step of `pairs`, each with `--flows` flows at once: one record a
+    /// pair, its flows' figures kept and its value the best of them.
+    fn run_flows_of(&mut self, kind: StepKind, index: usize, label: &str, pairs: &[Pair]) -> Vec<PairRecord> {
+        let k = self.cfg.flows.max(1);
+        if k == 1 {
+            return self.run_step(kind, index, label, pairs).0;
+        }
+        let each: Vec<Pair> = pairs.iter().flat_map(|p| std::iter::repeat_n(*p, k)).collect();
+        let records = self.run_step(kind, index, label, &each).0;
+        records
+            .chunks(k)
+            .filter_map(|flows| merge_flows(flows, self.cfg.better))
+            .collect()
     }
 
     /// A traffic pattern instead of the rounds: each step's flows at
@@ -169,4 +184,24 @@ impl super::Coordinator<'_> {
         let run = PatternRun { pattern, steps, victim };
         (run, stopped)
     }
+}
+
+/// One pair's flows as one record: each flow's figure, the best as its
+/// value (what the pair does on a good path: a slow host slows every
+/// flow, a slow path some), failed only when every flow failed (its
+/// error kept); the longest time.
+fn merge_flows(flows: &[PairRecord], better: Better) -> Option<PairRecord> {
+    let figures: Box<[Option<f64>]> = flows.iter().map(|f| f.value).collect();
+    let best = flows.iter().filter(|f| f.value.is_some()).max_by(|x, y| {
+        let (a, b) = (x.value.unwrap_or_default(), y.value.unwrap_or_default());
+        better.worse_first(a, b)
+    });
+    let mut rec = best.or(flows.first())?.clone();
+    rec.elapsed_s = flows.iter().map(|f| f.elapsed_s).fold(0.0, f64::max);
+    rec.measure_s = flows.iter().map(|f| f.measure_s).fold(0.0, f64::max);
+    if rec.counters.is_none() {
+        rec.counters = flows.iter().find_map(|f| f.counters.clone());
+    }
+    rec.flows = Some(figures);
+    Some(rec)
 }

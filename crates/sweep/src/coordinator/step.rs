@@ -23,7 +23,8 @@ fn side(answers: &Answers, rank: usize, slot: usize) -> Option<SideOutcome> {
 fn order(kind: StepKind, step: u64, mut mine: Vec<FlowOrder>) -> ToRank {
     match (kind, mine.len()) {
         (_, 0) => ToRank::Idle { step },
-        (StepKind::Round | StepKind::Retest, _) => {
+        // (several flows of one pair at once: `--flows`)
+        (StepKind::Round | StepKind::Retest, 1) => {
             let f = mine.swap_remove(0);
             ToRank::Pair {
                 step,
@@ -32,7 +33,7 @@ fn order(kind: StepKind, step: u64, mut mine: Vec<FlowOrder>) -> ToRank {
                 peer_addr: f.peer_addr,
             }
         }
-        (StepKind::Split | StepKind::Phase, _) => ToRank::Flows {
+        (_, _) => ToRank::Flows {
             step,
             flows: mine,
             start_in_ms: FLOWS_START_MS,

@@ -179,6 +179,7 @@ impl Setup {
                 }
             }),
             fabric: self.fabric.as_ref().map(|(f, _)| Arc::clone(f)),
+            flows: o.flows,
         }
     }
 
