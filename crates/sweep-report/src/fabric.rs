@@ -37,6 +37,17 @@ pub(crate) fn suspect_name(b: &Blamed, v: &FabricVerdict) -> String {
     format!("{} ({what})", b.elements.join(" or "))
 }
 
+/// The blamed switch or cable that accounts for slow node `rank`, as the
+/// verdict names it ("leaf3"; "leaf2-spine1 or leaf2-spine2").
+pub(crate) fn accounted_for(doc: &SweepDoc, rank: usize) -> Option<String> {
+    doc.fabric
+        .as_ref()?
+        .blamed
+        .iter()
+        .find(|b| b.kind != ElementKind::Host && b.slow_nodes.contains(&rank))
+        .map(|b| b.elements.join(" or "))
+}
+
 /// The evidence of one suspect, in a line.
 fn evidence(b: &Blamed, names: &Names, unit: &str, flows: usize) -> String {
     let what = if flows > 1 { "flows" } else { "pairs" };

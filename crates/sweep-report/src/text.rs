@@ -184,7 +184,10 @@ fn slow_nodes(o: &mut String, doc: &SweepDoc, names: &Names) {
                 let re = retest_of_node(doc, f.node)
                     .map(|(partner, r)| format!("; with {}, {}", names.of(partner), alone(r)))
                     .unwrap_or_default();
-                format!("{}: median {:.2} {u}, {why}{re}", names.of(f.node), f.median)
+                let under = crate::fabric::accounted_for(doc, f.node)
+                    .map(|e| format!(" (accounted for by {e}, blamed above)"))
+                    .unwrap_or_default();
+                format!("{}: median {:.2} {u}, {why}{re}{under}", names.of(f.node), f.median)
             })
             .collect(),
     );

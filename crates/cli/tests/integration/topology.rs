@@ -352,3 +352,42 @@ fn real_ranks_run_several_flows_a_pair() {
         assert!(flows.iter().all(Value::is_number), "{p}");
     }
 }
+
+/// The guide's example report is what that sweep prints: each line the
+/// page shows, in order (the page leaves some out, "...").
+#[test]
+fn the_guide_shows_what_the_sweep_prints() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let page = std::fs::read_to_string(root.join("docs/fabric.md")).unwrap();
+    let block = page
+        .split("<!-- printed by: fabdiag sweep --simulate 16 --topology docs/fabric-example.toml --sim-slow leaf3 -->\n```text\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the guide's example");
+    let o = Proc::spawn(
+        fabdiag(&[
+            "sweep",
+            "--simulate",
+            "16",
+            "--topology",
+            "docs/fabric-example.toml",
+            "--sim-slow",
+            "leaf3",
+        ])
+        .current_dir(&root),
+    )
+    .wait(LIMIT);
+    assert_eq!(o.code, Some(5), "{}", o.stderr);
+    let mut printed = o.stdout.lines();
+    for shown in block.lines().skip(1) {
+        let shown = shown.trim_end_matches("...");
+        if shown.is_empty() {
+            continue;
+        }
+        assert!(
+            printed.any(|l| l.starts_with(shown)),
+            "the page shows '{shown}', which the sweep did not print (in that order):\n{}",
+            o.stdout
+        );
+    }
+}

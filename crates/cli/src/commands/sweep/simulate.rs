@@ -21,7 +21,14 @@ use std::time::Duration;
 
 /// N stand-in ranks in threads, speaking the real protocol over loopback.
 pub(super) fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
-    let setup = &setup.clone().with_map(prog, o);
+    // a simulation of the map's elements has no use without the map
+    let setup = &match o.sim_slow_elements.is_empty() {
+        true => setup.clone().with_map(prog, o),
+        false => match setup.clone().and_map(o) {
+            Ok(s) => s,
+            Err((_, m)) => return fail(prog, exit::USAGE, &m),
+        },
+    };
     let (ways, hosts) = match map_ways(o, setup, n) {
         Ok(x) => x,
         Err(m) => return fail(prog, exit::USAGE, &m),
