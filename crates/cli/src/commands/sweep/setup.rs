@@ -145,28 +145,21 @@ impl Setup {
     /// This setup with `--topology`'s map read; a map that cannot be
     /// used is said once, and the sweep goes on judging pairs and nodes
     /// only (nothing it measures depends on the map).
-    pub(super) fn with_map(self, prog: &str, o: &SweepOptions) -> Setup {
-        match self.and_map(o) {
-            Ok(s) => s,
-            Err((s, m)) => {
-                tell!("{prog}: {m}; the sweep goes on without the map (no element of the fabric is judged)");
-                s
-            }
+    pub(super) fn with_map(mut self, prog: &str, o: &SweepOptions) -> Setup {
+        if let Err(m) = self.read_map(o) {
+            tell!("{prog}: {m}; the sweep goes on without the map (no element of the fabric is judged)");
         }
+        self
     }
 
-    /// This setup with `--topology`'s map read, or without it and why.
-    pub(super) fn and_map(mut self, o: &SweepOptions) -> Result<Setup, (Setup, String)> {
+    /// `--topology`'s map read into this setup, or why it could not be.
+    pub(super) fn read_map(&mut self, o: &SweepOptions) -> Result<(), String> {
         if o.topology.is_empty() {
-            return Ok(self);
+            return Ok(());
         }
-        match crate::fabric_map::read("--topology", &o.topology) {
-            Ok((f, source)) => {
-                self.fabric = Some((Arc::new(f), source));
-                Ok(self)
-            }
-            Err(m) => Err((self, m)),
-        }
+        let (f, source) = crate::fabric_map::read("--topology", &o.topology)?;
+        self.fabric = Some((Arc::new(f), source));
+        Ok(())
     }
 
     pub(super) fn coord_config(&self, o: &SweepOptions, size: usize, earlier: Vec<PairRecord>) -> CoordConfig {

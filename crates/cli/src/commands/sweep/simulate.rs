@@ -22,13 +22,13 @@ use std::time::Duration;
 /// N stand-in ranks in threads, speaking the real protocol over loopback.
 pub(super) fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
     // a simulation of the map's elements has no use without the map
-    let setup = &match o.sim_slow_elements.is_empty() {
-        true => setup.clone().with_map(prog, o),
-        false => match setup.clone().and_map(o) {
-            Ok(s) => s,
-            Err((_, m)) => return fail(prog, exit::USAGE, &m),
-        },
-    };
+    let mut setup = setup.clone();
+    if o.sim_slow_elements.is_empty() {
+        setup = setup.with_map(prog, o);
+    } else if let Err(m) = setup.read_map(o) {
+        return fail(prog, exit::USAGE, &m);
+    }
+    let setup = &setup;
     let (ways, hosts) = match map_ways(o, setup, n) {
         Ok(x) => x,
         Err(m) => return fail(prog, exit::USAGE, &m),
