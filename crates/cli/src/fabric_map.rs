@@ -1,12 +1,14 @@
 //! The fabric's map as the commands that take one read it: each source
-//! named on the command line read (untrusted, capped) and the sources
-//! made one map. A file is a map file, Slurm's topology or
-//! `ibnetdiscover` output, told apart by its text; a folder holds
-//! `lldpctl -f json` outputs, one per device, named DEVICE.json. Says why
-//! in one line; prints nothing.
+//! named on the command line read (untrusted, capped). A file is a map
+//! file, Slurm's topology or `ibnetdiscover` output, told apart by its
+//! text; a folder holds `lldpctl -f json` outputs, one per device, named
+//! DEVICE.json; the word `lldp` (a sweep's only) has every rank read its
+//! own LLDP neighbours when it joins (`lldp_here`). Says why in one line;
+//! prints nothing.
 
-use fabdiag_topology::{lldp, sources, Fabric, Parts};
+use fabdiag_topology::{lldp, sources, Fabric, Parts, Plan};
 use std::path::Path;
+use std::time::Duration;
 
 /// The most bytes one map source may hold: a map of 100,000 hosts is
 /// about 10 MB as TOML.
@@ -19,24 +21,52 @@ const LLDP_CAP: u64 = 4 << 20;
 /// The most devices one LLDP folder may hold.
 const MOST_DEVICES: usize = 1_000_000;
 
-/// The map the `sources` make together, and how they are named ("a.toml
-/// + topology.conf").
-pub fn read(option: &str, paths: &[String]) -> Result<(Fabric, String), String> {
-    let mut parts = Vec::with_capacity(paths.len());
+/// The source word for the ranks' own LLDP.
+pub const LLDP: &str = "lldp";
+
+/// What the `sources` make: the files read, and whether the ranks' LLDP
+/// is one more (only where `lldp_allowed`).
+pub fn plan(option: &str, paths: &[String], lldp_allowed: bool) -> Result<Plan, String> {
+    let mut plan = Plan::default();
     for p in paths {
+        if p == LLDP {
+            if !lldp_allowed {
+                return Err(format!(
+                    "{option} {LLDP}: only a sweep's ranks read their own LLDP; give a folder of lldpctl -f json outputs (DEVICE.json), or ./lldp for a file of that name"
+                ));
+            }
+            plan.lldp = true;
+            continue;
+        }
         let one = if Path::new(p).is_dir() {
             lldp_folder(option, p)?
         } else {
             let text = fabdiag_files::read::text(Path::new(p), MAP_CAP).map_err(|e| format!("{option} {p}: {e}"))?;
             sources::read(p, &text).map_err(|e| format!("{option} {e}"))?
         };
-        parts.push((p.clone(), one));
+        plan.files.push((p.clone(), one));
     }
-    let fabric = fabdiag_topology::combine(&parts).map_err(|e| format!("{option} {e}"))?;
+    if !plan.lldp {
+        // checked now, not when the sweep ends
+        made(option, &plan, &[])?;
+    }
+    Ok(plan)
+}
+
+/// The map the `sources` make together, and how they are named ("a.toml
+/// + topology.conf").
+pub fn read(option: &str, paths: &[String]) -> Result<(Fabric, String), String> {
+    let plan = plan(option, paths, false)?;
+    Ok((made(option, &plan, &[])?, plan.source()))
+}
+
+/// The map of `plan` with the ranks' LLDP outputs `devices`.
+pub fn made(option: &str, plan: &Plan, devices: &[(String, String, String)]) -> Result<Fabric, String> {
+    let fabric = plan.fabric(devices).map_err(|e| format!("{option} {e}"))?;
     if fabric.hosts.is_empty() {
-        return Err(format!("{option} {}: no host on the map", paths.join(" + ")));
+        return Err(format!("{option} {}: no host on the map", plan.source()));
     }
-    Ok((fabric, paths.join(" + ")))
+    Ok(fabric)
 }
 
 /// A folder of `lldpctl -f json` outputs, DEVICE.json each.
@@ -66,4 +96,19 @@ fn lldp_folder(option: &str, dir: &str) -> Result<Parts, String> {
     // (the order read_dir gives is the file system's: sorted, the same map every time)
     files.sort();
     lldp::from_files(&files).map_err(|e| format!("{option} {e}"))
+}
+
+/// This host's LLDP neighbours: `FABDIAG_LLDPCTL`'s command (words split
+/// on spaces; default `lldpctl -f json`), ended after 5 s; its output, or
+/// why not in one line.
+pub fn lldp_here() -> Result<String, String> {
+    let line = std::env::var("FABDIAG_LLDPCTL").unwrap_or_else(|_| "lldpctl -f json".to_string());
+    let mut words = line.split_whitespace().map(str::to_string);
+    let program = words.next().ok_or("FABDIAG_LLDPCTL is empty")?;
+    let args: Vec<String> = words.collect();
+    let out = fabdiag_timebox::output(&program, &args, Duration::from_secs(5))?;
+    if out.len() as u64 > LLDP_CAP {
+        return Err(format!("{program} printed more than {LLDP_CAP} bytes"));
+    }
+    Ok(out)
 }

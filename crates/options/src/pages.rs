@@ -471,7 +471,8 @@ fn overview_page(version: &str) -> PageDoc {
 const SWEEP_ENV: &[(&str, &str)] = &[
     ("FABDIAG_RANK, FABDIAG_SIZE", "This rank and the number of ranks, read first; else Open MPI's, Slurm's, MPICH's or PMIx's own variables."),
     ("FABDIAG_COORDINATOR", "Rank 0's HOST:PORT when --coordinator is not given (under Slurm the default is the step's first node)."),
-    ("FABDIAG_NODE_NAME", "This node's name in the report (default: the host name)."),
+    ("FABDIAG_NODE_NAME", "This node's name in the report (default: the host name), and the host --topology's map places it on."),
+    ("FABDIAG_LLDPCTL", "With --topology lldp: the command each rank runs, before it joins, to print its LLDP neighbours as JSON (default: lldpctl -f json; words split on spaces; ended after 5 s)."),
     ("FABDIAG_PROGRESS_SECS", "When rank 0's stderr is not a terminal, a progress line at the start of a round once this many seconds (default 60) have passed since the last."),
 ];
 

@@ -207,7 +207,7 @@ const ROWS: &[Row<SweepOpt>] = &[
         None,
         "topology",
         "FILE",
-        &["The fabric's map, to name the switch, uplink or cable the slow pairs share: a map file (TOML), Slurm's topology.conf or `scontrol show topology` output; given again, the sources make one map (see fabdiag-topology(1)). Each rank is placed on the map by its host name; an unusable map is said once and the sweep goes on without it"],
+        &["The fabric's map, to name the switch, uplink or cable the slow pairs share: a map file (TOML), Slurm's topology.conf or `scontrol show topology` output, ibnetdiscover's output, a folder of lldpctl -f json outputs (DEVICE.json), or the word lldp: every rank reads its own LLDP neighbours when it joins (FABDIAG_LLDPCTL); given again, the sources make one map (see fabdiag-topology(1)). Each rank is placed on the map by its host name; an unusable map is said once and the sweep goes on without it"],
     ),
     Row::valued(
         SweepOpt::Flows,

@@ -147,6 +147,34 @@ pub enum ElementRetestVerdict {
     NotRun,
 }
 
+/// The LLDP outputs the ranks sent when they joined, as the map reads
+/// them: each host's (the first rank on it) name, whose it is, and its
+/// `lldpctl -f json`.
+pub fn lldp_of(nodes: &[Node]) -> Vec<(String, String, String)> {
+    let mut seen = HashSet::new();
+    nodes
+        .iter()
+        .filter_map(|n| match (&n.host, &n.lldp) {
+            (Some(h), Some(Ok(json))) if seen.insert(h.clone()) => {
+                Some((h.clone(), format!("rank {}'s lldpctl -f json", n.rank), json.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The ranks that sent no LLDP (with `--topology lldp`), and why.
+pub fn lldp_missing(nodes: &[Node]) -> Vec<(usize, String)> {
+    nodes
+        .iter()
+        .filter_map(|n| match &n.lldp {
+            Some(Err(why)) => Some((n.rank, why.clone())),
+            None if n.host.is_some() => Some((n.rank, "it sent none".to_string())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Each rank's host on the map ("" where the map has none), and the
 /// ranks off the map.
 pub fn placed(fabric: &Fabric, nodes: &[Node]) -> (Vec<String>, Vec<usize>) {

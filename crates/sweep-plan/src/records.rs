@@ -64,6 +64,11 @@ pub struct Node {
     /// tcp"), or "not available (why)"; absent from simulated sweeps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<String>,
+    /// Its LLDP neighbours as it read them when it joined (`lldpctl -f
+    /// json`), or why it could not; only while the sweep runs (the map
+    /// made of them is kept instead).
+    #[serde(skip)]
+    pub lldp: Option<Result<String, String>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -149,6 +154,7 @@ impl Node {
             endpoint_opens: 0,
             endpoint_open_s: 0.0,
             counters: None,
+            lldp: None,
         }
     }
 }

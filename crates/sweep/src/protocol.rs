@@ -51,6 +51,9 @@ pub enum ToCoordinator {
         /// How it proves who it is, with a nonce; left out for a shared key.
         #[serde(default, skip_serializing_if = "fabdiag_proto::auth::Method::is_key")]
         auth_method: fabdiag_proto::auth::Method,
+        /// With `--topology lldp`: its `lldpctl -f json`, or why not.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lldp: Option<Result<String, String>>,
     },
     /// The rank's proof (an HMAC or a MUNGE credential), in answer to
     /// `Challenge`.

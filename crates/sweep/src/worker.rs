@@ -72,6 +72,9 @@ pub struct WorkerConfig {
     pub lifeline: Option<Lifeline>,
     /// How this rank proves who it is to rank 0 before it joins (`auth`).
     pub auth: Option<fabdiag_proto::auth::Auth>,
+    /// With `--topology lldp`: this rank's `lldpctl -f json`, or why not,
+    /// sent with its join.
+    pub lldp: Option<Result<String, String>>,
 }
 
 /// Lets another thread end this rank's part in the sweep while the
@@ -243,6 +246,7 @@ fn join(cfg: &WorkerConfig, pair_port: u16, unable: Option<String>, nonce: Optio
         unable,
         auth_method: cfg.auth.as_ref().map(|a| a.method()).unwrap_or_default(),
         nonce,
+        lldp: cfg.lldp.clone(),
     }
 }
 

@@ -25,10 +25,11 @@ fn to_coordinator() -> impl Strategy<Value = ToCoordinator> {
             any::<u16>(),
             proptest::option::of(".*"),
             proptest::option::of("[0-9a-f]{64}"),
-            any::<bool>()
+            any::<bool>(),
+            proptest::option::of((".*", any::<bool>()))
         )
             .prop_map(
-                |(protocol, version, rank, size, host, device, gpu, pair_port, unable, nonce, munge)| {
+                |(protocol, version, rank, size, host, device, gpu, pair_port, unable, nonce, munge, lldp)| {
                     ToCoordinator::Join {
                         protocol,
                         version,
@@ -45,6 +46,7 @@ fn to_coordinator() -> impl Strategy<Value = ToCoordinator> {
                         } else {
                             fabdiag_proto::auth::Method::Key
                         },
+                        lldp: lldp.map(|(text, ok)| if ok { Ok(text) } else { Err(text) }),
                     }
                 }
             ),

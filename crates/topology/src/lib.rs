@@ -24,4 +24,4 @@ pub mod sources;
 
 pub use map::{Cable, Element, Fabric, Host, MapError, Switch};
 pub use paths::Ways;
-pub use sources::{combine, Parts};
+pub use sources::{combine, Parts, Plan};

@@ -52,6 +52,48 @@ impl Format {
     }
 }
 
+/// What a sweep's map is made of: the sources read from files, and
+/// whether each rank's LLDP neighbours, gathered when it joins, are one
+/// more (`--topology lldp`). The map is made once the ranks are known.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    pub files: Vec<(String, Parts)>,
+    pub lldp: bool,
+}
+
+impl Plan {
+    /// The sources' names, as reports say them ("a.toml + lldp").
+    pub fn source(&self) -> String {
+        let mut names: Vec<&str> = self.files.iter().map(|(o, _)| o.as_str()).collect();
+        if self.lldp {
+            names.push("lldp");
+        }
+        names.join(" + ")
+    }
+
+    /// The map: the files' parts, then the LLDP outputs `devices` (each
+    /// a device's name, where it came from, its `lldpctl -f json`) when
+    /// the plan takes LLDP.
+    pub fn fabric(&self, devices: &[(String, String, String)]) -> Result<Fabric, MapError> {
+        let mut all = self.files.clone();
+        if self.lldp {
+            all.push(("lldp".to_string(), crate::lldp::from_files(devices)?));
+        }
+        combine(&all)
+    }
+}
+
+impl Parts {
+    /// A map's parts again, to be combined with others.
+    pub fn of(f: &Fabric) -> Parts {
+        Parts {
+            switches: f.switches.clone(),
+            hosts: f.hosts.clone(),
+            ends: f.cables.iter().flat_map(|c| c.ends.iter().cloned()).collect(),
+        }
+    }
+}
+
 /// One source's parts, read as its text's format.
 pub fn read(origin: &str, text: &str) -> Result<Parts, MapError> {
     match Format::of(text) {

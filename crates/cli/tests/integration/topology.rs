@@ -391,3 +391,43 @@ fn the_guide_shows_what_the_sweep_prints() {
         );
     }
 }
+
+/// `--topology lldp`: every rank reads its own LLDP neighbours when it
+/// joins (here `FABDIAG_LLDPCTL` prints a real lldpctl capture), and rank
+/// 0 makes the map of them; a rank whose lldpctl fails is said once.
+#[test]
+fn ranks_read_their_own_lldp_when_they_join() {
+    let _cpu = cpu();
+    let n = 3;
+    let coord = format!("127.0.0.1:{}", free_port());
+    let rank = |r: usize| {
+        let mut c = fabdiag(&["sweep", "--coordinator", &coord, "--topology", "lldp", "--json"]);
+        c.args(["-P", "tcp", "-s", "4096", "-n", "5", "-l", "4"]);
+        c.env("FABDIAG_RANK", r.to_string()).env("FABDIAG_SIZE", n.to_string());
+        c.env("FABDIAG_NODE_NAME", format!("node{r}"));
+        let lldpctl = match r {
+            2 => "false".to_string(),
+            _ => format!("cat {}", fixture(&format!("lldpctl-node{r}.json"))),
+        };
+        c.env("FABDIAG_LLDPCTL", lldpctl);
+        c
+    };
+    let others: Vec<Proc> = (1..n).map(|r| Proc::spawn(&mut rank(r))).collect();
+    let zero = Proc::spawn(&mut rank(0)).wait(LIMIT * 2);
+    for p in others {
+        assert_eq!(p.wait(LIMIT).code, Some(0));
+    }
+    assert!(
+        zero.one_line()
+            .contains("--topology lldp: 1 of 3 ranks sent no LLDP neighbours (rank 2: false"),
+        "{}",
+        zero.stderr
+    );
+    let doc = zero.json();
+    let hosts = doc["fabric"]["map"]["hosts"].clone();
+    assert_eq!(hosts[0]["name"], "node0", "{hosts}");
+    assert_eq!(hosts[0]["switch"], "leaf1", "{hosts}");
+    assert_eq!(hosts[1]["name"], "node1", "{hosts}");
+    assert_eq!(doc["fabric"]["off_map"], serde_json::json!([2]), "node2 sent nothing");
+    assert_eq!(doc["fabric"]["source"], "lldp");
+}

@@ -60,6 +60,7 @@ impl super::Coordinator<'_> {
             unable,
             nonce,
             auth_method,
+            lldp,
         }) = protocol::recv(&s, Some(Instant::now() + Duration::from_secs(5)))
         else {
             return false;
@@ -97,6 +98,7 @@ impl super::Coordinator<'_> {
         let Some(slot) = self.ranks.get_mut(rank) else {
             return refuse(&s, format!("rank {rank} is out of range for {size} ranks"));
         };
+        let lldp = lldp.map(|l| l.map_err(|e| e.chars().take(300).collect::<String>()));
         // (a rank that said it could not start has its slot too)
         if slot.conn.is_some() || slot.node.reason.is_some() {
             let first = slot.node.host.clone().unwrap_or_default();
@@ -111,6 +113,7 @@ impl super::Coordinator<'_> {
             slot.node.host = Some(host);
             slot.node.device = device;
             slot.node.gpu = gpu;
+            slot.node.lldp = lldp;
             slot.node.reason = Some(format!("could not start: {why}"));
             return true;
         }
@@ -135,6 +138,7 @@ impl super::Coordinator<'_> {
         slot.node.host = Some(host);
         slot.node.device = device;
         slot.node.gpu = gpu;
+        slot.node.lldp = lldp;
         slot.node.addr = Some(std::net::SocketAddr::new(ip, pair_port).to_string());
         slot.node.status = NodeStatus::Ok;
         slot.conn = Some(s);

@@ -69,9 +69,10 @@ pub struct CoordConfig {
     pub pattern: Option<Pattern>,
     /// A pair measured alone and then beside every step of the pattern.
     pub victim: Option<Victim>,
-    /// The fabric's map: each element the slow pairs share is re-tested
+    /// What the fabric's map is made of (with the ranks' LLDP, once they
+    /// have joined): each element the slow pairs share is re-tested
     /// alone, a pair crossing it and a pair avoiding it.
-    pub fabric: Option<std::sync::Arc<fabdiag_topology::Fabric>>,
+    pub map: Option<std::sync::Arc<fabdiag_topology::Plan>>,
     /// Flows between each pair at once (`--flows`; 1: one).
     pub flows: usize,
 }

@@ -58,8 +58,13 @@ impl super::Coordinator<'_> {
             let mut chosen = chosen;
             // each element of the fabric the slow pairs share: a pair
             // through it and one around it, after the pairs' own suspects
-            if let Some(fabric) = self.cfg.fabric.as_deref() {
-                let (hosts, _) = fabdiag_sweep_judge::fabric::placed(fabric, &self.nodes());
+            let nodes = self.nodes();
+            let fabric = self.cfg.map.as_deref().and_then(|plan| {
+                // (a map that cannot be made is said once, by the report)
+                plan.fabric(&fabdiag_sweep_judge::fabric::lldp_of(&nodes)).ok()
+            });
+            if let Some(fabric) = fabric.as_ref() {
+                let (hosts, _) = fabdiag_sweep_judge::fabric::placed(fabric, &nodes);
                 let more =
                     fabdiag_sweep_judge::fabric::retest_pairs(fabric, &hosts, &pairs, &an, usable, self.cfg.retest);
                 for (crossing, avoiding) in more {

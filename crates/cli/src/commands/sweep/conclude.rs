@@ -42,6 +42,7 @@ pub(super) fn conclude(
     if sweep.pattern.is_some() {
         return super::pattern::conclude(prog, o, setup, sweep, recorded, measured_by);
     }
+    let fabric = the_map(prog, setup, &sweep.nodes);
     let doc = fabdiag_sweep_judge::build(fabdiag_sweep_judge::Inputs {
         sweep,
         metric: setup.metric.clone(),
@@ -51,7 +52,7 @@ pub(super) fn conclude(
         fabdiag_version: &measured_by.fabdiag,
         libfabric_version: measured_by.libfabric,
         baseline: baseline.map(|b| (b, o.baseline_fraction)),
-        fabric: setup.fabric.as_ref().map(|(f, source)| (&**f, source.as_str())),
+        fabric: fabric.as_ref().map(|(f, source)| (f, source.as_str())),
     });
     let text = fabdiag_sweep_report::text(&doc);
     let mut code = verdict_code(&doc);
@@ -144,5 +145,34 @@ pub(super) fn verdict_code(doc: &SweepDoc) -> u8 {
         OUTLIERS
     } else {
         exit::OK
+    }
+}
+
+/// The fabric's map, made now the ranks have joined (with their LLDP
+/// under `--topology lldp`), and its sources' names; a map that cannot be
+/// made, and ranks that sent no LLDP, said once each.
+fn the_map(
+    prog: &str,
+    setup: &Setup,
+    nodes: &[fabdiag_sweep_plan::Node],
+) -> Option<(fabdiag_topology::Fabric, String)> {
+    let plan = setup.map.as_deref()?;
+    if plan.lldp {
+        let missing = fabdiag_sweep_judge::fabric::lldp_missing(nodes);
+        if let Some((rank, why)) = missing.first() {
+            tell!(
+                "{prog}: --topology lldp: {} of {} ranks sent no LLDP neighbours (rank {rank}: {why})",
+                missing.len(),
+                nodes.len()
+            );
+        }
+    }
+    let devices = fabdiag_sweep_judge::fabric::lldp_of(nodes);
+    match crate::fabric_map::made("--topology", plan, &devices) {
+        Ok(f) => Some((f, plan.source())),
+        Err(m) => {
+            tell!("{prog}: {m}; no element of the fabric is judged");
+            None
+        }
     }
 }

@@ -121,6 +121,10 @@ pub(super) fn real(prog: &str, o: &SweepOptions, inv: Invocation, setup: &Setup)
         Err(m) => return fail(&who, exit::USAGE, &m),
     };
     let mut mine = setup.worker_config(o, l.rank, l.size, coordinator.clone());
+    // every rank reads its own LLDP neighbours for the map, before it joins
+    if o.topology.iter().any(|t| t == crate::fabric_map::LLDP) {
+        mine.lldp = Some(crate::fabric_map::lldp_here());
+    }
     // the tool's --auth-key or --auth-munge: every rank proves it to rank 0
     // before it joins, and every pair test between ranks proves it too;
     // with MUNGE, only credentials of this job's own user are admitted

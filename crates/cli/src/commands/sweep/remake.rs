@@ -71,13 +71,16 @@ pub(super) fn remake(prog: &str, o: &SweepOptions, path: &str) -> u8 {
         test: options.test.clone().unwrap_or_default(),
         options,
         victim: None,
-        fabric: None,
+        map: None,
     }
     .with_map(prog, o);
     // the map the sweep was judged on, unless another is given
-    if let (None, Some((shape, source))) = (&setup.fabric, &f.map) {
+    if let (None, Some((shape, source))) = (&setup.map, &f.map) {
         match fabdiag_sweep_judge::fabric::fabric_of(shape, source) {
-            Ok(fabric) => setup.fabric = Some((std::sync::Arc::new(fabric), source.clone())),
+            Ok(fabric) => {
+                let files = vec![(source.clone(), fabdiag_topology::Parts::of(&fabric))];
+                setup.map = Some(std::sync::Arc::new(fabdiag_topology::Plan { files, lldp: false }));
+            }
             Err(e) => tell!(
                 "{prog}: the map kept in {}: {e}; no element of the fabric is judged",
                 f.file.display()

@@ -14,7 +14,7 @@ use fabdiag_sweep_judge::analysis::{Reference, Rules};
 use fabdiag_sweep_judge::{Limits, Metric};
 use fabdiag_sweep_plan::folder::RunOptions;
 use fabdiag_sweep_plan::PairRecord;
-use fabdiag_topology::Fabric;
+use fabdiag_topology::Plan;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -77,9 +77,9 @@ pub(super) struct Setup {
     pub(super) test: serde_json::Value,
     /// A pattern's victim's test and what it measures (`--victim`).
     pub(super) victim: Option<(serde_json::Value, Metric)>,
-    /// The fabric's map (`--topology`) and its sources' names, on the
-    /// rank that judges (`with_map`).
-    pub(super) fabric: Option<(Arc<Fabric>, String)>,
+    /// What the fabric's map (`--topology`) is made of, on the rank that
+    /// judges (`with_map`); the map itself once the ranks have joined.
+    pub(super) map: Option<Arc<Plan>>,
 }
 
 impl Setup {
@@ -138,7 +138,7 @@ impl Setup {
             options,
             test,
             victim,
-            fabric: None,
+            map: None,
         }
     }
 
@@ -157,8 +157,7 @@ impl Setup {
         if o.topology.is_empty() {
             return Ok(());
         }
-        let (f, source) = crate::fabric_map::read("--topology", &o.topology)?;
-        self.fabric = Some((Arc::new(f), source));
+        self.map = Some(Arc::new(crate::fabric_map::plan("--topology", &o.topology, true)?));
         Ok(())
     }
 
@@ -184,7 +183,7 @@ impl Setup {
                     test: test.clone(),
                 }
             }),
-            fabric: self.fabric.as_ref().map(|(f, _)| Arc::clone(f)),
+            map: self.map.clone(),
             flows: o.flows,
         }
     }
@@ -209,6 +208,8 @@ impl Setup {
             step_timeout: self.pair_timeout,
             lifeline: None,
             auth: None,
+            // (read by the rank itself before it joins, `--topology lldp`)
+            lldp: None,
         }
     }
 }

@@ -141,20 +141,24 @@ pub(super) fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) ->
 /// `--sim-slow` names made slow on every way through them. The slow ways
 /// (None without elements) and each rank's host (none without a map).
 fn map_ways(o: &SweepOptions, setup: &Setup, n: usize) -> Result<(Option<SlowWays>, Vec<String>), String> {
-    let Some((fabric, source)) = setup.fabric.as_ref() else {
+    let Some(plan) = setup.map.as_deref() else {
         return match o.sim_slow_elements.first() {
             Some(e) => Err(format!("--sim-slow {e}: no usable map to find it on")),
             None => Ok((None, Vec::new())),
         };
     };
+    if plan.lldp {
+        return Err("--topology lldp: simulated ranks read no LLDP (give the map's files)".into());
+    }
+    let source = plan.source();
+    let fabric = crate::fabric_map::made("--topology", plan, &[])?;
     if fabric.hosts.len() < n {
         return Err(format!(
             "--simulate {n}: {source} has {} hosts, and simulated rank r runs on the map's host r",
             fabric.hosts.len()
         ));
     }
-    let paths =
-        SlowPaths::new((**fabric).clone(), &o.sim_slow_elements).map_err(|m| format!("--sim-slow {m} ({source})"))?;
+    let paths = SlowPaths::new(fabric, &o.sim_slow_elements).map_err(|m| format!("--sim-slow {m} ({source})"))?;
     let hosts = paths.hosts().take(n).map(str::to_string).collect();
     let ways = (!o.sim_slow_elements.is_empty()).then(|| SlowWays(Arc::new(move |a, b, flow| paths.slow(a, b, flow))));
     Ok((ways, hosts))
