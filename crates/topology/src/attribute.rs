@@ -94,9 +94,26 @@ fn tally(fabric: &Fabric, hosts: &[String], pairs: &[Seen]) -> (BTreeMap<Element
             // two ranks on one host: nothing of the fabric between them
             continue;
         }
-        let sets = between
-            .entry((a.switch.as_str(), b.switch.as_str()))
-            .or_insert_with(|| fabric.crossing(&a.switch, &b.switch));
+        // with forwarding tables each pair's own way; else the ways
+        // between its two switches, worked out once for all their hosts
+        let switches_only = |set: BTreeSet<Element>| -> BTreeSet<Element> {
+            set.into_iter().filter(|e| !matches!(e, Element::Host(_))).collect()
+        };
+        // (the hosts' own elements are added below, as for every pair)
+        let routed = (!fabric.routes.is_empty())
+            .then(|| {
+                fabric
+                    .ways(&a.name, &b.name)
+                    .map(|w| (switches_only(w.certain), switches_only(w.possible)))
+            })
+            .flatten();
+        let sets = match &routed {
+            Some(r) => Some(r),
+            None => between
+                .entry((a.switch.as_str(), b.switch.as_str()))
+                .or_insert_with(|| fabric.crossing(&a.switch, &b.switch))
+                .as_ref(),
+        };
         let Some((certain, possible)) = sets else {
             off_map += 1;
             continue;

@@ -19,6 +19,7 @@ mod links;
 pub mod lldp;
 pub mod map;
 pub mod paths;
+pub mod routes;
 pub mod sim;
 pub mod sources;
 

@@ -97,5 +97,6 @@ pub fn parts(links: &[Link], hosts: &BTreeSet<String>, groups: &BTreeMap<String,
             })
             .collect(),
         ends: cables.into_iter().collect(),
+        routes: Default::default(),
     }
 }

@@ -79,6 +79,14 @@ pub struct Fabric {
     pub switches: Vec<Switch>,
     pub hosts: Vec<Host>,
     pub cables: Vec<Cable>,
+    /// The switches' forwarding tables, where a source gave them
+    /// (`routes`): each pair's one way instead of its equal-cost ways.
+    pub routes: crate::routes::Tables,
+    /// Each host's index among `hosts`, by name.
+    host_at: std::collections::HashMap<String, usize>,
+    /// Each cable end with a port (`leaf1:35`, ports without leading
+    /// zeros): its cable's index and the far end.
+    port_at: std::collections::HashMap<String, (usize, String)>,
 }
 
 #[derive(Deserialize)]
@@ -157,7 +165,12 @@ pub(crate) fn parts_of_toml(origin: &str, text: &str) -> Result<crate::sources::
         })
         .collect();
     let ends = file.cable.into_iter().map(|c| (c.a, c.b)).collect::<Vec<_>>();
-    Ok(crate::sources::Parts { switches, hosts, ends })
+    Ok(crate::sources::Parts {
+        switches,
+        hosts,
+        ends,
+        routes: Default::default(),
+    })
 }
 
 impl Fabric {
@@ -239,7 +252,7 @@ impl Fabric {
             };
             counted.entry(key).or_default().push(end);
         }
-        let cables = counted
+        let cables: Vec<Cable> = counted
             .into_iter()
             .map(|((a, b), ends)| Cable {
                 a,
@@ -248,15 +261,36 @@ impl Fabric {
                 ends,
             })
             .collect();
+        let host_at = hosts.iter().enumerate().map(|(i, h)| (h.name.clone(), i)).collect();
+        let mut port_at = std::collections::HashMap::new();
+        for (i, c) in cables.iter().enumerate() {
+            for (x, y) in &c.ends {
+                for (here, far) in [(x, y), (y, x)] {
+                    if let Some(key) = crate::routes::end_key(here) {
+                        port_at.insert(key, (i, far.to_string()));
+                    }
+                }
+            }
+        }
         Ok(Fabric {
             switches,
             hosts,
             cables,
+            routes: Default::default(),
+            host_at,
+            port_at,
         })
     }
 
     pub fn host(&self, name: &str) -> Option<&Host> {
-        self.hosts.iter().find(|h| h.name == name)
+        self.host_at.get(name).and_then(|&i| self.hosts.get(i))
+    }
+
+    /// The cable whose end is `SWITCH:PORT` (ports without leading
+    /// zeros), and its far end.
+    pub(crate) fn cable_at(&self, end: &str) -> Option<(&Cable, &str)> {
+        let (i, far) = self.port_at.get(end)?;
+        Some((self.cables.get(*i)?, far.as_str()))
     }
 
     pub fn switch(&self, name: &str) -> Option<&Switch> {

@@ -62,6 +62,20 @@ impl Fabric {
                 possible: BTreeSet::new(),
             });
         }
+        // with forwarding tables, the one way each direction takes: what
+        // both take is crossed for sure (a bandwidth test's data goes one
+        // way, its acknowledgements the other)
+        if let (Some(there), Some(back)) = (self.routed(a, b), self.routed(b, a)) {
+            let back: BTreeSet<Element> = back.into_iter().collect();
+            let certain = there.iter().filter(|e| back.contains(e)).cloned().collect();
+            let mut possible: BTreeSet<Element> = there.iter().cloned().collect();
+            possible.extend(back);
+            return Some(Ways {
+                paths: vec![there],
+                certain,
+                possible,
+            });
+        }
         let mut w = self.switch_ways(&ha.switch, &hb.switch)?;
         let ends = [Element::Host(a.to_string()), Element::Host(b.to_string())];
         for p in &mut w.paths {

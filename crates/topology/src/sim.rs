@@ -78,6 +78,10 @@ impl SlowPaths {
         if self.slow.contains(&Element::Host(ha.name.clone())) || self.slow.contains(&Element::Host(hb.name.clone())) {
             return true;
         }
+        // with forwarding tables, the one way they give
+        if let Some(way) = self.fabric.routed(&ha.name, &hb.name) {
+            return way.iter().any(|e| self.slow.contains(e));
+        }
         let (sa, sb) = (self.switch_of[a], self.switch_of[b]);
         let Ok(mut ways) = self.ways.lock() else {
             return false;

@@ -22,6 +22,8 @@ pub struct Parts {
     pub hosts: Vec<Host>,
     /// Cables as their two ends (`SWITCH` or `SWITCH:PORT`).
     pub ends: Vec<(String, String)>,
+    /// Switches' forwarding tables (`routes`).
+    pub routes: crate::routes::Tables,
 }
 
 /// The kinds of text a map is read from.
@@ -31,6 +33,8 @@ pub enum Format {
     Slurm,
     /// InfiniBand's `ibnetdiscover` output.
     IbNetDiscover,
+    /// Switches' forwarding tables: `ibroute`, `dump_lfts`.
+    Routes,
 }
 
 impl Format {
@@ -46,6 +50,7 @@ impl Format {
             .any(|l| l.starts_with("switchguid=") || l.starts_with("Switch\t") || l.starts_with("# Topology file"));
         match first {
             Some(l) if l.len() >= 11 && l[..11].eq_ignore_ascii_case("switchname=") => Format::Slurm,
+            _ if text.contains("Unicast lids [") => Format::Routes,
             _ if ib => Format::IbNetDiscover,
             _ => Format::Map,
         }
@@ -90,6 +95,7 @@ impl Parts {
             switches: f.switches.clone(),
             hosts: f.hosts.clone(),
             ends: f.cables.iter().flat_map(|c| c.ends.iter().cloned()).collect(),
+            routes: f.routes.clone(),
         }
     }
 }
@@ -100,6 +106,10 @@ pub fn read(origin: &str, text: &str) -> Result<Parts, MapError> {
         Format::Map => crate::map::parts_of_toml(origin, text),
         Format::Slurm => slurm(origin, text),
         Format::IbNetDiscover => crate::ib::ibnetdiscover(origin, text),
+        Format::Routes => Ok(Parts {
+            routes: crate::routes::tables(origin, text)?,
+            ..Parts::default()
+        }),
     }
 }
 
@@ -176,7 +186,17 @@ pub fn combine(sources: &[(String, Parts)]) -> Result<Fabric, MapError> {
             h.port.clone_from(&merged.port);
         }
     }
-    Fabric::build(&origin, order, host_order, &ends)
+    let mut fabric = Fabric::build(&origin, order, host_order, &ends)?;
+    for (_, p) in sources {
+        for (sw, table) in &p.routes {
+            fabric
+                .routes
+                .entry(sw.clone())
+                .or_default()
+                .extend(table.iter().map(|(h, o)| (h.clone(), o.clone())));
+        }
+    }
+    Ok(fabric)
 }
 
 fn switch_pair(a: &str, b: &str) -> (String, String) {

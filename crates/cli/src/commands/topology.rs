@@ -95,6 +95,13 @@ fn summary(f: &Fabric, source: &str) -> String {
         count(f.cables.len(), "switch-to-switch link", "switch-to-switch links"),
         count(cables as usize, "cable", "cables"),
     );
+    if !f.routes.is_empty() {
+        let _ = writeln!(
+            o,
+            "  forwarding tables of {}: each pair's way is the one they give",
+            count(f.routes.len(), "switch", "switches")
+        );
+    }
     for (level, n) in levels.iter().rev() {
         let _ = writeln!(o, "  level {level}: {}", count(*n, "switch", "switches"));
     }

@@ -431,3 +431,51 @@ fn ranks_read_their_own_lldp_when_they_join() {
     assert_eq!(doc["fabric"]["off_map"], serde_json::json!([2]), "node2 sent nothing");
     assert_eq!(doc["fabric"]["source"], "lldp");
 }
+
+/// With the switches' forwarding tables (a real dump_lfts capture from
+/// ibsim beside its ibnetdiscover), each pair's way is known and a slow
+/// uplink is named alone, not as one of its leaf's uplinks.
+#[test]
+fn forwarding_tables_name_the_uplink_itself() {
+    let ib = fixture("ibnetdiscover.txt");
+    let lfts = fixture("dump_lfts.txt");
+    let o = run(&["topology", &ib, &lfts], LIMIT);
+    assert!(
+        o.stdout.contains("forwarding tables of 6 switches"),
+        "{}{}",
+        o.stdout,
+        o.stderr
+    );
+    // dump_lfts as Debian 12 has it (dump_fts's directed-route headers)
+    let o = run(
+        &[
+            "topology",
+            &fixture("ibsim-ibnetdiscover.txt"),
+            &fixture("ibsim-dump-lfts.txt"),
+        ],
+        LIMIT,
+    );
+    assert!(
+        o.stdout.contains("forwarding tables of 6 switches"),
+        "{}{}",
+        o.stdout,
+        o.stderr
+    );
+    let o = run(
+        &[
+            "sweep",
+            "--simulate",
+            "8",
+            "--topology",
+            &ib,
+            "--topology",
+            &lfts,
+            "--sim-slow",
+            "leaf2-spine2",
+            "--json",
+        ],
+        LIMIT,
+    );
+    assert!(o.stderr.is_empty(), "{}", o.stderr);
+    assert_eq!(blamed(&o.json()["fabric"])[0], ["leaf2-spine2"]);
+}
