@@ -11,7 +11,9 @@
 # and HealthCheckInterval, as the health gate's tests set them).
 #
 # The node declares 16 CPUs whatever this machine has, so a step of 8 or 16
-# tasks fits on a 2-core machine (the tasks of a sweep mostly wait).
+# tasks fits on a 2-core machine (the tasks of a sweep mostly wait). Its
+# topology (topology/tree, DIR/topology.conf): the node under leaf1 under
+# spine1, which `scontrol show topology` prints and fabdiag topology reads.
 set -euo pipefail
 
 cmd="${1:-}"
@@ -139,12 +141,17 @@ SchedulerType=sched/builtin
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
+TopologyPlugin=topology/tree
 ReturnToService=2
 SlurmdParameters=config_overrides
 NodeName=$host CPUs=16 State=UNKNOWN
 PartitionName=fabdiag Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 ${SLURM_LOCAL_EXTRA:-}
 EOF
+cat >"$dir/topology.conf" <<TOPOLOGY
+SwitchName=leaf1 Nodes=$host
+SwitchName=spine1 Switches=leaf1
+TOPOLOGY
 export SLURM_CONF="$conf"
 slurmctld -f "$conf" -i
 slurmd -f "$conf"

@@ -104,6 +104,30 @@ fn srun_ranks_find_rank_0_from_the_node_list_and_pick_their_nic_by_local_rank() 
     let o = slurm.srun(&args);
     assert_eq!(o.code, Some(0), "srun: {}", o.stderr);
     assert_eq!(pairs_measured(&o.json()), 6, "{}", o.stdout);
+    // the fabric's map as Slurm has it: scontrol's output, read by the
+    // sweep's ranks' host name (all four on one node cross nothing)
+    let topo = slurm.scontrol(&["show", "topology"]);
+    assert_eq!(topo.code, Some(0), "{}", topo.stderr);
+    let map = slurm.dir.join("scontrol-topology.txt");
+    std::fs::write(&map, &topo.stdout).unwrap();
+    let map = map.display().to_string();
+    let drawn = run(&["topology", &map, "--draw"], LIMIT);
+    assert!(
+        drawn.stdout.contains("  leaf1 -- spine1\n    hosts (1): "),
+        "{}{}",
+        drawn.stdout,
+        drawn.stderr
+    );
+    let args = [&["-n", "4", bin(), "sweep", "--topology", &map][..], SMALL, CALM].concat();
+    let o = slurm.srun(&args);
+    assert_eq!(o.code, Some(0), "srun: {}", o.stderr);
+    let fabric = &o.json()["fabric"];
+    assert_eq!(
+        fabric["off_map"],
+        serde_json::Value::Null,
+        "every rank on the map: {fabric}"
+    );
+    assert_eq!(fabric["blamed"], serde_json::json!([]));
 
     // several ranks per node, one per NIC: local rank i takes the i-th of
     // `-d`. The second "NIC" does not exist, so exactly the pairs with a
