@@ -2,7 +2,8 @@
 # Installs everything fabdiag needs to build, test, package and benchmark on
 # Debian 12 (as root): libfabric (headers, library, fi_info/fi_pingpong), a C
 # compiler for the libfabric shim, iproute2 and nftables for the namespace tests
-# (links shaped, cut, partitioned and made lossy),
+# (links shaped, cut, partitioned and made lossy), lldpd for the namespace
+# Clos (each namespace's LLDP neighbours),
 # iperf3 for the benchmark, dpkg-dev and man-db for the package and its
 # manual pages, Open MPI, Slurm and munge for the sweep's launcher tests,
 # Chromium for rendering the sweep's HTML report in a test, and a Rust
@@ -22,10 +23,16 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
     libfabric-dev libfabric-bin libfabric1 \
     build-essential pkg-config ca-certificates \
-    iproute2 nftables iperf3 procps strace \
+    iproute2 nftables lldpd iperf3 procps strace \
     dpkg-dev binutils man-db bash \
     openmpi-bin slurm-wlm munge chromium \
     prometheus prometheus-node-exporter >/dev/null
+# lldpd is for the namespaces, each running its own; the system's own
+# daemon, where the package started one, would send LLDP frames out of
+# this machine's NICs
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet lldpd 2>/dev/null; then
+    systemctl disable --now lldpd >/dev/null 2>&1 || true
+fi
 
 version_ok() {
     command -v cargo >/dev/null 2>&1 || return 1

@@ -9,6 +9,7 @@
 //! its judging choose alike. Pure: the map is read by the caller.
 
 use crate::analysis::Analysis;
+use fabdiag_model::counters::{Change, Class};
 use fabdiag_sweep_plan::{Node, PairRecord};
 use fabdiag_topology::attribute::{attribute, Attribution, Seen, Suspect};
 use fabdiag_topology::{Element, Fabric};
@@ -109,6 +110,10 @@ pub struct Blamed {
     pub of_median: Option<f64>,
     /// Of the pairs it explains, those that failed.
     pub failed: usize,
+    /// Of the pairs it explains, those whose NIC counters say they lost
+    /// packets on their way (resent or dropped).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lossy: usize,
     /// Of the pairs it explains, those whose flows split into slow and
     /// clean (`--flows`): a path through it, not their hosts.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -198,18 +203,57 @@ pub fn placed(fabric: &Fabric, nodes: &[Node]) -> (Vec<String>, Vec<usize>) {
     (hosts, off)
 }
 
+/// The fewest packets a pair's tests must have resent or dropped to be
+/// lossy, and how many times the typical pair's.
+const LOSSY_AT_LEAST: u64 = 10;
+const LOSSY_TIMES_TYPICAL: u64 = 10;
+
+/// What the NIC counters of a pair's two sides say was lost on its way
+/// while it ran: the rises of its retransmit and drop counters, summed.
+fn lost(p: &PairRecord) -> u64 {
+    let Some(c) = p.counters.as_deref() else { return 0 };
+    c.client
+        .iter()
+        .chain(&c.server)
+        .filter(|n| matches!(n.class, Class::Retransmit | Class::Drop | Class::Physical))
+        .map(|n| match n.change {
+            Change::Rose { by } => by,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// The least a pair must have lost to be lossy: ten times the typical
+/// (median) pair's, and at least ten packets (a shaped link's own queue
+/// drops a few; a switch dropping frames, hundreds).
+fn lossy_from(pairs: &[PairRecord]) -> u64 {
+    let mut all: Vec<u64> = pairs
+        .iter()
+        .filter(|p| p.round.is_some() && !p.untested)
+        .map(lost)
+        .collect();
+    all.sort_unstable();
+    let typical = all.get(all.len() / 2).copied().unwrap_or(0);
+    typical.saturating_mul(LOSSY_TIMES_TYPICAL).max(LOSSY_AT_LEAST)
+}
+
 /// The rounds' pairs as attribution sees them, one observation a flow
-/// (`--flows`: each flow took a way of its own): slow when failed or an
-/// outlier by the analysis's rules; re-tests and pairs never run left
-/// out. With each observation, its pair's index among `pairs`.
-fn seen(pairs: &[PairRecord], an: &Analysis) -> (Vec<Seen>, Vec<usize>) {
+/// (`--flows`: each flow took a way of its own): slow when failed, an
+/// outlier by the analysis's rules, or lossy (its sides' NIC counters
+/// say it lost packets on its way; a pair's counters are its flows' all);
+/// re-tests and pairs never run left out. With each observation, its
+/// pair's index among `pairs`, and whether it was lossy.
+fn seen(pairs: &[PairRecord], an: &Analysis) -> (Vec<Seen>, Vec<usize>, Vec<bool>) {
     let mut out = Vec::new();
     let mut index = Vec::new();
+    let mut lossy_too = Vec::new();
+    let lossy_at = lossy_from(pairs);
     for (i, p) in pairs.iter().enumerate() {
         if p.round.is_none() || p.untested {
             continue;
         }
-        let slow = |v: Option<f64>| v.is_none_or(|v| an.is_outlier(v));
+        let lossy = lost(p) >= lossy_at;
+        let slow = |v: Option<f64>| lossy || v.is_none_or(|v| an.is_outlier(v));
         match p.flows.as_deref() {
             Some(flows) if !flows.is_empty() => {
                 for &f in flows {
@@ -219,6 +263,7 @@ fn seen(pairs: &[PairRecord], an: &Analysis) -> (Vec<Seen>, Vec<usize>) {
                         slow: slow(f),
                     });
                     index.push(i);
+                    lossy_too.push(lossy);
                 }
             }
             _ => {
@@ -228,10 +273,11 @@ fn seen(pairs: &[PairRecord], an: &Analysis) -> (Vec<Seen>, Vec<usize>) {
                     slow: slow(p.value),
                 });
                 index.push(i);
+                lossy_too.push(lossy);
             }
         }
     }
-    (out, index)
+    (out, index, lossy_too)
 }
 
 /// A record's worst figure: its worst flow with `--flows` (None: one
@@ -283,9 +329,41 @@ fn kind_of(e: &Element) -> ElementKind {
 
 /// The attribution of the sweep's pairs on `fabric`, with each rank's
 /// host: what `judge` and `retest_pairs` both start from.
+///
+/// Loss first: a pair's NIC counters tell a lossy pair from a clean one
+/// far more sharply than its figure does (hundreds of packets resent
+/// against none or a few), so the elements the lossy pairs share are
+/// found before a few pairs slowed by the machine's load can pull the
+/// blame elsewhere; then the slow pairs left.
 fn attributed(fabric: &Fabric, hosts: &[String], pairs: &[PairRecord], an: &Analysis) -> (Attribution, Vec<usize>) {
-    let (seen, index) = seen(pairs, an);
-    (attribute(fabric, hosts, &seen), index)
+    let (mut seen, index, lossy) = seen(pairs, an);
+    let slow: Vec<bool> = seen.iter().map(|s| s.slow).collect();
+    for (s, &l) in seen.iter_mut().zip(&lossy) {
+        s.slow = l;
+    }
+    let first = attribute(fabric, hosts, &seen);
+    for (i, s) in seen.iter_mut().enumerate() {
+        s.slow = slow[i];
+    }
+    for i in first.suspects.iter().flat_map(|s| &s.pairs) {
+        if let Some(s) = seen.get_mut(*i as usize) {
+            s.slow = false;
+        }
+    }
+    let mut then = attribute(fabric, hosts, &seen);
+    let blamed: HashSet<&Element> = first.suspects.iter().flat_map(|s| &s.elements).collect();
+    then.cleared.retain(|e| !blamed.contains(e));
+    let mut suspects = first.suspects;
+    suspects.extend(then.suspects);
+    (
+        Attribution {
+            suspects,
+            cleared: then.cleared,
+            unexplained: then.unexplained,
+            off_map: then.off_map,
+        },
+        index,
+    )
 }
 
 /// A pair crossing a suspect, and one avoiding it (None: none found).
@@ -356,6 +434,7 @@ pub fn judge(
 ) -> FabricVerdict {
     let (hosts, off_map) = placed(fabric, nodes);
     let (att, index) = attributed(fabric, &hosts, pairs, an);
+    let lossy_at = lossy_from(pairs);
     let alone: HashMap<(usize, usize), &PairRecord> = retests.iter().map(|r| ((r.a, r.b), r)).collect();
     let blamed = att
         .suspects
@@ -388,11 +467,14 @@ pub fn judge(
                 let avoiding = avoid.and_then(|k| alone.get(&k).copied());
                 // with flows, the slowest flow: the one on the slow path
                 let (crossing_alone, avoiding_alone) = (worst(crossing, an), avoiding.and_then(|r| worst(r, an)));
-                let slow_alone = crossing_alone.is_none_or(|v| an.is_outlier(v));
-                let verdict = match (slow_alone, avoiding.map(|r| worst(r, an))) {
+                // still below the fraction of the reference alone (as a
+                // slow node's re-test is judged: alone a pair should beat
+                // the contended figures), or still losing packets
+                let bad = |r: &PairRecord| worst(r, an).is_none_or(|v| an.is_low(v)) || lost(r) >= lossy_at;
+                let verdict = match (bad(crossing), avoiding.map(bad)) {
                     (false, _) => ElementRetestVerdict::Cleared,
-                    (true, Some(Some(v))) if !an.is_outlier(v) => ElementRetestVerdict::Confirmed,
-                    (true, Some(_)) => ElementRetestVerdict::NotTold,
+                    (true, Some(false)) => ElementRetestVerdict::Confirmed,
+                    (true, Some(true)) => ElementRetestVerdict::NotTold,
                     (true, None) => ElementRetestVerdict::NotRun,
                 };
                 Some(ElementRetest {
@@ -412,6 +494,7 @@ pub fn judge(
                 of_median,
                 failed: explained.iter().filter(|p| p.value.is_none()).count(),
                 path_sensitive: explained.iter().filter(|p| splits(p, an)).count(),
+                lossy: explained.iter().filter(|p| lost(p) >= lossy_at).count(),
                 slow_nodes,
                 retest,
             }

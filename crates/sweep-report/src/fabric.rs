@@ -58,6 +58,13 @@ fn evidence(b: &Blamed, names: &Names, unit: &str, flows: usize) -> String {
     if b.failed > 0 {
         let _ = write!(l, ", {} failed", b.failed);
     }
+    if b.lossy > 0 {
+        let _ = write!(
+            l,
+            "; {} of its pairs lost packets on their way (their NIC counters: resent or dropped)",
+            b.lossy
+        );
+    }
     if b.path_sensitive > 0 {
         let _ = write!(
             l,

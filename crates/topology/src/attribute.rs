@@ -2,9 +2,11 @@
 //! say which elements it crossed for sure (on every equal-cost path) and
 //! which it may have crossed; an element that at least two clean pairs,
 //! and more clean pairs than slow, crossed for sure is cleared (a pair of
-//! two ranks on one host crosses nothing), and of the rest the one that the most still unexplained
-//! slow pairs may have crossed is blamed, the one with the fewest other
-//! pairs through it first when several explain as many. Elements that
+//! two ranks on one host crosses nothing), and of the rest the one whose
+//! still unexplained slow pairs weigh most is blamed: how many it
+//! explains, weighed by the share of the pairs through it they are
+//! (explained² / through), so that a few pairs slowed by load do not draw
+//! the blame from a leaf's uplinks to the spines above them. Elements that
 //! explain the same slow pairs equally well are named together, as one
 //! suspect that this map cannot tell apart ("leaf2-spine1 or
 //! leaf2-spine2"). Repeated while an element explains enough slow pairs.
@@ -133,6 +135,15 @@ fn tally(fabric: &Fabric, hosts: &[String], pairs: &[Seen]) -> (BTreeMap<Element
     (tally, slow, off_map)
 }
 
+/// Does an element explaining `x.0` slow pairs of `x.1` through it weigh
+/// more than one explaining `y.0` of `y.1`? explained² / through, as
+/// integers; as many explained through fewer pairs weighs more.
+fn weighs_more(x: (usize, usize), y: (usize, usize)) -> bool {
+    let score = |(c, _): (usize, usize), m: usize| (c as u128) * (c as u128) * (m as u128);
+    let (a, b) = (score(x, y.1), score(y, x.1));
+    a > b || (a == b && x.0 > y.0)
+}
+
 /// The suspects among `fabric`'s elements, rank r being host `hosts[r]`.
 pub fn attribute(fabric: &Fabric, hosts: &[String], pairs: &[Seen]) -> Attribution {
     if pairs.len() >= u32::MAX as usize {
@@ -145,7 +156,10 @@ pub fn attribute(fabric: &Fabric, hosts: &[String], pairs: &[Seen]) -> Attributi
     let open: Vec<(&Element, &Tally)> = tally.iter().filter(|(_, t)| !t.cleared()).collect();
     let mut suspects = Vec::new();
     loop {
-        // the most slow pairs explained, or as many through fewer pairs
+        // the slow pairs explained, weighed by how many of the pairs
+        // through it they are (explained² / through): a leaf's two
+        // uplinks that explain 12 of its 12 pairs beat the spines that
+        // explain those 12 and one pair slowed by load, of 24
         let mut best: Option<(usize, usize, Vec<usize>)> = None;
         for (k, (_, t)) in open.iter().enumerate() {
             let covers = t.covers(&slow).count();
@@ -155,7 +169,7 @@ pub fn attribute(fabric: &Fabric, hosts: &[String], pairs: &[Seen]) -> Attributi
             let through = t.possible.len();
             match &mut best {
                 Some((c, n, group)) if covers == *c && through == *n => group.push(k),
-                Some((c, n, _)) if covers < *c || (covers == *c && through > *n) => {}
+                Some((c, n, _)) if !weighs_more((covers, through), (*c, *n)) => {}
                 _ => best = Some((covers, through, vec![k])),
             }
         }

@@ -16,6 +16,7 @@ mod bw_faults;
 mod bw_hugepages;
 mod bw_loopback;
 mod chaos;
+mod clos;
 mod counters;
 mod cpu_cuda;
 mod docs;
