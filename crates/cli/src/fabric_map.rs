@@ -21,6 +21,13 @@ const LLDP_CAP: u64 = 4 << 20;
 /// The most devices one LLDP folder may hold.
 const MOST_DEVICES: usize = 1_000_000;
 
+/// The most bytes one LLDP folder may hold, all its files together.
+const LLDP_FOLDER_CAP: u64 = 1 << 30;
+
+/// The most bytes of its LLDP a rank sends with its join (the control
+/// channel's messages are at most 1 MiB, and the JSON is escaped in it).
+const LLDP_SENT_CAP: usize = 512 << 10;
+
 /// The source word for the ranks' own LLDP.
 pub const LLDP: &str = "lldp";
 
@@ -57,22 +64,24 @@ pub fn plan(option: &str, paths: &[String], lldp_allowed: bool) -> Result<Plan, 
 /// + topology.conf").
 pub fn read(option: &str, paths: &[String]) -> Result<(Fabric, String), String> {
     let plan = plan(option, paths, false)?;
-    Ok((made(option, &plan, &[])?, plan.source()))
+    Ok((made(option, &plan, &[])?.0, plan.source()))
 }
 
-/// The map of `plan` with the ranks' LLDP outputs `devices`.
-pub fn made(option: &str, plan: &Plan, devices: &[(String, String, String)]) -> Result<Fabric, String> {
-    let fabric = plan.fabric(devices).map_err(|e| format!("{option} {e}"))?;
+/// The map of `plan` with the ranks' LLDP outputs `devices`, and why
+/// each output left out was.
+pub fn made(option: &str, plan: &Plan, devices: &[(String, String, String)]) -> Result<(Fabric, Vec<String>), String> {
+    let (fabric, left_out) = plan.fabric(devices).map_err(|e| format!("{option} {e}"))?;
     if fabric.hosts.is_empty() {
         return Err(format!("{option} {}: no host on the map", plan.source()));
     }
-    Ok(fabric)
+    Ok((fabric, left_out.iter().map(ToString::to_string).collect()))
 }
 
 /// A folder of `lldpctl -f json` outputs, DEVICE.json each.
 fn lldp_folder(option: &str, dir: &str) -> Result<Parts, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{option} {dir}: {e}"))?;
     let mut files = Vec::new();
+    let mut total = 0u64;
     for entry in entries {
         let path = entry.map_err(|e| format!("{option} {dir}: {e}"))?.path();
         let (Some(stem), Some("json")) = (
@@ -86,6 +95,12 @@ fn lldp_folder(option: &str, dir: &str) -> Result<Parts, String> {
         }
         let shown = path.display().to_string();
         let text = fabdiag_files::read::text(&path, LLDP_CAP).map_err(|e| format!("{option} {shown}: {e}"))?;
+        total += text.len() as u64;
+        if total > LLDP_FOLDER_CAP {
+            return Err(format!(
+                "{option} {dir}: more than {LLDP_FOLDER_CAP} bytes of LLDP outputs"
+            ));
+        }
         files.push((stem.to_string(), shown, text));
     }
     if files.is_empty() {
@@ -107,8 +122,11 @@ pub fn lldp_here() -> Result<String, String> {
     let program = words.next().ok_or("FABDIAG_LLDPCTL is empty")?;
     let args: Vec<String> = words.collect();
     let out = fabdiag_timebox::output(&program, &args, Duration::from_secs(5))?;
-    if out.len() as u64 > LLDP_CAP {
-        return Err(format!("{program} printed more than {LLDP_CAP} bytes"));
+    if out.len() > LLDP_SENT_CAP {
+        return Err(format!("{program} printed more than {LLDP_SENT_CAP} bytes"));
+    }
+    if out.trim().is_empty() {
+        return Err(format!("{program} printed nothing"));
     }
     Ok(out)
 }

@@ -856,6 +856,16 @@ fn checked(mut o: SweepOptions) -> Result<SweepOptions, OptionError> {
             "--flows runs several flows between each pair in turn; a --pattern's flows are its own".into(),
         ));
     }
+    if o.flows > 1 && o.baseline.is_some() {
+        return Err(OptionError::Invalid(
+            "--flows judges each pair by its best of several flows sharing its NICs, not as one flow: compare --flows sweeps by their reports, not with --baseline".into(),
+        ));
+    }
+    if !o.topology.is_empty() && o.pattern.is_some() {
+        return Err(OptionError::Invalid(
+            "--topology judges the pairs of a sweep; a --pattern's report names flows and steps, not the fabric's elements".into(),
+        ));
+    }
     if o.given.contains(&"figure") && !o.tool.is_latency() && o.report.is_none() {
         return Err(OptionError::Invalid(format!(
             "--figure is for latency tests; {} pairs are judged by their bandwidth (add --lat or a latency --tool)",
@@ -1151,6 +1161,8 @@ mod tests {
         assert!(err(&["--flows", "0"]).contains("1 to 16"));
         assert!(err(&["--flows", "17"]).contains("1 to 16"));
         assert!(err(&["--flows", "2", "--pattern", "incast", "-D", "1"]).contains("a --pattern's flows"));
+        assert!(err(&["--flows", "2", "--baseline", "b.json"]).contains("not with --baseline"));
+        assert!(err(&["--topology", "m.toml", "--pattern", "incast"]).contains("not the fabric's elements"));
         assert!(err(&["--rails", "0"]).contains("--rails"));
         assert!(err(&["--rails", "two"]).contains("--rails"));
         assert_eq!((ok(&[]).rails, ok(&["--rails=8"]).rails), (1, 8));

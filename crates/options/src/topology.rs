@@ -75,8 +75,10 @@ pub fn usage() -> String {
 
 What the fabric's map says: its switches by level, the hosts under each
 and the cables between them, checked whole. A SOURCE is a map file (TOML),
-Slurm's topology.conf, or what `scontrol show topology` prints; several
-are made one map (a file for the switches, another for the hosts).
+Slurm's topology.conf or what `scontrol show topology` prints,
+ibnetdiscover's output, the switches' forwarding tables (dump_lfts or
+ibroute output), or a folder of lldpctl -f json outputs (DEVICE.json);
+several are made one map (a file for the switches, another for the hosts).
 
 Options:
 {}",

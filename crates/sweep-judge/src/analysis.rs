@@ -520,6 +520,18 @@ impl Analysis {
         Self::outlier(self.better, &self.rules, &self.stats, v)
     }
 
+    /// Is `v` below half the fraction of the reference (a pair at well
+    /// under half the median, say)? Slow however wide the spread: when a
+    /// slow spine of two slows nearly half the pairs, the spread is as wide
+    /// as the gap and no pair scores as an outlier.
+    pub fn is_far_below(&self, v: f64) -> bool {
+        let halved = Rules {
+            fraction: self.rules.fraction / 2.0,
+            ..self.rules
+        };
+        Self::low(self.better, &halved, &self.stats, v)
+    }
+
     /// Is `v` below the fraction of the reference? A slow node's pair
     /// re-tested alone is judged by this: alone it should beat the
     /// contended figures, so a node still below them is slow even where

@@ -32,7 +32,7 @@ pub struct FabricVerdict {
     pub cleared: Vec<String>,
     /// Slow pairs no element explains.
     pub unexplained: usize,
-    /// Flows a pair (`--flows`): the counts above are of flows then.
+    /// Flows a pair (`--flows`), each pair judged by its slowest.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub flows: usize,
 }
@@ -55,6 +55,10 @@ pub struct MapShape {
     pub switches: Vec<MapSwitch>,
     pub hosts: Vec<MapHost>,
     pub cables: Vec<MapCable>,
+    /// The switches' forwarding tables, where the map had them: each
+    /// switch's port for each host.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub routes: fabdiag_topology::map::Tables,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -237,10 +241,11 @@ fn lossy_from(pairs: &[PairRecord]) -> u64 {
     typical.saturating_mul(LOSSY_TIMES_TYPICAL).max(LOSSY_AT_LEAST)
 }
 
-/// The rounds' pairs as attribution sees them, one observation a flow
-/// (`--flows`: each flow took a way of its own): slow when failed, an
-/// outlier by the analysis's rules, or lossy (its sides' NIC counters
-/// say it lost packets on its way; a pair's counters are its flows' all);
+/// The rounds' pairs as attribution sees them, one observation a pair:
+/// slow when failed, an outlier by the analysis's rules or far below the
+/// reference whatever the spread (with `--flows`, its slowest flow), or
+/// lossy (its sides' NIC counters say it lost
+/// packets on its way; a pair's counters are its flows' all);
 /// re-tests and pairs never run left out. With each observation, its
 /// pair's index among `pairs`, and whether it was lossy.
 fn seen(pairs: &[PairRecord], an: &Analysis) -> (Vec<Seen>, Vec<usize>, Vec<bool>) {
@@ -253,29 +258,18 @@ fn seen(pairs: &[PairRecord], an: &Analysis) -> (Vec<Seen>, Vec<usize>, Vec<bool
             continue;
         }
         let lossy = lost(p) >= lossy_at;
-        let slow = |v: Option<f64>| lossy || v.is_none_or(|v| an.is_outlier(v));
-        match p.flows.as_deref() {
-            Some(flows) if !flows.is_empty() => {
-                for &f in flows {
-                    out.push(Seen {
-                        a: p.a,
-                        b: p.b,
-                        slow: slow(f),
-                    });
-                    index.push(i);
-                    lossy_too.push(lossy);
-                }
-            }
-            _ => {
-                out.push(Seen {
-                    a: p.a,
-                    b: p.b,
-                    slow: slow(p.value),
-                });
-                index.push(i);
-                lossy_too.push(lossy);
-            }
-        }
+        // (with --flows, its slowest flow: each flow crossed the same
+        // elements for sure and may have crossed the same others, so a
+        // pair is one observation however many flows it ran)
+        out.push(Seen {
+            a: p.a,
+            b: p.b,
+            // (a pair's flows share its NICs unevenly: its slowest flow is
+            // judged as an outlier only, not by how far below it is)
+            slow: lossy || worst(p, an).is_none_or(|v| an.is_outlier(v) || (p.flows.is_none() && an.is_far_below(v))),
+        });
+        index.push(i);
+        lossy_too.push(lossy);
     }
     (out, index, lossy_too)
 }
@@ -319,11 +313,15 @@ pub fn path_sensitive(pairs: &[PairRecord], an: &Analysis) -> Vec<(usize, usize)
         .collect()
 }
 
-fn kind_of(e: &Element) -> ElementKind {
-    match e {
-        Element::Host(_) => ElementKind::Host,
-        Element::Switch(_) => ElementKind::Switch,
-        Element::Cable(..) => ElementKind::Cable,
+/// A suspect's kind: a host only when all its elements are hosts, else a
+/// switch when any is one (a leaf with one host: the leaf), else cables.
+fn kind_of_all(elements: &[Element]) -> ElementKind {
+    if elements.iter().all(|e| matches!(e, Element::Host(_))) {
+        ElementKind::Host
+    } else if elements.iter().any(|e| matches!(e, Element::Switch(_))) {
+        ElementKind::Switch
+    } else {
+        ElementKind::Cable
     }
 }
 
@@ -440,9 +438,7 @@ pub fn judge(
         .suspects
         .iter()
         .map(|s| {
-            // (one observation a flow: a pair once)
-            let mut ks: Vec<usize> = s.pairs.iter().filter_map(|&i| index.get(i as usize).copied()).collect();
-            ks.dedup();
+            let ks: Vec<usize> = s.pairs.iter().filter_map(|&i| index.get(i as usize).copied()).collect();
             let explained: Vec<&PairRecord> = ks.iter().filter_map(|&k| pairs.get(k)).collect();
             // each pair's slow figure: with flows, its slow flows'
             let mut figures: Vec<f64> = explained.iter().flat_map(|p| slow_figures(p, an)).collect();
@@ -487,7 +483,7 @@ pub fn judge(
             });
             Blamed {
                 elements: s.elements.iter().map(Element::to_string).collect(),
-                kind: s.elements.first().map_or(ElementKind::Switch, kind_of),
+                kind: kind_of_all(&s.elements),
                 explained: s.explained,
                 through: s.through,
                 slow_through: s.slow_through,
@@ -519,7 +515,13 @@ pub fn judge(
 /// accounts for (a slow leaf's hosts are not what to drain).
 pub fn to_look_at(f: &FabricVerdict, nodes: &[Node], v: &mut crate::doc::Verdict) {
     let mut spared = HashSet::new();
-    for b in f.blamed.iter().filter(|b| b.kind != ElementKind::Host) {
+    // (a suspect cleared by its re-test alone is no fault of the fabric)
+    let cleared = |b: &&Blamed| {
+        b.retest
+            .as_ref()
+            .is_some_and(|r| r.verdict == ElementRetestVerdict::Cleared)
+    };
+    for b in f.blamed.iter().filter(|b| b.kind != ElementKind::Host && !cleared(b)) {
         v.suspect_elements.push(b.elements.join(" or "));
         spared.extend(
             b.slow_nodes
@@ -529,6 +531,9 @@ pub fn to_look_at(f: &FabricVerdict, nodes: &[Node], v: &mut crate::doc::Verdict
     }
     v.suspect_hosts.retain(|h| !spared.contains(h.as_str()));
 }
+
+/// The most cables a document's map may count between two switches.
+const MOST_IN_A_BUNDLE: u32 = 4096;
 
 /// The map a document kept, checked again as a map.
 pub fn fabric_of(shape: &MapShape, origin: &str) -> Result<Fabric, fabdiag_topology::MapError> {
@@ -550,15 +555,27 @@ pub fn fabric_of(shape: &MapShape, origin: &str) -> Result<Fabric, fabdiag_topol
             port: h.port.clone(),
         })
         .collect();
-    let ends: Vec<(String, String)> = shape
-        .cables
-        .iter()
-        .flat_map(|c| match c.ends.is_empty() {
-            true => std::iter::repeat_n((c.a.clone(), c.b.clone()), c.count as usize).collect(),
-            false => c.ends.clone(),
-        })
-        .collect();
-    Fabric::build(origin, switches, hosts, &ends)
+    let mut ends: Vec<(String, String)> = Vec::new();
+    for c in &shape.cables {
+        if !c.ends.is_empty() {
+            ends.extend(c.ends.iter().cloned());
+            continue;
+        }
+        // (a document is read as untrusted as any file)
+        if c.count == 0 || c.count > MOST_IN_A_BUNDLE {
+            return Err(fabdiag_topology::MapError::Invalid {
+                origin: origin.to_string(),
+                message: format!(
+                    "{} cables between {} and {}: 1 to {MOST_IN_A_BUNDLE}",
+                    c.count, c.a, c.b
+                ),
+            });
+        }
+        ends.extend(std::iter::repeat_n((c.a.clone(), c.b.clone()), c.count as usize));
+    }
+    let mut fabric = Fabric::build(origin, switches, hosts, &ends)?;
+    fabric.routes = shape.routes.clone();
+    Ok(fabric)
 }
 
 /// The map as the document keeps it.
@@ -597,5 +614,6 @@ pub fn shape(f: &Fabric) -> MapShape {
                 },
             })
             .collect(),
+        routes: f.routes.clone(),
     }
 }

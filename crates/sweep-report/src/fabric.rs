@@ -50,8 +50,10 @@ pub(crate) fn accounted_for(doc: &SweepDoc, rank: usize) -> Option<String> {
 
 /// The evidence of one suspect, in a line.
 fn evidence(b: &Blamed, names: &Names, unit: &str, flows: usize) -> String {
-    let what = if flows > 1 { "flows" } else { "pairs" };
-    let mut l = format!("{} of {} {what} that may cross it slow", b.slow_through, b.through);
+    let mut l = format!("{} of {} pairs that may cross it slow", b.slow_through, b.through);
+    if flows > 1 {
+        let _ = write!(l, " (each by its slowest of {flows} flows)");
+    }
     if let Some(m) = b.of_median {
         let _ = write!(l, ", at {} of the median", fraction(m));
     }
@@ -146,8 +148,19 @@ pub(crate) fn fabric_text(o: &mut String, doc: &SweepDoc, names: &Names) {
     if v.blamed.is_empty() {
         let _ = writeln!(o, "  no element of the fabric blamed");
     }
-    for (i, b) in v.blamed.iter().enumerate() {
-        let lead = if i == 0 { "blamed" } else { "also" };
+    let mut named = 0;
+    for b in &v.blamed {
+        // a suspect its re-test alone cleared is said as such, not blamed
+        let cleared = b
+            .retest
+            .as_ref()
+            .is_some_and(|r| r.verdict == ElementRetestVerdict::Cleared);
+        let lead = match (cleared, named) {
+            (true, _) => "suspected, cleared alone",
+            (false, 0) => "blamed",
+            (false, _) => "also",
+        };
+        named += usize::from(!cleared);
         let _ = writeln!(o, "  {lead}: {}", suspect_name(b, v));
         let _ = writeln!(o, "    {}", evidence(b, names, &doc.metric.unit, v.flows));
     }
@@ -182,13 +195,31 @@ const MOST_DRAWN: usize = 400;
 
 /// How an element is coloured: blamed, cleared by clean pairs, or
 /// neither (nothing told).
-fn colour(name: &str, v: &FabricVerdict) -> &'static str {
-    if v.blamed.iter().any(|b| b.elements.iter().any(|e| e == name)) {
-        "#d62728"
-    } else if v.cleared.iter().any(|e| e == name) {
-        "#2ca02c"
-    } else {
-        "#9e9e9e"
+struct Colours<'a> {
+    blamed: std::collections::HashSet<&'a str>,
+    cleared: std::collections::HashSet<&'a str>,
+}
+
+impl<'a> Colours<'a> {
+    fn of(v: &'a FabricVerdict) -> Colours<'a> {
+        Colours {
+            blamed: v
+                .blamed
+                .iter()
+                .flat_map(|b| b.elements.iter().map(String::as_str))
+                .collect(),
+            cleared: v.cleared.iter().map(String::as_str).collect(),
+        }
+    }
+
+    fn of_element(&self, name: &str) -> &'static str {
+        if self.blamed.contains(name) {
+            "#d62728"
+        } else if self.cleared.contains(name) {
+            "#2ca02c"
+        } else {
+            "#9e9e9e"
+        }
     }
 }
 
@@ -202,6 +233,7 @@ pub(crate) fn fabric_svg(v: &FabricVerdict, escape: &dyn Fn(&str) -> String) -> 
     if m.switches.is_empty() || m.switches.len() > MOST_DRAWN {
         return None;
     }
+    let colours = Colours::of(v);
     let mut levels: std::collections::BTreeMap<u32, Vec<&fabdiag_sweep_judge::fabric::MapSwitch>> = Default::default();
     for s in &m.switches {
         levels.entry(s.level).or_default().push(s);
@@ -231,11 +263,11 @@ pub(crate) fn fabric_svg(v: &FabricVerdict, escape: &dyn Fn(&str) -> String) -> 
             continue;
         };
         let name = format!("{}-{}", c.a, c.b);
-        let w = if colour(&name, v) == "#d62728" { 4 } else { 2 };
+        let w = if colours.of_element(&name) == "#d62728" { 4 } else { 2 };
         let _ = writeln!(
             o,
             "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{}\" stroke-width=\"{w}\"><title>{}</title></line>",
-            a.0, a.1, b.0, b.1, colour(&name, v), escape(&name)
+            a.0, a.1, b.0, b.1, colours.of_element(&name), escape(&name)
         );
     }
     let mut under: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
@@ -249,13 +281,13 @@ pub(crate) fn fabric_svg(v: &FabricVerdict, escape: &dyn Fn(&str) -> String) -> 
         let _ = writeln!(
             o,
             "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"80\" height=\"22\" rx=\"4\" fill=\"{}\"><title>{}</title></rect><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"white\">{}</text>",
-            x - 40.0, y - 11.0, colour(&s.name, v), escape(&s.name), y + 4.0, escape(&s.name)
+            x - 40.0, y - 11.0, colours.of_element(&s.name), escape(&s.name), y + 4.0, escape(&s.name)
         );
         let Some(hosts) = under.get(s.name.as_str()) else {
             continue;
         };
         if hosts.len() > 32 {
-            let bad = hosts.iter().filter(|h| colour(h, v) == "#d62728").count();
+            let bad = hosts.iter().filter(|h| colours.of_element(h) == "#d62728").count();
             let _ = writeln!(
                 o,
                 "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{} hosts{}</text>",
@@ -275,7 +307,7 @@ pub(crate) fn fabric_svg(v: &FabricVerdict, escape: &dyn Fn(&str) -> String) -> 
             let _ = writeln!(
                 o,
                 "<rect x=\"{hx:.1}\" y=\"{hy:.1}\" width=\"8\" height=\"8\" fill=\"{}\"><title>{}</title></rect>",
-                colour(h, v),
+                colours.of_element(h),
                 escape(h)
             );
         }

@@ -2,11 +2,11 @@
 //! say which elements it crossed for sure (on every equal-cost path) and
 //! which it may have crossed; an element that at least two clean pairs,
 //! and more clean pairs than slow, crossed for sure is cleared (a pair of
-//! two ranks on one host crosses nothing), and of the rest the one whose
-//! still unexplained slow pairs weigh most is blamed: how many it
-//! explains, weighed by the share of the pairs through it they are
-//! (explained² / through), so that a few pairs slowed by load do not draw
-//! the blame from a leaf's uplinks to the spines above them. Elements that
+//! two ranks on one host crosses nothing), and of the rest the one that
+//! the most still unexplained slow pairs may have crossed is blamed, or,
+//! of those that explain nearly as many, the one the most of whose pairs
+//! are slow (so that a pair slowed by load does not draw the blame from a
+//! leaf's uplinks to the spines above them). Elements that
 //! explain the same slow pairs equally well are named together, as one
 //! suspect that this map cannot tell apart ("leaf2-spine1 or
 //! leaf2-spine2"). Repeated while an element explains enough slow pairs.
@@ -17,6 +17,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The fewest slow pairs an element must explain to be blamed.
 pub const MIN_PAIRS: usize = 3;
+
+/// The most suspects named: past them, a fabric slow all over is one
+/// fault the report says as such, not a list of every element.
+pub const MOST_SUSPECTS: usize = 64;
 
 /// One tested pair, by its ranks, and whether it was slow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,11 +106,12 @@ fn tally(fabric: &Fabric, hosts: &[String], pairs: &[Seen]) -> (BTreeMap<Element
             set.into_iter().filter(|e| !matches!(e, Element::Host(_))).collect()
         };
         // (the hosts' own elements are added below, as for every pair)
+        // (a pair the tables do not cover takes the cached ways below)
         let routed = (!fabric.routes.is_empty())
             .then(|| {
                 fabric
-                    .ways(&a.name, &b.name)
-                    .map(|w| (switches_only(w.certain), switches_only(w.possible)))
+                    .routed_pair(&a.name, &b.name)
+                    .map(|(_, certain, possible)| (switches_only(certain), switches_only(possible)))
             })
             .flatten();
         let sets = match &routed {
@@ -135,12 +140,15 @@ fn tally(fabric: &Fabric, hosts: &[String], pairs: &[Seen]) -> (BTreeMap<Element
     (tally, slow, off_map)
 }
 
-/// Does an element explaining `x.0` slow pairs of `x.1` through it weigh
-/// more than one explaining `y.0` of `y.1`? explained² / through, as
-/// integers; as many explained through fewer pairs weighs more.
-fn weighs_more(x: (usize, usize), y: (usize, usize)) -> bool {
-    let score = |(c, _): (usize, usize), m: usize| (c as u128) * (c as u128) * (m as u128);
-    let (a, b) = (score(x, y.1), score(y, x.1));
+/// How near the most explained an element's count must be to be weighed
+/// by its density: short of it by a tenth of it at most, or by one pair.
+const NEAR: usize = 10;
+
+/// Is an element explaining `x.0` slow pairs of `x.1` through it denser
+/// than one explaining `y.0` of `y.1`: more of its pairs slow, or as many
+/// and more of them?
+fn denser(x: (usize, usize), y: (usize, usize)) -> bool {
+    let (a, b) = ((x.0 as u128) * (y.1 as u128), (y.0 as u128) * (x.1 as u128));
     a > b || (a == b && x.0 > y.0)
 }
 
@@ -155,21 +163,28 @@ pub fn attribute(fabric: &Fabric, hosts: &[String], pairs: &[Seen]) -> Attributi
     let (tally, mut slow, off_map) = tally(fabric, hosts, pairs);
     let open: Vec<(&Element, &Tally)> = tally.iter().filter(|(_, t)| !t.cleared()).collect();
     let mut suspects = Vec::new();
-    loop {
-        // the slow pairs explained, weighed by how many of the pairs
-        // through it they are (explained² / through): a leaf's two
-        // uplinks that explain 12 of its 12 pairs beat the spines that
-        // explain those 12 and one pair slowed by load, of 24
+    while suspects.len() < MOST_SUSPECTS {
+        // the most slow pairs explained, and of the elements that explain
+        // nearly as many (a tenth fewer, or one), the densest: the most of
+        // its pairs slow. A host whose 7 pairs are slow beats its leaf
+        // through which one more pair was slowed by load;
+        // A leaf's two uplinks that explain all 12 of their pairs beat the
+        // spines that explain those 12 and one pair slowed by load, of 24;
+        // a spine that explains 12 pairs across every leaf still beats a
+        // leaf's uplinks that by chance explain 9 of them.
+        let counted: Vec<(usize, usize, usize)> = open
+            .iter()
+            .enumerate()
+            .map(|(k, (_, t))| (k, t.covers(&slow).count(), t.possible.len()))
+            .filter(|&(_, c, _)| c >= MIN_PAIRS)
+            .collect();
+        let most = counted.iter().map(|&(_, c, _)| c).max().unwrap_or(0);
         let mut best: Option<(usize, usize, Vec<usize>)> = None;
-        for (k, (_, t)) in open.iter().enumerate() {
-            let covers = t.covers(&slow).count();
-            if covers < MIN_PAIRS {
-                continue;
-            }
-            let through = t.possible.len();
+        let near = |c: usize| c + (most / NEAR).max(1) >= most;
+        for &(k, covers, through) in counted.iter().filter(|&&(_, c, _)| near(c)) {
             match &mut best {
                 Some((c, n, group)) if covers == *c && through == *n => group.push(k),
-                Some((c, n, _)) if !weighs_more((covers, through), (*c, *n)) => {}
+                Some((c, n, _)) if !denser((covers, through), (*c, *n)) => {}
                 _ => best = Some((covers, through, vec![k])),
             }
         }

@@ -71,6 +71,15 @@ fn same_end(x: &str, y: &str) -> bool {
     x == y || ((!x.contains(':') || !y.contains(':')) && switch_of(x) == switch_of(y))
 }
 
+/// "once", "twice", "3 times".
+fn times(n: usize) -> String {
+    match n {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        n => format!("{n} times"),
+    }
+}
+
 fn cables(expected: &Fabric, seen: &Fabric, out: &mut Vec<String>) {
     let all = |f: &Fabric| -> Vec<(String, String)> {
         f.cables
@@ -115,14 +124,28 @@ fn cables(expected: &Fabric, seen: &Fabric, out: &mut Vec<String>) {
             .count()
     };
     let (want, have) = (all(expected), all(seen));
-    out.extend(missing.iter().map(|(a, b)| format!("cable {a} <-> {b}: missing")));
+    for (x, y) in &missing {
+        let (a, b) = (switch_of(x), switch_of(y));
+        let (w, h) = (count(&want, a, b), count(&have, a, b));
+        if h > 0 && h < w {
+            out.push(format!(
+                "cable {x} <-> {y}: missing ({a} is cabled to {b} {}, expected {})",
+                times(h),
+                times(w)
+            ));
+        } else {
+            out.push(format!("cable {x} <-> {y}: missing"));
+        }
+    }
     out.extend(moved);
     for (x, y) in &extra {
         let (a, b) = (switch_of(x), switch_of(y));
         let (w, h) = (count(&want, a, b), count(&have, a, b));
         if w > 0 && h > w {
             out.push(format!(
-                "cable {x} <-> {y}: not expected ({a} is cabled to {b} {h} times, expected {w})"
+                "cable {x} <-> {y}: not expected ({a} is cabled to {b} {}, expected {})",
+                times(h),
+                times(w)
             ));
         } else {
             out.push(format!("cable {x} <-> {y}: not expected"));
@@ -173,7 +196,7 @@ mod tests {
                 "host n1: on leaf1 port 4, expected port 1",
                 "host n2: under leaf1, expected under leaf2",
                 "cable leaf2:10 <-> spine2:2: cabled leaf2:10 <-> spine1:3 instead",
-                "cable leaf1:11 <-> spine1:4: not expected (leaf1 is cabled to spine1 2 times, expected 1)",
+                "cable leaf1:11 <-> spine1:4: not expected (leaf1 is cabled to spine1 twice, expected once)",
             ]
         );
         let fewer = Fabric::parse(

@@ -2,17 +2,16 @@
 //! login1; a range keeps its lower bound's zero padding (`n[01-10]` is
 //! n01 to n10) and several brackets multiply (`r[1-2]n[1-2]`). Pure.
 
-use std::fmt;
-
 /// Why a host list cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct BadList(pub String);
 
-impl fmt::Display for BadList {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+/// The most brackets one name may have (`r[1-2]n[1-2]` has two).
+const MOST_BRACKETS: usize = 8;
+
+/// The most digits a number in a range may have.
+const MOST_DIGITS: usize = 20;
 
 /// Every name of `list`, in order, at most `limit` of them.
 pub fn expand(list: &str, limit: usize) -> Result<Vec<String>, BadList> {
@@ -56,6 +55,13 @@ fn split_top(list: &str) -> Result<Vec<&str>, BadList> {
 
 /// One item: its first bracket's numbers, each followed by the rest.
 fn expand_one(item: &str, limit: usize) -> Result<Vec<String>, BadList> {
+    if item.matches('[').count() > MOST_BRACKETS {
+        return Err(BadList(format!("'{item}': more than {MOST_BRACKETS} brackets")));
+    }
+    expand_brackets(item, limit)
+}
+
+fn expand_brackets(item: &str, limit: usize) -> Result<Vec<String>, BadList> {
     let Some(open) = item.find('[') else {
         return Ok(vec![item.to_string()]);
     };
@@ -65,11 +71,14 @@ fn expand_one(item: &str, limit: usize) -> Result<Vec<String>, BadList> {
         &item[open + 1..close],
         &item[(close + 1).min(item.len())..],
     );
-    let tails = expand_one(tail, limit)?;
+    let tails = expand_brackets(tail, limit)?;
     let mut out = Vec::new();
     for range in inner.split(',') {
         let (lo, hi) = range.split_once('-').unwrap_or((range, range));
         let bad = || BadList(format!("'{item}': '{range}' is not a number or a range of numbers"));
+        if lo.trim().len() > MOST_DIGITS || hi.trim().len() > MOST_DIGITS {
+            return Err(BadList(format!("'{item}': a number of more than {MOST_DIGITS} digits")));
+        }
         let (a, b): (u64, u64) = (
             lo.trim().parse().map_err(|_| bad())?,
             hi.trim().parse().map_err(|_| bad())?,

@@ -8,7 +8,7 @@
 
 use crate::links::{parts, End, Link};
 use crate::map::MapError;
-use crate::sources::Parts;
+use crate::parts::Parts;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The quoted text after `# "` up to its closing quote.

@@ -12,12 +12,14 @@
 pub mod attribute;
 pub mod diff;
 pub mod draw;
+mod file;
 pub mod generate;
 mod hostlist;
 pub mod ib;
 mod links;
 pub mod lldp;
 pub mod map;
+pub mod parts;
 pub mod paths;
 pub mod routes;
 pub mod sim;

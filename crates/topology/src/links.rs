@@ -7,7 +7,7 @@
 //! switches (two rails) is placed under the first. Pure.
 
 use crate::map::{Host, Switch};
-use crate::sources::Parts;
+use crate::parts::Parts;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// One end of a link: a device's name and its port there, if known.

@@ -13,7 +13,7 @@
 
 use crate::links::{parts, End, Link};
 use crate::map::MapError;
-use crate::sources::Parts;
+use crate::parts::Parts;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -112,11 +112,21 @@ fn read_one(device: &str, origin: &str, text: &str, seen: &mut Seen) -> Result<(
         line: e.line(),
         message: e.to_string(),
     })?;
-    if v.get("lldp").is_none() {
-        return Err(MapError::Invalid {
-            origin: origin.to_string(),
-            message: "no \"lldp\" object: is this lldpctl -f json's output?".into(),
-        });
+    match v.get("lldp") {
+        Some(Value::Object(_)) => {}
+        // `lldpctl -f json0` lists everything, objects included
+        Some(Value::Array(_)) => {
+            return Err(MapError::Invalid {
+                origin: origin.to_string(),
+                message: "lldpctl -f json0's output: give lldpctl -f json's".into(),
+            })
+        }
+        _ => {
+            return Err(MapError::Invalid {
+                origin: origin.to_string(),
+                message: "no \"lldp\" object: is this lldpctl -f json's output?".into(),
+            })
+        }
     }
     for (ifname, iface) in interfaces(&v) {
         let Some((mut name, mut switches, mac)) = chassis(iface) else {
@@ -147,12 +157,40 @@ fn read_one(device: &str, origin: &str, text: &str, seen: &mut Seen) -> Result<(
 }
 
 /// The parts the LLDP outputs `files` (each a device's name, where it was
-/// read from, and its text) make together.
+/// read from, and its text) make together; the first that cannot be read
+/// refuses them all (files a person gathered).
 pub fn from_files(files: &[(String, String, String)]) -> Result<Parts, MapError> {
     let mut seen = Seen::default();
     for (device, origin, text) in files {
         read_one(device, origin, text, &mut seen)?;
     }
+    Ok(made(&seen, files))
+}
+
+/// As `from_files`, each output that cannot be read left out and said
+/// (ranks' own, gathered when they joined: one rank's bad output takes
+/// only its host off the map).
+pub fn from_ranks(files: &[(String, String, String)]) -> (Parts, Vec<MapError>) {
+    let mut seen = Seen::default();
+    let mut bad = Vec::new();
+    let mut good = Vec::new();
+    for f in files {
+        let mut one = Seen::default();
+        match read_one(&f.0, &f.1, &f.2, &mut one) {
+            Ok(()) => {
+                seen.links.extend(one.links);
+                seen.switches.extend(one.switches);
+                seen.groups.extend(one.groups);
+                good.push(f.clone());
+            }
+            Err(e) => bad.push(e),
+        }
+    }
+    (made(&seen, &good), bad)
+}
+
+/// The parts of what was read from `files`.
+fn made(seen: &Seen, files: &[(String, String, String)]) -> Parts {
     let devices: BTreeSet<&str> = files.iter().map(|(d, _, _)| d.as_str()).collect();
     // a device is a host unless something says it switches; a neighbour
     // with no file and no say is taken for a switch
@@ -164,7 +202,7 @@ pub fn from_files(files: &[(String, String, String)]) -> Result<Parts, MapError>
             }
         }
     }
-    Ok(parts(&seen.links, &hosts, &seen.groups))
+    parts(&seen.links, &hosts, &seen.groups)
 }
 
 #[cfg(test)]
@@ -202,6 +240,14 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("x.json: line 1"));
+        let json0 = include_str!("../tests/fixtures/lldpctl-node0.json0.json");
+        assert!(from_files(&[file("node0", json0)])
+            .unwrap_err()
+            .to_string()
+            .contains("json0"));
+        // a rank's output that cannot be read takes only its host off the map
+        let (p, bad) = from_ranks(&[file("node0", node0), file("node1", "")]);
+        assert_eq!((p.hosts.len(), bad.len()), (1, 1));
     }
 
     #[test]

@@ -6,7 +6,6 @@
 //! one level: each refused in one line naming what and where. Nothing here
 //! opens a file; the caller hands over the text.
 
-use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use thiserror::Error;
@@ -81,7 +80,7 @@ pub struct Fabric {
     pub cables: Vec<Cable>,
     /// The switches' forwarding tables, where a source gave them
     /// (`routes`): each pair's one way instead of its equal-cost ways.
-    pub routes: crate::routes::Tables,
+    pub routes: Tables,
     /// Each host's index among `hosts`, by name.
     host_at: std::collections::HashMap<String, usize>,
     /// Each cable end with a port (`leaf1:35`, ports without leading
@@ -89,38 +88,25 @@ pub struct Fabric {
     port_at: std::collections::HashMap<String, (usize, String)>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileSwitch {
-    name: String,
-    level: u32,
-    group: Option<String>,
+/// Each switch's forwarding table, where a source gave them: the port
+/// out of which it sends each host's traffic (ports without leading
+/// zeros, as the map writes them).
+pub type Tables = BTreeMap<String, BTreeMap<String, String>>;
+
+/// `007` as the map writes a port: `7`.
+pub(crate) fn port(p: &str) -> String {
+    let t = p.trim_start_matches('0');
+    if t.is_empty() {
+        "0".to_string()
+    } else {
+        t.to_string()
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileHost {
-    name: String,
-    switch: String,
-    port: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileCable {
-    a: String,
-    b: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct File {
-    #[serde(default)]
-    switch: Vec<FileSwitch>,
-    #[serde(default)]
-    host: Vec<FileHost>,
-    #[serde(default)]
-    cable: Vec<FileCable>,
+/// `leaf1:035` as the key of a cable end: `leaf1:35`; None without a port.
+pub(crate) fn end_key(end: &str) -> Option<String> {
+    let (s, p) = end.split_once(':')?;
+    Some(format!("{s}:{}", port(p)))
 }
 
 /// The switch a cable end names: `SWITCH` or `SWITCH:PORT`.
@@ -128,58 +114,7 @@ pub(crate) fn switch_of(end: &str) -> &str {
     end.split_once(':').map_or(end, |(s, _)| s)
 }
 
-/// The parts of the map file in `text` (TOML), each read but the whole
-/// not yet checked.
-pub(crate) fn parts_of_toml(origin: &str, text: &str) -> Result<crate::sources::Parts, MapError> {
-    let file: File = toml::from_str(text).map_err(|e| {
-        // the line the error starts on: the newlines before it, plus one
-        let newlines = |end: usize| {
-            text.as_bytes()[..end.min(text.len())]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count()
-        };
-        let line = e.span().map_or(1, |s| newlines(s.start) + 1);
-        MapError::Syntax {
-            origin: origin.to_string(),
-            line,
-            message: e.message().trim().to_string(),
-        }
-    })?;
-    let switches = file
-        .switch
-        .into_iter()
-        .map(|s| Switch {
-            name: s.name,
-            level: s.level,
-            group: s.group,
-        })
-        .collect();
-    let hosts = file
-        .host
-        .into_iter()
-        .map(|h| Host {
-            name: h.name,
-            switch: h.switch,
-            port: h.port,
-        })
-        .collect();
-    let ends = file.cable.into_iter().map(|c| (c.a, c.b)).collect::<Vec<_>>();
-    Ok(crate::sources::Parts {
-        switches,
-        hosts,
-        ends,
-        routes: Default::default(),
-    })
-}
-
 impl Fabric {
-    /// The map in `text` (TOML), checked; `origin` names it in errors.
-    pub fn parse(origin: &str, text: &str) -> Result<Fabric, MapError> {
-        let p = parts_of_toml(origin, text)?;
-        Fabric::build(origin, p.switches, p.hosts, &p.ends)
-    }
-
     /// A map from its parts, checked; cables given as their two ends.
     pub fn build(
         origin: &str,
@@ -266,7 +201,7 @@ impl Fabric {
         for (i, c) in cables.iter().enumerate() {
             for (x, y) in &c.ends {
                 for (here, far) in [(x, y), (y, x)] {
-                    if let Some(key) = crate::routes::end_key(here) {
+                    if let Some(key) = end_key(here) {
                         port_at.insert(key, (i, far.to_string()));
                     }
                 }

@@ -65,11 +65,7 @@ impl Fabric {
         // with forwarding tables, the one way each direction takes: what
         // both take is crossed for sure (a bandwidth test's data goes one
         // way, its acknowledgements the other)
-        if let (Some(there), Some(back)) = (self.routed(a, b), self.routed(b, a)) {
-            let back: BTreeSet<Element> = back.into_iter().collect();
-            let certain = there.iter().filter(|e| back.contains(e)).cloned().collect();
-            let mut possible: BTreeSet<Element> = there.iter().cloned().collect();
-            possible.extend(back);
+        if let Some((there, certain, possible)) = self.routed_pair(a, b) {
             return Some(Ways {
                 paths: vec![there],
                 certain,

@@ -9,31 +9,13 @@
 //! destination, `0x0007 001 : (Channel Adapter portguid 0x...: 'node0
 //! mlx5_0')`; a host is its HCA description's first word. Pure.
 
-use crate::map::{Element, Fabric, MapError};
-use std::collections::BTreeMap;
+use crate::map::{port, Element, Fabric, MapError};
+use std::collections::BTreeSet;
 
-/// Each switch's table: the port out of which it sends each host's
-/// traffic (ports without leading zeros, as the map writes them).
-pub type Tables = BTreeMap<String, BTreeMap<String, String>>;
+pub use crate::map::Tables;
 
 /// The most switches a way may cross before it is taken for a loop.
 const MOST_HOPS: usize = 32;
-
-/// `leaf1:035` as the key of a cable end: `leaf1:35`; None without a port.
-pub(crate) fn end_key(end: &str) -> Option<String> {
-    let (s, p) = end.split_once(':')?;
-    Some(format!("{s}:{}", port(p)))
-}
-
-/// `007` as the map writes a port: `7`.
-fn port(p: &str) -> String {
-    let t = p.trim_start_matches('0');
-    if t.is_empty() {
-        "0".to_string()
-    } else {
-        t.to_string()
-    }
-}
 
 /// The tables in `ibroute` or `dump_lfts` output.
 pub fn tables(origin: &str, text: &str) -> Result<Tables, MapError> {
@@ -87,7 +69,23 @@ pub fn tables(origin: &str, text: &str) -> Result<Tables, MapError> {
     Ok(out)
 }
 
+/// What a routed pair crosses: its way there, what both directions cross
+/// (for sure), and what either does (may).
+pub type Routed = (Vec<Element>, BTreeSet<Element>, BTreeSet<Element>);
+
 impl Fabric {
+    /// Both directions of the pair `a`, `b` as their tables give them
+    /// (a bandwidth test's data goes one way, its acknowledgements the
+    /// other); None unless the tables give both.
+    pub fn routed_pair(&self, a: &str, b: &str) -> Option<Routed> {
+        let (there, back) = (self.routed(a, b)?, self.routed(b, a)?);
+        let back: BTreeSet<Element> = back.into_iter().collect();
+        let certain = there.iter().filter(|e| back.contains(e)).cloned().collect();
+        let mut possible: BTreeSet<Element> = there.iter().cloned().collect();
+        possible.extend(back);
+        Some((there, certain, possible))
+    }
+
     /// The way from host `a` to host `b` its switches' tables give, as the
     /// elements it crosses; None without tables for it, or where a table
     /// or the map's ports run out (the equal-cost ways stand in then).

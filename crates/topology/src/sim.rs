@@ -22,6 +22,11 @@ pub struct SlowPaths {
     switch_names: Vec<String>,
 }
 
+/// An element named to be made slow that the map does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a host, switch or switch-to-switch cable (SWITCH-SWITCH) of the map")]
+pub struct NotOnTheMap(pub String);
+
 /// splitmix64's finish: a flow's hash, spread over every bit.
 fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -32,14 +37,10 @@ fn mix(mut z: u64) -> u64 {
 impl SlowPaths {
     /// `slow` names elements as the map does (`leaf2`, `leaf2-spine1`,
     /// `node7`); a name the map lacks is refused naming it.
-    pub fn new(fabric: Fabric, slow: &[String]) -> Result<SlowPaths, String> {
+    pub fn new(fabric: Fabric, slow: &[String]) -> Result<SlowPaths, NotOnTheMap> {
         let slow = slow
             .iter()
-            .map(|n| {
-                fabric.element(n).ok_or_else(|| {
-                    format!("'{n}' is not a host, switch or switch-to-switch cable (SWITCH-SWITCH) of the map")
-                })
-            })
+            .map(|n| fabric.element(n).ok_or_else(|| NotOnTheMap(n.clone())))
             .collect::<Result<BTreeSet<_>, _>>()?;
         let mut index: HashMap<&str, usize> = HashMap::new();
         let mut switch_names = Vec::new();
@@ -125,7 +126,10 @@ mod tests {
         let sim = SlowPaths::new(f.clone(), &["node3".into()]).unwrap();
         assert!((0..3).all(|r| sim.slow(r, 3, 0)));
         assert!(!sim.slow(0, 1, 0));
-        let err = SlowPaths::new(f, &["leaf9".into()]).err().unwrap_or_default();
+        let err = SlowPaths::new(f, &["leaf9".into()])
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(err.starts_with("'leaf9' is not a host, switch"), "{err}");
     }
 }

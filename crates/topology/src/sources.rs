@@ -10,21 +10,14 @@
 
 use crate::hostlist;
 use crate::map::{Fabric, Host, MapError, Switch};
+pub use crate::parts::Parts;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The most hosts a Slurm source may name.
+/// The most hosts a Slurm source may name, all its lists together.
 const MOST_HOSTS: usize = 2_000_000;
 
-/// What one source says of the fabric, not yet checked as a whole.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Parts {
-    pub switches: Vec<Switch>,
-    pub hosts: Vec<Host>,
-    /// Cables as their two ends (`SWITCH` or `SWITCH:PORT`).
-    pub ends: Vec<(String, String)>,
-    /// Switches' forwarding tables (`routes`).
-    pub routes: crate::routes::Tables,
-}
+/// The most levels of switches a Slurm tree may have.
+const MOST_LEVELS: u32 = 64;
 
 /// The kinds of text a map is read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +42,7 @@ impl Format {
             .lines()
             .any(|l| l.starts_with("switchguid=") || l.starts_with("Switch\t") || l.starts_with("# Topology file"));
         match first {
-            Some(l) if l.len() >= 11 && l[..11].eq_ignore_ascii_case("switchname=") => Format::Slurm,
+            Some(l) if l.get(..11).is_some_and(|k| k.eq_ignore_ascii_case("switchname=")) => Format::Slurm,
             _ if text.contains("Unicast lids [") => Format::Routes,
             _ if ib => Format::IbNetDiscover,
             _ => Format::Map,
@@ -78,32 +71,23 @@ impl Plan {
 
     /// The map: the files' parts, then the LLDP outputs `devices` (each
     /// a device's name, where it came from, its `lldpctl -f json`) when
-    /// the plan takes LLDP.
-    pub fn fabric(&self, devices: &[(String, String, String)]) -> Result<Fabric, MapError> {
+    /// the plan takes LLDP; with why each output left out was.
+    pub fn fabric(&self, devices: &[(String, String, String)]) -> Result<(Fabric, Vec<MapError>), MapError> {
         let mut all = self.files.clone();
+        let mut left_out = Vec::new();
         if self.lldp {
-            all.push(("lldp".to_string(), crate::lldp::from_files(devices)?));
+            let (parts, bad) = crate::lldp::from_ranks(devices);
+            all.push(("lldp".to_string(), parts));
+            left_out = bad;
         }
-        combine(&all)
-    }
-}
-
-impl Parts {
-    /// A map's parts again, to be combined with others.
-    pub fn of(f: &Fabric) -> Parts {
-        Parts {
-            switches: f.switches.clone(),
-            hosts: f.hosts.clone(),
-            ends: f.cables.iter().flat_map(|c| c.ends.iter().cloned()).collect(),
-            routes: f.routes.clone(),
-        }
+        Ok((combine(&all)?, left_out))
     }
 }
 
 /// One source's parts, read as its text's format.
 pub fn read(origin: &str, text: &str) -> Result<Parts, MapError> {
     match Format::of(text) {
-        Format::Map => crate::map::parts_of_toml(origin, text),
+        Format::Map => crate::file::parts_of_toml(origin, text),
         Format::Slurm => slurm(origin, text),
         Format::IbNetDiscover => crate::ib::ibnetdiscover(origin, text),
         Format::Routes => Ok(Parts {
@@ -229,6 +213,8 @@ fn slurm(origin: &str, text: &str) -> Result<Parts, MapError> {
         message,
     };
     let mut all: Vec<SlurmSwitch> = Vec::new();
+    // every list of the file draws on one budget of names
+    let mut budget = MOST_HOSTS;
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
@@ -245,17 +231,23 @@ fn slurm(origin: &str, text: &str) -> Result<Parts, MapError> {
             let Some((key, value)) = word.split_once('=') else {
                 return Err(at(i + 1, format!("'{word}' is not KEY=VALUE")));
             };
-            let list = |v: &str| hostlist::expand(v, MOST_HOSTS).map_err(|e| at(i + 1, e.0));
+            let mut list = |v: &str| {
+                let names = hostlist::expand(v, budget).map_err(|e| at(i + 1, e.to_string()))?;
+                budget -= names.len();
+                Ok::<_, MapError>(names)
+            };
             match key.to_ascii_lowercase().as_str() {
                 "switchname" => s.name = value.to_string(),
                 "switches" => s.switches = list(value)?,
                 "nodes" => s.nodes = list(value)?,
                 "level" => {
-                    s.level = Some(
-                        value
-                            .parse()
-                            .map_err(|_| at(i + 1, format!("Level={value} is not a number")))?,
-                    )
+                    let l = value.parse::<u32>().ok().filter(|&l| l < MOST_LEVELS);
+                    s.level = Some(l.ok_or_else(|| {
+                        at(
+                            i + 1,
+                            format!("Level={value} is not a level (0 to {})", MOST_LEVELS - 1),
+                        )
+                    })?);
                 }
                 // (the link's speed weighs Slurm's placement; no part of the map)
                 "linkspeed" => {}
@@ -272,7 +264,7 @@ fn slurm(origin: &str, text: &str) -> Result<Parts, MapError> {
     for s in &all {
         parts.switches.push(Switch {
             name: s.name.clone(),
-            level: levels[&s.name],
+            level: levels.get(&s.name).copied().unwrap_or(1),
             group: None,
         });
         if s.switches.is_empty() {
@@ -317,6 +309,12 @@ fn level_of<'a>(
 ) -> Result<u32, MapError> {
     if let Some(&l) = levels.get(name) {
         return Ok(l);
+    }
+    if path.len() >= MOST_LEVELS as usize {
+        return Err(MapError::Invalid {
+            origin: origin.to_string(),
+            message: format!("switch '{name}' is more than {MOST_LEVELS} levels under another"),
+        });
     }
     if path.contains(&name) {
         path.push(name);

@@ -17,8 +17,8 @@ RANDOM=${2:-1}
 out=${3:-$(mktemp -d)}
 mkdir -p "$out"
 echo "$runs placements a kind, seed ${2:-1}; each run's report in $out"
-echo "| fault | named first | alone | in a group of (median) | clean blamed | s a run |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| fault | named first | alone | in a group of (median) | others, cleared alone | clean blamed | s a run |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 for kind in host uplink spine drop spinelink; do
   t0=$SECONDS
   : >"$out/$kind.tsv"
@@ -47,8 +47,11 @@ except (OSError, ValueError):
     blamed = []
 planted = sys.argv[2]
 first = blamed[0]["elements"] if blamed else []
-others = sum(1 for b in blamed[1:] if planted not in b["elements"])
-print(f"{planted}\t{int(planted in first)}\t{len(first)}\t{others}")
+# further suspects without the planted element: cleared by their
+# re-test alone, or blamed
+others = [b for b in blamed[1:] if planted not in b["elements"]]
+cleared = sum(1 for b in others if (b.get("retest") or {}).get("verdict") == "cleared")
+print(f"{planted}\t{int(planted in first)}\t{len(first)}\t{cleared}\t{len(others) - cleared}")
 PY
   done
   python3 - "$out/$kind.tsv" "$kind" "$runs" $((SECONDS - t0)) <<'PY'
@@ -59,9 +62,10 @@ named = sum(int(r[1]) for r in rows)
 alone = sum(1 for r in rows if r[1] == "1" and r[2] == "1")
 sizes = sorted(int(r[2]) for r in rows if r[1] == "1")
 median = sizes[len(sizes) // 2] if sizes else 0
-clean = sum(int(r[3]) for r in rows)
+cleared = sum(int(r[3]) for r in rows)
+clean = sum(int(r[4]) for r in rows)
 names = {"host": "a host cable slow", "uplink": "a leaf uplink slow", "spine": "a spine slow",
          "drop": "a leaf dropping 5 %", "spinelink": "a spine's link into a leaf slow, --flows 4"}
-print(f"| {names[sys.argv[2]]} | {named}/{runs} | {alone} | {median} | {clean} | {int(sys.argv[4]) / max(runs, 1):.0f} |")
+print(f"| {names[sys.argv[2]]} | {named}/{runs} | {alone} | {median} | {cleared} | {clean} | {int(sys.argv[4]) / max(runs, 1):.0f} |")
 PY
 done

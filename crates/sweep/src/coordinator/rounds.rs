@@ -61,7 +61,9 @@ impl super::Coordinator<'_> {
             let nodes = self.nodes();
             let fabric = self.cfg.map.as_deref().and_then(|plan| {
                 // (a map that cannot be made is said once, by the report)
-                plan.fabric(&fabdiag_sweep_judge::fabric::lldp_of(&nodes)).ok()
+                plan.fabric(&fabdiag_sweep_judge::fabric::lldp_of(&nodes))
+                    .ok()
+                    .map(|(f, _)| f)
             });
             if let Some(fabric) = fabric.as_ref() {
                 let (hosts, _) = fabdiag_sweep_judge::fabric::placed(fabric, &nodes);

@@ -169,7 +169,16 @@ fn the_map(
     }
     let devices = fabdiag_sweep_judge::fabric::lldp_of(nodes);
     match crate::fabric_map::made("--topology", plan, &devices) {
-        Ok(f) => Some((f, plan.source())),
+        Ok((f, left_out)) => {
+            if let Some(first) = left_out.first() {
+                tell!(
+                    "{prog}: --topology lldp: {} of {} ranks' LLDP could not be read, their hosts off the map ({first})",
+                    left_out.len(),
+                    devices.len()
+                );
+            }
+            Some((f, plan.source()))
+        }
         Err(m) => {
             tell!("{prog}: {m}; no element of the fabric is judged");
             None

@@ -75,6 +75,13 @@ pub fn run(prog: &str, args: &[String]) -> u8 {
             ),
         );
     }
+    if opts.flows > 1 && inv.threshold.is_some() {
+        return fail(
+            prog,
+            exit::USAGE,
+            "--min-bw and --max-lat judge one flow a pair; with --flows each pair's flows share its NICs (leave --flows out to hold pairs to a limit)",
+        );
+    }
     if opts.pattern.is_some() && inv.threshold.is_some() {
         return fail(
             prog,

@@ -21,33 +21,11 @@ use std::time::Duration;
 
 /// N stand-in ranks in threads, speaking the real protocol over loopback.
 pub(super) fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) -> u8 {
-    // a simulation of the map's elements has no use without the map
-    let mut setup = setup.clone();
-    if o.sim_slow_elements.is_empty() {
-        setup = setup.with_map(prog, o);
-    } else if let Err(m) = setup.read_map(o) {
-        return fail(prog, exit::USAGE, &m);
-    }
-    let setup = &setup;
-    let (ways, hosts) = match map_ways(o, setup, n) {
+    let (setup, ways, hosts) = match ready(prog, o, setup, n) {
         Ok(x) => x,
         Err(m) => return fail(prog, exit::USAGE, &m),
     };
-    let sched = match Schedule::on_rails(n, o.rails).and_then(|s| o.fits(n).map(|()| s)) {
-        Ok(s) => s,
-        Err(m) => return fail(prog, exit::USAGE, &m),
-    };
-    // a slow link the schedule never pairs would show nothing
-    if let Some((a, b)) = o.sim_slow_links.iter().find(|(a, b)| !sched.has_pair(*a, *b)) {
-        return fail(
-            prog,
-            exit::USAGE,
-            &format!(
-                "--sim-slow names the pair {a}-{b}, which --rails {} never pairs",
-                o.rails
-            ),
-        );
-    }
+    let setup = &setup;
     let stop = watch_stop();
     // both ends of every rank's connection are in this process
     if let Err(m) = room_for(2 * n) {
@@ -137,6 +115,33 @@ pub(super) fn simulate(prog: &str, o: &SweepOptions, setup: &Setup, n: usize) ->
     }
 }
 
+/// The setup with its map read, the slow ways and each rank's host, and
+/// the schedule checked; or why not, in a line.
+fn ready(
+    prog: &str,
+    o: &SweepOptions,
+    setup: &Setup,
+    n: usize,
+) -> Result<(Setup, Option<SlowWays>, Vec<String>), String> {
+    // a simulation of the map's elements has no use without the map
+    let mut setup = setup.clone();
+    if o.sim_slow_elements.is_empty() {
+        setup = setup.with_map(prog, o);
+    } else {
+        setup.read_map(o)?;
+    }
+    let (ways, hosts) = map_ways(o, &setup, n)?;
+    let sched = Schedule::on_rails(n, o.rails).and_then(|s| o.fits(n).map(|()| s))?;
+    // a slow link the schedule never pairs would show nothing
+    if let Some((a, b)) = o.sim_slow_links.iter().find(|(a, b)| !sched.has_pair(*a, *b)) {
+        return Err(format!(
+            "--sim-slow names the pair {a}-{b}, which --rails {} never pairs",
+            o.rails
+        ));
+    }
+    Ok((setup, ways, hosts))
+}
+
 /// With `--topology`: rank r on the map's host r, and the elements
 /// `--sim-slow` names made slow on every way through them. The slow ways
 /// (None without elements) and each rank's host (none without a map).
@@ -151,14 +156,14 @@ fn map_ways(o: &SweepOptions, setup: &Setup, n: usize) -> Result<(Option<SlowWay
         return Err("--topology lldp: simulated ranks read no LLDP (give the map's files)".into());
     }
     let source = plan.source();
-    let fabric = crate::fabric_map::made("--topology", plan, &[])?;
+    let (fabric, _) = crate::fabric_map::made("--topology", plan, &[])?;
     if fabric.hosts.len() < n {
         return Err(format!(
             "--simulate {n}: {source} has {} hosts, and simulated rank r runs on the map's host r",
             fabric.hosts.len()
         ));
     }
-    let paths = SlowPaths::new(fabric, &o.sim_slow_elements).map_err(|m| format!("--sim-slow {m} ({source})"))?;
+    let paths = SlowPaths::new(fabric, &o.sim_slow_elements).map_err(|e| format!("--sim-slow {e} ({source})"))?;
     let hosts = paths.hosts().take(n).map(str::to_string).collect();
     let ways = (!o.sim_slow_elements.is_empty()).then(|| SlowWays(Arc::new(move |a, b, flow| paths.slow(a, b, flow))));
     Ok((ways, hosts))
