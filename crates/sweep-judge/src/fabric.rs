@@ -61,21 +61,8 @@ pub struct MapShape {
     pub routes: fabdiag_topology::map::Tables,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MapSwitch {
-    pub name: String,
-    pub level: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MapHost {
-    pub name: String,
-    pub switch: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub port: Option<String>,
-}
+/// A switch and a host as the map has them.
+pub use fabdiag_topology::{Host as MapHost, Switch as MapSwitch};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MapCable {
@@ -537,24 +524,8 @@ const MOST_IN_A_BUNDLE: u32 = 4096;
 
 /// The map a document kept, checked again as a map.
 pub fn fabric_of(shape: &MapShape, origin: &str) -> Result<Fabric, fabdiag_topology::MapError> {
-    let switches = shape
-        .switches
-        .iter()
-        .map(|s| fabdiag_topology::Switch {
-            name: s.name.clone(),
-            level: s.level,
-            group: s.group.clone(),
-        })
-        .collect();
-    let hosts = shape
-        .hosts
-        .iter()
-        .map(|h| fabdiag_topology::Host {
-            name: h.name.clone(),
-            switch: h.switch.clone(),
-            port: h.port.clone(),
-        })
-        .collect();
+    let switches = shape.switches.clone();
+    let hosts = shape.hosts.clone();
     let mut ends: Vec<(String, String)> = Vec::new();
     for c in &shape.cables {
         if !c.ends.is_empty() {
@@ -581,24 +552,8 @@ pub fn fabric_of(shape: &MapShape, origin: &str) -> Result<Fabric, fabdiag_topol
 /// The map as the document keeps it.
 pub fn shape(f: &Fabric) -> MapShape {
     MapShape {
-        switches: f
-            .switches
-            .iter()
-            .map(|s| MapSwitch {
-                name: s.name.clone(),
-                level: s.level,
-                group: s.group.clone(),
-            })
-            .collect(),
-        hosts: f
-            .hosts
-            .iter()
-            .map(|h| MapHost {
-                name: h.name.clone(),
-                switch: h.switch.clone(),
-                port: h.port.clone(),
-            })
-            .collect(),
+        switches: f.switches.clone(),
+        hosts: f.hosts.clone(),
         cables: f
             .cables
             .iter()

@@ -10,22 +10,6 @@ use serde::Deserialize;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct FileSwitch {
-    name: String,
-    level: u32,
-    group: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileHost {
-    name: String,
-    switch: String,
-    port: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct FileCable {
     a: String,
     b: String,
@@ -35,9 +19,9 @@ struct FileCable {
 #[serde(deny_unknown_fields)]
 struct File {
     #[serde(default)]
-    switch: Vec<FileSwitch>,
+    switch: Vec<Switch>,
     #[serde(default)]
-    host: Vec<FileHost>,
+    host: Vec<Host>,
     #[serde(default)]
     cable: Vec<FileCable>,
 }
@@ -60,28 +44,10 @@ pub(crate) fn parts_of_toml(origin: &str, text: &str) -> Result<Parts, MapError>
             message: e.message().trim().to_string(),
         }
     })?;
-    let switches = file
-        .switch
-        .into_iter()
-        .map(|s| Switch {
-            name: s.name,
-            level: s.level,
-            group: s.group,
-        })
-        .collect();
-    let hosts = file
-        .host
-        .into_iter()
-        .map(|h| Host {
-            name: h.name,
-            switch: h.switch,
-            port: h.port,
-        })
-        .collect();
     let ends = file.cable.into_iter().map(|c| (c.a, c.b)).collect::<Vec<_>>();
     Ok(Parts {
-        switches,
-        hosts,
+        switches: file.switch,
+        hosts: file.host,
         ends,
         routes: Default::default(),
     })

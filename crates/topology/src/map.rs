@@ -6,6 +6,7 @@
 //! one level: each refused in one line naming what and where. Nothing here
 //! opens a file; the caller hands over the text.
 
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use thiserror::Error;
@@ -23,19 +24,25 @@ pub enum MapError {
     Invalid { origin: String, message: String },
 }
 
-/// A switch: its level (1 for the switches hosts hang from) and group.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A switch: its level (1 for the switches hosts hang from) and group;
+/// as the map file and a sweep's document write it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Switch {
     pub name: String,
     pub level: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
 }
 
-/// A host (a NIC's node) under a level-1 switch.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A host (a NIC's node) under a level-1 switch; as the map file and a
+/// sweep's document write it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Host {
     pub name: String,
     pub switch: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<String>,
 }
 
